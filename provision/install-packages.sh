@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Debian packages agent-runner needs on a host. Idempotent: apt-get skips what
+# is already installed. Used by operators (agent-runner provision host) and CI.
+#
+# Services these packages enable by default (the distribution's squid.service)
+# are stopped and disabled: agent-runner runs its own Squid instance with its
+# own config, and a second proxy on 3128 would only be an unguarded door.
+set -euo pipefail
+
+packages=(
+  git            # every repo operation
+  nftables       # egress lock (nft -j -f)
+  squid          # per-repo domain allowlist proxy
+  iproute2       # ip netns for the isolation tests and doctor
+  util-linux     # setpriv (privilege drop), unshare
+  curl           # doctor probes through the proxy
+  tmux           # dashboard tests
+  systemd        # systemd-analyze verify for unit files
+  systemd-container  # systemd-nspawn: unit tests in a real systemd
+  ca-certificates
+  sudo           # not used by agents; absence checked by doctor
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "packages: all ${#packages[@]} present, nothing to install"
+else
+  echo "packages: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "packages: installed ${#missing[@]}"
+fi
+
+# The distribution's own Squid must not run: it would listen on 3128 with the
+# distribution's policy. Without systemd as PID 1 there is nothing to stop.
+if [ -d /run/systemd/system ]; then
+  systemctl disable --now squid.service >/dev/null 2>&1 || true
+fi

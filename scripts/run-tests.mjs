@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// Runs the compiled test suite with tap and ends with the plain
+// "N passed, N failed, N skipped" line CI reads. Zero tests is a failure.
+//   node scripts/run-tests.mjs [tap files or globs...]
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+
+function testFiles(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    return statSync(full).isDirectory() ? testFiles(full) : name.endsWith('.test.js') ? [full] : [];
+  });
+}
+
+// tap skips dist/ when it searches by itself, so the files are named here.
+const files = process.argv.slice(2).length ? process.argv.slice(2) : testFiles('dist/test');
+const args = ['tap', '--reporter=base', '--disable-coverage', '--allow-empty-coverage', ...files];
+const child = spawn('npx', args, { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+let buffered = '';
+child.stdout.on('data', (chunk) => {
+  process.stdout.write(chunk);
+  buffered = (buffered + chunk.toString('utf8')).slice(-65536);
+});
+child.on('close', (code) => {
+  // tap's base reporter ends with "# { total: N, pass: N, fail: N, skip: N }".
+  const match = buffered.match(/#\s*\{\s*total:\s*(\d+)([^}]*)\}/);
+  if (!match) {
+    console.log(`\ntests: no summary from tap (exit ${code}); treating as failure`);
+    console.log('0 passed, 1 failed');
+    process.exitCode = 1;
+    return;
+  }
+  const count = (name) => Number((match[2].match(new RegExp(`${name}:\\s*(\\d+)`)) ?? [])[1] ?? 0);
+  const total = Number(match[1]);
+  const passed = count('pass');
+  const failed = count('fail') + (code !== 0 && count('fail') === 0 ? 1 : 0);
+  const skipped = count('skip') + count('todo');
+  if (total === 0) {
+    console.log('\ntests: zero tests ran');
+    console.log('0 passed, 1 failed');
+    process.exitCode = 1;
+    return;
+  }
+  console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`);
+  process.exitCode = failed > 0 || code !== 0 ? 1 : 0;
+});

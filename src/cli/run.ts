@@ -1,0 +1,10 @@
+// Placeholder until the command is built; it says so instead of pretending.
+import type { Command } from 'commander';
+import type { CliContext } from './context.js';
+import { UsageError } from '../errors.js';
+
+export function define(command: Command, _context: CliContext): void {
+  command.allowUnknownOption().action(() => {
+    throw new UsageError('"run" is not built yet');
+  });
+}

@@ -1,0 +1,54 @@
+// The small typed set of errors the CLI turns into exit codes. Everything else
+// that escapes is an internal error (exit 1 with its stack on stderr).
+
+export const EXIT = {
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  busy: 75,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** An error meant for the operator: one clear message and an exit code. */
+export class ExitError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode,
+  ) {
+    super(message);
+    this.name = 'ExitError';
+  }
+}
+
+/** Bad flags, a bad workspace, an invalid config: exit 2, nothing written. */
+export class UsageError extends ExitError {
+  constructor(message: string) {
+    super(message, EXIT.usage);
+    this.name = 'UsageError';
+  }
+}
+
+/** The work ran and did not succeed (a refused promote, a failed run): exit 1. */
+export class FailedError extends ExitError {
+  constructor(message: string) {
+    super(message, EXIT.failed);
+    this.name = 'FailedError';
+  }
+}
+
+/** Someone else holds the repo's lock: exit 75 (EX_TEMPFAIL). */
+export class BusyError extends ExitError {
+  constructor(message: string) {
+    super(message, EXIT.busy);
+    this.name = 'BusyError';
+  }
+}
+
+/**
+ * A user-facing configuration error: which file, which key, what is wrong and
+ * how to fix it, in one line.
+ */
+export function configValueError(file: string, key: string, problem: string, fix: string): string {
+  return `${file}: ${key}: ${problem}; ${fix}`;
+}

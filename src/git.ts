@@ -1,0 +1,92 @@
+// Git as commands-as-data over the process port. Every call runs with a
+// sanitized environment: no system or global config, no hooks, no pager, no
+// prompts, so the operator's own git setup never leaks into agent worktrees.
+import type { ProcessPort, CommandResult } from './ports.js';
+import type { Command } from './types.js';
+
+export interface GitIdentity {
+  readonly name: string;
+  readonly email: string;
+}
+
+export interface GitOptions {
+  /** The environment git runs with (HOME, PATH, proxy variables). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Author of commits the runner itself makes; the committer is always agent-runner. */
+  readonly identity?: GitIdentity;
+}
+
+export class GitError extends Error {
+  constructor(
+    readonly args: readonly string[],
+    readonly cwd: string,
+    readonly result: CommandResult,
+  ) {
+    super(`git ${args.join(' ')} (in ${cwd}) failed with exit ${result.exitCode}: ${(result.stderr || result.stdout).trim().split('\n').slice(-3).join(' | ')}`);
+    this.name = 'GitError';
+  }
+}
+
+const RUNNER_IDENTITY: GitIdentity = { name: 'agent-runner', email: 'agent-runner@localhost' };
+
+/** The environment every git invocation gets, derived from the caller's base env. */
+export function sanitizedGitEnv(base: Readonly<Record<string, string>>, identity?: GitIdentity): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of ['HOME', 'PATH', 'LANG', 'TZ', 'http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY', 'USER', 'LOGNAME']) {
+    const value = base[key];
+    if (value !== undefined) env[key] = value;
+  }
+  env.PATH ??= '/usr/local/bin:/usr/bin:/bin';
+  env.GIT_CONFIG_NOSYSTEM = '1';
+  env.GIT_TERMINAL_PROMPT = '0';
+  env.GIT_PAGER = 'cat';
+  env.GIT_OPTIONAL_LOCKS = '0';
+  const author = identity ?? RUNNER_IDENTITY;
+  env.GIT_AUTHOR_NAME = author.name;
+  env.GIT_AUTHOR_EMAIL = author.email;
+  env.GIT_COMMITTER_NAME = RUNNER_IDENTITY.name;
+  env.GIT_COMMITTER_EMAIL = RUNNER_IDENTITY.email;
+  return env;
+}
+
+/** Flags placed before every subcommand: hooks off, no global config surprises. */
+const SAFE_FLAGS = ['-c', 'core.hooksPath=/dev/null', '-c', 'advice.detachedHead=false', '-c', 'init.defaultBranch=main', '-c', 'merge.conflictstyle=merge'];
+
+export function gitCommand(cwd: string, args: readonly string[], options: GitOptions): Command {
+  return { program: 'git', args: [...SAFE_FLAGS, ...args], env: sanitizedGitEnv(options.env, options.identity), cwd };
+}
+
+export class Git {
+  constructor(
+    private readonly process: ProcessPort,
+    private readonly options: GitOptions,
+  ) {}
+
+  /** Runs git; throws GitError on a non-zero exit. */
+  async run(cwd: string, args: readonly string[]): Promise<string> {
+    const result = await this.process.run(gitCommand(cwd, args, this.options));
+    if (result.exitCode !== 0) throw new GitError(args, cwd, result);
+    return result.stdout;
+  }
+
+  /** Runs git and returns the result whatever the exit code. */
+  try(cwd: string, args: readonly string[]): Promise<CommandResult> {
+    return this.process.run(gitCommand(cwd, args, this.options));
+  }
+
+  /** The trimmed first line of stdout. */
+  async value(cwd: string, args: readonly string[]): Promise<string> {
+    return (await this.run(cwd, args)).trim();
+  }
+
+  /** The commit a ref points at, or undefined when the ref does not exist. */
+  async resolve(cwd: string, ref: string): Promise<string | undefined> {
+    const result = await this.try(cwd, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
+    return result.exitCode === 0 ? result.stdout.trim() : undefined;
+  }
+
+  /** A git with another author for the commits it makes. */
+  withIdentity(identity: GitIdentity): Git {
+    return new Git(this.process, { ...this.options, identity });
+  }
+}
