@@ -87,6 +87,17 @@ export const realProcess: ProcessPort = {
     };
   },
 
+  async startTimeOf(pid: number): Promise<string | undefined> {
+    try {
+      const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+      // The command name (field 2) may contain spaces and parentheses: count from the last ')'.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return fields[19];
+    } catch {
+      return undefined;
+    }
+  },
+
   async which(program: string, pathVariable: string): Promise<string | undefined> {
     const candidates = program.includes('/') ? [program] : pathVariable.split(':').filter(Boolean).map((dir) => path.join(dir, program));
     for (const candidate of candidates) {

@@ -28,6 +28,12 @@ export interface ProcessPort {
   run(command: Command): Promise<CommandResult>;
   /** Starts in its own process group, streaming output lines as they come. */
   start(command: Command, handlers: OutputHandlers): StartedProcess;
+  /**
+   * The kernel's start time of a process (field 22 of /proc/PID/stat), or
+   * undefined when it is gone. With the pid it identifies a process for good:
+   * a recycled pid has another start time.
+   */
+  startTimeOf(pid: number): Promise<string | undefined>;
   /** Whether a program can be found (absolute path, or on the PATH given). */
   which(program: string, pathVariable: string): Promise<string | undefined>;
 }
