@@ -1,10 +1,93 @@
-// Placeholder until the command is built; it says so instead of pretending.
+// agent-runner run: one agent session (or --iterations N) on one task in the
+// current tree. No fetch, no worktree, no integration: the operator's own
+// checkout, for trying an agent or a task by hand.
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { UsageError } from '../errors.js';
+import { checkWorkspace, ensureStateDir } from '../workspace.js';
+import { readRepoConfig, applyOverrides, ASSISTANTS } from '../config.js';
+import { readBoard, findTask } from '../board/read.js';
+import { assessReadiness } from '../board/readiness.js';
+import { adapterFor } from '../adapters/index.js';
+import { resolveAgentBinary } from '../agent-binary.js';
+import { agentBaseEnv, secretValuesIn } from '../agent-env.js';
+import { runTask } from '../run.js';
+import { Git } from '../git.js';
+import { stateDir, transcriptFile, workspaceStateDir } from '../paths.js';
+import { commitLeftovers } from '../leftovers.js';
+import type { AssistantName } from '../types.js';
+import { parsePositiveInt } from './options.js';
 
-export function define(command: Command, _context: CliContext): void {
-  command.allowUnknownOption().action(() => {
-    throw new UsageError('"run" is not built yet');
+interface RunOptions {
+  workspace?: string;
+  task?: string;
+  assistant?: string;
+  model?: string;
+  effort?: string;
+  iterations: string;
+  json?: boolean;
+}
+
+export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
+  command
+    .option('--workspace <dir>', 'the git checkout to work in')
+    .option('--task <id>', 'the task to work on (default: the first ready task)')
+    .option('--assistant <name>', `claude, codex or command (default: .agent/config.json)`)
+    .option('--model <id>', 'model for this run (a task label model:<id> still wins)')
+    .option('--effort <level>', 'reasoning effort (a task label effort:<level> still wins)')
+    .option('--iterations <n>', 'sessions at most, stopping early when the task is Done or Blocked', '1')
+    .option('--json', 'print the report as JSON')
+    .action(async (options: RunOptions) => {
+      setExit(await run(context, options));
+    });
+}
+
+async function run(context: CliContext, options: RunOptions): Promise<number> {
+  const { fs, process, ids, clock } = context.ports;
+  const workspace = await checkWorkspace(fs, context.cwd, options.workspace);
+  if (options.assistant && !ASSISTANTS.includes(options.assistant as AssistantName)) {
+    throw new UsageError(`unknown assistant "${options.assistant}"; use one of ${ASSISTANTS.join(', ')}`);
+  }
+  const iterations = parsePositiveInt('--iterations', options.iterations, 100);
+  const { config: repoConfig } = await readRepoConfig(fs, workspace);
+  const config = applyOverrides(repoConfig, {
+    ...(options.assistant ? { assistant: options.assistant as AssistantName } : {}),
+    ...(options.model ? { model: options.model } : {}),
+    ...(options.effort ? { effort: options.effort } : {}),
   });
+  const board = await readBoard(fs, workspace);
+  let task;
+  if (options.task) {
+    task = findTask(board, options.task);
+    if (!task) {
+      const broken = board.unreadable.find((entry) => entry.id?.toLowerCase() === options.task!.toLowerCase());
+      throw new UsageError(broken ? `task ${options.task} is unreadable: ${broken.file}: ${broken.reason}` : `no task ${options.task} in ${workspace}/backlog/tasks; \`agent-runner next --workspace ${workspace}\` lists them`);
+    }
+  } else {
+    task = assessReadiness(board).ready[0];
+    if (!task) throw new UsageError(`no ready task in ${workspace}; \`agent-runner next --workspace ${workspace}\` says why`);
+  }
+  const env = agentBaseEnv(context.env);
+  const adapter = adapterFor(config.assistant);
+  const binary = await resolveAgentBinary(process, adapter, config, workspace, env.PATH ?? '');
+  const state = stateDir(context.env);
+  await ensureStateDir(fs, workspaceStateDir(state, workspace));
+
+  const runId = ids.next();
+  const git = new Git(process, { env });
+  context.err(`run ${runId}: ${task.id} "${task.title}" with ${config.assistant}${config.model ? ` (${config.model})` : ''}\n`);
+  const report = await runTask(
+    { ports: { process, fs, clock }, git },
+    { workspace, task, config, adapter, binary, env, iterations, transcriptFile: transcriptFile(state, workspace, runId, task.id), runId, secrets: secretValuesIn(env) },
+  );
+  const leftover = report.outcome.kind === 'done' || report.outcome.kind === 'blocked' ? await commitLeftovers(git, workspace, task.id) : undefined;
+
+  if (options.json) {
+    context.out(`${JSON.stringify({ runId, ...report, leftoverCommit: leftover ?? null }, null, 2)}\n`);
+  } else {
+    const reason = 'reason' in report.outcome ? `: ${report.outcome.reason}` : '';
+    context.out(`${task.id} ${report.outcome.kind}${reason}\ntranscript ${report.transcript}\n`);
+    if (leftover) context.out(`committed what the agent left uncommitted: ${leftover}\n`);
+  }
+  return report.outcome.kind === 'done' ? 0 : 1;
 }
