@@ -120,6 +120,8 @@ export interface AgentOutput {
   readonly exitCode: number | null;
   readonly signal: string | null;
   readonly endedBy: EndedBy;
+  /** When the run ended (ms since the epoch); anchors relative reset times like "resets 7pm". */
+  readonly endedAt?: number;
 }
 
 export type AgentFailure =
