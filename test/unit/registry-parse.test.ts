@@ -1,0 +1,190 @@
+// Registry validation: every problem at once, with line, key and fix.
+import t from 'tap';
+import { defaultUserFor, findRepo, parseRegistry, readRegistry, removeRepo, REPO_NAME_PATTERN, upsertRepo } from '../../src/control/registry.js';
+import { realFs } from '../../src/io.js';
+import { UsageError } from '../../src/errors.js';
+import { tempDir } from '../helpers/temp.js';
+import { writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+
+const GOOD = `# fleet
+[defaults]
+schedule = "*/5 * * * *"
+max_parallel = 3
+allow = ["registry.npmjs.org"]
+env = { NODE_ENV = "test" }
+author_email = "bot@example.com"
+
+[repos.web]
+path = "/srv/repos/web/"
+proxy_port = 3130
+allow = [".pythonhosted.org", "registry.npmjs.org"]
+env = { LOG = "1" }
+
+[repos.api]
+path = "/srv/repos/api"
+user = "svc-api"
+base = "trunk"
+proxy_port = 3131
+max_parallel = 1
+enabled = false
+loopback_ports = [5432]
+toolchain_path = "/opt/node/bin:/usr/bin:/bin"
+`;
+
+t.test('a valid registry with defaults applied', async (t) => {
+  const { registry, problems } = parseRegistry(GOOD, '/etc/agent-runner/registry.toml');
+  t.same(problems, []);
+  t.same(registry.repos, [
+    {
+      name: 'web', path: '/srv/repos/web', user: 'agent-web', baseBranch: 'main', proxyPort: 3130, schedule: '*/5 * * * *', maxParallel: 3,
+      allow: ['registry.npmjs.org', '.pythonhosted.org'], loopbackPorts: [], toolchainPath: '/usr/local/bin:/usr/bin:/bin',
+      env: { NODE_ENV: 'test', LOG: '1' }, enabled: true, url: undefined, authorName: undefined, authorEmail: 'bot@example.com',
+    },
+    {
+      name: 'api', path: '/srv/repos/api', user: 'svc-api', baseBranch: 'trunk', proxyPort: 3131, schedule: '*/5 * * * *', maxParallel: 1,
+      allow: ['registry.npmjs.org'], loopbackPorts: [5432], toolchainPath: '/opt/node/bin:/usr/bin:/bin',
+      env: { NODE_ENV: 'test' }, enabled: false, url: undefined, authorName: undefined, authorEmail: 'bot@example.com',
+    },
+  ]);
+});
+
+t.test('every problem is reported at once, with line, key and fix', async (t) => {
+  const text = `[defaults]
+shedule = "* * * * *"
+path = "/x"
+
+[repos.web]
+path = "relative/web"
+proxy_port = 80
+schedule = "every minute"
+max_parallel = 0
+allow = ["https://evil.example/x"]
+env = { GITHUB_TOKEN = "x", PATH = "/bin", OK = "1" }
+enabled = "yes"
+author_email = "nobody"
+user = "root"
+
+[repos.api]
+path = "/srv/api"
+proxy_port = 3130
+user = "agent-web"
+
+[repos.db]
+path = "/srv/db"
+proxy_port = 3130
+user = "agent-web"
+maxparallel = 2
+
+[repos.Bad_Name]
+path = "/srv/bad"
+proxy_port = 4000
+
+[repos.nopath]
+proxy_port = 4001
+
+[extra]
+x = 1
+`;
+  const { registry, problems } = parseRegistry(text, 'reg.toml');
+  const lines = problems.map((p) => `${p.file} ${p.key}: ${p.problem}`);
+  t.same(lines, [
+    'reg.toml:34 extra: unknown top-level key',
+    'reg.toml:2 defaults.shedule: unknown key',
+    'reg.toml:3 defaults.path: "path" belongs in [repos.NAME], not in [defaults]',
+    'reg.toml:6 repos.web.path: must be an absolute path, got "relative/web"',
+    'reg.toml:7 repos.web.proxy_port: must be an integer port 1024-65535, got 80',
+    'reg.toml:8 repos.web.schedule: not a valid cron expression: "every minute"',
+    'reg.toml:9 repos.web.max_parallel: must be an integer 1-64, got 0',
+    'reg.toml:10 repos.web.allow: not domain names: "https://evil.example/x"',
+    'reg.toml:11 repos.web.env.GITHUB_TOKEN: looks like a secret; the registry is not a secret store',
+    'reg.toml:11 repos.web.env.PATH: is set by agent-runner itself',
+    'reg.toml:12 repos.web.enabled: must be true or false, got "yes"',
+    'reg.toml:13 repos.web.author_email: not an email address: "nobody"',
+    'reg.toml:14 repos.web.user: agents never run as root',
+    'reg.toml:25 repos.db.maxparallel: unknown key',
+    'reg.toml:27 repos.Bad_Name: repo name "Bad_Name" is not allowed',
+    'reg.toml:31 repos.nopath: path is missing',
+  ]);
+  t.equal(problems[1]!.fix, 'did you mean "schedule"? (see control/registry.example.toml)');
+  t.equal(problems[8]!.fix, "put secrets in the repo user's home (mode 0600), never in the registry");
+  t.same(registry.repos.map((r) => r.name), ['api']);
+});
+
+t.test('duplicate proxy ports, users and paths across repos', async (t) => {
+  const text = `[repos.a]
+path = "/srv/a"
+proxy_port = 3130
+
+[repos.b]
+path = "/srv/a"
+proxy_port = 3130
+user = "agent-a"
+`;
+  const { registry, problems } = parseRegistry(text, 'r.toml');
+  t.same(problems.map((p) => `${p.file} ${p.key}: ${p.problem}`), [
+    'r.toml:7 repos.b.proxy_port: proxy port 3130 is already used by repo "a"',
+    'r.toml:8 repos.b.user: user "agent-a" is already used by repo "a"',
+    'r.toml:6 repos.b.path: path "/srv/a" is already used by repo "a"',
+  ]);
+  t.same(registry.repos.map((r) => r.name), ['a']);
+});
+
+t.test('a syntax error names its line', async (t) => {
+  const { problems } = parseRegistry('[repos.a]\npath = "/x"\nproxy_port = [\n', 'r.toml');
+  t.equal(problems.length, 1);
+  t.equal(problems[0]!.file, 'r.toml:4');
+  t.equal(problems[0]!.key, '(syntax)');
+});
+
+t.test('readRegistry throws one UsageError listing every problem', async (t) => {
+  const dir = tempDir(t);
+  const file = path.join(dir, 'registry.toml');
+  writeFileSync(file, '[repos.a]\nproxy_port = 1\n');
+  const error = await readRegistry(realFs, file).catch((e: unknown) => e);
+  t.ok(error instanceof UsageError);
+  t.equal((error as UsageError).message, `the registry has 2 problems:\n${file}:2: repos.a.proxy_port: must be an integer port 1024-65535, got 1; pick a free unprivileged port, one per repo\n${file}:1: repos.a: path is missing; add path = "/absolute/path/of/the/checkout"`);
+  const missing = await readRegistry(realFs, path.join(dir, 'none.toml')).catch((e: unknown) => e);
+  t.match((missing as Error).message, /the registry does not exist; create it/);
+  writeFileSync(file, GOOD);
+  const registry = await readRegistry(realFs, file);
+  t.equal(findRepo(registry, 'api', file).user, 'svc-api');
+  t.throws(() => findRepo(registry, 'nope', file), { message: `${file}: repos.nope: no such repo; registered repos: web, api` });
+});
+
+t.test('upsertRepo adds, replaces and keeps everything else byte for byte', async (t) => {
+  const added = upsertRepo(GOOD, { name: 'docs', path: '/srv/docs', allow: ['pypi.org'], env: { A: 'b c' } });
+  t.ok(added.startsWith(GOOD.trimEnd()), 'the old text is untouched');
+  t.equal(added.slice(GOOD.trimEnd().length), '\n\n[repos.docs]\npath = "/srv/docs"\nproxy_port = 3132\nallow = ["pypi.org"]\nenv = { A = "b c" }\n');
+  const parsed = parseRegistry(added, 'r');
+  t.same(parsed.problems, []);
+  t.same(parsed.registry.repos.map((r) => [r.name, r.proxyPort, r.user]), [['web', 3130, 'agent-web'], ['api', 3131, 'svc-api'], ['docs', 3132, 'agent-docs']]);
+
+  const replaced = upsertRepo(added, { name: 'web', path: '/srv/web2', maxParallel: 5 });
+  const again = parseRegistry(replaced, 'r');
+  t.same(again.problems, []);
+  const web = again.registry.repos.find((r) => r.name === 'web')!;
+  t.equal(web.path, '/srv/web2');
+  t.equal(web.proxyPort, 3130, 'an existing repo keeps its proxy port');
+  t.equal(web.maxParallel, 5);
+  t.same(web.allow, ['registry.npmjs.org'], 'keys not given fall back to the defaults');
+  t.ok(replaced.includes('# fleet\n[defaults]'), 'comments survive');
+  t.equal(upsertRepo('', { name: 'x', path: '/x', proxyPort: 4000, enabled: false }), '[repos.x]\npath = "/x"\nproxy_port = 4000\nenabled = false\n');
+  t.throws(() => upsertRepo('', { name: 'Bad', path: '/x' }), UsageError);
+});
+
+t.test('removeRepo removes the section and its sub-tables only', async (t) => {
+  const text = `[repos.a]\npath = "/a"\nproxy_port = 3130\n\n[repos.a.env]\nX = "1"\n\n# b is next\n[repos.b]\npath = "/b"\nproxy_port = 3131\n`;
+  t.equal(removeRepo(text, 'a'), '\n# b is next\n[repos.b]\npath = "/b"\nproxy_port = 3131\n');
+  t.equal(removeRepo(text, 'zzz'), text);
+  t.same(parseRegistry(removeRepo(text, 'b'), 'r').registry.repos.map((r) => [r.name, r.env]), [['a', { X: '1' }]]);
+});
+
+t.test('names and users', async (t) => {
+  t.equal(defaultUserFor('web'), 'agent-web');
+  t.equal(defaultUserFor('a'.repeat(24)).length, 30);
+  t.ok(REPO_NAME_PATTERN.test('my-repo-2'));
+  t.notOk(REPO_NAME_PATTERN.test('2repo'));
+  t.notOk(REPO_NAME_PATTERN.test('a'.repeat(25)));
+  t.notOk(REPO_NAME_PATTERN.test('../etc'));
+});
