@@ -1,0 +1,24 @@
+// Parking: a task that keeps failing gets the `parked` label and a note line
+// "Parked: <reason> (branch auto/TASK-3)" in its implementation notes, so it
+// stops being picked and the operator sees why and where its work is. Pure.
+import type { Task } from '../types.js';
+
+export const PARKED_LABEL = 'parked';
+const NOTE_PREFIX = 'Parked:';
+
+/** The note line recording why a task was parked and which branch holds its work. */
+export function parkNote(reason: string, branch: string): string {
+  const oneLine = reason.replace(/\s+/g, ' ').trim() || 'no reason given';
+  return `${NOTE_PREFIX} ${oneLine} (branch ${branch})`;
+}
+
+export function isParked(task: Task): boolean {
+  return task.labels.includes(PARKED_LABEL);
+}
+
+/** The reason of the last "Parked:" line of the notes, or '' when there is none. */
+export function parkedReason(task: Task): string {
+  const lines = task.notes.split('\n').map((line) => line.trim()).filter((line) => line.startsWith(NOTE_PREFIX));
+  const last = lines[lines.length - 1];
+  return last === undefined ? '' : last.slice(NOTE_PREFIX.length).trim();
+}

@@ -1,0 +1,176 @@
+// A Backlog.md task file -> Task, or UnreadableTask with the reason. Pure.
+// The frontmatter goes through a real YAML parser; the body is read by the
+// HTML-comment markers the Backlog.md CLI writes around each section.
+import { parse as parseYaml } from 'yaml';
+import type { AcceptanceCriterion, Priority, Task, TaskId, UnreadableTask } from '../types.js';
+import { findFrontmatter } from './frontmatter.js';
+
+/** Task files larger than this are unreadable (and never read in full). */
+export const MAX_TASK_FILE_BYTES = 1024 * 1024;
+
+/**
+ * Ids we accept: letters, a dash, a number, optional `.n` subtask parts
+ * (TASK-12, task-3.1). Nothing that could act as a path, a git ref trick, an
+ * option or a shell word.
+ */
+const SAFE_ID = /^[A-Za-z][A-Za-z0-9]{0,31}-\d{1,9}(?:\.\d{1,9}){0,4}$/;
+
+export function isSafeTaskId(id: string): boolean {
+  return SAFE_ID.test(id);
+}
+
+export function isUnreadable(x: Task | UnreadableTask): x is UnreadableTask {
+  return 'reason' in x;
+}
+
+class Unreadable extends Error {}
+
+export function parseTaskFile(file: string, text: string): Task | UnreadableTask {
+  const size = Buffer.byteLength(text, 'utf8');
+  if (size > MAX_TASK_FILE_BYTES) return { file, reason: tooLarge(size) };
+  const span = findFrontmatter(text);
+  if (!span) return { file, reason: 'no frontmatter: the file must start with a --- line, then YAML, then a closing --- line' };
+  const yamlText = text.slice(span.yamlStart, span.yamlEnd);
+  let data: unknown;
+  try {
+    data = parseYaml(yamlText, { schema: 'core', prettyErrors: false });
+  } catch (error) {
+    const id = recoverId(yamlText);
+    const message = (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
+    return { file, reason: `bad YAML in the frontmatter: ${message}`, ...(id ? { id } : {}) };
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    return { file, reason: 'the frontmatter is not a YAML mapping of fields (id, title, status, ...)' };
+  }
+  const fields = data as Record<string, unknown>;
+  const rawId = fields.id;
+  if (rawId === undefined || rawId === null || rawId === '') return { file, reason: 'no id in the frontmatter' };
+  if (typeof rawId !== 'string' || !isSafeTaskId(rawId)) {
+    return { file, reason: `id ${JSON.stringify(String(rawId))} is not a safe task id (expected a prefix, a dash and a number, like TASK-12)` };
+  }
+  const id = rawId;
+  try {
+    const body = text.slice(span.bodyStart);
+    return {
+      id,
+      title: optionalText(fields.title, 'title'),
+      status: requiredStatus(fields.status),
+      labels: stringList(fields.labels, 'labels'),
+      dependencies: dependencyList(fields.dependencies),
+      priority: priorityOf(fields.priority),
+      ordinal: ordinalOf(fields.ordinal),
+      assignee: assigneeOf(fields.assignee),
+      description: section(body, 'SECTION:DESCRIPTION', 'Description'),
+      acceptanceCriteria: criteriaOf(body),
+      notes: section(body, 'SECTION:NOTES', 'Implementation Notes'),
+      file,
+    };
+  } catch (error) {
+    if (error instanceof Unreadable) return { file, id, reason: error.message };
+    throw error;
+  }
+}
+
+export function tooLarge(size: number): string {
+  return `the file is ${size} bytes, over the ${MAX_TASK_FILE_BYTES}-byte (1 MiB) limit for a task file`;
+}
+
+/** The id from a frontmatter YAML could not parse, when a safe one is there. */
+function recoverId(yamlText: string): TaskId | undefined {
+  const match = /^id:[ \t]*['"]?([^'"\s]+)['"]?[ \t]*$/m.exec(yamlText);
+  return match && isSafeTaskId(match[1]!) ? match[1] : undefined;
+}
+
+function optionalText(value: unknown, key: string): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  throw new Unreadable(`${key} must be text`);
+}
+
+function requiredStatus(value: unknown): string {
+  const status = optionalText(value, 'status').trim();
+  if (!status) throw new Unreadable('no status in the frontmatter (e.g. status: To Do)');
+  return status;
+}
+
+function stringList(value: unknown, key: string): string[] {
+  if (value === undefined || value === null) return [];
+  const items = typeof value === 'string' ? [value] : value;
+  if (!Array.isArray(items)) throw new Unreadable(`${key} must be a list`);
+  return items.map((item) => {
+    if (typeof item === 'string') return item;
+    if (typeof item === 'number' || typeof item === 'boolean') return String(item);
+    throw new Unreadable(`${key} must be a list of text values`);
+  });
+}
+
+function dependencyList(value: unknown): TaskId[] {
+  const dependencies = stringList(value, 'dependencies');
+  for (const dependency of dependencies) {
+    if (!isSafeTaskId(dependency)) throw new Unreadable(`dependency ${JSON.stringify(dependency)} is not a task id (like TASK-12)`);
+  }
+  return dependencies;
+}
+
+function priorityOf(value: unknown): Priority | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  const priority = typeof value === 'string' ? value.toLowerCase() : value;
+  if (priority === 'high' || priority === 'medium' || priority === 'low') return priority;
+  throw new Unreadable(`priority ${JSON.stringify(value)} is not high, medium or low`);
+}
+
+function ordinalOf(value: unknown): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  throw new Unreadable(`ordinal ${JSON.stringify(value)} is not a number`);
+}
+
+function assigneeOf(value: unknown): string[] {
+  return stringList(value, 'assignee').filter((name) => name.trim() !== '');
+}
+
+/**
+ * A body section: between the CLI's `<!-- NAME:BEGIN -->` and `END` markers,
+ * or, for files written by hand or by older versions, everything under the
+ * `## Heading` up to the next `## ` heading.
+ */
+function section(body: string, marker: string, heading: string): string {
+  const begin = body.indexOf(`<!-- ${marker}:BEGIN -->`);
+  if (begin >= 0) {
+    const from = begin + `<!-- ${marker}:BEGIN -->`.length;
+    const end = body.indexOf(`<!-- ${marker}:END -->`, from);
+    if (end < 0) throw new Unreadable(`the <!-- ${marker}:BEGIN --> marker has no matching END marker`);
+    return body.slice(from, end).trim();
+  }
+  const headingMatch = new RegExp(`^## ${heading}[ \\t]*$`, 'm').exec(body);
+  if (!headingMatch) return '';
+  const rest = body.slice(headingMatch.index + headingMatch[0].length);
+  const next = /^## /m.exec(rest);
+  return (next ? rest.slice(0, next.index) : rest).trim();
+}
+
+const CRITERION = /^[ \t]*- \[([ xX])\] (?:#(\d+) )?(.*?)[ \t]*\r?$/;
+
+function criteriaOf(body: string): AcceptanceCriterion[] {
+  const begin = body.indexOf('<!-- AC:BEGIN -->');
+  let block: string;
+  if (begin >= 0) {
+    const end = body.indexOf('<!-- AC:END -->', begin);
+    if (end < 0) throw new Unreadable('the <!-- AC:BEGIN --> marker has no matching <!-- AC:END --> marker');
+    block = body.slice(begin, end);
+  } else {
+    const heading = /^## Acceptance Criteria[ \t]*$/m.exec(body);
+    if (!heading) return [];
+    const rest = body.slice(heading.index + heading[0].length);
+    const next = /^## /m.exec(rest);
+    block = next ? rest.slice(0, next.index) : rest;
+  }
+  const criteria: AcceptanceCriterion[] = [];
+  for (const line of block.split('\n')) {
+    const match = CRITERION.exec(line);
+    if (!match) continue;
+    criteria.push({ index: match[2] ? Number(match[2]) : criteria.length + 1, text: match[3]!, checked: match[1] !== ' ' });
+  }
+  return criteria;
+}
