@@ -1,0 +1,76 @@
+// The per-repo locks: `run.lock` (one drain at a time: dispatch, watch and
+// queued jobs all take it) and `watch.lock` (one watcher per repo). A lock
+// whose recorded holder is dead (pid gone, or reused by another process) is
+// broken at once instead of waiting for the heartbeat to go stale.
+import * as path from 'node:path';
+import type { Clock, ProcessPort } from '../ports.js';
+import { BusyError } from '../errors.js';
+import { repoStateDir } from '../paths.js';
+import type { HeldLock, LockHolder, LockPort } from './ports.js';
+
+export function runLockPath(state: string, repo: string): string {
+  return path.join(repoStateDir(state, repo), 'run.lock');
+}
+
+export function watchLockPath(state: string, repo: string): string {
+  return path.join(repoStateDir(state, repo), 'watch.lock');
+}
+
+/** Pure: is the recorded holder still the process that took the lock? */
+export function holderIsAlive(holder: LockHolder, currentStartTime: string | undefined): boolean {
+  if (currentStartTime === undefined) return false;
+  return holder.startTime === undefined || holder.startTime === currentStartTime;
+}
+
+export function describeHolder(holder: LockHolder | undefined, now: number): string {
+  if (!holder) return 'held by a process that has not recorded itself yet';
+  const ageSec = Math.max(0, Math.round((now - Date.parse(holder.since)) / 1000));
+  return `held by pid ${holder.pid} (${holder.command}) since ${holder.since} (${ageSec}s ago)`;
+}
+
+export interface LockDeps {
+  readonly locks: LockPort;
+  readonly process: ProcessPort;
+  readonly clock: Clock;
+}
+
+/** Breaks the lock when its recorded holder is dead; true when it did. */
+export async function clearDeadLock(deps: LockDeps, lockPath: string): Promise<{ cleared: boolean; holder: LockHolder | undefined }> {
+  const { locked, holder } = await deps.locks.inspect(lockPath);
+  if (!locked || !holder) return { cleared: false, holder };
+  if (holderIsAlive(holder, await deps.process.startTimeOf(holder.pid))) return { cleared: false, holder };
+  return { cleared: await deps.locks.breakLock(lockPath, holder), holder };
+}
+
+export interface AcquireOptions {
+  /** What the holder is doing, shown to whoever finds the lock busy. */
+  readonly command: string;
+  /** Keep trying (every pollMs) instead of failing busy. */
+  readonly wait: boolean;
+  readonly pollMs?: number;
+  /** For the busy message: "repo \"web\"". */
+  readonly what: string;
+  readonly onCompromised?: (error: Error) => void;
+  /** Called once when waiting starts, with the holder's description. */
+  readonly onWaiting?: (description: string) => void;
+}
+
+/** Takes the lock, or throws BusyError naming the holder and since when. */
+export async function acquireLock(deps: LockDeps, lockPath: string, options: AcquireOptions): Promise<HeldLock> {
+  let announced = false;
+  for (;;) {
+    const since = new Date(deps.clock.now()).toISOString();
+    const attempt = await deps.locks.tryLock(lockPath, options.command, since, options.onCompromised ?? (() => undefined));
+    if (attempt.acquired) return attempt.lock;
+    if (attempt.holder && !holderIsAlive(attempt.holder, await deps.process.startTimeOf(attempt.holder.pid))) {
+      if (await deps.locks.breakLock(lockPath, attempt.holder)) continue;
+    }
+    const description = describeHolder(attempt.holder, deps.clock.now());
+    if (!options.wait) throw new BusyError(`${options.what} is busy: ${description}; try again later, or pass --wait`);
+    if (!announced) {
+      announced = true;
+      options.onWaiting?.(description);
+    }
+    await deps.clock.sleep(options.pollMs ?? 1000);
+  }
+}
