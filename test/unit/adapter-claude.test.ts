@@ -1,0 +1,134 @@
+import t from 'tap';
+import { claudeAdapter } from '../../src/adapters/claude.js';
+import { adapterFor } from '../../src/adapters/index.js';
+import type { AgentInvocation, AgentOutput } from '../../src/types.js';
+
+const invocation: AgentInvocation = {
+  binary: '/usr/local/bin/claude',
+  prompt: 'Your task: TASK-3 "Add x" (file backlog/tasks/task-3 - Add-x.md)\n',
+  workspace: '/srv/repo/.worktrees/task-3',
+  taskId: 'TASK-3',
+  model: 'opus',
+  effort: 'high',
+  env: { HOME: '/home/agent', PATH: '/usr/bin' },
+};
+
+const output = (lines: string[], extra: Partial<AgentOutput> = {}): AgentOutput => ({ stdoutLines: lines, stderrTail: '', exitCode: 0, signal: null, endedBy: 'exit', ...extra });
+
+const init = JSON.stringify({ type: 'system', subtype: 'init', cwd: '/w', session_id: 'sess-init', model: 'claude-opus' });
+const assistant = JSON.stringify({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: 'Working on it' }] }, session_id: 'sess-1' });
+const success = JSON.stringify({
+  type: 'result', subtype: 'success', is_error: false, num_turns: 7, result: 'Done.', session_id: 'sess-1', total_cost_usd: 0.4321,
+  usage: { input_tokens: 100, cache_creation_input_tokens: 20, cache_read_input_tokens: 3000, output_tokens: 456 },
+});
+// Captured from claude 2.1.197 with no credentials (trimmed to the fields that matter).
+const notLoggedIn = [
+  JSON.stringify({ type: 'system', subtype: 'init', session_id: '82622085-97b7-4e02-b47c-0a5b474d18ef', permissionMode: 'bypassPermissions' }),
+  JSON.stringify({ type: 'assistant', message: { content: [{ type: 'text', text: 'Not logged in · Please run /login' }] }, session_id: '82622085-97b7-4e02-b47c-0a5b474d18ef', error: 'authentication_failed' }),
+  JSON.stringify({ type: 'result', subtype: 'success', is_error: true, api_error_status: null, num_turns: 1, result: 'Not logged in · Please run /login', session_id: '82622085-97b7-4e02-b47c-0a5b474d18ef', total_cost_usd: 0, usage: { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 } }),
+];
+
+t.test('buildCommand: claude argv, prompt on stdin, workspace as cwd, env as given', async (t) => {
+  const command = claudeAdapter.buildCommand(invocation);
+  t.same(command, {
+    program: '/usr/local/bin/claude',
+    args: ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions', '--model', 'opus', '--effort', 'high'],
+    env: { HOME: '/home/agent', PATH: '/usr/bin' },
+    cwd: '/srv/repo/.worktrees/task-3',
+    stdin: invocation.prompt,
+  });
+  t.notOk(command.args.some((arg) => arg.includes('TASK-3')), 'the prompt is not in argv');
+});
+
+t.test('buildCommand: no model or effort means no flags for them', async (t) => {
+  const command = claudeAdapter.buildCommand({ ...invocation, model: undefined, effort: undefined });
+  t.same(command.args, ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions']);
+});
+
+t.test('a success result is ok, with session, turns, tokens and cost', async (t) => {
+  t.same(claudeAdapter.parseResult(output([init, assistant, success])), {
+    ok: true, sessionId: 'sess-1', turns: 7, inputTokens: 3120, outputTokens: 456, costUsd: 0.4321,
+  });
+});
+
+t.test('garbage lines between JSON lines do not break parsing', async (t) => {
+  const lines = ['npm WARN something', init, '', '{not json', 'Progress: 50%', assistant, '{"type":"result"', '[1,2]', success, 'trailing noise'];
+  const result = claudeAdapter.parseResult(output(lines));
+  t.equal(result.ok, true);
+  t.equal(result.sessionId, 'sess-1');
+  t.equal(result.costUsd, 0.4321);
+});
+
+t.test('not logged in: subtype success but is_error true', async (t) => {
+  t.same(claudeAdapter.parseResult(output(notLoggedIn, { exitCode: 1 })), {
+    ok: false, failure: 'not-logged-in', detail: 'Not logged in · Please run /login',
+    sessionId: '82622085-97b7-4e02-b47c-0a5b474d18ef', turns: 1, inputTokens: 0, outputTokens: 0, costUsd: 0,
+  });
+});
+
+t.test('rate limited, with an epoch reset time', async (t) => {
+  const line = JSON.stringify({ type: 'result', subtype: 'success', is_error: true, result: 'Claude AI usage limit reached|1762952400', session_id: 's' });
+  const result = claudeAdapter.parseResult(output([init, line], { exitCode: 1 }));
+  t.equal(result.failure, 'rate-limited');
+  t.equal(result.resetAt, '2025-11-12T13:00:00.000Z');
+  t.equal(result.detail, 'Claude AI usage limit reached|1762952400');
+});
+
+t.test('rate limited, with a wall-clock reset time in a named zone, anchored at endedAt', async (t) => {
+  const line = JSON.stringify({ type: 'result', subtype: 'success', is_error: true, result: "You've hit your limit · resets 7pm (America/Los_Angeles)" });
+  // 2026-02-05T02:07:03Z is 2026-02-04 18:07 in Los Angeles (PST, UTC-8): next 7pm is 2026-02-05T03:00Z.
+  const result = claudeAdapter.parseResult(output([line], { exitCode: 1, endedAt: Date.parse('2026-02-05T02:07:03Z') }));
+  t.equal(result.failure, 'rate-limited');
+  t.equal(result.resetAt, '2026-02-05T03:00:00.000Z');
+});
+
+t.test('rate limited without a reset time it can place', async (t) => {
+  const line = JSON.stringify({ type: 'result', subtype: 'error_during_execution', is_error: true, api_error_status: 429, result: 'API Error: Request rejected' });
+  const result = claudeAdapter.parseResult(output([line], { exitCode: 1 }));
+  t.same(result, { ok: false, failure: 'rate-limited', detail: 'API Error: Request rejected' });
+});
+
+t.test('max turns', async (t) => {
+  const line = JSON.stringify({ type: 'result', subtype: 'error_max_turns', is_error: true, num_turns: 30, session_id: 's9' });
+  t.same(claudeAdapter.parseResult(output([init, line], { exitCode: 1 })), {
+    ok: false, failure: 'max-turns', detail: 'stopped after 30 turns (error_max_turns)', sessionId: 's9', turns: 30,
+  });
+});
+
+t.test('another error is agent-error with the message', async (t) => {
+  const line = JSON.stringify({ type: 'result', subtype: 'error_during_execution', is_error: true, errors: ['Tool crashed', 'gave up'] });
+  t.same(claudeAdapter.parseResult(output([line], { exitCode: 1 })), { ok: false, failure: 'agent-error', detail: 'Tool crashed; gave up' });
+});
+
+t.test('a non-zero exit without a result line is a crash, with the stderr tail', async (t) => {
+  t.same(claudeAdapter.parseResult(output([init, assistant], { exitCode: 137, signal: null, stderrTail: 'first\nKilled\n' })), {
+    ok: false, failure: 'crashed', detail: 'exit 137 without a result line: Killed', sessionId: 'sess-init',
+  });
+  t.same(claudeAdapter.parseResult(output([init], { exitCode: null, signal: 'SIGSEGV' })), {
+    ok: false, failure: 'crashed', detail: 'signal SIGSEGV without a result line', sessionId: 'sess-init',
+  });
+});
+
+t.test('nothing at all on stdout is no-output', async (t) => {
+  const result = claudeAdapter.parseResult(output([], { exitCode: 1, stderrTail: '--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons' }));
+  t.same(result, { ok: false, failure: 'no-output', detail: 'nothing on stdout (exit 1): --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons' });
+  t.equal(claudeAdapter.parseResult(output(['', '  '])).failure, 'no-output', 'blank lines are nothing');
+});
+
+t.test('the watchdog decides when there is no result line', async (t) => {
+  t.same(claudeAdapter.parseResult(output([init], { exitCode: null, signal: 'SIGTERM', endedBy: 'idle-timeout' })), {
+    ok: false, failure: 'idle-timeout', detail: 'no result line before the idle-timeout watchdog ended it', sessionId: 'sess-init',
+  });
+  t.equal(claudeAdapter.parseResult(output([], { exitCode: null, signal: 'SIGKILL', endedBy: 'wall-clock' })).failure, 'wall-clock');
+});
+
+t.test('a success result stays ok when claude lingered and the watchdog ended it', async (t) => {
+  const result = claudeAdapter.parseResult(output([init, success], { exitCode: null, signal: 'SIGTERM', endedBy: 'idle-timeout' }));
+  t.equal(result.ok, true);
+  t.equal(result.detail, 'ended by idle-timeout after its result line');
+});
+
+t.test('adapterFor returns the claude adapter', async (t) => {
+  t.equal(adapterFor('claude'), claudeAdapter);
+  t.equal(claudeAdapter.defaultBinary, 'claude');
+});

@@ -1,0 +1,50 @@
+import t from 'tap';
+import { commandAdapter } from '../../src/adapters/command.js';
+import { adapterFor } from '../../src/adapters/index.js';
+import type { AgentInvocation, AgentOutput } from '../../src/types.js';
+
+const invocation: AgentInvocation = {
+  binary: '/srv/repo/tools/agent.sh',
+  prompt: 'Your task: TASK-1 "A" (file backlog/tasks/task-1 - A.md)\n',
+  workspace: '/srv/wt/task-1',
+  taskId: 'TASK-1',
+  model: undefined,
+  effort: undefined,
+  env: { HOME: '/home/agent', PATH: '/usr/bin' },
+  command: ['tools/agent.sh', '--fast', 'x y'],
+};
+const output = (extra: Partial<AgentOutput> = {}): AgentOutput => ({ stdoutLines: [], stderrTail: '', exitCode: 0, signal: null, endedBy: 'exit', ...extra });
+
+t.test('buildCommand: the resolved program, the rest of argv, task and workspace in env', async (t) => {
+  t.same(commandAdapter.buildCommand(invocation), {
+    program: '/srv/repo/tools/agent.sh',
+    args: ['--fast', 'x y'],
+    env: { HOME: '/home/agent', PATH: '/usr/bin', AGENT_TASK_ID: 'TASK-1', AGENT_WORKSPACE: '/srv/wt/task-1' },
+    cwd: '/srv/wt/task-1',
+    stdin: invocation.prompt,
+  });
+});
+
+t.test('buildCommand: without a resolved binary, argv[0] is the program', async (t) => {
+  t.equal(commandAdapter.buildCommand({ ...invocation, binary: '' }).program, 'tools/agent.sh');
+  t.throws(() => commandAdapter.buildCommand({ ...invocation, binary: '', command: [] }), /TASK-1: no program/);
+});
+
+t.test('exit 0 is ok, even silent', async (t) => {
+  t.same(commandAdapter.parseResult(output()), { ok: true });
+});
+
+t.test('a non-zero exit is crashed with the exit code and the last stderr line', async (t) => {
+  t.same(commandAdapter.parseResult(output({ exitCode: 3, stderrTail: 'boom\n' })), { ok: false, failure: 'crashed', detail: 'exit 3: boom' });
+  t.same(commandAdapter.parseResult(output({ exitCode: 4 })), { ok: false, failure: 'crashed', detail: 'exit 4' });
+  t.same(commandAdapter.parseResult(output({ exitCode: null, signal: 'SIGSEGV' })), { ok: false, failure: 'crashed', detail: 'signal SIGSEGV' });
+});
+
+t.test('the watchdog decides idle-timeout and wall-clock', async (t) => {
+  t.same(commandAdapter.parseResult(output({ exitCode: null, signal: 'SIGTERM', endedBy: 'idle-timeout' })), { ok: false, failure: 'idle-timeout', detail: 'ended by the idle-timeout watchdog' });
+  t.same(commandAdapter.parseResult(output({ exitCode: 0, endedBy: 'wall-clock' })), { ok: false, failure: 'wall-clock', detail: 'ended by the wall-clock watchdog' });
+});
+
+t.test('adapterFor returns the command adapter', async (t) => {
+  t.equal(adapterFor('command'), commandAdapter);
+});
