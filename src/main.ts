@@ -7,6 +7,16 @@ import { realPorts } from './io.js';
 
 const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/agent-runner');
 
+// SIGTERM/SIGINT abort the signal; long commands (orchestrate, watch) stop at
+// the next boundary instead of dying mid-merge.
+const terminate = new AbortController();
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (terminate.signal.aborted) process.exit(128 + (signal === 'SIGTERM' ? 15 : 2));
+    terminate.abort();
+  });
+}
+
 const exitCode = await runCli(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
@@ -15,6 +25,10 @@ const exitCode = await runCli(process.argv.slice(2), {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
   uid: process.getuid?.() ?? -1,
+  pid: process.pid,
+  terminate: terminate.signal,
   selfBin,
 });
 process.exitCode = exitCode;
+// Signal listeners must not keep a finished command alive.
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.removeAllListeners(signal);

@@ -50,7 +50,14 @@ export interface RunTaskInput {
   /** Values redacted from every transcript line. */
   readonly secrets: readonly string[];
   /** Told the pid of each agent process as it starts, and when it ends. */
-  readonly onAgentProcess?: (event: { pid: number; ended: boolean }) => void | Promise<void>;
+  readonly onAgentProcess?: (event: AgentProcessEvent) => void | Promise<void>;
+}
+
+export interface AgentProcessEvent {
+  readonly pid: number;
+  readonly ended: boolean;
+  /** Signals the agent's whole process group (for a drain that is being stopped). */
+  readonly signalGroup: (signal: 'SIGTERM' | 'SIGKILL') => void;
 }
 
 export interface RunDeps {
@@ -102,8 +109,9 @@ function reportingProcess(process: ProcessPort, onAgentProcess: RunTaskInput['on
     ...process,
     start(command, handlers): StartedProcess {
       const started = process.start(command, handlers);
-      void onAgentProcess({ pid: started.pid, ended: false });
-      void started.exited.then(() => onAgentProcess({ pid: started.pid, ended: true }));
+      const signalGroup = (signal: 'SIGTERM' | 'SIGKILL') => started.signalGroup(signal);
+      void onAgentProcess({ pid: started.pid, ended: false, signalGroup });
+      void started.exited.then(() => onAgentProcess({ pid: started.pid, ended: true, signalGroup }));
       return started;
     },
   };

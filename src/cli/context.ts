@@ -11,6 +11,10 @@ export interface CliContext {
   out(text: string): void;
   /** Diagnostics and progress. */
   err(text: string): void;
+  /** This process's pid (recorded in locks). */
+  readonly pid: number;
+  /** Aborted on SIGTERM or SIGINT: long commands stop at the next boundary. */
+  readonly terminate: AbortSignal;
   /** The process's own uid (0 means root). */
   readonly uid: number;
   /** Path of bin/agent-runner, for commands that start a child agent-runner. */

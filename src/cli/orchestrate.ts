@@ -1,10 +1,88 @@
-// Placeholder until the command is built; it says so instead of pretending.
+// agent-runner orchestrate: drain the board (or one task) into parallel
+// worktrees and integrate into auto/work. Progress on stderr; the summary on
+// stdout (--json: one object).
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { UsageError } from '../errors.js';
+import { checkWorkspace, ensureStateDir } from '../workspace.js';
+import { readRepoConfig, applyOverrides } from '../config.js';
+import { adapterFor } from '../adapters/index.js';
+import { resolveAgentBinary } from '../agent-binary.js';
+import { agentBaseEnv, secretValuesIn } from '../agent-env.js';
+import { orchestrate } from '../orchestrate.js';
+import { Git } from '../git.js';
+import { stateDir, workspaceStateDir } from '../paths.js';
+import { parsePositiveInt } from './options.js';
+import { progressPrinter, renderSummary } from './drain-output.js';
+import { isSafeTaskId } from '../board/parse.js';
 
-export function define(command: Command, _context: CliContext): void {
-  command.allowUnknownOption().action(() => {
-    throw new UsageError('"orchestrate" is not built yet');
+interface OrchestrateOptions {
+  workspace?: string;
+  drain?: boolean;
+  task?: string;
+  maxParallel?: string;
+  push: boolean;
+  force?: boolean;
+  json?: boolean;
+  runId?: string;
+  progress: string;
+  graceSec: string;
+}
+
+export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
+  command
+    .option('--workspace <dir>', 'the git checkout (a clone of the repo) to drain')
+    .option('--drain', 'work until nothing is ready and nothing is running (the default)')
+    .option('--task <id>', 'run only this task')
+    .option('--max-parallel <n>', 'agents at once (never above the config or registry cap)')
+    .option('--no-push', 'do not publish auto/work to origin')
+    .option('--force', 'workBranchMode reset: throw away landed, unpromoted work')
+    .option('--json', 'print the summary as one JSON object')
+    .option('--run-id <id>', 'the run id to record (dispatch passes its own)')
+    .option('--progress <format>', 'progress on stderr: human or json', 'human')
+    .option('--grace-sec <n>', 'on SIGTERM, how long running agents may finish before they are stopped', '30')
+    .action(async (options: OrchestrateOptions) => {
+      setExit(await run(context, options));
+    });
+}
+
+async function run(context: CliContext, options: OrchestrateOptions): Promise<number> {
+  const { fs, process, ids } = context.ports;
+  if (options.drain && options.task) throw new UsageError('use either --drain or --task ID, not both');
+  if (options.task && !isSafeTaskId(options.task)) throw new UsageError(`"${options.task}" is not a task id (like TASK-12)`);
+  if (options.runId && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$/.test(options.runId)) throw new UsageError(`--run-id "${options.runId}" may only contain letters, digits, . _ -`);
+  if (options.progress !== 'human' && options.progress !== 'json') throw new UsageError(`--progress must be human or json, not "${options.progress}"`);
+  const workspace = await checkWorkspace(fs, context.cwd, options.workspace);
+  const maxParallel = options.maxParallel ? parsePositiveInt('--max-parallel', options.maxParallel, 64) : undefined;
+  const graceSec = parsePositiveInt('--grace-sec', options.graceSec, 3600);
+  const { config: repoConfig, warnings } = await readRepoConfig(fs, workspace);
+  // --max-parallel may lower the repo's own setting, never raise it.
+  const config = applyOverrides(repoConfig, {}, { maxParallel: Math.min(maxParallel ?? repoConfig.maxParallel, repoConfig.maxParallel) });
+  for (const warning of warnings) context.err(`warning: ${warning.file}: ${warning.key}: ${warning.problem}; ${warning.fix}\n`);
+  const env = agentBaseEnv(context.env);
+  const adapter = adapterFor(config.assistant);
+  const binary = await resolveAgentBinary(process, adapter, config, workspace, env.PATH ?? '');
+  const state = stateDir(context.env);
+  await ensureStateDir(fs, workspaceStateDir(state, workspace));
+
+  const runId = options.runId ?? ids.next();
+  const summary = await orchestrate(context.ports, new Git(process, { env }), {
+    workspace,
+    config,
+    only: options.task,
+    push: options.push,
+    force: Boolean(options.force),
+    runId,
+    env,
+    secrets: secretValuesIn(env),
+    stateDir: state,
+    adapter,
+    binary,
+    onEvent: progressPrinter(context, options.progress === 'json' ? 'json' : 'human'),
+    stop: context.terminate,
+    graceMs: graceSec * 1000,
+    pid: context.pid,
   });
+  context.out(options.json ? `${JSON.stringify(summary)}\n` : renderSummary(summary));
+  return summary.outcome === 'failed' ? 1 : 0;
 }

@@ -1,0 +1,51 @@
+// How a drain shows itself: progress lines on stderr while it runs, and the
+// summary table at the end.
+import type { CliContext } from './context.js';
+import type { DrainEvent, DrainSummary } from '../drain-types.js';
+
+export function progressPrinter(context: Pick<CliContext, 'err'>, format: 'human' | 'json'): (event: DrainEvent) => void {
+  if (format === 'json') return (event) => context.err(`${JSON.stringify(event)}\n`);
+  return (event) => context.err(`${describeEvent(event)}\n`);
+}
+
+export function describeEvent(event: DrainEvent): string {
+  const clock = event.time.slice(11, 19);
+  const task = event.taskId ? `${event.taskId} ` : '';
+  const seconds = event.durationMs !== undefined ? ` (${(event.durationMs / 1000).toFixed(1)}s)` : '';
+  switch (event.event) {
+    case 'staging-ready':
+      return `${clock} staging auto/work at ${String(event.head).slice(0, 10)}${event.created ? ' (created)' : event.mergedBase ? ' (base merged in)' : event.reset ? ' (reset to base)' : ''}`;
+    case 'task-started':
+      return `${clock} ${task}started: ${event.title ?? ''}${event.retry ? ` (retry: ${String(event.retry)})` : ''}`;
+    case 'task-landed':
+      return `${clock} ${task}landed${seconds}${event.commit ? ` as ${event.commit.slice(0, 10)}` : ''}`;
+    case 'task-retrying':
+      return `${clock} ${task}retrying: ${event.reason ?? ''}`;
+    case 'drain-finished':
+      return `${clock} drain ${event.outcome as string}${event.reason ? `: ${event.reason}` : ''}`;
+    default:
+      return `${clock} ${task}${event.event.replace(/^task-/, '')}${seconds}${event.reason ? `: ${event.reason}` : ''}${event.detail ? `: ${event.detail}` : ''}`;
+  }
+}
+
+function pad(text: string, width: number): string {
+  return text.length >= width ? text : text + ' '.repeat(width - text.length);
+}
+
+/** A plain table: task, outcome, reason, time. */
+export function renderTaskTable(tasks: DrainSummary['tasks']): string {
+  if (!tasks.length) return '';
+  const idWidth = Math.max(4, ...tasks.map((task) => task.id.length));
+  const outcomeWidth = Math.max(7, ...tasks.map((task) => task.outcome.length));
+  const lines = [`${pad('TASK', idWidth)}  ${pad('OUTCOME', outcomeWidth)}  ${pad('TIME', 7)}  REASON`];
+  for (const task of tasks) {
+    const reason = (task.reason ?? task.title).replace(/\s+/g, ' ');
+    lines.push(`${pad(task.id, idWidth)}  ${pad(task.outcome, outcomeWidth)}  ${pad(`${(task.durationMs / 1000).toFixed(1)}s`, 7)}  ${reason.length > 100 ? `${reason.slice(0, 97)}...` : reason}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export function renderSummary(summary: DrainSummary): string {
+  const head = `drain ${summary.runId}: ${summary.outcome}${summary.failure ? ` (${summary.failure})` : ''}; auto/work ${summary.staging.head.slice(0, 10) || '-'}${summary.pushed ? ', pushed' : ''}\n`;
+  return head + renderTaskTable(summary.tasks);
+}
