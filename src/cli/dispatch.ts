@@ -1,10 +1,79 @@
-// Placeholder until the command is built; it says so instead of pretending.
+// agent-runner dispatch REPO: as root, take the repo's run lock, drop to the
+// repo's user and run one orchestrate there. Exit codes are orchestrate's:
+// 0 drained, 1 failed, 2 usage/config, 75 busy (the lock is held).
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { UsageError } from '../errors.js';
+import { findRepo } from '../control/registry.js';
+import { acquireLock, runLockPath } from '../control/lock.js';
+import { dispatchExitCode, dispatchRun, StopRequest } from '../control/dispatch.js';
+import { installPaths, loadRegistry, progressLine, requireRoot } from '../control/cli-support.js';
+import { renderRunHuman } from '../control/render.js';
+import { realLocks } from '../io/lock.js';
+import { realControl } from '../io/proc.js';
+import { parsePositiveInt } from './options.js';
 
-export function define(command: Command, _context: CliContext): void {
-  command.allowUnknownOption().action(() => {
-    throw new UsageError('"dispatch" is not built yet');
+interface DispatchOptions {
+  task?: string;
+  drain?: boolean;
+  push: boolean;
+  force?: boolean;
+  maxParallel?: string;
+  wait?: boolean;
+  json?: boolean;
+}
+
+export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
+  command
+    .argument('<repo>', 'a repo name from the registry')
+    .option('--drain', 'run every ready task (the default)')
+    .option('--task <id>', 'run this one task')
+    .option('--no-push', 'do not publish auto/work to origin')
+    .option('--force', 'passed to orchestrate')
+    .option('--max-parallel <n>', "at most this many agents (never more than the registry's max_parallel)")
+    .option('--wait', 'wait for the repo lock instead of exiting 75 when it is held')
+    .option('--json', 'print the run record as JSON')
+    .action(async (repoName: string, options: DispatchOptions) => {
+      setExit(await dispatch(context, repoName, options));
+    });
+}
+
+async function dispatch(context: CliContext, repoName: string, options: DispatchOptions): Promise<number> {
+  requireRoot(context, 'dispatch', "it drops to the repo's user");
+  if (options.task && options.drain) throw new UsageError('give --task ID or --drain, not both');
+  const { registry, registryFile, state } = await loadRegistry(context);
+  const repo = findRepo(registry, repoName, registryFile);
+  const args = options.task ? ['--task', options.task] : ['--drain'];
+  if (!options.push) args.push('--no-push');
+  if (options.force) args.push('--force');
+  if (options.maxParallel !== undefined) {
+    const asked = parsePositiveInt('--max-parallel', options.maxParallel, 64);
+    args.push('--max-parallel', String(Math.min(asked, repo.maxParallel)));
+  }
+  const { process, clock, ids } = context.ports;
+  const lock = await acquireLock({ locks: realLocks, process, clock }, runLockPath(state, repo.name), {
+    command: `dispatch ${repo.name}`,
+    wait: Boolean(options.wait),
+    what: `repo "${repo.name}"`,
+    onWaiting: (holder) => context.err(`dispatch: repo "${repo.name}" is ${holder}; waiting\n`),
+    onCompromised: (error) => context.err(`dispatch: the lock of repo "${repo.name}" was lost: ${error.message}\n`),
   });
+  const stop = new StopRequest();
+  const unsubscribe = [realControl.onSignal('SIGTERM', () => stop.request()), realControl.onSignal('SIGINT', () => stop.request())];
+  try {
+    const progress = context.stdoutIsTTY ? 'human' : 'json';
+    const record = await dispatchRun(
+      { ...context.ports, control: realControl },
+      { repo, state, install: await installPaths(context), orchestrateArgs: args, trigger: 'manual', progress, runId: ids.next() },
+      {
+        onStderrLine: (line) => context.err(progress === 'human' ? `${line}\n` : `${progressLine(repo.name, line, new Date(clock.now()).toISOString())}\n`),
+      },
+      stop,
+    );
+    context.out(options.json ? `${JSON.stringify(record, null, 2)}\n` : renderRunHuman(record));
+    return dispatchExitCode(record);
+  } finally {
+    for (const off of unsubscribe) off();
+    await lock.release();
+  }
 }

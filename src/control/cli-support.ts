@@ -1,0 +1,48 @@
+// What the root commands (dispatch, enqueue, watch, fleet) share: the root
+// check, the registry, the install paths and progress relaying.
+import * as path from 'node:path';
+import type { CliContext } from '../cli/context.js';
+import type { Registry } from '../types.js';
+import { UsageError } from '../errors.js';
+import { registryFile, stateDir } from '../paths.js';
+import { readRegistry } from './registry.js';
+import type { Install } from './dispatch.js';
+
+export function requireRoot(context: CliContext, command: string, why: string): void {
+  if (context.uid !== 0) throw new UsageError(`${command} must run as root: ${why}`);
+}
+
+export interface RootSetup {
+  readonly registry: Registry;
+  readonly registryFile: string;
+  readonly state: string;
+}
+
+export async function loadRegistry(context: CliContext): Promise<RootSetup> {
+  const file = registryFile(context.env);
+  return { registry: await readRegistry(context.ports.fs, file), registryFile: file, state: stateDir(context.env) };
+}
+
+/** node and dist/src/main.js of this install, as absolute paths. */
+export async function installPaths(context: CliContext): Promise<Install> {
+  const main = path.resolve(path.dirname(context.selfBin), '..', 'dist', 'src', 'main.js');
+  const node = (await context.ports.process.which('node', context.env.PATH ?? '/usr/local/bin:/usr/bin:/bin')) ?? '/usr/bin/node';
+  return { node, main };
+}
+
+/**
+ * One orchestrate progress line as the control plane logs it: JSON lines get
+ * the repo added; anything else is wrapped so the journal stays one JSON
+ * object per line.
+ */
+export function progressLine(repo: string, line: string, time: string): string {
+  if (line.startsWith('{')) {
+    try {
+      const event = JSON.parse(line) as Record<string, unknown>;
+      return JSON.stringify({ ...event, repo });
+    } catch {
+      // not JSON after all
+    }
+  }
+  return JSON.stringify({ event: 'log', time, repo, line });
+}

@@ -1,0 +1,172 @@
+// One drain of one repo as its user: the caller holds the repo's run lock;
+// this prepares the user's state dir, checks the user can read the install,
+// records the run, starts orchestrate through setpriv with a clean
+// environment, relays progress and records the outcome. Nothing from the
+// repo runs as root: root only starts setpriv.
+import type { Ports } from '../ports.js';
+import type { Command, RegistryRepo } from '../types.js';
+import { agentEnvironment, dropPrivileges, lookupUser, type UserAccount } from '../privdrop.js';
+import { FailedError, UsageError } from '../errors.js';
+import { finishRun, writeRun, type RunRecord, type RunTrigger } from './runs.js';
+import { recordedAgents, reapGroups, workStateDir } from './reap.js';
+import type { ProcessControl } from './ports.js';
+
+export interface Install {
+  /** Absolute path of the node binary. */
+  readonly node: string;
+  /** Absolute path of dist/src/main.js. */
+  readonly main: string;
+}
+
+export interface DispatchInput {
+  readonly repo: RegistryRepo;
+  /** The root state dir (AGENT_RUNNER_STATE of the control plane). */
+  readonly state: string;
+  readonly install: Install;
+  /** --drain or --task ID, plus pass-through flags (--no-push, --force, ...). */
+  readonly orchestrateArgs: readonly string[];
+  readonly trigger: RunTrigger;
+  readonly jobId?: string;
+  readonly progress: 'human' | 'json';
+  readonly runId: string;
+}
+
+export interface DispatchHooks {
+  onStderrLine(line: string): void;
+  /** The run record was written and orchestrate started. */
+  onStarted?(record: RunRecord): void;
+}
+
+/** Lets a caller ask a running dispatch to stop (SIGTERM to orchestrate, then force). */
+export class StopRequest {
+  private handlers: (() => void)[] = [];
+  requested = false;
+  request(): void {
+    if (this.requested) return;
+    this.requested = true;
+    for (const handler of this.handlers) handler();
+  }
+  onRequest(handler: () => void): void {
+    if (this.requested) handler();
+    else this.handlers.push(handler);
+  }
+}
+
+export interface DispatchDeps extends Ports {
+  readonly control: ProcessControl;
+}
+
+/** How long orchestrate gets after SIGTERM to wind down its agents before its groups are killed. */
+export const STOP_GRACE_MS = 60_000;
+
+const SYSTEM_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** Pure: the orchestrate command for a repo, before the privilege drop. */
+export function orchestrateCommand(input: DispatchInput, user: UserAccount): Command {
+  const env = {
+    ...agentEnvironment({ user, path: input.repo.toolchainPath, proxyPort: input.repo.proxyPort, extra: input.repo.env }),
+    AGENT_RUNNER_STATE: workStateDir(input.state, input.repo.name),
+  };
+  return {
+    program: input.install.node,
+    args: [
+      input.install.main,
+      'orchestrate',
+      '--workspace',
+      input.repo.path,
+      ...input.orchestrateArgs,
+      ...(input.orchestrateArgs.includes('--max-parallel') ? [] : ['--max-parallel', String(input.repo.maxParallel)]),
+      '--json',
+      '--run-id',
+      input.runId,
+      '--progress',
+      input.progress,
+    ],
+    env,
+    cwd: input.repo.path,
+  };
+}
+
+/** The repo's user, or a UsageError that says how to create it. */
+export async function repoUser(ports: Ports, repo: RegistryRepo): Promise<UserAccount> {
+  const user = await lookupUser(ports.process, repo.user);
+  if (!user) throw new UsageError(`repo "${repo.name}": user "${repo.user}" does not exist; create it with: agent-runner provision repo ${repo.name}`);
+  if (user.uid === 0) throw new UsageError(`repo "${repo.name}": user "${repo.user}" has uid 0; agents never run as root`);
+  return user;
+}
+
+/** Creates (or re-owns) the user's state dir and checks the user can run the install. */
+export async function prepareUser(ports: Ports, input: DispatchInput, user: UserAccount): Promise<void> {
+  const dir = workStateDir(input.state, input.repo.name);
+  await ports.fs.mkdirp(dir.slice(0, dir.lastIndexOf('/')), 0o755);
+  const made = await ports.process.run({ program: 'install', args: ['-d', '-o', String(user.uid), '-g', String(user.gid), '-m', '0700', dir], env: { PATH: SYSTEM_PATH }, cwd: '/' });
+  if (made.exitCode !== 0) throw new FailedError(`cannot create ${dir} for user ${user.name}: ${made.stderr.trim()}`);
+  const probe = dropPrivileges(user, { program: 'test', args: ['-r', input.install.main, '-a', '-x', input.install.node, '-a', '-r', input.repo.path, '-a', '-x', input.repo.path], env: { PATH: SYSTEM_PATH }, cwd: '/' });
+  const result = await ports.process.run(probe);
+  if (result.exitCode !== 0) {
+    throw new UsageError(
+      `repo "${input.repo.name}": user ${user.name} cannot read ${input.install.main}, run ${input.install.node} or enter ${input.repo.path}; ` +
+        'make the install world-readable (chmod -R o+rX on its directory and every parent) and give the user its checkout',
+    );
+  }
+}
+
+/** Runs orchestrate as the repo's user and records the run. The caller holds the run lock. */
+export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hooks: DispatchHooks, stop: StopRequest): Promise<RunRecord> {
+  const user = await repoUser(deps, input.repo);
+  await prepareUser(deps, input, user);
+  const command = dropPrivileges(user, orchestrateCommand(input, user));
+  const started: RunRecord = {
+    id: input.runId,
+    repo: input.repo.name,
+    trigger: input.trigger,
+    ...(input.jobId === undefined ? {} : { jobId: input.jobId }),
+    user: user.name,
+    args: [...input.orchestrateArgs],
+    status: 'running',
+    startedAt: new Date(deps.clock.now()).toISOString(),
+  };
+  // Recorded before orchestrate can change anything, so a crash leaves a trace.
+  await writeRun(deps.fs, input.state, started);
+  const stdout: string[] = [];
+  const stderrTail: string[] = [];
+  const child = deps.process.start(command, {
+    onStdoutLine: (line) => stdout.push(line),
+    onStderrLine: (line) => {
+      stderrTail.push(line);
+      if (stderrTail.length > 20) stderrTail.shift();
+      hooks.onStderrLine(line);
+    },
+  });
+  const withProcess: RunRecord = { ...started, process: { pid: child.pid, startTime: await deps.process.startTimeOf(child.pid) } };
+  await writeRun(deps.fs, input.state, withProcess);
+  hooks.onStarted?.(withProcess);
+  let forced: { cancel(): void } | undefined;
+  stop.onRequest(() => {
+    child.signalGroup('SIGTERM');
+    forced = deps.clock.setTimer(STOP_GRACE_MS, () => {
+      child.signalGroup('SIGKILL');
+    });
+  });
+  const ended = await child.exited;
+  forced?.cancel();
+  // orchestrate ends its agents itself; if it was killed they may remain.
+  const leftovers = await recordedAgents(deps.fs, input.state, input.repo.name, input.repo.path);
+  if (leftovers.length) await reapGroups(deps, leftovers, 5_000);
+  const finished = finishRun(withProcess, {
+    exitCode: ended.exitCode,
+    signal: ended.signal,
+    stdout: stdout.join('\n'),
+    stderrTail: stderrTail.join('\n'),
+    endedAt: new Date(deps.clock.now()).toISOString(),
+    interrupted: stop.requested,
+  });
+  await writeRun(deps.fs, input.state, finished);
+  return finished;
+}
+
+/** The exit code of a dispatch: orchestrate's own, or 1 when it died without one. */
+export function dispatchExitCode(record: RunRecord): number {
+  if (record.exitCode === 0 || record.exitCode === 1 || record.exitCode === 2 || record.exitCode === 75) return record.exitCode;
+  return 1;
+}
