@@ -1,0 +1,140 @@
+// Loading a new proxy config without ever running a bad one. The new files
+// are staged in a temp dir and parsed there (`squid -k parse`); only a
+// config Squid accepts is moved into place and reloaded. A refused config
+// changes nothing: the running Squid keeps serving the previous one. If
+// Squid is down, agents have no way out at all (nftables only lets them
+// reach their proxy port), so a dead proxy fails closed.
+import * as path from 'node:path';
+import type { Clock, FsPort, ProcessPort } from '../../src/ports.js';
+import type { RegistryRepo } from '../../src/types.js';
+import { FailedError } from '../../src/errors.js';
+import { describeFailure, onHost, systemCommand, type CommandWrapper } from './exec.js';
+import { SQUID_INSTANCE, squidConfig, type RenderedSquid, type SquidLayout, type SquidOptions } from './squid-config.js';
+
+export interface SquidDeps {
+  readonly process: ProcessPort;
+  readonly fs: FsPort;
+  readonly clock: Clock;
+  readonly wrap?: CommandWrapper;
+  /** `-n` instance name: distinct instances never share shared-memory segments. */
+  readonly instance?: string;
+  /**
+   * How to (re)start Squid when it is not running. Under systemd the unit
+   * owns the process; elsewhere Squid daemonizes itself.
+   */
+  readonly serviceManager?: 'systemd' | 'direct';
+}
+
+export interface SquidInput {
+  readonly repos: readonly RegistryRepo[];
+  readonly layout: SquidLayout;
+  readonly options?: SquidOptions;
+}
+
+export type SquidApplyOutcome = 'unchanged' | 'reconfigured' | 'started';
+
+export const PROXY_UNIT = 'agent-runner-proxy.service';
+
+/** `squid -k parse` on a rendered config; the error text, or undefined when it parses. */
+export async function parseSquidConfig(deps: Pick<SquidDeps, 'process' | 'wrap'>, configFile: string): Promise<string | undefined> {
+  const result = await deps.process.run((deps.wrap ?? onHost)(systemCommand('squid', ['-k', 'parse', '-f', configFile])));
+  if (result.exitCode === 0) return undefined;
+  const fatal = `${result.stderr}\n${result.stdout}`.split('\n').filter((line) => /ERROR|FATAL|Bungled/.test(line));
+  return fatal.length ? fatal.map((line) => line.replace(/^\S+ \S+\| /, '')).join('; ') : describeFailure(result);
+}
+
+/** Whether our instance is running (its pid file names a live Squid). */
+export async function squidRunning(deps: Pick<SquidDeps, 'process' | 'wrap' | 'instance'>, configFile: string): Promise<boolean> {
+  const result = await deps.process.run((deps.wrap ?? onHost)(systemCommand('squid', ['-k', 'check', '-n', deps.instance ?? SQUID_INSTANCE, '-f', configFile])));
+  return result.exitCode === 0;
+}
+
+/** Renders, stages, parses, and only then installs and reloads. */
+export async function applySquid(deps: SquidDeps, input: SquidInput): Promise<SquidApplyOutcome> {
+  const { fs } = deps;
+  const wrap = deps.wrap ?? onHost;
+  const rendered = squidConfig(input.repos, input.layout, input.options);
+
+  const staging = await fs.makeTempDir('agent-runner-squid-');
+  try {
+    const staged = squidConfig(input.repos, { ...input.layout, allowlistDir: staging }, input.options);
+    for (const file of staged.allowlists) await fs.writeAtomic(file.path, file.text, 0o644);
+    const stagedConfig = path.join(staging, 'squid.conf');
+    await fs.writeAtomic(stagedConfig, staged.config, 0o644);
+    const error = await parseSquidConfig(deps, stagedConfig);
+    if (error !== undefined) {
+      throw new FailedError(`squid refused the new proxy config (${error}); nothing was changed and the running proxy keeps its previous config. Fix the allowlist it names in the registry and provision again`);
+    }
+  } finally {
+    await fs.remove(staging);
+  }
+
+  const changed = await installFiles(fs, input.layout, rendered);
+  await fs.mkdirp(input.layout.stateDir, 0o750);
+  const owner = input.options?.effectiveUser ?? 'proxy';
+  const chown = await deps.process.run(systemCommand('chown', [`${owner}:${owner}`, input.layout.stateDir]));
+  if (chown.exitCode !== 0) throw new FailedError(`cannot give ${input.layout.stateDir} to ${owner} (${describeFailure(chown)}); create the user or fix the directory`);
+
+  const instance = deps.instance ?? SQUID_INSTANCE;
+  if (deps.serviceManager === 'systemd') {
+    const result = await deps.process.run(systemCommand('systemctl', [changed ? 'reload-or-restart' : 'start', PROXY_UNIT]));
+    if (result.exitCode !== 0) throw new FailedError(`systemctl could not (re)load ${PROXY_UNIT} (${describeFailure(result)}); see journalctl -u ${PROXY_UNIT}`);
+    return changed ? 'reconfigured' : 'unchanged';
+  }
+  if (await squidRunning(deps, rendered.configFile)) {
+    if (!changed) return 'unchanged';
+    const result = await deps.process.run(wrap(systemCommand('squid', ['-k', 'reconfigure', '-n', instance, '-f', rendered.configFile])));
+    if (result.exitCode !== 0) throw new FailedError(`squid -k reconfigure failed (${describeFailure(result)}); see ${path.join(input.layout.stateDir, 'cache.log')}`);
+    return 'reconfigured';
+  }
+  await startSquid(deps, rendered.configFile, input.layout.stateDir, input.repos[0]?.proxyPort);
+  return 'started';
+}
+
+/** Whether something accepts TCP on 127.0.0.1:port (where the command runs). */
+export async function tcpPortAnswers(deps: Pick<SquidDeps, 'process' | 'wrap'>, port: number, host = '127.0.0.1'): Promise<boolean> {
+  // bash's /dev/tcp: no extra tool, and the script is constant; host and port are arguments.
+  const probe = systemCommand('timeout', ['3', 'bash', '-c', 'exec 3<>"/dev/tcp/$1/$2"', 'probe', host, String(port)]);
+  return (await deps.process.run((deps.wrap ?? onHost)(probe))).exitCode === 0;
+}
+
+/**
+ * Starts our instance (daemonized) and waits until it answers `-k check`
+ * and, when a port is given, accepts connections there (the pid file is
+ * written before the listening sockets open).
+ */
+export async function startSquid(deps: SquidDeps, configFile: string, stateDir: string, probePort?: number): Promise<void> {
+  const wrap = deps.wrap ?? onHost;
+  const instance = deps.instance ?? SQUID_INSTANCE;
+  const result = await deps.process.run(wrap(systemCommand('squid', ['-n', instance, '-f', configFile])));
+  if (result.exitCode !== 0) throw new FailedError(`squid did not start (${describeFailure(result)}); see ${path.join(stateDir, 'cache.log')}`);
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    if ((await squidRunning(deps, configFile)) && (probePort === undefined || (await tcpPortAnswers(deps, probePort)))) return;
+    await deps.clock.sleep(100);
+  }
+  throw new FailedError(`squid started but is not running after 5 s; see ${path.join(stateDir, 'cache.log')}`);
+}
+
+/** Writes what differs, removes lists of repos that are gone; true when anything changed. */
+async function installFiles(fs: FsPort, layout: SquidLayout, rendered: RenderedSquid): Promise<boolean> {
+  let changed = false;
+  await fs.mkdirp(layout.allowlistDir, 0o755);
+  for (const file of rendered.allowlists) {
+    if ((await fs.readTextIfExists(file.path)) !== file.text) {
+      await fs.writeAtomic(file.path, file.text, 0o644);
+      changed = true;
+    }
+  }
+  const wanted = new Set(rendered.allowlists.map((file) => path.basename(file.path)));
+  for (const name of await fs.list(layout.allowlistDir)) {
+    if (name.endsWith('.txt') && !wanted.has(name)) {
+      await fs.remove(path.join(layout.allowlistDir, name));
+      changed = true;
+    }
+  }
+  if ((await fs.readTextIfExists(rendered.configFile)) !== rendered.config) {
+    await fs.writeAtomic(rendered.configFile, rendered.config, 0o644);
+    changed = true;
+  }
+  return changed;
+}

@@ -1,0 +1,35 @@
+// How host effects are launched. Everything the isolation backend runs is a
+// Command (data); a CommandWrapper decides where it runs. In production that
+// is the host itself; tests and `doctor --netns` wrap every command in
+// `ip netns exec NS` so nft and Squid act inside a namespace, never on the
+// host's own ruleset.
+import type { Command } from '../../src/types.js';
+
+export type CommandWrapper = (command: Command) => Command;
+
+/** PATH for root's tools (nft, squid, useradd live in sbin). */
+export const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+export const onHost: CommandWrapper = (command) => command;
+
+/** Runs the command inside an existing network namespace (as root). */
+export function inNetns(namespace: string): CommandWrapper {
+  return (command) => ({
+    ...command,
+    program: 'ip',
+    args: ['netns', 'exec', namespace, command.program, ...command.args],
+    env: { ...command.env, PATH: command.env.PATH ?? SYSTEM_PATH },
+  });
+}
+
+/** A root tool invocation with a minimal, fixed environment. */
+export function systemCommand(program: string, args: readonly string[], cwd = '/', stdin?: string): Command {
+  return { program, args: [...args], env: { PATH: SYSTEM_PATH, LANG: 'C.UTF-8' }, cwd, ...(stdin === undefined ? {} : { stdin }) };
+}
+
+/** One line of a failed command's output, for error messages. */
+export function describeFailure(result: { exitCode: number | null; signal: string | null; stderr: string; stdout: string }): string {
+  const output = (result.stderr.trim() || result.stdout.trim()).split('\n').slice(-6).join('\n');
+  const how = result.signal ? `signal ${result.signal}` : `exit ${result.exitCode}`;
+  return output ? `${how}: ${output}` : how;
+}
