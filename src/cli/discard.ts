@@ -1,10 +1,27 @@
-// Placeholder until the command is built; it says so instead of pretending.
+// agent-runner discard: reset auto/work to the base branch, publish that, and
+// remove task branches and worktrees (parked ones too).
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { UsageError } from '../errors.js';
+import { discard } from '../lifecycle.js';
+import { lifecycleInput, lockWorkspace } from './lifecycle-input.js';
 
-export function define(command: Command, _context: CliContext): void {
-  command.allowUnknownOption().action(() => {
-    throw new UsageError('"discard" is not built yet');
-  });
+export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
+  command
+    .option('--workspace <dir>', 'the git checkout')
+    .option('--json', 'print the result as JSON')
+    .action(async (options: { workspace?: string; json?: boolean }) => {
+      const input = await lifecycleInput(context, options.workspace, true);
+      const lock = await lockWorkspace(context, input, 'discard');
+      try {
+        const result = await discard(input);
+        context.out(
+          options.json
+            ? `${JSON.stringify(result)}\n`
+            : `auto/work ${result.discarded ? 'reset' : 'already'} at ${input.baseBranch} (${result.to.slice(0, 10)})${result.pushed ? ', pushed' : ''}; removed ${result.removedBranches.length} task branch(es)\n`,
+        );
+      } finally {
+        await lock.release();
+      }
+      setExit(0);
+    });
 }

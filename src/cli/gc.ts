@@ -1,10 +1,24 @@
-// Placeholder until the command is built; it says so instead of pretending.
+// agent-runner gc: remove task worktrees and branches that a drain keeps for
+// inspection (parked tasks) or that a crash left. Takes the drain lock, so
+// nothing is running while it cleans.
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { UsageError } from '../errors.js';
+import { removeAllTaskBranches } from '../lifecycle.js';
+import { lifecycleInput, lockWorkspace } from './lifecycle-input.js';
 
-export function define(command: Command, _context: CliContext): void {
-  command.allowUnknownOption().action(() => {
-    throw new UsageError('"gc" is not built yet');
-  });
+export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
+  command
+    .option('--workspace <dir>', 'the git checkout')
+    .option('--json', 'print the result as JSON')
+    .action(async (options: { workspace?: string; json?: boolean }) => {
+      const input = await lifecycleInput(context, options.workspace, false);
+      const lock = await lockWorkspace(context, input, 'gc');
+      try {
+        const removed = await removeAllTaskBranches(input);
+        context.out(options.json ? `${JSON.stringify({ removed })}\n` : removed.length ? `removed ${removed.join(', ')}\n` : 'nothing to remove\n');
+      } finally {
+        await lock.release();
+      }
+      setExit(0);
+    });
 }

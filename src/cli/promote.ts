@@ -1,10 +1,22 @@
-// Placeholder until the command is built; it says so instead of pretending.
+// agent-runner promote: fast-forward the base branch to auto/work and push it.
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { UsageError } from '../errors.js';
+import { promote } from '../lifecycle.js';
+import { lifecycleInput, lockWorkspace } from './lifecycle-input.js';
 
-export function define(command: Command, _context: CliContext): void {
-  command.allowUnknownOption().action(() => {
-    throw new UsageError('"promote" is not built yet');
-  });
+export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
+  command
+    .option('--workspace <dir>', 'the git checkout')
+    .option('--json', 'print the result as JSON')
+    .action(async (options: { workspace?: string; json?: boolean }) => {
+      const input = await lifecycleInput(context, options.workspace, true);
+      const lock = await lockWorkspace(context, input, 'promote');
+      try {
+        const result = await promote(input);
+        context.out(options.json ? `${JSON.stringify(result)}\n` : `${result.detail}${result.pushed ? `; pushed ${input.baseBranch}` : ''}\n`);
+      } finally {
+        await lock.release();
+      }
+      setExit(0);
+    });
 }

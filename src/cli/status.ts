@@ -1,10 +1,35 @@
-// Placeholder until the command is built; it says so instead of pretending.
+// agent-runner status: base and staging, landed, parked and blocked tasks,
+// and the last drain's summary.
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { UsageError } from '../errors.js';
+import { stagingStatus, type StagingStatus } from '../lifecycle.js';
+import { lifecycleInput } from './lifecycle-input.js';
+import { renderTaskTable } from './drain-output.js';
 
-export function define(command: Command, _context: CliContext): void {
-  command.allowUnknownOption().action(() => {
-    throw new UsageError('"status" is not built yet');
-  });
+export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
+  command
+    .option('--workspace <dir>', 'the git checkout')
+    .option('--no-fetch', 'do not fetch origin first')
+    .option('--json', 'print the status as JSON')
+    .action(async (options: { workspace?: string; fetch: boolean; json?: boolean }) => {
+      const status = await stagingStatus(await lifecycleInput(context, options.workspace, options.fetch));
+      context.out(options.json ? `${JSON.stringify(status, null, 2)}\n` : renderStatus(status));
+      setExit(0);
+    });
+}
+
+export function renderStatus(status: StagingStatus): string {
+  const lines = [
+    `base     ${status.baseBranch} (${status.baseRef.replace(/^refs\//, '')}) ${status.base.slice(0, 12)}`,
+    `staging  auto/work ${status.staging ? `${status.staging.slice(0, 12)}: ${status.ahead} ahead, ${status.behind} behind` : 'does not exist yet'}`,
+    `landed   ${status.landed.length}${status.landed.map((landing) => `\n  ${landing.taskId}  ${landing.commit.slice(0, 10)}  ${landing.subject}`).join('')}`,
+    `parked   ${status.parked.length}${status.parked.map((task) => `\n  ${task.id}  ${task.reason}`).join('')}`,
+    `blocked  ${status.blocked.length}${status.blocked.map((task) => `\n  ${task.id}  ${task.reason}`).join('')}`,
+  ];
+  if (status.lastDrain) {
+    lines.push(`last drain ${status.lastDrain.runId}: ${status.lastDrain.outcome} at ${status.lastDrain.endedAt}`);
+    const table = renderTaskTable(status.lastDrain.tasks);
+    if (table) lines.push(table.trimEnd());
+  }
+  return `${lines.join('\n')}\n`;
 }

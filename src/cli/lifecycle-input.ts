@@ -1,0 +1,31 @@
+// The common start of status, promote, discard and gc: a checked workspace,
+// its config's base branch, a git with a clean environment, and (for the
+// commands that change things) the workspace lock a drain also takes.
+import * as path from 'node:path';
+import type { CliContext } from './context.js';
+import { checkWorkspace, ensureStateDir } from '../workspace.js';
+import { readRepoConfig } from '../config.js';
+import { agentBaseEnv } from '../agent-env.js';
+import { Git } from '../git.js';
+import { stateDir, workspaceStateDir } from '../paths.js';
+import { acquireWorkspaceLock, type WorkspaceLock } from '../workspace-lock.js';
+import type { LifecycleInput } from '../lifecycle.js';
+
+export async function lifecycleInput(context: CliContext, workspaceOption: string | undefined, fetch: boolean): Promise<LifecycleInput> {
+  const { fs, process } = context.ports;
+  const workspace = await checkWorkspace(fs, context.cwd, workspaceOption);
+  const { config } = await readRepoConfig(fs, workspace);
+  const git = new Git(process, { env: agentBaseEnv(context.env) });
+  return { ports: context.ports, git, workspace, baseBranch: config.baseBranch, stateDir: stateDir(context.env), fetch };
+}
+
+export async function lockWorkspace(context: CliContext, input: LifecycleInput, purpose: string): Promise<WorkspaceLock> {
+  const dir = workspaceStateDir(input.stateDir, input.workspace);
+  await ensureStateDir(context.ports.fs, dir);
+  return acquireWorkspaceLock({ fs: context.ports.fs, process: context.ports.process }, path.join(dir, 'orchestrate.lock'), {
+    pid: context.pid,
+    startTime: await context.ports.process.startTimeOf(context.pid),
+    since: new Date(context.ports.clock.now()).toISOString(),
+    purpose,
+  });
+}
