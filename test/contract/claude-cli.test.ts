@@ -1,0 +1,67 @@
+// Contract: the real Claude Code CLI (2.1.197) accepts the argv claudeAdapter
+// builds, and what it prints without credentials comes back from parseResult
+// as 'not-logged-in'. No credentials, HOME a temp dir, env built by hand.
+// Claude refuses to skip permissions as root, and agents never run as root:
+// as root the test drops to `nobody` (and cuts the network with unshare -n).
+import t from 'tap';
+import { chownSync, realpathSync } from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { claudeAdapter } from '../../src/adapters/claude.js';
+import { superviseAgent } from '../../src/supervise.js';
+import { realClock, realProcess } from '../../src/io.js';
+import { dropPrivileges } from '../../src/privdrop.js';
+import type { Command } from '../../src/types.js';
+import { tempDir } from '../helpers/temp.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const claude = realpathSync(path.join(root, 'node_modules/.bin/claude'));
+const isRoot = process.getuid?.() === 0;
+const NOBODY = { name: 'nobody', uid: 65534, gid: 65534, home: '/nonexistent', shell: '/usr/sbin/nologin' };
+
+function asAgent(command: Command): Command {
+  if (!isRoot) return command;
+  const dropped = dropPrivileges(NOBODY, command);
+  return { ...dropped, program: 'unshare', args: ['-n', '--', dropped.program, ...dropped.args] };
+}
+
+function invocationIn(t: Parameters<typeof tempDir>[0]) {
+  const home = tempDir(t, 'claude-home-');
+  if (isRoot) chownSync(home, NOBODY.uid, NOBODY.gid);
+  return {
+    binary: claude,
+    prompt: 'Your task: TASK-1 "Say hi" (file backlog/tasks/task-1 - Say-hi.md)\n',
+    workspace: home,
+    taskId: 'TASK-1',
+    model: 'sonnet',
+    effort: 'high',
+    env: { HOME: home, PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, LANG: 'C.UTF-8' },
+  };
+}
+
+const limits = { idleTimeoutMs: 30_000, wallClockMs: 60_000, killGraceMs: 2000 };
+
+t.test('claude accepts our argv and, without a login, reports not-logged-in', async (t) => {
+  const command = claudeAdapter.buildCommand(invocationIn(t));
+  const run = await superviseAgent({ process: realProcess, clock: realClock }, asAgent(command), limits, () => undefined);
+  t.notMatch(run.stderrTail, /unknown option|error: option|cannot be used with root/i, `no argument error (stderr: ${run.stderrTail})`);
+  t.match(run.stdoutLines[0] ?? '', /"type":"system","subtype":"init"/, 'the first line is the init event: the argv parsed');
+  t.match(run.stdoutLines.join('\n'), /"permissionMode":"bypassPermissions"/, 'the permission flag took effect');
+  t.equal(run.endedBy, 'exit');
+  t.equal(run.exitCode, 1);
+  const result = claudeAdapter.parseResult(run);
+  t.equal(result.ok, false);
+  t.equal(result.failure, 'not-logged-in');
+  t.equal(result.detail, 'Not logged in · Please run /login');
+  t.match(result.sessionId ?? '', /^[0-9a-f-]{36}$/, 'the session id is parsed');
+  t.equal(result.costUsd, 0);
+});
+
+t.test('control: an argv claude does not accept is visible as an argument error', async (t) => {
+  const command = claudeAdapter.buildCommand(invocationIn(t));
+  const bogus = { ...command, args: [...command.args, '--no-such-flag'] };
+  const run = await superviseAgent({ process: realProcess, clock: realClock }, asAgent(bogus), limits, () => undefined);
+  t.match(run.stderrTail, /unknown option '--no-such-flag'/);
+  t.same(run.stdoutLines, []);
+  t.equal(claudeAdapter.parseResult(run).failure, 'no-output');
+});

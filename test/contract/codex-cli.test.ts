@@ -1,0 +1,88 @@
+// Contract: the real Codex CLI (0.171) accepts the argv codexAdapter builds,
+// and, with no credentials and no network, retries forever: the supervisor's
+// watchdog must end it, parseResult must say so, and nothing of its process
+// group may survive. As root the run gets its own empty network namespace
+// (unshare -n), so nothing leaves the machine.
+import t from 'tap';
+import { readFileSync, readdirSync, realpathSync } from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { codexAdapter } from '../../src/adapters/codex.js';
+import { superviseAgent } from '../../src/supervise.js';
+import { realClock, realProcess } from '../../src/io.js';
+import type { Command } from '../../src/types.js';
+import { gitRepo, tempDir } from '../helpers/temp.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const codex = realpathSync(path.join(root, 'node_modules/.bin/codex'));
+const isRoot = process.getuid?.() === 0;
+
+function isolated(command: Command): Command {
+  return isRoot ? { ...command, program: 'unshare', args: ['-n', '--', command.program, ...command.args] } : command;
+}
+
+function groupMembers(pgid: number): number[] {
+  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number).filter((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return Number(fields[2]) === pgid && fields[0] !== 'Z';
+    } catch {
+      return false;
+    }
+  });
+}
+
+function invocationIn(t: Parameters<typeof tempDir>[0]) {
+  const home = tempDir(t, 'codex-home-');
+  return {
+    binary: codex,
+    prompt: 'Your task: TASK-1 "Say hi" (file backlog/tasks/task-1 - Say-hi.md)\n',
+    workspace: gitRepo(t),
+    taskId: 'TASK-1',
+    model: 'gpt-5-codex',
+    effort: 'high',
+    env: { HOME: home, PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, LANG: 'C.UTF-8' },
+  };
+}
+
+t.test('codex accepts our argv and only the watchdog ends it; its group is gone after', async (t) => {
+  const command = codexAdapter.buildCommand(invocationIn(t));
+  let pid = -1;
+  t.teardown(() => {
+    try {
+      if (pid > 0) process.kill(-pid, 'SIGKILL');
+    } catch {
+      // gone, as it should be
+    }
+  });
+  const started = Date.now();
+  const run = await superviseAgent(
+    { process: { ...realProcess, start: (cmd, handlers) => { const child = realProcess.start(cmd, handlers); pid = child.pid; return child; } }, clock: realClock },
+    isolated(command),
+    { idleTimeoutMs: 5000, wallClockMs: 12_000, killGraceMs: 2000 },
+    () => undefined,
+  );
+  const elapsed = Date.now() - started;
+  t.notMatch(run.stderrTail, /unexpected argument|Usage: codex|error: invalid value/i, 'no argument error');
+  t.match(run.stdoutLines[0] ?? '', /^\{"type":"thread.started","thread_id":"[0-9a-f-]+"\}$/, 'the first event is thread.started: the argv parsed and the prompt came in on stdin');
+  t.ok(['idle-timeout', 'wall-clock'].includes(run.endedBy), `ended by the watchdog (${run.endedBy})`);
+  t.ok(elapsed < 20_000, `within the limits (${elapsed} ms)`);
+  const result = codexAdapter.parseResult(run);
+  t.equal(result.ok, false);
+  t.equal(result.failure, run.endedBy);
+  t.match(result.sessionId ?? '', /^[0-9a-f-]{36}$/);
+  t.equal(run.pid, pid);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.same(groupMembers(pid), [], 'no process of the codex group is left');
+});
+
+t.test('control: an argv codex does not accept is visible as an argument error', async (t) => {
+  const command = codexAdapter.buildCommand(invocationIn(t));
+  const bogus = { ...command, args: [...command.args.slice(0, 2), '--no-such-flag', ...command.args.slice(2)] };
+  const run = await superviseAgent({ process: realProcess, clock: realClock }, isolated(bogus), { idleTimeoutMs: 10_000, wallClockMs: 20_000, killGraceMs: 1000 }, () => undefined);
+  t.match(run.stderrTail, /unexpected argument '--no-such-flag'/);
+  t.equal(run.endedBy, 'exit');
+  t.equal(run.exitCode, 2);
+  t.equal(codexAdapter.parseResult(run).failure, 'no-output');
+});
