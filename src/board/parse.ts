@@ -77,8 +77,9 @@ export function tooLarge(size: number): string {
 
 /** The id from a frontmatter YAML could not parse, when a safe one is there. */
 function recoverId(yamlText: string): TaskId | undefined {
-  const match = /^id:[ \t]*['"]?([^'"\s]+)['"]?[ \t]*$/m.exec(yamlText);
-  return match && isSafeTaskId(match[1]!) ? match[1] : undefined;
+  const matches = [...yamlText.matchAll(/^id:[ \t]*['"]?([^'"\s]+)['"]?[ \t]*$/gm)];
+  // Two id lines name no task for sure.
+  return matches.length === 1 && isSafeTaskId(matches[0]![1]!) ? matches[0]![1] : undefined;
 }
 
 function optionalText(value: unknown, key: string): string {
