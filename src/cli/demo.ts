@@ -1,10 +1,45 @@
-// Placeholder until the command is built; it says so instead of pretending.
+// agent-runner demo: the whole loop on an embedded example. The temp dir is
+// removed afterwards unless --keep.
+import * as path from 'node:path';
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { UsageError } from '../errors.js';
+import { runDemo } from '../demo/demo.js';
+import { progressPrinter, renderTaskTable } from './drain-output.js';
+import { renderStatus } from './status.js';
 
-export function define(command: Command, _context: CliContext): void {
-  command.allowUnknownOption().action(() => {
-    throw new UsageError('"demo" is not built yet');
-  });
+export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
+  command
+    .option('--keep', 'keep the demo repos (the path is printed)')
+    .option('--json', 'print the drain summary, status and promotion as JSON')
+    .action(async (options: { keep?: boolean; json?: boolean }) => {
+      const started = context.ports.clock.now();
+      const agent = path.join(path.dirname(context.selfBin), 'scripted-agent');
+      const result = await runDemo(context.ports, {
+        agentCommand: [agent],
+        path: context.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+        onEvent: progressPrinter(context, 'human'),
+        onStep: (text) => context.err(`${text}\n`),
+        stop: context.terminate,
+        pid: context.pid,
+      });
+      const seconds = ((context.ports.clock.now() - started) / 1000).toFixed(1);
+      const mismatches = result.summary.tasks.filter((task) => result.expected[task.id] !== task.outcome).map((task) => `${task.id} ${task.outcome} (expected ${result.expected[task.id]})`);
+      const untouched = Object.entries(result.expected).filter(([id, expect]) => expect === 'not started' && result.summary.tasks.some((task) => task.id === id));
+      if (options.json) {
+        context.out(`${JSON.stringify({ ...result, seconds: Number(seconds), mismatches }, null, 2)}\n`);
+      } else {
+        context.out(`\n${renderTaskTable(result.summary.tasks)}`);
+        context.out(`not started: ${Object.entries(result.expected).filter(([, expect]) => expect === 'not started').map(([id]) => `${id} (needs a human)`).join(', ')}\n\n`);
+        context.out(renderStatus(result.status));
+        context.out(`\npromote: ${result.promotion.detail}${result.promotion.pushed ? ', pushed to origin' : ''}\n`);
+        context.out(`demo finished in ${seconds}s${options.keep ? `; repos kept in ${result.root}` : ''}\n`);
+      }
+      if (!options.keep) await context.ports.fs.remove(result.root);
+      if (mismatches.length || untouched.length) {
+        context.err(`demo: unexpected outcomes: ${[...mismatches, ...untouched.map(([id]) => `${id} was started`)].join('; ')}\n`);
+        setExit(1);
+        return;
+      }
+      setExit(0);
+    });
 }

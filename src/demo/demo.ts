@@ -1,0 +1,109 @@
+// The embedded demo: a bare origin and a clone in a temp dir, a board that
+// walks every path, the bundled scripted agent, one drain, then status and
+// promote. No root, no credentials, no network.
+import * as path from 'node:path';
+import type { Ports } from '../ports.js';
+import type { DrainEvent, DrainSummary } from '../drain-types.js';
+import { Git } from '../git.js';
+import { orchestrate } from '../orchestrate.js';
+import { applyOverrides, readRepoConfig } from '../config.js';
+import { adapterFor } from '../adapters/index.js';
+import { renderTaskFile, taskFileName } from '../board/render.js';
+import { promote, stagingStatus, type PromoteResult, type StagingStatus } from '../lifecycle.js';
+import { DEMO_BACKLOG_CONFIG, DEMO_GATES, DEMO_README, DEMO_TASKS, demoConfig } from './demo-repo.js';
+
+export interface DemoInput {
+  /** argv of the bundled scripted agent. */
+  readonly agentCommand: readonly string[];
+  /** PATH for git and the agent. */
+  readonly path: string;
+  readonly onEvent: (event: DrainEvent) => void;
+  readonly onStep: (text: string) => void;
+  readonly stop: AbortSignal;
+  readonly pid: number;
+}
+
+export interface DemoResult {
+  readonly root: string;
+  readonly clone: string;
+  readonly summary: DrainSummary;
+  readonly expected: Readonly<Record<string, string>>;
+  readonly status: StagingStatus;
+  readonly promotion: PromoteResult;
+}
+
+function stamp(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
+}
+
+export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResult> {
+  const { fs, clock } = ports;
+  const root = await fs.makeTempDir('agent-runner-demo-');
+  const origin = path.join(root, 'origin.git');
+  const clone = path.join(root, 'project');
+  const home = path.join(root, 'home');
+  const state = path.join(root, 'state');
+  await fs.mkdirp(home, 0o700);
+  // Git and the agent see only this: no user or system git config, a fixed identity.
+  const env = {
+    HOME: home,
+    PATH: input.path,
+    LANG: 'C.UTF-8',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_AUTHOR_NAME: 'demo agent',
+    GIT_AUTHOR_EMAIL: 'agent@demo.invalid',
+    GIT_COMMITTER_NAME: 'demo agent',
+    GIT_COMMITTER_EMAIL: 'agent@demo.invalid',
+  };
+  const git = new Git(ports.process, { env, identity: { name: 'demo operator', email: 'operator@demo.invalid' } });
+
+  input.onStep(`demo repo: ${clone} (origin ${origin})`);
+  await git.run(root, ['init', '--quiet', '--bare', '--initial-branch=main', origin]);
+  await git.run(root, ['clone', '--quiet', origin, clone]);
+  const created = stamp(clock.now());
+  const files: Record<string, string> = {
+    'README.md': DEMO_README,
+    VERSION: '1.0.0\n',
+    'backlog/config.yml': DEMO_BACKLOG_CONFIG,
+    '.agent/config.json': demoConfig(input.agentCommand),
+    '.agent/gates.sh': DEMO_GATES,
+  };
+  for (const task of DEMO_TASKS) {
+    const { expect: _expect, ...fields } = task;
+    files[path.join('backlog/tasks', taskFileName(task.id, task.title))] = renderTaskFile({ ...fields, createdDate: created });
+  }
+  for (const [name, text] of Object.entries(files)) {
+    await fs.mkdirp(path.dirname(path.join(clone, name)));
+    await fs.writeAtomic(path.join(clone, name), text, name.endsWith('.sh') ? 0o755 : 0o644);
+  }
+  await git.run(clone, ['checkout', '--quiet', '-B', 'main']);
+  await git.run(clone, ['add', '-A']);
+  await git.run(clone, ['commit', '--quiet', '-m', 'Demo project with a board of nine tasks']);
+  await git.run(clone, ['push', '--quiet', 'origin', 'main']);
+
+  const { config: repoConfig } = await readRepoConfig(fs, clone);
+  const config = applyOverrides(repoConfig, {});
+  input.onStep(`draining ${DEMO_TASKS.length} tasks with the scripted agent, ${config.maxParallel} at a time`);
+  const summary = await orchestrate(ports, git, {
+    workspace: clone,
+    config,
+    only: undefined,
+    push: true,
+    force: false,
+    runId: ports.ids.next(),
+    env,
+    secrets: [],
+    stateDir: state,
+    adapter: adapterFor('command'),
+    binary: input.agentCommand[0]!,
+    onEvent: input.onEvent,
+    stop: input.stop,
+    graceMs: 5000,
+    pid: input.pid,
+  });
+  const lifecycle = { ports, git, workspace: clone, baseBranch: 'main', stateDir: state, fetch: true };
+  const status = await stagingStatus(lifecycle);
+  const promotion = await promote(lifecycle);
+  const expected = Object.fromEntries(DEMO_TASKS.map((task) => [task.id, task.expect]));
+  return { root, clone, summary, expected, status, promotion };
+}
