@@ -13,7 +13,8 @@ export async function resolveAgentBinary(process: ProcessPort, adapter: AgentAda
     const candidate = program.includes('/') && !path.isAbsolute(program) ? path.join(workspace, program) : program;
     const found = await process.which(candidate, pathVariable);
     if (!found) throw new UsageError(`agent command ${program} was not found or is not executable (PATH=${pathVariable}); fix "command" in .agent/config.json`);
-    return found;
+    // A repo script stays relative: each session runs the copy in its own worktree.
+    return candidate === program ? found : program;
   }
   const found = await process.which(adapter.defaultBinary, pathVariable);
   if (!found) throw new UsageError(`${adapter.defaultBinary} is not on PATH (${pathVariable}); install it for this user or choose another assistant`);
