@@ -61,7 +61,8 @@ export function allowlistFile(layout: SquidLayout, repo: string): string {
 }
 
 const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
-const DOMAIN = new RegExp(`^\\.?${LABEL}(?:\\.${LABEL})+$`);
+// At least two labels, and a top-level label with a letter: "10.0.0.1" is an address, not a name.
+const DOMAIN = new RegExp(`^\\.?${LABEL}(?:\\.${LABEL})*\\.[a-z0-9-]*[a-z][a-z0-9-]*$`);
 
 /** Whether `outer` (".example.com" or "example.com") already matches every name `inner` matches. */
 function covers(outer: string, inner: string): boolean {

@@ -1,0 +1,35 @@
+// The generated config against the real Squid parser: accepted as generated,
+// refused when an allowlist is broken in a way Squid treats as fatal.
+import t from 'tap';
+import { writeFileSync, mkdirSync } from 'node:fs';
+import * as path from 'node:path';
+import { squidConfig } from '../../backends/host/squid-config.js';
+import { parseSquidConfig } from '../../backends/host/apply-squid.js';
+import { realPorts } from '../../src/io.js';
+import { aRepo, squidLayoutUnder } from '../helpers/host-fixtures.js';
+import { tempDir } from '../helpers/temp.js';
+import { missingTools } from '../helpers/system.js';
+import { systemTestMayRun } from '../helpers/system.js';
+
+function write(root: string, repos: Parameters<typeof squidConfig>[0]): string {
+  const rendered = squidConfig(repos, squidLayoutUnder(root), { hostsFile: path.join(root, 'hosts') });
+  mkdirSync(path.join(root, 'etc', 'allow'), { recursive: true });
+  writeFileSync(path.join(root, 'hosts'), '203.0.113.2 allowed.test\n');
+  for (const file of rendered.allowlists) writeFileSync(file.path, file.text);
+  writeFileSync(rendered.configFile, rendered.config);
+  return rendered.configFile;
+}
+
+t.test('squid -k parse', async (t) => {
+  if (missingTools(['squid']).length) {
+    systemTestMayRun(t, ['squid']);
+    return;
+  }
+  const ports = realPorts();
+  const good = write(tempDir(t), [aRepo('alpha', { proxyPort: 3200, allow: ['github.com', '.npmjs.org'] }), aRepo('beta', { proxyPort: 3201 })]);
+  t.equal(await parseSquidConfig(ports, good), undefined, 'the generated config parses');
+  const broken = write(tempDir(t), [aRepo('alpha', { proxyPort: 3200, allow: ['registry.npmjs.org', '.npmjs.org'] })]);
+  const error = await parseSquidConfig(ports, broken);
+  t.match(error, /'registry\.npmjs\.org' is a subdomain of '\.npmjs\.org'/);
+  t.match(error, /Bungled/);
+});

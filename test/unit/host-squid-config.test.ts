@@ -1,0 +1,93 @@
+// squid.conf and the allowlists for two repos, text asserted exactly, and
+// the allowlist validator.
+import t from 'tap';
+import { squidConfig, squidProblems } from '../../backends/host/squid-config.js';
+import { aRepo } from '../helpers/host-fixtures.js';
+
+const layout = { configFile: '/etc/agent-runner/squid.conf', allowlistDir: '/etc/agent-runner/allow', stateDir: '/var/lib/agent-runner/squid' };
+const alpha = aRepo('alpha', { proxyPort: 3200, allow: ['GitHub.com', '.npmjs.org'] });
+const beta = aRepo('beta', { proxyPort: 3201, allow: [] });
+
+t.test('two repos', async (t) => {
+  const rendered = squidConfig([beta, alpha], layout);
+  t.equal(rendered.configFile, '/etc/agent-runner/squid.conf');
+  t.equal(
+    rendered.config,
+    `# agent-runner allowlist proxy. Generated from the registry by
+# \`agent-runner provision\`; edits here are overwritten.
+# One port per repo: the port a request arrives on names the repo, and
+# only that repo's allowlist applies. nftables lets each repo user reach
+# only its own port.
+
+pid_filename /var/lib/agent-runner/squid/squid.pid
+cache_log /var/lib/agent-runner/squid/cache.log
+logformat agent_runner %ts.%03tu repo=%{repo}note client=%>a:%>p status=%Ss/%03>Hs bytes=%<st method=%rm url=%ru upstream=%<a
+access_log stdio:/var/lib/agent-runner/squid/access.log agent_runner
+coredump_dir /var/lib/agent-runner/squid
+cache_effective_user proxy
+visible_hostname agent-runner
+
+# No cache and no side channels: a pure filtering forwarder.
+cache deny all
+cache_mem 0 MB
+pinger_enable off
+icp_port 0
+htcp_port 0
+snmp_port 0
+forwarded_for delete
+httpd_suppress_version_string on
+
+acl Safe_ports port 80 443
+acl SSL_ports port 443
+acl CONNECT method CONNECT
+acl to_private dst 0.0.0.0/8 10.0.0.0/8 100.64.0.0/10 127.0.0.0/8 169.254.0.0/16 172.16.0.0/12 192.168.0.0/16 ::1 fc00::/7 fe80::/10
+
+# repo alpha (user agent-alpha)
+http_port 127.0.0.1:3200 name=alpha
+acl repo_alpha myportname alpha
+acl allow_alpha dstdomain -n "/etc/agent-runner/allow/alpha.txt"
+note repo alpha repo_alpha
+
+# repo beta (user agent-beta)
+http_port 127.0.0.1:3201 name=beta
+acl repo_beta myportname beta
+acl allow_beta dstdomain -n "/etc/agent-runner/allow/beta.txt"
+note repo beta repo_beta
+
+# Order matters: refusals first, then one allow per repo (its port, its
+# list, and never a private destination), then deny.
+http_access deny manager
+http_access deny !Safe_ports
+http_access deny CONNECT !SSL_ports
+http_access allow repo_alpha allow_alpha !to_private
+http_access allow repo_beta allow_beta !to_private
+http_access deny all
+`,
+  );
+  t.same(rendered.allowlists, [
+    { path: '/etc/agent-runner/allow/alpha.txt', text: '# repo alpha: domains its agents may reach (from the registry)\ngithub.com\n.npmjs.org\n' },
+    { path: '/etc/agent-runner/allow/beta.txt', text: '# repo beta: domains its agents may reach (from the registry)\n' },
+  ]);
+});
+
+t.test('hosts_file and effective user are options', async (t) => {
+  const rendered = squidConfig([alpha], layout, { hostsFile: '/tmp/hosts', effectiveUser: 'nobody' });
+  t.match(rendered.config, /\ncache_effective_user nobody\nvisible_hostname agent-runner\nhosts_file \/tmp\/hosts\n/);
+});
+
+t.test('allowlist problems, all at once', async (t) => {
+  const bad = aRepo('bad', { proxyPort: 3200, allow: ['github.com', '10.0.0.1', 'no_underscores.com', 'localhost', 'www.example.org', '.example.org', 'github.com'] });
+  t.same(
+    squidProblems([bad, beta, aRepo('gamma', { proxyPort: 3201 })], 'registry.toml').map((p) => `${p.key}: ${p.problem}`),
+    [
+      'repos.bad.allow[1]: "10.0.0.1" is not a domain name',
+      'repos.bad.allow[2]: "no_underscores.com" is not a domain name',
+      'repos.bad.allow[3]: "localhost" is not a domain name',
+      'repos.bad.allow[4]: "www.example.org" is already covered by ".example.org"',
+      'repos.bad.allow[6]: "github.com" is already covered by "github.com"',
+      'repos.gamma.proxy_port: port 3201 is also the proxy port of "beta"',
+    ],
+  );
+  t.same(squidProblems([alpha, beta], 'registry.toml'), []);
+  t.same(squidProblems([aRepo('x', { allow: ['example.org', '.example.org'] })], 'r').map((p) => p.problem), ['"example.org" is already covered by ".example.org"']);
+});
