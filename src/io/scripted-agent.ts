@@ -1,0 +1,156 @@
+// The scripted agent's effects: a deterministic, offline stand-in for a coding
+// agent, for the demo and for tests. It runs as a command assistant (task id
+// in AGENT_TASK_ID, workspace in AGENT_WORKSPACE, prompt on stdin) or, when
+// called with claude's argv, poses as Claude Code (task id from the prompt's
+// "Your task:" line, workspace = cwd, stream-json on stdout). What it does is
+// read from the task's instruction block: see src/scripted-agent/instructions.ts
+// and docs/agents.md. Git runs with the environment it was given, so commits
+// carry whatever identity that environment names.
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { setStatus } from '../board/edit.js';
+import { isUnreadable, parseTaskFile } from '../board/parse.js';
+import type { Task } from '../types.js';
+import { parseInstructions } from '../scripted-agent/instructions.js';
+import { IN_PROGRESS, commitMessage, finishedTaskText, planRun, type Step } from '../scripted-agent/plan.js';
+import {
+  assistantEvent, failureLines, initEvent, looksLikeClaudeArgv, readClaudeArgv, sessionIdFor, successResult, taskIdFromPrompt, type SessionFacts,
+} from '../scripted-agent/claude-stream.js';
+
+export interface ScriptedAgentIo {
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  readonly stdin: string;
+  out(line: string): void;
+  err(line: string): void;
+}
+
+const TASKS_DIR = path.join('backlog', 'tasks');
+
+class AgentFailure extends Error {
+  constructor(message: string, readonly exitCode: number) {
+    super(message);
+  }
+}
+
+function findTaskFile(workspace: string, taskId: string): { file: string; text: string; task: Task } {
+  const dir = path.join(workspace, TASKS_DIR);
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((name) => name.endsWith('.md')).sort();
+  } catch {
+    throw new AgentFailure(`scripted-agent: ${dir} cannot be read; run it in a workspace with a Backlog.md board`, 2);
+  }
+  for (const name of names) {
+    const file = path.join(TASKS_DIR, name);
+    const text = readFileSync(path.join(workspace, file), 'utf8');
+    const parsed = parseTaskFile(file, text);
+    if (!isUnreadable(parsed) && parsed.id.toUpperCase() === taskId.toUpperCase()) return { file, text, task: parsed };
+  }
+  throw new AgentFailure(`scripted-agent: no task ${taskId} in ${dir}; check the task id the runner passed`, 2);
+}
+
+function git(workspace: string, env: Record<string, string>, args: string[]): void {
+  try {
+    execFileSync('git', args, { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    const stderr = (error as { stderr?: Buffer }).stderr?.toString('utf8').trim() ?? String(error);
+    throw new AgentFailure(`scripted-agent: git ${args.join(' ')} failed in ${workspace}: ${stderr}`, 1);
+  }
+}
+
+const sleep = (seconds: number) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+
+/** Never resolves; the interval keeps the process alive until it is killed. */
+function hangForever(): Promise<never> {
+  setInterval(() => undefined, 1 << 30);
+  return new Promise<never>(() => undefined);
+}
+
+/** Runs the steps; returns an exit code when a step says to stop there. */
+async function runSteps(workspace: string, steps: readonly Step[]): Promise<number | undefined> {
+  for (const step of steps) {
+    switch (step.kind) {
+      case 'write': {
+        const target = path.join(workspace, step.path);
+        mkdirSync(path.dirname(target), { recursive: true });
+        writeFileSync(target, `${step.text}\n`);
+        break;
+      }
+      case 'append': {
+        const target = path.join(workspace, step.path);
+        mkdirSync(path.dirname(target), { recursive: true });
+        appendFileSync(target, `${step.line}\n`);
+        break;
+      }
+      case 'sleep':
+        await sleep(step.seconds);
+        break;
+      case 'exit':
+        return step.code;
+      case 'hang':
+        return hangForever();
+    }
+  }
+  return undefined;
+}
+
+export async function runScriptedAgent(io: ScriptedAgentIo): Promise<number> {
+  const posing = looksLikeClaudeArgv(io.argv);
+  const claudeArgv = posing ? readClaudeArgv(io.argv) : undefined;
+  if (claudeArgv?.error) {
+    io.err(claudeArgv.error);
+    return 1;
+  }
+  const taskId = posing ? taskIdFromPrompt(io.stdin) : io.env.AGENT_TASK_ID;
+  const workspace = posing ? io.cwd : io.env.AGENT_WORKSPACE ?? io.cwd;
+  if (!taskId) {
+    io.err(posing ? 'scripted-agent: the prompt has no "Your task: <ID>" line' : 'scripted-agent: AGENT_TASK_ID is not set; the runner passes the task id there');
+    return 2;
+  }
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(io.env)) if (value !== undefined) env[key] = value;
+
+  try {
+    const { file, text, task } = findTaskFile(workspace, taskId);
+    const block = parseInstructions(task.description);
+    if (block.problems.length) throw new AgentFailure(`scripted-agent: ${file}: ${block.problems.join('; ')}`, 2);
+    const plan = planRun(block.instructions);
+    const facts: SessionFacts = { sessionId: sessionIdFor(task.id, io.stdin), cwd: workspace, model: claudeArgv?.model ?? 'scripted', permissionMode: claudeArgv?.permissionMode ?? 'default' };
+    const say = (line: string) => !plan.quiet && io.out(line);
+
+    if (posing) say(initEvent(facts));
+    if (posing && plan.claudeResult) {
+      for (const line of failureLines(facts, plan.claudeResult)) say(line);
+      return 1;
+    }
+
+    const taskPath = path.join(workspace, file);
+    writeFileSync(taskPath, setStatus(text, IN_PROGRESS));
+    const stop = await runSteps(workspace, plan.steps);
+    if (stop !== undefined) return stop;
+
+    const current = readFileSync(taskPath, 'utf8');
+    writeFileSync(taskPath, finishedTaskText(current, task, plan.ending));
+    git(workspace, env, ['add', '-A']);
+    git(workspace, env, ['commit', '-q', '-m', commitMessage(task, plan.ending)]);
+
+    const summary = plan.ending.kind === 'blocked' ? `${task.id} is blocked: ${plan.ending.reason}` : `${task.id}: ${plan.ending.kind === 'done' ? 'done' : 'worked on, status left In Progress'}`;
+    if (posing) {
+      say(assistantEvent(facts, summary));
+      say(successResult(facts, io.stdin, summary, 2 + plan.steps.length));
+    } else {
+      say(summary);
+    }
+    return 0;
+  } catch (error) {
+    if (error instanceof AgentFailure) {
+      io.err(error.message);
+      return error.exitCode;
+    }
+    io.err(`scripted-agent: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}

@@ -1,0 +1,108 @@
+// What the scripted agent prints when it poses as Claude Code: the same
+// stream-json events claude 2.1.x prints (system init, assistant message,
+// result), with deterministic ids and numbers so tests can assert them. Pure.
+import { createHash } from 'node:crypto';
+import type { ClaudeResultKind } from './instructions.js';
+
+export interface ClaudeArgv {
+  readonly model: string | undefined;
+  readonly permissionMode: string;
+  /** An argument error claude itself would print, if any. */
+  readonly error?: string;
+}
+
+/** True when argv is a `claude -p --output-format ...` call. */
+export function looksLikeClaudeArgv(argv: readonly string[]): boolean {
+  return (argv.includes('-p') || argv.includes('--print')) && argv.some((arg) => arg === '--output-format' || arg.startsWith('--output-format='));
+}
+
+function optionValue(argv: readonly string[], name: string): string | undefined {
+  const index = argv.indexOf(name);
+  if (index >= 0) return argv[index + 1];
+  return argv.find((arg) => arg.startsWith(`${name}=`))?.slice(name.length + 1);
+}
+
+export function readClaudeArgv(argv: readonly string[]): ClaudeArgv {
+  const format = optionValue(argv, '--output-format');
+  const model = optionValue(argv, '--model');
+  const permissionMode = argv.includes('--dangerously-skip-permissions') ? 'bypassPermissions' : optionValue(argv, '--permission-mode') ?? 'default';
+  const base = { model, permissionMode };
+  if (format !== 'stream-json') return { ...base, error: `Error: the scripted agent only speaks --output-format stream-json, not ${format ?? '(none)'}` };
+  // claude itself refuses stream-json without --verbose in print mode.
+  if (!argv.includes('--verbose')) return { ...base, error: 'Error: When using --print, --output-format=stream-json requires --verbose' };
+  return base;
+}
+
+/** The task id from the prompt's directive line: `Your task: TASK-3 "Title" (file ...)`. */
+export function taskIdFromPrompt(prompt: string): string | undefined {
+  return /^Your task: (\S+)/m.exec(prompt)?.[1];
+}
+
+/** A stable UUID-shaped session id derived from the task and prompt. */
+export function sessionIdFor(taskId: string, prompt: string): string {
+  const hex = createHash('sha256').update(`${taskId}\n${prompt}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+export interface SessionFacts {
+  readonly sessionId: string;
+  readonly cwd: string;
+  readonly model: string;
+  readonly permissionMode: string;
+}
+
+export function initEvent(facts: SessionFacts): string {
+  return JSON.stringify({
+    type: 'system', subtype: 'init', cwd: facts.cwd, session_id: facts.sessionId, tools: ['Bash', 'Edit', 'Read', 'Write'],
+    mcp_servers: [], model: facts.model, permissionMode: facts.permissionMode, apiKeySource: 'none', claude_code_version: '2.1.197',
+  });
+}
+
+export function assistantEvent(facts: SessionFacts, text: string, error?: string): string {
+  return JSON.stringify({
+    type: 'assistant',
+    message: { id: `msg_${facts.sessionId.slice(0, 8)}`, type: 'message', role: 'assistant', model: facts.model, content: [{ type: 'text', text }], stop_reason: 'end_turn', usage: { input_tokens: 0, output_tokens: 0 } },
+    parent_tool_use_id: null,
+    session_id: facts.sessionId,
+    ...(error ? { error } : {}),
+  });
+}
+
+/** Token counts and cost for a prompt: a pure function of its length. */
+export function usageFor(prompt: string): { inputTokens: number; outputTokens: number; cacheReadTokens: number; costUsd: number } {
+  const inputTokens = Math.ceil(prompt.length / 4);
+  const outputTokens = 42;
+  const cacheReadTokens = 1000;
+  // $3 per million input, $15 per million output, $0.30 per million cache reads, rounded to micro-dollars.
+  const costUsd = Math.round(inputTokens * 3 + outputTokens * 15 + cacheReadTokens * 0.3) / 1_000_000;
+  return { inputTokens, outputTokens, cacheReadTokens, costUsd };
+}
+
+export function successResult(facts: SessionFacts, prompt: string, text: string, turns: number): string {
+  const usage = usageFor(prompt);
+  return JSON.stringify({
+    type: 'result', subtype: 'success', is_error: false, duration_ms: 0, duration_api_ms: 0, num_turns: turns, result: text,
+    session_id: facts.sessionId, total_cost_usd: usage.costUsd,
+    usage: { input_tokens: usage.inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: usage.cacheReadTokens, output_tokens: usage.outputTokens },
+  });
+}
+
+/** The lines claude prints for each canned failure, after init. */
+export function failureLines(facts: SessionFacts, kind: ClaudeResultKind): string[] {
+  const usage = { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 };
+  const result = (fields: Record<string, unknown>) => JSON.stringify({ type: 'result', duration_ms: 0, session_id: facts.sessionId, total_cost_usd: 0, usage, ...fields });
+  switch (kind) {
+    case 'not-logged-in':
+      return [
+        assistantEvent(facts, 'Not logged in · Please run /login', 'authentication_failed'),
+        result({ subtype: 'success', is_error: true, api_error_status: null, num_turns: 1, result: 'Not logged in · Please run /login' }),
+      ];
+    case 'rate-limited':
+      return [
+        assistantEvent(facts, "You've hit your limit · resets 7pm (UTC)", 'rate_limit'),
+        result({ subtype: 'success', is_error: true, api_error_status: 429, num_turns: 1, result: "You've hit your limit · resets 7pm (UTC)" }),
+      ];
+    case 'max-turns':
+      return [result({ subtype: 'error_max_turns', is_error: true, num_turns: 30 })];
+  }
+}
