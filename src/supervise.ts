@@ -76,7 +76,7 @@ export async function superviseAgent(
   const startedAt = clock.now();
   // Handlers may fire before start() returns (a fake, or a very fast child), so
   // the handle is looked up lazily.
-  let handle: { signalGroup(signal: 'SIGTERM' | 'SIGKILL'): void } | undefined;
+  let handle: { signalGroup(signal: 'SIGTERM' | 'SIGKILL'): void } | undefined = undefined;
   const expire = (reason: EndedBy) => {
     if (ending) return;
     ending = true;
