@@ -1,10 +1,87 @@
-// Placeholder until the command is built; it says so instead of pretending.
+// agent-runner enqueue REPO (--task ID | --drain | --prompt TEXT) [--model M]
+//   | --list [--json] | --cancel ID
+// Queues a one-off job; the repo's watcher runs it at its next free slot.
+// Writes only under the state dir: never into the repo.
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { UsageError } from '../errors.js';
+import { findRepo } from '../control/registry.js';
+import { loadRegistry, requireRoot } from '../control/cli-support.js';
+import { describeWork, Spool, type Job, type JobWork } from '../control/spool.js';
+import { isSafeTaskId } from '../board/parse.js';
 
-export function define(command: Command, _context: CliContext): void {
-  command.allowUnknownOption().action(() => {
-    throw new UsageError('"enqueue" is not built yet');
-  });
+interface EnqueueOptions {
+  task?: string;
+  drain?: boolean;
+  prompt?: string;
+  model?: string;
+  list?: boolean;
+  cancel?: string;
+  json?: boolean;
+}
+
+const MAX_PROMPT_BYTES = 64 * 1024;
+const MODEL = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}$/;
+
+export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
+  command
+    .argument('<repo>', 'a repo name from the registry')
+    .option('--task <id>', 'run this task')
+    .option('--drain', 'run a drain')
+    .option('--prompt <text>', 'turn this text into a new task on auto/work, then run it')
+    .option('--model <id>', 'with --prompt: the model for that task (as its model:<id> label)')
+    .option('--list', 'list queued and running jobs')
+    .option('--cancel <job-id>', 'cancel a queued job')
+    .option('--json', 'with --list: print JSON')
+    .action(async (repoName: string, options: EnqueueOptions) => {
+      setExit(await enqueue(context, repoName, options));
+    });
+}
+
+/** Pure: the work a set of flags asks for. */
+export function workFromOptions(options: EnqueueOptions): JobWork {
+  const chosen = [options.task !== undefined, Boolean(options.drain), options.prompt !== undefined].filter(Boolean).length;
+  if (chosen !== 1) throw new UsageError('give exactly one of --task ID, --drain or --prompt TEXT (or --list, --cancel ID)');
+  if (options.model !== undefined && options.prompt === undefined) {
+    throw new UsageError('--model goes with --prompt only (it becomes the new task\'s model:<id> label); for an existing task add that label to the task');
+  }
+  if (options.model !== undefined && !MODEL.test(options.model)) throw new UsageError(`--model "${options.model}" is not a model id`);
+  if (options.task !== undefined) {
+    if (!isSafeTaskId(options.task)) throw new UsageError(`--task "${options.task}" is not a task id (e.g. TASK-12)`);
+    return { kind: 'task', taskId: options.task.toUpperCase() };
+  }
+  if (options.drain) return { kind: 'drain' };
+  const prompt = options.prompt!.trim();
+  if (!prompt) throw new UsageError('--prompt is empty');
+  if (Buffer.byteLength(prompt, 'utf8') > MAX_PROMPT_BYTES) throw new UsageError(`--prompt is longer than ${MAX_PROMPT_BYTES} bytes; put the detail in a task instead`);
+  return { kind: 'prompt', prompt };
+}
+
+function renderJobs(jobs: readonly (Job & { state: string })[]): string {
+  if (!jobs.length) return 'no queued or running jobs\n';
+  return `${jobs.map((job) => `${job.id}  ${job.state.padEnd(7)}  attempt ${job.attempt}  ${describeWork(job.work)}`).join('\n')}\n`;
+}
+
+async function enqueue(context: CliContext, repoName: string, options: EnqueueOptions): Promise<number> {
+  const { registry, registryFile, state } = await loadRegistry(context);
+  const repo = findRepo(registry, repoName, registryFile);
+  const spool = new Spool(context.ports.fs, state, repo.name);
+  const now = new Date(context.ports.clock.now()).toISOString();
+  if (options.list) {
+    const jobs = [...(await spool.list('running')).map((job) => ({ ...job, state: 'running' })), ...(await spool.list('queue')).map((job) => ({ ...job, state: 'queued' }))];
+    context.out(options.json ? `${JSON.stringify({ repo: repo.name, jobs }, null, 2)}\n` : renderJobs(jobs));
+    return 0;
+  }
+  requireRoot(context, 'enqueue', 'the queue lives in the root-owned state dir');
+  if (options.cancel !== undefined) {
+    const job = await spool.cancel(options.cancel, now);
+    context.out(`${job.id}\n`);
+    context.err(`enqueue: cancelled ${describeWork(job.work)} on ${repo.name}\n`);
+    return 0;
+  }
+  const work = workFromOptions(options);
+  const job = await spool.enqueue(context.ports.ids, now, work, options.model);
+  context.out(`${job.id}\n`);
+  context.err(`enqueue: queued ${describeWork(work)} on ${repo.name}${repo.enabled ? '' : ' (the repo is disabled: its watcher runs no jobs until it is enabled)'}\n`);
+  return 0;
 }

@@ -1,10 +1,89 @@
-// Placeholder until the command is built; it says so instead of pretending.
+// agent-runner watch [REPO | --all]: the watch loop, as root, one event per
+// line on stderr (the journal). Runs until SIGTERM; then stops at the next run
+// boundary (see RepoWatcher.stop).
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { UsageError } from '../errors.js';
+import { findRepo } from '../control/registry.js';
+import { installPaths, loadRegistry, requireRoot } from '../control/cli-support.js';
+import { RepoWatcher, type LogEvent } from '../control/watch.js';
+import { cronScheduler } from '../control/cron.js';
+import { realLocks } from '../io/lock.js';
+import { realControl } from '../io/proc.js';
+import { parsePositiveInt } from './options.js';
 
-export function define(command: Command, _context: CliContext): void {
-  command.allowUnknownOption().action(() => {
-    throw new UsageError('"watch" is not built yet');
+interface WatchOptions {
+  all?: boolean;
+  once?: boolean;
+  stopGraceSec: string;
+}
+
+export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
+  command
+    .argument('[repo]', 'the repo to watch (systemd runs one watcher per repo)')
+    .option('--all', 'watch every enabled repo in one process')
+    .option('--once', 'one tick per repo, wait for what it started, exit')
+    .option('--stop-grace-sec <n>', 'on SIGTERM, how long a run in progress may finish before it is interrupted', '60')
+    .action(async (repoName: string | undefined, options: WatchOptions) => {
+      setExit(await watch(context, repoName, options));
+    });
+}
+
+async function watch(context: CliContext, repoName: string | undefined, options: WatchOptions): Promise<number> {
+  requireRoot(context, 'watch', "it takes the repos' locks and drops to their users");
+  if (Boolean(repoName) === Boolean(options.all)) throw new UsageError('give one repo name or --all');
+  const stopGraceMs = parsePositiveInt('--stop-grace-sec', options.stopGraceSec, 86_400) * 1000;
+  const { registry, registryFile, state } = await loadRegistry(context);
+  const repos = repoName ? [findRepo(registry, repoName, registryFile)] : registry.repos.filter((repo) => repo.enabled);
+  if (!repos.length) throw new UsageError(`${registryFile}: no enabled repos to watch`);
+  const { clock } = context.ports;
+  const log = (event: LogEvent) => context.err(`${JSON.stringify({ time: new Date(clock.now()).toISOString(), ...event })}\n`);
+  const self = await realControl.self();
+  const deps = {
+    ...context.ports,
+    locks: realLocks,
+    control: realControl,
+    scheduler: options.once ? { schedule: () => ({ stop: () => undefined }) } : cronScheduler,
+    install: await installPaths(context),
+    state,
+    registryFile,
+    log,
+    stopGraceMs,
+    // Above orchestrate's own --grace-sec (30 s), so it can end its agents itself first.
+    killAfterMs: 45_000,
+  };
+  const watchers: RepoWatcher[] = [];
+  for (const repo of repos) {
+    const watcher = new RepoWatcher(deps, repo.name, self.pid);
+    try {
+      await watcher.start(repo);
+      watchers.push(watcher);
+    } catch (error) {
+      // With one repo the operator must hear it (exit 75 when another watcher runs); with --all the others go on.
+      if (repoName) throw error;
+      log({ event: 'repo-not-watched', repo: repo.name, error: (error as Error).message });
+    }
+  }
+  if (!watchers.length) return 1;
+  let stopped!: () => void;
+  const done = new Promise<void>((resolve) => {
+    stopped = resolve;
   });
+  const stopAll = () => {
+    log({ event: 'stop-requested', repo: '*' });
+    void Promise.all(watchers.map((watcher) => watcher.stop())).then(() => stopped());
+  };
+  const unsubscribe = [realControl.onSignal('SIGTERM', stopAll), realControl.onSignal('SIGINT', stopAll)];
+  try {
+    await Promise.all(watchers.map((watcher) => watcher.tick()));
+    if (options.once) {
+      await Promise.all(watchers.map((watcher) => watcher.idle()));
+      await Promise.all(watchers.map((watcher) => watcher.stop()));
+      return 0;
+    }
+    await done;
+    return 0;
+  } finally {
+    for (const off of unsubscribe) off();
+  }
 }

@@ -54,6 +54,8 @@ export class StopRequest {
 
 export interface DispatchDeps extends Ports {
   readonly control: ProcessControl;
+  /** After a stop request: how long orchestrate gets before its groups are killed (default STOP_GRACE_MS). */
+  readonly killAfterMs?: number;
 }
 
 /** How long orchestrate gets after SIGTERM to wind down its agents before its groups are killed. */
@@ -144,7 +146,7 @@ export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hook
   let forced: { cancel(): void } | undefined;
   stop.onRequest(() => {
     child.signalGroup('SIGTERM');
-    forced = deps.clock.setTimer(STOP_GRACE_MS, () => {
+    forced = deps.clock.setTimer(deps.killAfterMs ?? STOP_GRACE_MS, () => {
       child.signalGroup('SIGKILL');
     });
   });

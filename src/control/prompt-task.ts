@@ -1,0 +1,101 @@
+// A free-text prompt job becomes a Backlog.md task before it runs: a new task
+// file committed on the staging branch auto/work, by the repo's user (never
+// root), with git plumbing only: no checkout, no worktree, no hook. The drain
+// that follows merges the base branch in as usual, and the job then runs as
+// `--task <new id>`. Written byte-compatible with `backlog task create`.
+import type { Ports } from '../ports.js';
+import type { Command, RegistryRepo, TaskId } from '../types.js';
+import { gitCommand } from '../git.js';
+import { dropPrivileges } from '../privdrop.js';
+import { yamlScalar } from '../board/yaml-scalar.js';
+import { backlogTimestamp } from '../board/edit.js';
+import { repoUser } from './dispatch.js';
+import type { Job } from './spool.js';
+
+const ZERO_OID = '0000000000000000000000000000000000000000';
+
+/** Pure: the title a prompt gets: its first non-empty line, at most 80 characters. */
+export function titleOf(prompt: string): string {
+  const line = prompt.split('\n').map((text) => text.trim()).find(Boolean) ?? 'Queued prompt';
+  return line.length > 80 ? `${line.slice(0, 77)}...` : line;
+}
+
+/** Pure: the file name the Backlog.md CLI gives a task (`task-7 - Fix-the-thing.md`). */
+export function taskFileName(number: number, title: string): string {
+  const slug = title.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'task';
+  return `task-${number} - ${slug}.md`;
+}
+
+/** Pure: the next task number after the files already in backlog/ (tasks, completed, archive). */
+export function nextTaskNumber(paths: readonly string[]): number {
+  let max = 0;
+  for (const file of paths) {
+    const match = /(?:^|\/)task-(\d+)(?:\.\d+)*\s/i.exec(file);
+    if (match) max = Math.max(max, Number(match[1]));
+  }
+  return max + 1;
+}
+
+/** Pure: the task file for a prompt. */
+export function promptTaskText(input: { id: TaskId; prompt: string; createdMs: number; labels: readonly string[] }): string {
+  const labels = input.labels.length ? `\n${input.labels.map((label) => `  - ${yamlScalar(label)}`).join('\n')}` : ' []';
+  return [
+    '---',
+    `id: ${input.id}`,
+    `title: ${yamlScalar(titleOf(input.prompt))}`,
+    'status: To Do',
+    'assignee: []',
+    `created_date: '${backlogTimestamp(input.createdMs)}'`,
+    `labels:${labels}`,
+    'dependencies: []',
+    '---',
+    '',
+    '## Description',
+    '',
+    '<!-- SECTION:DESCRIPTION:BEGIN -->',
+    input.prompt.trim(),
+    '<!-- SECTION:DESCRIPTION:END -->',
+    '',
+  ].join('\n');
+}
+
+/** Creates the task for a prompt job on auto/work as the repo user; returns its id. */
+export async function createPromptTask(ports: Ports, repo: RegistryRepo, job: Job): Promise<TaskId> {
+  if (job.work.kind !== 'prompt') throw new Error(`job ${job.id} is not a prompt job`);
+  const user = await repoUser(ports, repo);
+  const env = { HOME: user.home, PATH: repo.toolchainPath, USER: user.name, LOGNAME: user.name };
+  const identity = { name: repo.authorName ?? 'agent-runner', email: repo.authorEmail ?? 'agent-runner@localhost' };
+  let indexFile = '';
+  const run = async (args: readonly string[], stdin?: string, withIndex = false): Promise<string> => {
+    const base = gitCommand(repo.path, args, { env, identity });
+    const command: Command = { ...base, env: { ...base.env, ...(withIndex ? { GIT_INDEX_FILE: indexFile } : {}) }, ...(stdin === undefined ? {} : { stdin }) };
+    const result = await ports.process.run(dropPrivileges(user, command));
+    if (result.exitCode !== 0) throw new Error(`creating the task for job ${job.id}: git ${args.join(' ')} failed: ${result.stderr.trim()}`);
+    return result.stdout.trim();
+  };
+  const tryRef = async (ref: string) => {
+    const result = await ports.process.run(dropPrivileges(user, gitCommand(repo.path, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { env })));
+    return result.exitCode === 0 ? result.stdout.trim() : undefined;
+  };
+  // A private index in the user's own git dir, so the checkout's index is never touched.
+  indexFile = `${await run(['rev-parse', '--absolute-git-dir'])}/agent-runner-index-${job.id}`;
+  const staging = await tryRef('refs/heads/auto/work');
+  const parent = staging ?? (await tryRef(`refs/remotes/origin/${repo.baseBranch}`)) ?? (await tryRef(`refs/heads/${repo.baseBranch}`));
+  if (!parent) throw new Error(`creating the task for job ${job.id}: ${repo.path} has neither auto/work nor ${repo.baseBranch}`);
+  const files = (await run(['ls-tree', '-r', '--name-only', parent, 'backlog/'])).split('\n');
+  const number = nextTaskNumber(files);
+  const id = `TASK-${number}`;
+  const text = promptTaskText({ id, prompt: job.work.prompt, createdMs: Date.parse(job.createdAt) || 0, labels: job.model ? [`model:${job.model}`] : [] });
+  const blob = await run(['hash-object', '-w', '--stdin'], text);
+  try {
+    await run(['read-tree', parent], undefined, true);
+    await run(['update-index', '--add', '--cacheinfo', `100644,${blob},backlog/tasks/${taskFileName(number, titleOf(job.work.prompt))}`], undefined, true);
+    const tree = await run(['write-tree'], undefined, true);
+    const commit = await run(['commit-tree', tree, '-p', parent, '-m', `${id}: ${titleOf(job.work.prompt)}\n\nQueued as job ${job.id}.`]);
+    // Compare-and-swap: fails if auto/work moved since we read it.
+    await run(['update-ref', '-m', `agent-runner: queued prompt ${job.id}`, 'refs/heads/auto/work', commit, staging ?? ZERO_OID]);
+  } finally {
+    await ports.process.run(dropPrivileges(user, { program: 'rm', args: ['-f', indexFile], env: { PATH: '/usr/bin:/bin' }, cwd: '/' }));
+  }
+  return id;
+}

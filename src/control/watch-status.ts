@@ -1,0 +1,40 @@
+// <state>/repos/NAME/watch.json: what the watcher of a repo is doing, for
+// fleet and the dashboard. Rewritten atomically on every change and as a
+// heartbeat while a run goes on.
+import * as path from 'node:path';
+import type { FsPort } from '../ports.js';
+import { repoStateDir } from '../paths.js';
+
+export interface WatchStatus {
+  readonly repo: string;
+  readonly state: 'starting' | 'idle' | 'running' | 'stopping' | 'stopped';
+  readonly pid: number;
+  readonly runId?: string;
+  readonly jobId?: string;
+  /** ISO times. */
+  readonly runStartedAt?: string;
+  readonly lastTick?: string;
+  readonly heartbeat: string;
+  readonly lastResult?: { readonly runId: string; readonly outcome: string; readonly exitCode: number | null | undefined; readonly endedAt: string | undefined };
+  /** The last problem that made a tick skip the repo (bad config, missing user, unreadable board). */
+  readonly lastError?: { readonly at: string; readonly message: string };
+}
+
+export function watchStatusFile(state: string, repo: string): string {
+  return path.join(repoStateDir(state, repo), 'watch.json');
+}
+
+export async function writeWatchStatus(fs: FsPort, state: string, status: WatchStatus): Promise<void> {
+  await fs.mkdirp(repoStateDir(state, status.repo), 0o755);
+  await fs.writeAtomic(watchStatusFile(state, status.repo), `${JSON.stringify(status, null, 2)}\n`, 0o644);
+}
+
+export async function readWatchStatus(fs: FsPort, state: string, repo: string): Promise<WatchStatus | undefined> {
+  const text = await fs.readTextIfExists(watchStatusFile(state, repo));
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as WatchStatus;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,299 @@
+// The watch loop of one repo: on each scheduled tick, run a queued job or a
+// drain when the board has ready work; on start, repair what a crashed
+// predecessor left (stale locks, live process groups, runs marked running,
+// jobs in running/); on stop, finish the current run or, after a grace
+// period, interrupt it. A broken repo is logged and skipped every tick; it
+// never throws out of tick().
+import type { RegistryRepo } from '../types.js';
+import { BusyError, ExitError } from '../errors.js';
+import { readRegistry } from './registry.js';
+import { acquireLock, clearDeadLock, runLockPath, watchLockPath } from './lock.js';
+import { DEFAULT_MAX_ATTEMPTS, describeWork, orchestrateArgsFor, Spool, type Job } from './spool.js';
+import { BoardSnapshot } from './board-snapshot.js';
+import { decideTick, needsBoard } from './tick.js';
+import { dispatchRun, StopRequest, type Install } from './dispatch.js';
+import { latestRuns, writeRun, type RunRecord } from './runs.js';
+import { recordedAgents, reapGroups, type ProcessRecord } from './reap.js';
+import { writeWatchStatus, type WatchStatus } from './watch-status.js';
+import type { ControlPorts, HeldLock } from './ports.js';
+import { createPromptTask } from './prompt-task.js';
+
+export interface Scheduler {
+  /** Calls fn on each match of the cron expression; never overlapping calls. */
+  schedule(expression: string, fn: () => Promise<void>): { stop(): void };
+}
+
+export type LogEvent = { readonly event: string; readonly repo: string } & Record<string, unknown>;
+
+export interface WatchDeps extends ControlPorts {
+  readonly scheduler: Scheduler;
+  readonly install: Install;
+  readonly state: string;
+  readonly registryFile: string;
+  log(event: LogEvent): void;
+  /** How long a stopping watcher lets the current run finish before interrupting it. */
+  readonly stopGraceMs: number;
+  /** After interrupting: how long orchestrate gets before its groups are killed. */
+  readonly killAfterMs: number;
+  readonly maxAttempts?: number;
+}
+
+const HEARTBEAT_MS = 15_000;
+/** How many of a repo's runs a restart checks for "still marked running". */
+const RECENT_RUNS = 20;
+
+export class RepoWatcher {
+  private watchLock: HeldLock | undefined;
+  private task: { stop(): void } | undefined;
+  private schedule: string | undefined;
+  private current: { promise: Promise<void>; stop: StopRequest } | undefined;
+  private stopping = false;
+  private status: WatchStatus;
+  private readonly spool: Spool;
+  private snapshot: BoardSnapshot | undefined;
+
+  constructor(
+    private readonly deps: WatchDeps,
+    readonly name: string,
+    private readonly pid: number,
+  ) {
+    this.spool = new Spool(deps.fs, deps.state, name);
+    this.status = { repo: name, state: 'starting', pid, heartbeat: this.now() };
+  }
+
+  private now(): string {
+    return new Date(this.deps.clock.now()).toISOString();
+  }
+
+  private log(event: string, fields: Record<string, unknown> = {}): void {
+    this.deps.log({ event, repo: this.name, ...fields });
+  }
+
+  private async setStatus(change: Partial<WatchStatus>): Promise<void> {
+    this.status = { ...this.status, ...change, heartbeat: this.now() };
+    await writeWatchStatus(this.deps.fs, this.deps.state, this.status).catch((error: Error) => this.log('status-write-failed', { error: error.message }));
+  }
+
+  /** Takes the watch lock (BusyError when another watcher has it), repairs, schedules. */
+  async start(repo: RegistryRepo): Promise<void> {
+    const lockDeps = { locks: this.deps.locks, process: this.deps.process, clock: this.deps.clock };
+    const cleared = await clearDeadLock(lockDeps, watchLockPath(this.deps.state, this.name));
+    if (cleared.cleared) this.log('stale-lock-cleared', { lock: 'watch', holderPid: cleared.holder?.pid });
+    this.watchLock = await acquireLock(lockDeps, watchLockPath(this.deps.state, this.name), { command: `watch ${this.name}`, wait: false, what: `the watcher of repo "${this.name}"` });
+    await this.spool.ensure();
+    await this.recover(repo);
+    this.reschedule(repo.schedule);
+    await this.setStatus({ state: 'idle' });
+    this.log('watching', { schedule: repo.schedule });
+  }
+
+  private reschedule(expression: string): void {
+    if (this.schedule === expression) return;
+    this.task?.stop();
+    this.schedule = expression;
+    this.task = this.deps.scheduler.schedule(expression, () => this.tick());
+  }
+
+  /** After a crash: stale run lock, orphaned process groups, runs still marked running, jobs left in running/. */
+  private async recover(repo: RegistryRepo): Promise<void> {
+    const lockDeps = { locks: this.deps.locks, process: this.deps.process, clock: this.deps.clock };
+    const cleared = await clearDeadLock(lockDeps, runLockPath(this.deps.state, this.name));
+    if (cleared.cleared) this.log('stale-lock-cleared', { lock: 'run', holderPid: cleared.holder?.pid, holderCommand: cleared.holder?.command });
+    let runLock: HeldLock | undefined;
+    try {
+      runLock = await acquireLock(lockDeps, runLockPath(this.deps.state, this.name), { command: `watch ${this.name} (recovering)`, wait: false, what: `repo "${this.name}"` });
+    } catch (error) {
+      if (!(error instanceof BusyError)) throw error;
+      // A live dispatch owns the repo: its runs and agents are not orphans.
+      this.log('recovery-deferred', { reason: error.message });
+    }
+    if (runLock) {
+      try {
+        const orphans = (await latestRuns(this.deps.fs, this.deps.state, this.name, RECENT_RUNS)).filter((run) => run.status === 'running');
+        const groups: ProcessRecord[] = orphans.filter((run) => run.process).map((run) => ({ pid: run.process!.pid, startTime: run.process!.startTime, label: `orchestrate ${run.id}` }));
+        groups.push(...(await recordedAgents(this.deps.fs, this.deps.state, this.name, repo.path)));
+        if (groups.length) {
+          const reaped = await reapGroups(this.deps, groups, this.deps.killAfterMs);
+          for (const group of reaped) this.log('orphan-ended', { label: group.label, pid: group.pid, killed: group.killed });
+        }
+        for (const run of orphans) {
+          const record: RunRecord = { ...run, status: 'interrupted', outcome: 'interrupted', endedAt: this.now(), detail: 'the runner died mid-run (watcher restarted); its processes were ended' };
+          await writeRun(this.deps.fs, this.deps.state, record);
+          this.log('run-interrupted', { runId: run.id });
+        }
+      } finally {
+        await runLock.release();
+      }
+    }
+    for (const action of await this.spool.recover(this.now(), this.deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)) {
+      this.log(action.action === 'requeue' ? 'job-requeued' : action.action === 'give-up' ? 'job-gave-up' : 'job-duplicate-dropped', { jobId: action.id });
+    }
+  }
+
+  /** One tick. Never throws: a broken repo is logged and skipped. */
+  async tick(): Promise<void> {
+    if (this.stopping || this.current) return;
+    const at = this.now();
+    try {
+      const registry = await readRegistry(this.deps.fs, this.deps.registryFile);
+      const repo = registry.repos.find((candidate) => candidate.name === this.name);
+      if (!repo) throw new ExitError(`repo "${this.name}" is no longer in ${this.deps.registryFile}; stop its unit: systemctl disable --now agent-runner-watch@${this.name}`, 2);
+      this.reschedule(repo.schedule);
+      const queued = (await this.spool.ids('queue')).length;
+      let ready: readonly string[] | undefined;
+      let boardError: string | undefined;
+      if (needsBoard({ enabled: repo.enabled, running: false, stopping: false, queued })) {
+        if (!this.snapshot || this.snapshotFor !== `${repo.path}\n${repo.baseBranch}`) {
+          this.snapshot = new BoardSnapshot(this.deps.process, repo.path, repo.baseBranch);
+          this.snapshotFor = `${repo.path}\n${repo.baseBranch}`;
+        }
+        try {
+          ready = (await this.snapshot.summary()).ready;
+        } catch (error) {
+          boardError = (error as Error).message;
+        }
+      }
+      const action = decideTick({ enabled: repo.enabled, running: false, stopping: this.stopping, queued, ready, ...(boardError === undefined ? {} : { boardError }) });
+      if (action.kind === 'broken') throw new Error(action.reason);
+      if (action.kind === 'run-job') this.begin(repo, undefined);
+      else if (action.kind === 'drain') {
+        this.log('drain-starting', { ready: action.ready });
+        this.begin(repo, ['--drain']);
+      } else await this.setStatus({ lastTick: at, ...(this.status.lastError ? {} : {}) });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.log('repo-skipped', { error: message });
+      await this.setStatus({ lastTick: at, lastError: { at, message } });
+    }
+  }
+
+  private snapshotFor: string | undefined;
+
+  /** Starts a run in the background; tick() returns at once so other repos go on. */
+  private begin(repo: RegistryRepo, drainArgs: string[] | undefined): void {
+    const stop = new StopRequest();
+    const promise = this.runOnce(repo, drainArgs, stop).finally(() => {
+      this.current = undefined;
+    });
+    this.current = { promise, stop };
+  }
+
+  /** Resolves when the current run (if any) has ended. */
+  async idle(): Promise<void> {
+    await this.current?.promise;
+  }
+
+  private async runOnce(repo: RegistryRepo, drainArgs: string[] | undefined, stop: StopRequest): Promise<void> {
+    const lockDeps = { locks: this.deps.locks, process: this.deps.process, clock: this.deps.clock };
+    let lock: HeldLock;
+    try {
+      lock = await acquireLock(lockDeps, runLockPath(this.deps.state, this.name), {
+        command: `watch ${this.name}`,
+        wait: false,
+        what: `repo "${this.name}"`,
+        onCompromised: (error) => this.log('lock-lost', { error: error.message }),
+      });
+    } catch (error) {
+      if (error instanceof BusyError) {
+        this.log('busy', { reason: error.message });
+        await this.setStatus({ lastTick: this.now() });
+        return;
+      }
+      throw error;
+    }
+    let job: Job | undefined;
+    const heartbeat = { timer: undefined as { cancel(): void } | undefined };
+    const beat = () => {
+      heartbeat.timer = this.deps.clock.setTimer(HEARTBEAT_MS, () => {
+        void this.setStatus({}).then(beat);
+      });
+    };
+    try {
+      // The job is claimed under the lock: a busy repo leaves it queued.
+      if (!drainArgs) {
+        job = await this.spool.claimNext(this.now());
+        if (!job) return;
+        this.log('job-starting', { jobId: job.id, work: describeWork(job.work), attempt: job.attempt });
+      }
+      const runId = this.deps.ids.next();
+      await this.setStatus({ state: 'running', runId, runStartedAt: this.now(), lastTick: this.now(), ...(job ? { jobId: job.id } : { jobId: undefined }) });
+      beat();
+      let args = drainArgs ?? [];
+      if (job) {
+        let taskId = job.taskId;
+        if (job.work.kind === 'prompt' && taskId === undefined) {
+          taskId = await createPromptTask(this.deps, repo, job);
+          job = { ...job, taskId };
+          await this.spool.update(job);
+          this.log('prompt-task-created', { jobId: job.id, taskId });
+        }
+        args = orchestrateArgsFor(job.work, taskId);
+      }
+      const record = await dispatchRun(
+        { ...this.deps, killAfterMs: this.deps.killAfterMs },
+        { repo, state: this.deps.state, install: this.deps.install, orchestrateArgs: args, trigger: job ? 'job' : 'watch', ...(job ? { jobId: job.id } : {}), progress: 'json', runId },
+        { onStderrLine: (line) => this.relay(line) },
+        stop,
+      );
+      this.log('run-finished', { runId, outcome: record.outcome, exitCode: record.exitCode, tasks: (record.tasks ?? []).map((task) => `${task.id}:${task.outcome}`) });
+      if (job) {
+        if (record.status === 'interrupted') {
+          // Stopped by the operator: back to the queue, the attempt counted.
+          await this.deps.fs.rename(`${this.spoolPath('running', job.id)}`, `${this.spoolPath('queue', job.id)}`);
+          this.log('job-requeued', { jobId: job.id });
+        } else {
+          await this.spool.finish(job, { outcome: record.exitCode === 0 ? 'succeeded' : 'failed', runId, exitCode: record.exitCode ?? -1, finishedAt: this.now(), ...(record.detail ? { detail: record.detail } : {}) });
+        }
+      }
+      await this.setStatus({ state: this.stopping ? 'stopping' : 'idle', runId: undefined, jobId: undefined, runStartedAt: undefined, lastResult: { runId, outcome: record.outcome ?? record.status, exitCode: record.exitCode, endedAt: record.endedAt }, lastError: undefined });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.log('run-failed', { error: message, ...(job ? { jobId: job.id } : {}) });
+      if (job) await this.spool.finish(job, { outcome: 'failed', detail: message, finishedAt: this.now() }).catch(() => undefined);
+      await this.setStatus({ state: this.stopping ? 'stopping' : 'idle', runId: undefined, jobId: undefined, runStartedAt: undefined, lastError: { at: this.now(), message } });
+    } finally {
+      heartbeat.timer?.cancel();
+      await lock.release();
+    }
+  }
+
+  private spoolPath(where: 'queue' | 'running', id: string): string {
+    return `${this.deps.state}/repos/${this.name}/spool/${where}/${id}.json`;
+  }
+
+  private relay(line: string): void {
+    let event: Record<string, unknown>;
+    try {
+      event = line.startsWith('{') ? (JSON.parse(line) as Record<string, unknown>) : { event: 'log', line };
+    } catch {
+      event = { event: 'log', line };
+    }
+    const { event: name, ...rest } = event;
+    this.deps.log({ ...rest, event: `orchestrate:${String(name ?? 'log')}`, repo: this.name });
+  }
+
+  /**
+   * Stops at the next run boundary: nothing new starts; a run in progress
+   * gets stopGraceMs to finish, then orchestrate is told to stop (it ends its
+   * agents), and after killAfterMs its groups are killed.
+   */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.task?.stop();
+    const current = this.current;
+    if (current) {
+      await this.setStatus({ state: 'stopping' });
+      this.log('stopping', { waitingForRun: this.status.runId, graceMs: this.deps.stopGraceMs });
+      const timer = this.deps.clock.setTimer(this.deps.stopGraceMs, () => {
+        this.log('interrupting-run', { runId: this.status.runId });
+        current.stop.request();
+      });
+      await current.promise;
+      timer.cancel();
+    }
+    await this.setStatus({ state: 'stopped' });
+    await this.watchLock?.release();
+    this.log('stopped');
+  }
+}
