@@ -38,6 +38,11 @@ export async function readTaskFile(fs: FsPort, workspace: string, file: string):
     const stat = await fs.stat(full);
     if (!stat) return { file, reason: 'the file disappeared while the board was read' };
     if (stat.isDirectory) return { file, reason: 'a directory, not a task file' };
+    // A FIFO or a device (say, a link to /dev/zero) has no meaningful size
+    // and could block or never end: only regular files are read. (A fake
+    // FsPort that reports permission bits only has no type bits: let it be.)
+    const type = stat.mode & 0o170000;
+    if (type !== 0 && type !== 0o100000) return { file, reason: 'not a regular file' };
     if (stat.size > MAX_TASK_FILE_BYTES) return { file, reason: tooLarge(stat.size) };
     return parseTaskFile(file, await fs.readText(full));
   } catch (error) {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { writeFileSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { writeFileSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import * as path from 'node:path';
 import { realFs } from '../../src/io.js';
 import type { FsPort } from '../../src/ports.js';
@@ -40,6 +40,7 @@ t.test('reads every task file, reports duplicates and unreadables, never throws 
     'backlog/tasks/.hidden.md': 'editor swap',
   });
   mkdirSync(path.join(dir, 'backlog/tasks/sub.md'));
+  symlinkSync('/dev/zero', path.join(dir, 'backlog/tasks/zero.md'));
   // 5 MiB: over the cap, so it must not be read at all.
   writeFileSync(path.join(dir, 'backlog/tasks/huge.md'), `---\nid: TASK-9\nstatus: To Do\n---\n${'x'.repeat(5 * 1024 * 1024)}`);
   const hugeSize = statSync(path.join(dir, 'backlog/tasks/huge.md')).size;
@@ -56,9 +57,10 @@ t.test('reads every task file, reports duplicates and unreadables, never throws 
     { file: 'backlog/tasks/sub.md', reason: 'a directory, not a task file' },
     { file: 'backlog/tasks/task-3 - Copy.md', id: 'task-3', reason: 'duplicate id task-3 also in backlog/tasks/task-3 - Three.md' },
     { file: 'backlog/tasks/task-3 - Three.md', id: 'TASK-3', reason: 'duplicate id TASK-3 also in backlog/tasks/task-3 - Copy.md' },
+    { file: 'backlog/tasks/zero.md', reason: 'not a regular file' },
   ]);
   t.same(board.statuses, ['To Do', 'Doing', 'Blocked', 'Done']);
-  t.notOk(read.includes('huge.md'), 'the oversized file was never read');
+  t.same(read.filter((name) => name === 'huge.md' || name === 'zero.md'), [], 'the oversized file and the device were never read');
   t.equal(findTask(board, 'task-2')?.title, 'Two');
   t.equal(findTask(board, 'TASK-3'), undefined);
 });
