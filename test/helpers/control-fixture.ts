@@ -1,0 +1,126 @@
+// A registered repo for control-plane system tests: a real Linux user that
+// owns a drain fixture (bare origin + clone with a board), a command agent
+// script that proves the privilege drop (it writes `id` and `env`), a
+// registry and a state dir. Everything is removed when the test ends.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import type { Test } from 'tap';
+import { drainFixture, PROJECT_ROOT, type FixtureTask } from './drain-fixture.js';
+import { tempDir } from './temp.js';
+
+export const BIN = path.join(PROJECT_ROOT, 'bin');
+
+/** The agent: records who it runs as, optionally waits, marks its task Done and commits. */
+export function probeAgent(probeOut: string): string {
+  return `#!/bin/sh
+set -e
+PROBE_OUT='${probeOut}'
+id > "$PROBE_OUT/id-$AGENT_TASK_ID"
+env > "$PROBE_OUT/env-$AGENT_TASK_ID"
+echo $$ > "$PROBE_OUT/pid-$AGENT_TASK_ID"
+if [ -e "$PROBE_OUT/hold" ]; then sleep 300; fi
+file=$(grep -l "^id: $AGENT_TASK_ID\$" backlog/tasks/*.md)
+sed -i 's/^status: To Do$/status: Done/' "$file"
+echo "$AGENT_TASK_ID" >> done.txt
+git add -A
+git -c user.name=probe -c user.email=probe@example.invalid commit -q -m "$AGENT_TASK_ID done"
+`;
+}
+
+export interface ControlFixture {
+  readonly name: string;
+  readonly user: string;
+  readonly clone: string;
+  readonly origin: string;
+  readonly state: string;
+  readonly registry: string;
+  /** Where the probe agent writes (world-writable). */
+  readonly probeOut: string;
+  readonly env: Record<string, string>;
+}
+
+let counter = 0;
+
+export function createUser(t: Test, name: string, home: string): void {
+  execFileSync('useradd', ['--home-dir', home, '--create-home', '--shell', '/usr/sbin/nologin', '--user-group', name], { stdio: 'pipe' });
+  t.teardown(() => {
+    try {
+      execFileSync('pkill', ['-KILL', '-u', name], { stdio: 'ignore' });
+    } catch {
+      // nothing left running
+    }
+    execFileSync('userdel', ['--remove', name], { stdio: 'ignore' });
+  });
+}
+
+export function controlFixture(t: Test, tasks: readonly FixtureTask[], options: { registryExtra?: string } = {}): ControlFixture {
+  const name = `ctl${process.pid % 10000}x${++counter}`;
+  const user = `agent-${name}`;
+  const root = tempDir(t, 'agent-runner-control-');
+  chmodSync(root, 0o755);
+  const probeOut = path.join(root, 'probe');
+  mkdirSync(probeOut, { mode: 0o777 });
+  chmodSync(probeOut, 0o777);
+  const agent = path.join(root, 'probe-agent.sh');
+  writeFileSync(agent, probeAgent(probeOut), { mode: 0o755 });
+  const fixture = drainFixture(t, tasks, { agent: ['/bin/sh', agent], config: { maxParallel: 4 } });
+  createUser(t, user, path.join(root, 'home'));
+  // The clone and its origin belong to the repo user, as provisioning leaves them.
+  for (const dir of [fixture.clone, path.dirname(fixture.origin)]) {
+    execFileSync('chown', ['-R', `${user}:${user}`, dir]);
+    execFileSync('chmod', ['755', path.dirname(dir)]);
+  }
+  const state = path.join(root, 'state');
+  const registry = path.join(root, 'registry.toml');
+  writeFileSync(
+    registry,
+    `[repos.${name}]\npath = "${fixture.clone}"\nuser = "${user}"\nproxy_port = ${20000 + (process.pid % 10000) + counter}\nschedule = "* * * * *"\nenv = { PROBE_MARKER = "from-registry" }\n${options.registryExtra ?? ''}`,
+  );
+  const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/root', AGENT_RUNNER_STATE: state, AGENT_RUNNER_CONFIG: registry, LANG: 'C.UTF-8', ROOT_SECRET_MARKER: 'must-not-leak' };
+  return { name, user, clone: fixture.clone, origin: fixture.origin, state, registry, probeOut, env };
+}
+
+export interface Finished {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export function startBin(fixture: ControlFixture, bin: string, args: readonly string[]): { child: ChildProcess; done: Promise<Finished> } {
+  const child = spawn(process.execPath, [path.join(BIN, bin), ...args], { env: fixture.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const done = new Promise<Finished>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return { child, done };
+}
+
+export function runBin(fixture: ControlFixture, bin: string, args: readonly string[]): Promise<Finished> {
+  return startBin(fixture, bin, args).done;
+}
+
+/** Whether a process with this pid exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** git as root in a repo the test user owns (read-only use). */
+export function rootGit(dir: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'safe.directory=*', '-C', dir, ...args], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' } }).trim();
+}
+
+/** Task ids landed on a ref, from the merge commits' trailers. */
+export function landed(dir: string, ref: string, base = 'main'): string[] {
+  return rootGit(dir, 'log', '--merges', '--reverse', '--format=%(trailers:key=Agent-Runner-Task,valueonly)', `${base}..${ref}`)
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+}

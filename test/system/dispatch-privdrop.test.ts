@@ -1,0 +1,57 @@
+// dispatch as root: the agent runs as the repo's user with only its own
+// groups and none of root's environment; the run is recorded.
+import t from 'tap';
+import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { systemTestMayRun } from '../helpers/system.js';
+import { BIN, controlFixture, landed, runBin } from '../helpers/control-fixture.js';
+
+t.test('dispatch drops to the repo user with a clean environment', async (t) => {
+  if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git'])) return;
+  const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'First', status: 'To Do' }]);
+  const result = await runBin(fixture, 'dispatch', [fixture.name, '--json']);
+  t.equal(result.code, 0, result.stderr);
+  const record = JSON.parse(result.stdout) as Record<string, unknown>;
+  t.match(record, { repo: fixture.name, trigger: 'manual', user: fixture.user, status: 'finished', outcome: 'drained', exitCode: 0 });
+  t.same((record.tasks as { id: string; outcome: string }[]).map((task) => [task.id, task.outcome]), [['TASK-1', 'landed']]);
+  const onDisk = JSON.parse(readFileSync(path.join(fixture.state, 'repos', fixture.name, 'runs', `${String(record.id)}.json`), 'utf8')) as unknown;
+  t.same(onDisk, record, 'the run record on disk is what was printed');
+
+  const uid = execFileSync('id', ['-u', fixture.user], { encoding: 'utf8' }).trim();
+  const gid = execFileSync('id', ['-g', fixture.user], { encoding: 'utf8' }).trim();
+  const groups = execFileSync('id', ['-G', fixture.user], { encoding: 'utf8' }).trim();
+  const idLine = readFileSync(path.join(fixture.probeOut, 'id-TASK-1'), 'utf8').trim();
+  t.equal(idLine, `uid=${uid}(${fixture.user}) gid=${gid}(${fixture.user}) groups=${gid}(${fixture.user})`, 'uid, gid and only the user\'s own groups');
+  t.equal(groups, gid);
+  const env = Object.fromEntries(
+    readFileSync(path.join(fixture.probeOut, 'env-TASK-1'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
+  t.equal(env.ROOT_SECRET_MARKER, undefined, "nothing of root's environment survives");
+  t.equal(env.AGENT_RUNNER_CONFIG, undefined);
+  t.equal(env.USER, fixture.user);
+  t.equal(env.HOME, execFileSync('getent', ['passwd', fixture.user], { encoding: 'utf8' }).split(':')[5]);
+  t.match(env.http_proxy, /^http:\/\/127\.0\.0\.1:\d+$/);
+  t.equal(env.AGENT_TASK_ID, 'TASK-1');
+  t.same(landed(fixture.origin, 'auto/work'), ['TASK-1'], 'the drain landed and published the task');
+  t.notOk(existsSync(path.join(fixture.state, 'repos', fixture.name, 'run.lock')), 'the lock is released');
+  t.same(readdirSync(path.join(fixture.state, 'repos', fixture.name, 'runs')).length, 1);
+});
+
+t.test('dispatch refuses without root and names an unknown repo', async (t) => {
+  if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git'])) return;
+  const fixture = controlFixture(t, []);
+  const unknown = await runBin(fixture, 'dispatch', ['nope']);
+  t.equal(unknown.code, 2);
+  t.match(unknown.stderr, `${fixture.registry}: repos.nope: no such repo; registered repos: ${fixture.name}`);
+  const asUser = spawnSync('setpriv', ['--reuid', fixture.user, '--regid', fixture.user, '--init-groups', '--', process.execPath, path.join(BIN, 'dispatch'), fixture.name], {
+    env: fixture.env,
+    encoding: 'utf8',
+    cwd: '/',
+  });
+  t.equal(asUser.status, 2);
+  t.match(asUser.stderr, "agent-runner: dispatch must run as root: it drops to the repo's user");
+});
