@@ -8,7 +8,8 @@ import type { Clock, FsPort, ProcessPort } from './ports.js';
 import type { Git } from './git.js';
 import type { Task, TaskId } from './types.js';
 import { superviseAgent } from './supervise.js';
-import { readBoard, findTask } from './board/read.js';
+import { readBoard, findTask, CONFIG_FILE } from './board/read.js';
+import { ensureBlockedStatusFile } from './board/write.js';
 import { addLabel, appendNote, setStatus } from './board/edit.js';
 import { parkNote } from './board/parking.js';
 
@@ -126,7 +127,14 @@ export async function integrateBranch(deps: IntegratorDeps, stagingDir: string, 
 }
 
 /** Edits one task's file on auto/work and commits it (park, block). Returns the commit, or undefined when the task is gone. */
-async function commitTaskEdit(deps: IntegratorDeps, stagingDir: string, taskId: TaskId, edit: (text: string) => string, message: string): Promise<string | undefined> {
+async function commitTaskEdit(
+  deps: IntegratorDeps,
+  stagingDir: string,
+  taskId: TaskId,
+  edit: (text: string) => string,
+  message: string,
+  alsoEnsureBlockedStatus = false,
+): Promise<string | undefined> {
   const board = await readBoard(deps.fs, stagingDir);
   const task = findTask(board, taskId);
   if (!task) return undefined;
@@ -136,6 +144,8 @@ async function commitTaskEdit(deps: IntegratorDeps, stagingDir: string, taskId: 
   if (edited === text) return deps.git.resolve(stagingDir, 'HEAD');
   await deps.fs.writeAtomic(file, edited);
   await deps.git.run(stagingDir, ['add', '--', task.file]);
+  // The backlog CLI refuses a status its config does not list.
+  if (alsoEnsureBlockedStatus && (await ensureBlockedStatusFile(deps.fs, stagingDir))) await deps.git.run(stagingDir, ['add', '--', CONFIG_FILE]);
   await deps.git.run(stagingDir, ['commit', '--quiet', '--no-verify', '-m', message]);
   return deps.git.resolve(stagingDir, 'HEAD');
 }
@@ -148,7 +158,7 @@ export function parkTask(deps: IntegratorDeps, stagingDir: string, taskId: TaskI
 
 /** Commits Blocked and its reason onto auto/work, so the task stops recurring. */
 export function blockTask(deps: IntegratorDeps, stagingDir: string, taskId: TaskId, reason: string): Promise<string | undefined> {
-  const oneLine = reason.replace(/\s+/g, ' ').trim();
+  const oneLine = reason.replace(/\s+/g, ' ').trim().replace(/^Blocked:\s*/i, '');
   return commitTaskEdit(
     deps,
     stagingDir,
@@ -158,5 +168,6 @@ export function blockTask(deps: IntegratorDeps, stagingDir: string, taskId: Task
       return blocked.includes(oneLine) ? blocked : appendNote(blocked, `Blocked: ${oneLine}`);
     },
     `Block ${taskId}: ${oneLine.slice(0, 120)}`,
+    true,
   );
 }

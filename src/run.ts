@@ -99,7 +99,7 @@ export function blockedReason(task: Task | undefined): string {
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line && !line.startsWith('Parked:'));
-  return lines.at(-1) ?? 'Blocked (the agent gave no reason)';
+  return lines.at(-1)?.replace(/^Blocked:\s*/i, '') ?? 'the agent gave no reason';
 }
 
 /** A process port that reports every agent process it starts. */
