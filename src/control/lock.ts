@@ -58,12 +58,18 @@ export interface AcquireOptions {
 /** Takes the lock, or throws BusyError naming the holder and since when. */
 export async function acquireLock(deps: LockDeps, lockPath: string, options: AcquireOptions): Promise<HeldLock> {
   let announced = false;
+  let unrecorded = 0;
   for (;;) {
     const since = new Date(deps.clock.now()).toISOString();
     const attempt = await deps.locks.tryLock(lockPath, options.command, since, options.onCompromised ?? (() => undefined));
     if (attempt.acquired) return attempt.lock;
     if (attempt.holder && !holderIsAlive(attempt.holder, await deps.process.startTimeOf(attempt.holder.pid))) {
       if (await deps.locks.breakLock(lockPath, attempt.holder)) continue;
+    }
+    // The holder writes its record right after taking the lock: give it a moment, so the error can name it.
+    if (!attempt.holder && unrecorded++ < 5) {
+      await deps.clock.sleep(50);
+      continue;
     }
     const description = describeHolder(attempt.holder, deps.clock.now());
     if (!options.wait) throw new BusyError(`${options.what} is busy: ${description}; try again later, or pass --wait`);

@@ -19,7 +19,9 @@ PROBE_OUT='${probeOut}'
 id > "$PROBE_OUT/id-$AGENT_TASK_ID"
 env > "$PROBE_OUT/env-$AGENT_TASK_ID"
 echo $$ > "$PROBE_OUT/pid-$AGENT_TASK_ID"
-if [ -e "$PROBE_OUT/hold" ]; then sleep 300; fi
+# "hold": wait while it exists; "freeze": sleep for good (until killed).
+while [ -e "$PROBE_OUT/hold" ]; do sleep 0.2; done
+if [ -e "$PROBE_OUT/freeze" ]; then sleep 300; fi
 file=$(grep -l "^id: $AGENT_TASK_ID\$" backlog/tasks/*.md)
 sed -i 's/^status: To Do$/status: Done/' "$file"
 echo "$AGENT_TASK_ID" >> done.txt
