@@ -16,7 +16,9 @@ import { forget, readAttempts, recordConflictRetry, recordFailure, writeAttempts
 import { recoverTaskBranches } from './recovery.js';
 import { workspaceStateDir } from './paths.js';
 import type { DrainEvent, DrainSummary, TaskSummary, TaskOutcome } from './drain-types.js';
-import { lastDrainFile, agentRecordFile } from './drain-records.js';
+import { lastDrainFile, agentRecordFile, readAgentRecords } from './drain-records.js';
+import { reapGroups } from './control/reap.js';
+import type { ProcessControl } from './control/ports.js';
 
 export interface OrchestrateInput {
   readonly workspace: string;
@@ -37,6 +39,8 @@ export interface OrchestrateInput {
   readonly graceMs: number;
   /** This process's pid, recorded in the workspace lock. */
   readonly pid: number;
+  /** Signals process groups this drain did not start (agents a killed drain left running). */
+  readonly control: Pick<ProcessControl, 'signalGroup'>;
 }
 
 /** Agent failures that say nothing about the task: stop the drain instead of counting attempts. */
@@ -53,6 +57,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     purpose: `orchestrate ${input.runId}`,
   });
   const startedAt = clock.now();
+  await reapOrphanedAgents(ports, input, wsState);
   const emit = (event: Omit<DrainEvent, 'time' | 'runId'>) => input.onEvent({ time: new Date(clock.now()).toISOString(), runId: input.runId, ...event } as DrainEvent);
   const results = new Map<TaskId, TaskSummary>();
   let outcome: DrainSummary['outcome'] = 'drained';
@@ -265,4 +270,18 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     emit({ event: 'drain-finished', outcome, ...(failure ? { reason: failure } : {}) });
   }
   return summary;
+}
+
+/** Ends agents a killed drain left running: they would keep writing into worktrees this drain removes. */
+async function reapOrphanedAgents(ports: Ports, input: OrchestrateInput, wsState: string): Promise<void> {
+  const { fs, clock, process } = ports;
+  const orphans = await readAgentRecords(fs, wsState);
+  const labelled = orphans.map((record) => ({ pid: record.pid, startTime: record.startTime, label: `agent ${record.taskId}` }));
+  const reaped = orphans.length ? await reapGroups({ process, control: input.control, clock }, labelled, 5000) : [];
+  for (const entry of reaped) {
+    input.onEvent({ time: new Date(clock.now()).toISOString(), runId: input.runId, event: 'recovered', detail: `ended ${entry.label} (pid ${entry.pid}) left running by an interrupted drain` });
+  }
+  const dir = path.join(wsState, 'agents');
+  // Records, and temp files of record writes a crash interrupted.
+  for (const name of await fs.list(dir)) await fs.remove(path.join(dir, name));
 }

@@ -6,6 +6,7 @@ import type { CliContext } from './context.js';
 import { runDemo } from '../demo/demo.js';
 import { progressPrinter, renderTaskTable } from './drain-output.js';
 import { renderStatus } from './status.js';
+import { realControl } from '../io/proc.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
@@ -21,6 +22,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         onStep: (text) => context.err(`${text}\n`),
         stop: context.terminate,
         pid: context.pid,
+        control: realControl,
       });
       const seconds = ((context.ports.clock.now() - started) / 1000).toFixed(1);
       const mismatches = result.summary.tasks.filter((task) => result.expected[task.id] !== task.outcome).map((task) => `${task.id} ${task.outcome} (expected ${result.expected[task.id]})`);

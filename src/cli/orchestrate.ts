@@ -15,6 +15,7 @@ import { stateDir, workspaceStateDir } from '../paths.js';
 import { parsePositiveInt } from './options.js';
 import { progressPrinter, renderSummary } from './drain-output.js';
 import { isSafeTaskId } from '../board/parse.js';
+import { realControl } from '../io/proc.js';
 
 interface OrchestrateOptions {
   workspace?: string;
@@ -82,6 +83,7 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
     stop: context.terminate,
     graceMs: graceSec * 1000,
     pid: context.pid,
+    control: realControl,
   });
   context.out(options.json ? `${JSON.stringify(summary)}\n` : renderSummary(summary));
   return summary.outcome === 'failed' ? 1 : 0;

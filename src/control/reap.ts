@@ -48,7 +48,7 @@ export function sameProcess(record: ProcessRecord, currentStartTime: string | un
 
 export interface ReapDeps {
   readonly process: ProcessPort;
-  readonly control: ProcessControl;
+  readonly control: Pick<ProcessControl, 'signalGroup'>;
   readonly clock: Clock;
 }
 

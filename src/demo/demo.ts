@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import type { Ports } from '../ports.js';
 import type { DrainEvent, DrainSummary } from '../drain-types.js';
 import { Git } from '../git.js';
-import { orchestrate } from '../orchestrate.js';
+import { orchestrate, type OrchestrateInput } from '../orchestrate.js';
 import { applyOverrides, readRepoConfig } from '../config.js';
 import { adapterFor } from '../adapters/index.js';
 import { renderTaskFile, taskFileName } from '../board/render.js';
@@ -21,6 +21,7 @@ export interface DemoInput {
   readonly onStep: (text: string) => void;
   readonly stop: AbortSignal;
   readonly pid: number;
+  readonly control: OrchestrateInput['control'];
 }
 
 export interface DemoResult {
@@ -100,6 +101,7 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
     stop: input.stop,
     graceMs: 5000,
     pid: input.pid,
+    control: input.control,
   });
   const lifecycle = { ports, git, workspace: clone, baseBranch: 'main', stateDir: state, fetch: true };
   const status = await stagingStatus(lifecycle);

@@ -66,10 +66,12 @@ export interface CliRun {
   readonly events: readonly Record<string, unknown>[];
 }
 
-export function startOrchestrate(fixture: DrainFixture, args: readonly string[] = []): { child: ChildProcess; done: Promise<CliRun> } {
+/** Starts the real CLI; `detached` puts it in its own process group, so a test can kill the group. */
+export function startOrchestrate(fixture: DrainFixture, args: readonly string[] = [], detached = false): { child: ChildProcess; done: Promise<CliRun> } {
   const child = spawn(process.execPath, [AGENT_RUNNER, 'orchestrate', '--workspace', fixture.clone, '--json', '--progress', 'json', ...args], {
     env: fixture.env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached,
   });
   let stdout = '';
   let stderr = '';

@@ -1,0 +1,108 @@
+// kill -9 of orchestrate during an agent run, between merge and gate, and
+// during publish: the next drain recovers with nothing lost, nothing landed
+// twice, and no agent left running.
+import t from 'tap';
+import { existsSync, readFileSync, writeFileSync, chmodSync, readdirSync, rmSync } from 'node:fs';
+import * as path from 'node:path';
+import { git, tempDir } from '../helpers/temp.js';
+import { drainFixture, landedOn, runOrchestrate, startOrchestrate, waitFor, SCRIPTED_AGENT } from '../helpers/drain-fixture.js';
+import { workspaceStateDir } from '../../src/paths.js';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+const TWO_TASKS = [
+  { id: 'TASK-1', title: 'Add alpha', description: 'agent: write alpha.txt "alpha"' },
+  { id: 'TASK-2', title: 'Add beta', description: 'agent: write beta.txt "beta"' },
+];
+
+t.test('killed during agent runs: orphans are ended, unfinished work reruns and lands once', async (t) => {
+  const control = tempDir(t, 'agent-runner-kill-');
+  const agent = path.join(control, 'agent.sh');
+  // Hangs while the marker exists (recording its pid), otherwise is the scripted agent.
+  writeFileSync(agent, `#!/bin/sh\nif [ -e ${control}/hang ]; then echo $$ > ${control}/pid-$AGENT_TASK_ID; exec sleep 300; fi\nexec ${SCRIPTED_AGENT} "$@"\n`);
+  chmodSync(agent, 0o755);
+  writeFileSync(path.join(control, 'hang'), '');
+  const fixture = drainFixture(t, TWO_TASKS, { agent: [agent], config: { maxParallel: 2 } });
+  const { child } = startOrchestrate(fixture);
+  const pidFiles = () => readdirSync(control).filter((name) => name.startsWith('pid-'));
+  await waitFor(() => pidFiles().length === 2, 20000, 'both agents to start');
+  const agents = pidFiles().map((name) => Number(readFileSync(path.join(control, name), 'utf8')));
+  t.teardown(() => agents.forEach(killGroup));
+  const records = path.join(workspaceStateDir(fixture.state, fixture.clone), 'agents');
+  const recordFiles = () => (existsSync(records) ? readdirSync(records).filter((name) => /^TASK-\d+\.json$/.test(name)) : []);
+  await waitFor(() => recordFiles().length === 2, 5000, 'agent records');
+  child.kill('SIGKILL');
+  await new Promise((resolve) => child.once('close', resolve));
+  t.ok(agents.every(alive), 'the agents outlive the killed drain (they lead their own process groups)');
+
+  const baseBefore = git(fixture.clone, 'rev-parse', 'origin/main');
+  rmSync(path.join(control, 'hang'));
+  const next = await runOrchestrate(fixture);
+  t.equal(next.code, 0, next.stderr.slice(-800));
+  t.notOk(agents.some(alive), 'the next drain ended the orphaned agents');
+  t.equal(next.events.filter((event) => event.event === 'recovered' && /ended agent TASK-\d \(pid/.test(String(event.detail))).length, 2, 'and said so');
+  t.same(landedOn(fixture.clone, 'auto/work', baseBefore).sort(), ['TASK-1', 'TASK-2'], 'both tasks landed exactly once');
+  t.same(readdirSync(records), [], 'no agent records (or their temp files) remain');
+});
+
+t.test('killed between merge and gate: the half-done merge is aborted and the finished work lands once', async (t) => {
+  const control = tempDir(t, 'agent-runner-kill-');
+  const gates = `#!/bin/sh\nif [ -e ${control}/slow ]; then echo $$ > ${control}/gate-pid; exec sleep 300; fi\necho gate ok\n`;
+  writeFileSync(path.join(control, 'slow'), '');
+  const fixture = drainFixture(t, [TWO_TASKS[0]!], { gates });
+  const before = git(fixture.clone, 'rev-parse', 'origin/main');
+  const { child } = startOrchestrate(fixture);
+  await waitFor(() => existsSync(path.join(control, 'gate-pid')), 20000, 'the gate to start');
+  const gatePid = Number(readFileSync(path.join(control, 'gate-pid'), 'utf8'));
+  child.kill('SIGKILL');
+  await new Promise((resolve) => child.once('close', resolve));
+  killGroup(gatePid);
+  const staging = path.join(path.dirname(fixture.clone), '.clone.worktrees', 'staging');
+  t.ok(existsSync(path.join(git(staging, 'rev-parse', '--absolute-git-dir'), 'MERGE_HEAD')), 'the staging worktree was left mid-merge');
+  t.same(landedOn(fixture.clone, 'auto/work', before), [], 'nothing landed: the gate had not passed');
+
+  rmSync(path.join(control, 'slow'));
+  const next = await runOrchestrate(fixture);
+  t.equal(next.code, 0, next.stderr.slice(-800));
+  const details = next.events.filter((event) => event.event === 'recovered').map((event) => String(event.detail));
+  t.ok(details.includes('aborted a merge left half-done in the staging worktree'), `recovery aborted the merge (${details.join('; ')})`);
+  t.equal(next.events.filter((event) => event.event === 'task-started').length, 0, 'the finished work is not redone');
+  t.same(landedOn(fixture.clone, 'auto/work', before), ['TASK-1'], 'and lands exactly once');
+});
+
+t.test('killed during publish: the next drain publishes, nothing lands twice', async (t) => {
+  const control = tempDir(t, 'agent-runner-kill-');
+  const fixture = drainFixture(t, TWO_TASKS);
+  const hook = path.join(fixture.origin, 'hooks', 'pre-receive');
+  writeFileSync(hook, `#!/bin/sh\nif [ ! -e ${control}/once ]; then touch ${control}/once; echo $$ > ${control}/pushing; exec sleep 300; fi\nexit 0\n`);
+  chmodSync(hook, 0o755);
+  const before = git(fixture.clone, 'rev-parse', 'origin/main');
+  const { child } = startOrchestrate(fixture, [], true);
+  await waitFor(() => existsSync(path.join(control, 'pushing')), 30000, 'the push to reach origin');
+  // The whole group: orchestrate and its git push, as a crash or power cut would.
+  killGroup(child.pid!);
+  killGroup(Number(readFileSync(path.join(control, 'pushing'), 'utf8')));
+  await new Promise((resolve) => child.once('close', resolve));
+  t.not(git(fixture.origin, 'for-each-ref', '--format=%(objectname)', 'refs/heads/auto/work'), git(fixture.clone, 'rev-parse', 'auto/work'), 'origin did not get auto/work');
+
+  const next = await runOrchestrate(fixture);
+  t.equal(next.code, 0, next.stderr.slice(-800));
+  t.equal(JSON.parse(next.stdout).pushed, true, 'the next drain publishes');
+  t.equal(git(fixture.origin, 'rev-parse', 'auto/work'), git(fixture.clone, 'rev-parse', 'auto/work'), 'origin has auto/work');
+  t.same(landedOn(fixture.clone, 'auto/work', before).sort(), ['TASK-1', 'TASK-2'], 'each task landed exactly once');
+});
