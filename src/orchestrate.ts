@@ -6,7 +6,7 @@ import type { Ports } from './ports.js';
 import type { AgentAdapter, RepoConfig, Task, TaskId } from './types.js';
 import type { Git } from './git.js';
 import { acquireWorkspaceLock } from './workspace-lock.js';
-import { fetchAndResolveBase, prepareStaging, publishStaging, STAGING_BRANCH, stagingWorktree } from './staging.js';
+import { fetchAndResolveBase, prepareStaging, publishStaging, STAGING_BRANCH } from './staging.js';
 import { readBoard } from './board/read.js';
 import { drainLoop } from './parallel.js';
 import { Mutex } from './mutex.js';

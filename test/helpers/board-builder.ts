@@ -1,7 +1,7 @@
 // Builder fakes for the board's pure modules, and a renderer of task files in
 // the exact bytes the Backlog.md CLI writes (checked against the real CLI in
 // test/contract/backlog-cli.test.ts).
-import type { AcceptanceCriterion, Board, Priority, Task, UnreadableTask } from '../../src/types.js';
+import type { Board, Task, UnreadableTask } from '../../src/types.js';
 import { DEFAULT_STATUSES } from '../../src/board/read.js';
 import { renderTaskFile } from '../../src/board/render.js';
 

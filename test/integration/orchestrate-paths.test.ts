@@ -65,7 +65,7 @@ t.test('parking, blocking, base untouched, status, next, promote', async (t) => 
   t.equal(git(fixture.clone, 'ls-tree', '--name-only', 'auto/work', 'BROKEN'), '', 'the red-gate change never reached auto/work');
 
   const parked = taskOn(fixture.clone, 'auto/work', 'TASK-7', 'Break the build');
-  t.match(parked, /labels:\n  - parked\n/);
+  t.match(parked, /labels:\n {2}- parked\n/);
   t.match(parked, /Parked: gate failed: gates exited 1: gate: BROKEN present: compiler exploded \(branch auto\/TASK-7\)/);
   t.match(taskOn(fixture.clone, 'auto/work', 'TASK-10', 'Always crashes'), /Parked: failed 2 time\(s\); last: crashed: exit 3/);
   const blocked = taskOn(fixture.clone, 'auto/work', 'TASK-8', 'Rotate the key');
