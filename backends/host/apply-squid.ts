@@ -31,7 +31,7 @@ export interface SquidInput {
   readonly options?: SquidOptions;
 }
 
-export type SquidApplyOutcome = 'unchanged' | 'reconfigured' | 'started';
+export type SquidApplyOutcome = 'unchanged' | 'reconfigured' | 'started' | 'stopped';
 
 export const PROXY_UNIT = 'agent-runner-proxy.service';
 
@@ -76,6 +76,19 @@ export async function applySquid(deps: SquidDeps, input: SquidInput): Promise<Sq
   if (chown.exitCode !== 0) throw new FailedError(`cannot give ${input.layout.stateDir} to ${owner} (${describeFailure(chown)}); create the user or fix the directory`);
 
   const instance = deps.instance ?? SQUID_INSTANCE;
+  if (input.repos.length === 0) {
+    // Squid exits when it has no port to listen on; with no repo there is
+    // nobody to serve, so it is shut down instead of reloaded.
+    if (deps.serviceManager === 'systemd') {
+      await deps.process.run(systemCommand('systemctl', ['stop', PROXY_UNIT]));
+      return 'stopped';
+    }
+    if (await squidRunning(deps, rendered.configFile)) {
+      await deps.process.run(wrap(systemCommand('squid', ['-k', 'shutdown', '-n', instance, '-f', rendered.configFile])));
+      return 'stopped';
+    }
+    return changed ? 'stopped' : 'unchanged';
+  }
   if (deps.serviceManager === 'systemd') {
     const result = await deps.process.run(systemCommand('systemctl', [changed ? 'reload-or-restart' : 'start', PROXY_UNIT]));
     if (result.exitCode !== 0) throw new FailedError(`systemctl could not (re)load ${PROXY_UNIT} (${describeFailure(result)}); see journalctl -u ${PROXY_UNIT}`);

@@ -12,7 +12,8 @@
 import * as path from 'node:path';
 import type { ConfigProblem, RegistryRepo } from '../../src/types.js';
 
-export const SQUID_INSTANCE = 'agent-runner';
+/** Squid's `-n` service name: alphanumeric only (Squid refuses "agent-runner"). */
+export const SQUID_INSTANCE = 'agentrunner';
 
 export interface SquidLayout {
   /** The live config, e.g. /etc/agent-runner/squid.conf. */

@@ -1,0 +1,81 @@
+// Host provisioning as a plan: packages, the config and state directories
+// with their modes, and the systemd units. Pure planner; the reader and the
+// applier are in provision-run.ts and below.
+import * as path from 'node:path';
+import type { FsPort, ProcessPort } from '../../src/ports.js';
+import { lookupUser } from '../../src/privdrop.js';
+import { systemCommand, SYSTEM_PATH } from './exec.js';
+import type { HostLayout } from './layout.js';
+import type { ProvisionStep } from './provision-plan.js';
+
+export const HOST_UNITS = ['agent-runner-egress.service', 'agent-runner-proxy.service'] as const;
+/** Tools whose absence means install-packages.sh has work to do. */
+export const REQUIRED_TOOLS = ['git', 'nft', 'squid', 'ip', 'setpriv', 'curl', 'useradd'] as const;
+
+export interface DirState {
+  readonly mode: number | undefined;
+  readonly uid: number | undefined;
+}
+
+export interface HostState {
+  readonly missingTools: readonly string[];
+  readonly configDir: DirState;
+  readonly stateDir: DirState;
+  readonly squidStateDir: DirState;
+  readonly systemd: boolean;
+  /** Unit name -> [text shipped in systemd/, text installed (undefined when not)]. */
+  readonly units: ReadonlyMap<string, readonly [string, string | undefined]>;
+  readonly enabledUnits: readonly string[];
+  /** uid of the user Squid runs as. */
+  readonly proxyUid: number | undefined;
+}
+
+export function planHost(state: HostState, layout: HostLayout, installScript: string): ProvisionStep[] {
+  const steps: ProvisionStep[] = [];
+  if (state.missingTools.length) steps.push({ description: `install packages (missing: ${state.missingTools.join(', ')})`, command: systemCommand('bash', [installScript]) });
+  const dir = (target: string, current: DirState, mode: number, owner: string, ownerUid: number | undefined, why: string) => {
+    const octal = mode.toString(8).padStart(4, '0');
+    if (current.mode === undefined) {
+      steps.push({ description: `create ${target} (${octal}, ${owner}): ${why}`, command: systemCommand('mkdir', ['-p', '-m', octal, target]) });
+      steps.push({ description: `owner of ${target}: ${owner}`, command: systemCommand('chown', [owner, target]) });
+      return;
+    }
+    if (current.uid !== ownerUid) steps.push({ description: `owner of ${target}: ${owner}`, command: systemCommand('chown', [owner, target]) });
+    if ((current.mode & 0o7777) !== mode) steps.push({ description: `mode of ${target}: ${octal}`, command: systemCommand('chmod', [octal, target]) });
+  };
+  dir(layout.configDir, state.configDir, 0o755, 'root:root', 0, 'registry, ruleset and proxy config, readable, writable by root only');
+  // root:proxy 0750: Squid (group proxy) reaches its own subdirectory; agents reach nothing.
+  dir(layout.stateDir, state.stateDir, 0o750, 'root:proxy', 0, 'control-plane state; agents cannot enter');
+  dir(layout.squid.stateDir, state.squidStateDir, 0o750, 'proxy:proxy', state.proxyUid, "the proxy's pid file and logs");
+  const skip = state.systemd ? {} : { skip: 'systemd is not PID 1 here' };
+  let unitsChanged = false;
+  for (const [name, [shipped, installed]] of state.units) {
+    if (shipped !== installed) {
+      unitsChanged = true;
+      steps.push({ description: `install ${path.join(layout.unitDir, name)}`, write: { path: path.join(layout.unitDir, name), text: shipped, mode: 0o644 }, ...skip });
+    }
+  }
+  if (unitsChanged) steps.push({ description: 'systemctl daemon-reload', command: systemCommand('systemctl', ['daemon-reload']), ...skip });
+  const toEnable = HOST_UNITS.filter((unit) => !state.enabledUnits.includes(unit));
+  if (toEnable.length) steps.push({ description: `enable ${toEnable.join(', ')} (egress lock at boot, the proxy)`, command: systemCommand('systemctl', ['enable', ...toEnable]), ...skip });
+  return steps;
+}
+
+export async function readHostState(process: ProcessPort, fs: FsPort, layout: HostLayout, unitSourceDir: string, systemd: boolean): Promise<HostState> {
+  const missingTools: string[] = [];
+  for (const tool of REQUIRED_TOOLS) if (!(await process.which(tool, SYSTEM_PATH))) missingTools.push(tool);
+  const dirState = async (target: string): Promise<DirState> => {
+    const stat = await fs.stat(target);
+    return { mode: stat?.mode, uid: stat?.uid };
+  };
+  const units = new Map<string, readonly [string, string | undefined]>();
+  for (const name of (await fs.list(unitSourceDir)).filter((file) => /\.(service|timer|target)$/.test(file)).sort()) {
+    units.set(name, [await fs.readText(path.join(unitSourceDir, name)), await fs.readTextIfExists(path.join(layout.unitDir, name))]);
+  }
+  const enabledUnits: string[] = [];
+  if (systemd) {
+    for (const unit of HOST_UNITS) if ((await process.run(systemCommand('systemctl', ['is-enabled', '--quiet', unit]))).exitCode === 0) enabledUnits.push(unit);
+  }
+  const proxyUid = (await lookupUser(process, 'proxy'))?.uid;
+  return { proxyUid, missingTools, configDir: await dirState(layout.configDir), stateDir: await dirState(layout.stateDir), squidStateDir: await dirState(layout.squid.stateDir), systemd, units, enabledUnits };
+}

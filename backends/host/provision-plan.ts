@@ -1,0 +1,233 @@
+// Provisioning as a plan: the current state in, the steps that would bring
+// it to the wanted state out. Pure, so a dry run prints exactly what a real
+// run does, and a second run over a provisioned host plans nothing.
+import { parse } from 'smol-toml';
+import * as path from 'node:path';
+import type { Command, RegistryRepo } from '../../src/types.js';
+import type { UserAccount } from '../../src/privdrop.js';
+import { UsageError } from '../../src/errors.js';
+import { defaultUserFor, formatProblems, parseRegistry, removeRepo, upsertRepo, type RegistryRepoInput } from '../../src/control/registry.js';
+import { egressRuleset, renderRuleset, rulesetDifferences } from './nftables.js';
+import { squidConfig, squidProblems, type SquidOptions } from './squid-config.js';
+import { cloneCommand, createUserCommands, gitCommitCommand, gitConfigCommand, removeUserCommand } from './users.js';
+import { defaultClonePath, homeOf, type HostLayout } from './layout.js';
+import { systemCommand } from './exec.js';
+
+export type ProvisionStep =
+  | { readonly description: string; readonly command: Command; readonly skip?: string }
+  | { readonly description: string; readonly write: { readonly path: string; readonly text: string; readonly mode: number; readonly owner?: string }; readonly skip?: string }
+  /** Regenerate from the registry as written by then, and load (needs uids that may not exist at plan time). */
+  | { readonly description: string; readonly reload: 'egress' | 'proxy'; readonly skip?: string };
+
+export const FIRST_PORT = 3200;
+export const WATCH_UNIT = (repo: string) => `agent-runner-watch@${repo}.service`;
+
+export interface RepoRequest {
+  readonly name: string;
+  readonly url: string | undefined;
+  readonly base: string | undefined;
+  /** undefined: keep what the registry says. */
+  readonly allow: readonly string[] | undefined;
+}
+
+/** What is there now, as read by provision-read.ts. */
+export interface RepoState {
+  readonly registryText: string;
+  /** uids of the users that exist, by name (every registry user, plus the requested one). */
+  readonly uids: ReadonlyMap<string, number>;
+  readonly account: UserAccount | undefined;
+  readonly clone: { readonly exists: boolean; readonly ownerUid: number | undefined; readonly isGit: boolean };
+  readonly gitIdentity: { readonly name: string | undefined; readonly email: string | undefined };
+  readonly backlogConfig: string | undefined;
+  readonly liveTable: unknown;
+  readonly egressFileText: string | undefined;
+  readonly squidFiles: ReadonlyMap<string, string | undefined>;
+  readonly squidRunning: boolean;
+  readonly systemd: boolean;
+  readonly watchEnabled: boolean;
+}
+
+export interface RepoPlan {
+  readonly steps: readonly ProvisionStep[];
+  readonly repo: RegistryRepo | undefined;
+  /** What the operator still does by hand. */
+  readonly checklist: readonly string[];
+}
+
+type RawTable = Record<string, unknown>;
+
+/** The section of the registry as written (not merged with defaults), as upsert input. */
+function rawInput(text: string, name: string): RegistryRepoInput | undefined {
+  let raw: RawTable | undefined;
+  try {
+    raw = ((parse(text) as RawTable).repos as Record<string, RawTable> | undefined)?.[name];
+  } catch {
+    return undefined;
+  }
+  if (!raw) return undefined;
+  const str = (key: string) => (typeof raw![key] === 'string' ? (raw![key] as string) : undefined);
+  const num = (key: string) => (typeof raw![key] === 'number' ? (raw![key] as number) : undefined);
+  const input: Record<string, unknown> = {
+    name,
+    path: str('path') ?? '',
+    user: str('user'),
+    baseBranch: str('base'),
+    proxyPort: num('proxy_port'),
+    schedule: str('schedule'),
+    maxParallel: num('max_parallel'),
+    allow: Array.isArray(raw.allow) ? (raw.allow as string[]) : undefined,
+    loopbackPorts: Array.isArray(raw.loopback_ports) ? (raw.loopback_ports as number[]) : undefined,
+    toolchainPath: str('toolchain_path'),
+    env: raw.env && typeof raw.env === 'object' ? (raw.env as Record<string, string>) : undefined,
+    enabled: typeof raw.enabled === 'boolean' ? raw.enabled : undefined,
+    url: str('url'),
+    authorName: str('author_name'),
+    authorEmail: str('author_email'),
+  };
+  for (const key of Object.keys(input)) if (input[key] === undefined) delete input[key];
+  return input as unknown as RegistryRepoInput;
+}
+
+function validRegistry(text: string, file: string): readonly RegistryRepo[] {
+  const { registry, problems } = parseRegistry(text, file);
+  const squid = squidProblems(registry.repos, file);
+  if (problems.length || squid.length) throw new UsageError(`the registry would have problems:\n${formatProblems([...problems, ...squid])}`);
+  return registry.repos;
+}
+
+function firstFreePort(repos: readonly RegistryRepo[]): number {
+  const used = new Set(repos.map((repo) => repo.proxyPort));
+  let port = FIRST_PORT;
+  while (used.has(port)) port += 1;
+  return port;
+}
+
+/** Whether the live table, egress.json, Squid's files and process already match these repos. */
+type LayerState = Pick<RepoState, 'uids' | 'liveTable' | 'egressFileText' | 'squidFiles' | 'squidRunning'>;
+
+function layersCurrent(repos: readonly RegistryRepo[], state: LayerState, layout: HostLayout, squidOptions: SquidOptions) {
+  const ruleset = egressRuleset(repos, state.uids);
+  const egress = rulesetDifferences(state.liveTable, ruleset).length === 0 && state.egressFileText === renderRuleset(ruleset);
+  const rendered = squidConfig(repos, layout.squid, squidOptions);
+  const files = [{ path: rendered.configFile, text: rendered.config }, ...rendered.allowlists];
+  const stale = [...state.squidFiles.entries()].some(([file, text]) => text !== undefined && file.startsWith(layout.squid.allowlistDir) && !files.some((wanted) => wanted.path === file));
+  // With no repo Squid has no port and is shut down: running is not required then.
+  const proxy = (state.squidRunning || repos.length === 0) && !stale && files.every((file) => state.squidFiles.get(file.path) === file.text);
+  return { egress, proxy };
+}
+
+export function planRepo(request: RepoRequest, state: RepoState, layout: HostLayout, squidOptions: SquidOptions = {}): RepoPlan {
+  const file = layout.registryFile;
+  const before = parseRegistry(state.registryText, file).registry.repos;
+  const existing = rawInput(state.registryText, request.name);
+  const user = existing?.user ?? defaultUserFor(request.name);
+  const home = state.account?.home ?? homeOf(user);
+  const url = request.url ?? existing?.url;
+  if (!url) throw new UsageError(`provision repo ${request.name}: --url is required for a repo the registry does not know yet`);
+  const input: RegistryRepoInput = {
+    ...(existing ?? { name: request.name, path: defaultClonePath(user, request.name), proxyPort: firstFreePort(before) }),
+    url,
+    ...(request.base !== undefined ? { baseBranch: request.base } : {}),
+    ...(request.allow !== undefined ? { allow: [...request.allow] } : {}),
+  };
+  const candidate = upsertRepo(state.registryText, input);
+  const after = validRegistry(candidate, file);
+  const repo = after.find((entry) => entry.name === request.name)!;
+  const steps: ProvisionStep[] = [];
+
+  const userCreated = !state.account;
+  if (userCreated) {
+    for (const command of createUserCommands(repo.user, home, repo.name)) steps.push({ description: `create user ${repo.user} (own group, home ${home} 0700, shell /bin/bash, no sudo)`, command });
+  }
+  if (!state.clone.exists) {
+    steps.push({ description: `clone ${url} (${repo.baseBranch}) into ${repo.path} as ${repo.user}`, command: cloneCommand(repo.user, home, url, repo.path, repo.baseBranch) });
+  } else if (!state.clone.isGit) {
+    throw new UsageError(`${repo.path} exists and is not a git checkout; move it away or set repos.${repo.name}.path in ${file}`);
+  } else if (state.account && state.clone.ownerUid !== state.account.uid) {
+    steps.push({ description: `give ${repo.path} to ${repo.user}`, command: systemCommand('chown', ['-R', `${repo.user}:${repo.user}`, repo.path]) });
+  }
+  const author = { name: repo.authorName ?? repo.user, email: repo.authorEmail ?? `${repo.user}@localhost` };
+  if (state.gitIdentity.name !== author.name) steps.push({ description: `author of agent commits: user.name "${author.name}"`, command: gitConfigCommand(repo.user, home, repo.path, 'user.name', author.name) });
+  if (state.gitIdentity.email !== author.email) steps.push({ description: `author of agent commits: user.email "${author.email}"`, command: gitConfigCommand(repo.user, home, repo.path, 'user.email', author.email) });
+
+  const checklist: string[] = [];
+  const board = path.join(repo.path, 'backlog', 'config.yml');
+  if (state.backlogConfig !== undefined && !/^statuses:.*\bBlocked\b/m.test(state.backlogConfig)) {
+    const text = withBlockedStatus(state.backlogConfig);
+    steps.push({ description: `add the Blocked status to ${board}`, write: { path: board, text, mode: 0o644, owner: repo.user } });
+    for (const command of gitCommitCommand(repo.user, home, repo.path, 'backlog/config.yml', 'Board: add the Blocked status')) steps.push({ description: 'commit the board change in the clone', command });
+    checklist.push(`push the Blocked-status commit once the token is in place: setpriv --reuid=${repo.user} --regid=${repo.user} --init-groups git -C ${repo.path} push origin ${repo.baseBranch}`);
+  } else if (state.backlogConfig === undefined && state.clone.exists) {
+    checklist.push(`${repo.path} has no backlog/config.yml: run "backlog init" there as ${repo.user}, then add Blocked to statuses`);
+  }
+
+  const registryChanged = JSON.stringify(before) !== JSON.stringify(after);
+  if (registryChanged) steps.push({ description: `register repo ${repo.name} in ${file} (proxy port ${repo.proxyPort}, allow: ${repo.allow.join(', ') || 'nothing'})`, write: { path: file, text: candidate, mode: 0o644 } });
+  const current = layersCurrent(after, state, layout, squidOptions);
+  if (userCreated || !current.egress) steps.push({ description: `regenerate and load the egress ruleset (${after.length} repo${after.length === 1 ? '' : 's'}), saved to ${layout.egressFile}`, reload: 'egress' });
+  if (!current.proxy) steps.push({ description: `regenerate the proxy config and reload it (port ${repo.proxyPort} for ${repo.name})`, reload: 'proxy' });
+  if (state.systemd && !state.watchEnabled) {
+    steps.push({ description: `enable and start ${WATCH_UNIT(repo.name)}`, command: systemCommand('systemctl', ['enable', '--now', WATCH_UNIT(repo.name)]) });
+  } else if (!state.systemd) {
+    checklist.push(`systemd is not PID 1 here: run the watch loop another way (agent-runner watch ${repo.name})`);
+  }
+
+  checklist.push(
+    `log the agent CLI in as ${repo.user}: setpriv --reuid=${repo.user} --regid=${repo.user} --init-groups env -i HOME=${home} PATH=/usr/local/bin:/usr/bin:/bin claude /login (or codex login)`,
+    `put the git token in ${home}/.git-credentials (one line https://USER:TOKEN@HOST), owned by ${repo.user}, mode 0600, and run: git -C ${repo.path} config credential.helper store`,
+    `check the result: agent-runner doctor ${repo.name}`,
+  );
+  return { steps, repo, checklist };
+}
+
+/** Adds Blocked to `statuses: [...]` in a backlog config.yml (flow style, as the CLI writes it). */
+export function withBlockedStatus(config: string): string {
+  const flow = /^statuses:\s*\[(.*)\]\s*$/m;
+  const match = flow.exec(config);
+  if (match) {
+    const items = match[1]!.split(',').map((item) => item.trim()).filter(Boolean);
+    const quote = items[0]?.startsWith("'") ? "'" : '"';
+    return config.replace(flow, `statuses: [${[...items, `${quote}Blocked${quote}`].join(', ')}]`);
+  }
+  return `${config.replace(/\n*$/, '\n')}statuses: ["To Do", "In Progress", "Done", "Blocked"]\n`;
+}
+
+export interface RemoveState {
+  readonly registryText: string;
+  readonly uids: ReadonlyMap<string, number>;
+  readonly account: UserAccount | undefined;
+  readonly homeExists: boolean;
+  readonly liveTable: unknown;
+  readonly egressFileText: string | undefined;
+  readonly squidFiles: ReadonlyMap<string, string | undefined>;
+  readonly squidRunning: boolean;
+  readonly systemd: boolean;
+  readonly watchEnabled: boolean;
+}
+
+/** Undoing a repo: nothing is deleted; the user's home (clone, worktrees, secrets) moves under the state dir, root-only. */
+export function planRemove(name: string, state: RemoveState, layout: HostLayout, stamp: string, squidOptions: SquidOptions = {}): RepoPlan {
+  const file = layout.registryFile;
+  const before = parseRegistry(state.registryText, file).registry.repos;
+  const repo = before.find((entry) => entry.name === name);
+  const user = repo?.user ?? defaultUserFor(name);
+  const candidate = removeRepo(state.registryText, name);
+  const after = validRegistry(candidate, file);
+  const steps: ProvisionStep[] = [];
+  if (state.systemd && state.watchEnabled) steps.push({ description: `stop and disable ${WATCH_UNIT(name)}`, command: systemCommand('systemctl', ['disable', '--now', WATCH_UNIT(name)]) });
+  if (candidate !== state.registryText) steps.push({ description: `remove repo ${name} from ${file}`, write: { path: file, text: candidate, mode: 0o644 } });
+  const current = layersCurrent(after, { ...state, uids: new Map([...state.uids].filter(([key]) => key !== user)) }, layout, squidOptions);
+  if (!current.egress || repo) steps.push({ description: `regenerate and load the egress ruleset (${after.length} repo${after.length === 1 ? '' : 's'})`, reload: 'egress' });
+  if (!current.proxy || repo) steps.push({ description: 'regenerate the proxy config and reload it', reload: 'proxy' });
+  const home = state.account?.home ?? homeOf(user);
+  if (state.account) {
+    steps.push({ description: `delete user ${user} (its home is kept)`, command: removeUserCommand(user) });
+  }
+  if (state.homeExists) {
+    const aside = path.join(layout.removedDir, `${name}-${stamp}`);
+    steps.push({ description: `move ${home} (clone, worktrees, secrets) aside to ${aside}, root only`, command: systemCommand('mkdir', ['-p', '-m', '0700', layout.removedDir]) });
+    steps.push({ description: `move ${home} aside to ${aside}`, command: systemCommand('mv', ['--no-target-directory', home, aside]) });
+    steps.push({ description: `give ${aside} to root (its uid may be reused)`, command: systemCommand('chown', ['-R', 'root:root', aside]) });
+  }
+  return { steps, repo, checklist: repo ? [`the repo's files are under ${layout.removedDir}; delete them when you no longer need them`] : [] };
+}

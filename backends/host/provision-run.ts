@@ -1,0 +1,174 @@
+// Reading the current state for the planner, and applying a plan's steps.
+// The planner (provision-plan.ts) is pure; this is where the effects live,
+// all through the ports. nft and Squid run through the wrapper (a network
+// namespace in tests); users, clones and files are the host's.
+import * as path from 'node:path';
+import type { Clock, FsPort, ProcessPort } from '../../src/ports.js';
+import { FailedError } from '../../src/errors.js';
+import { lookupUser } from '../../src/privdrop.js';
+import { defaultUserFor, parseRegistry, readRegistry } from '../../src/control/registry.js';
+import { describeFailure, onHost, systemCommand, type CommandWrapper } from './exec.js';
+import { applyRuleset, listEgressTable } from './apply-nft.js';
+import { applySquid, squidRunning, type SquidApplyOutcome } from './apply-squid.js';
+import { egressRuleset } from './nftables.js';
+import type { SquidOptions } from './squid-config.js';
+import { homeOf, type HostLayout } from './layout.js';
+import { WATCH_UNIT, type ProvisionStep, type RemoveState, type RepoState } from './provision-plan.js';
+
+export interface HostDeps {
+  readonly process: ProcessPort;
+  readonly fs: FsPort;
+  readonly clock: Clock;
+  /** Where nft and Squid commands run (the host, or a namespace). */
+  readonly wrap?: CommandWrapper;
+  readonly squidInstance?: string;
+  readonly squidOptions?: SquidOptions;
+}
+
+export async function systemdIsRunning(fs: FsPort): Promise<boolean> {
+  return (await fs.stat('/run/systemd/system'))?.isDirectory === true;
+}
+
+async function unitEnabled(process: ProcessPort, unit: string): Promise<boolean> {
+  return (await process.run(systemCommand('systemctl', ['is-enabled', '--quiet', unit]))).exitCode === 0;
+}
+
+async function uidsOf(process: ProcessPort, users: readonly string[]): Promise<Map<string, number>> {
+  const uids = new Map<string, number>();
+  for (const user of new Set(users)) {
+    const account = await lookupUser(process, user);
+    if (account) uids.set(user, account.uid);
+  }
+  return uids;
+}
+
+async function layerState(deps: HostDeps, layout: HostLayout, users: readonly string[]) {
+  const squidFiles = new Map<string, string | undefined>();
+  squidFiles.set(layout.squid.configFile, await deps.fs.readTextIfExists(layout.squid.configFile));
+  for (const name of await deps.fs.list(layout.squid.allowlistDir)) {
+    const file = path.join(layout.squid.allowlistDir, name);
+    squidFiles.set(file, await deps.fs.readTextIfExists(file));
+  }
+  const squidConfigExists = squidFiles.get(layout.squid.configFile) !== undefined;
+  return {
+    uids: await uidsOf(deps.process, users),
+    liveTable: await listEgressTable({ ...deps }),
+    egressFileText: await deps.fs.readTextIfExists(layout.egressFile),
+    squidFiles,
+    squidRunning: squidConfigExists && (await squidRunning({ process: deps.process, wrap: deps.wrap ?? onHost, instance: deps.squidInstance }, layout.squid.configFile)),
+  };
+}
+
+/** Reads what the planner needs about repo `name`. */
+export async function readRepoState(deps: HostDeps, layout: HostLayout, name: string): Promise<RepoState> {
+  const registryText = (await deps.fs.readTextIfExists(layout.registryFile)) ?? '';
+  const repos = parseRegistry(registryText, layout.registryFile).registry.repos;
+  const known = repos.find((repo) => repo.name === name);
+  const user = known?.user ?? defaultUserFor(name);
+  const account = await lookupUser(deps.process, user);
+  const clonePath = known?.path ?? path.join(account?.home ?? homeOf(user), name);
+  const cloneStat = await deps.fs.stat(clonePath);
+  const gitConfig = (await deps.fs.readTextIfExists(path.join(clonePath, '.git', 'config'))) ?? '';
+  const systemd = await systemdIsRunning(deps.fs);
+  return {
+    registryText,
+    account,
+    clone: { exists: cloneStat !== undefined, ownerUid: cloneStat?.uid, isGit: (await deps.fs.stat(path.join(clonePath, '.git'))) !== undefined },
+    gitIdentity: { name: gitConfigValue(gitConfig, 'user', 'name'), email: gitConfigValue(gitConfig, 'user', 'email') },
+    backlogConfig: await deps.fs.readTextIfExists(path.join(clonePath, 'backlog', 'config.yml')),
+    systemd,
+    watchEnabled: systemd ? await unitEnabled(deps.process, WATCH_UNIT(name)) : false,
+    ...(await layerState(deps, layout, [...repos.map((repo) => repo.user), user])),
+  };
+}
+
+export async function readRemoveState(deps: HostDeps, layout: HostLayout, name: string): Promise<RemoveState> {
+  const registryText = (await deps.fs.readTextIfExists(layout.registryFile)) ?? '';
+  const repos = parseRegistry(registryText, layout.registryFile).registry.repos;
+  const user = repos.find((repo) => repo.name === name)?.user ?? defaultUserFor(name);
+  const account = await lookupUser(deps.process, user);
+  const systemd = await systemdIsRunning(deps.fs);
+  return {
+    registryText,
+    account,
+    homeExists: (await deps.fs.stat(account?.home ?? homeOf(user))) !== undefined,
+    systemd,
+    watchEnabled: systemd ? await unitEnabled(deps.process, WATCH_UNIT(name)) : false,
+    ...(await layerState(deps, layout, repos.map((repo) => repo.user))),
+  };
+}
+
+/** The value of `key` in `[section]` of a git config file (plain, no includes). */
+export function gitConfigValue(text: string, section: string, key: string): string | undefined {
+  let current = '';
+  let value: string | undefined;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    const header = /^\[([^\]\s"]+)(?:\s+"[^"]*")?\]$/.exec(line);
+    if (header) {
+      current = header[1]!.toLowerCase();
+      continue;
+    }
+    const pair = /^([A-Za-z][\w-]*)\s*=\s*(.*)$/.exec(line);
+    if (current === section && pair && pair[1]!.toLowerCase() === key) value = pair[2]!.replace(/^"(.*)"$/, '$1');
+  }
+  return value;
+}
+
+export interface StepReport {
+  readonly description: string;
+  readonly outcome: 'done' | 'skipped';
+  readonly detail?: string;
+}
+
+/** Runs the steps in order; stops at the first failure with the step named. */
+export async function applySteps(deps: HostDeps, layout: HostLayout, steps: readonly ProvisionStep[], onStep: (report: StepReport) => void): Promise<StepReport[]> {
+  const reports: StepReport[] = [];
+  const done = (report: StepReport) => {
+    reports.push(report);
+    onStep(report);
+  };
+  for (const step of steps) {
+    if (step.skip) {
+      done({ description: step.description, outcome: 'skipped', detail: step.skip });
+      continue;
+    }
+    if ('command' in step) {
+      const result = await deps.process.run(step.command);
+      if (result.exitCode !== 0) throw new FailedError(`provision step "${step.description}" failed (${describeFailure(result)}); fix that and run provision again: finished steps are not repeated`);
+      done({ description: step.description, outcome: 'done' });
+    } else if ('write' in step) {
+      await deps.fs.mkdirp(path.dirname(step.write.path), 0o755);
+      await deps.fs.writeAtomic(step.write.path, step.write.text, step.write.mode);
+      if (step.write.owner) {
+        const chown = await deps.process.run(systemCommand('chown', [`${step.write.owner}:${step.write.owner}`, step.write.path]));
+        if (chown.exitCode !== 0) throw new FailedError(`provision step "${step.description}": chown failed (${describeFailure(chown)})`);
+      }
+      done({ description: step.description, outcome: 'done' });
+    } else if (step.reload === 'egress') {
+      await reloadEgress(deps, layout);
+      done({ description: step.description, outcome: 'done' });
+    } else {
+      const outcome = await reloadProxy(deps, layout);
+      done({ description: step.description, outcome: 'done', detail: outcome });
+    }
+  }
+  return reports;
+}
+
+/** Regenerates the ruleset from the registry on disk and the users that exist now, and loads it. */
+export async function reloadEgress(deps: HostDeps, layout: HostLayout): Promise<void> {
+  const registry = await readRegistry(deps.fs, layout.registryFile);
+  const uids = await uidsOf(deps.process, registry.repos.map((repo) => repo.user));
+  await deps.fs.mkdirp(layout.configDir, 0o755);
+  await applyRuleset({ process: deps.process, fs: deps.fs, wrap: deps.wrap ?? onHost }, egressRuleset(registry.repos, uids), { saveTo: layout.egressFile });
+}
+
+export async function reloadProxy(deps: HostDeps, layout: HostLayout): Promise<SquidApplyOutcome> {
+  const registry = await readRegistry(deps.fs, layout.registryFile);
+  const systemd = deps.wrap === undefined && (await systemdIsRunning(deps.fs));
+  return applySquid(
+    { process: deps.process, fs: deps.fs, clock: deps.clock, wrap: deps.wrap ?? onHost, ...(deps.squidInstance ? { instance: deps.squidInstance } : {}), serviceManager: systemd ? 'systemd' : 'direct' },
+    { repos: registry.repos, layout: layout.squid, ...(deps.squidOptions ? { options: deps.squidOptions } : {}) },
+  );
+}

@@ -1,0 +1,133 @@
+// Provisioning for real, inside a namespace: a repo from a local bare origin
+// gets its user, clone, identity, board status, registry entry, egress lock
+// and proxy; the second run reports no change; --remove undoes it without
+// losing the clone.
+import t from 'tap';
+import { chmodSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { systemTestMayRun } from '../helpers/system.js';
+import { originAndClone, tempDir, git } from '../helpers/temp.js';
+import { killSquidByPidFile, netns, uniqueName } from '../helpers/netns.js';
+import { runCli } from '../../src/cli.js';
+import { realPorts } from '../../src/io.js';
+import { defaultUserFor, parseRegistry } from '../../src/control/registry.js';
+
+const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/agent-runner');
+
+async function cli(env: Record<string, string>, args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(args, {
+    env,
+    cwd: '/',
+    ports: realPorts(),
+    stdoutIsTTY: false,
+    out: (text) => void (out += text),
+    err: (text) => void (err += text),
+    uid: 0,
+    pid: process.pid,
+    terminate: new AbortController().signal,
+    selfBin,
+  });
+  return { code, out, err };
+}
+
+if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
+  const ns = netns(t);
+  const root = tempDir(t, 'agent-runner-provision-');
+  chmodSync(root, 0o755);
+  const env = { AGENT_RUNNER_CONFIG: path.join(root, 'etc', 'registry.toml'), AGENT_RUNNER_STATE: path.join(root, 'state'), PATH: process.env.PATH ?? '/usr/bin:/bin' };
+  const { origin } = originAndClone(t, { 'README.md': '# demo\n', 'backlog/config.yml': 'project_name: "demo"\nstatuses: ["To Do", "In Progress", "Done"]\n' });
+  // Served by git daemon on the host's loopback, like a real remote: a
+  // local path owned by root would be refused by git as "dubious ownership".
+  const gitPort = 20000 + Math.floor(Math.random() * 20000);
+  const daemon = spawn('git', ['daemon', '--reuseaddr', '--export-all', `--base-path=${path.dirname(origin)}`, '--listen=127.0.0.1', `--port=${gitPort}`, path.dirname(origin)], { stdio: 'ignore' });
+  t.teardown(() => {
+    if (daemon.pid && daemon.exitCode === null) process.kill(daemon.pid, 'SIGKILL');
+  });
+  const url = `git://127.0.0.1:${gitPort}/origin.git`;
+  const name = uniqueName('t');
+  const user = defaultUserFor(name);
+  t.teardown(() => {
+    killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'));
+    spawnSync('userdel', ['--force', '--remove', user]);
+  });
+  const args = ['provision', 'repo', name, '--url', url, '--allow', 'allowed.test', '.example.org', '--netns', ns.name];
+
+  t.before(async () => {
+    for (let attempt = 0; attempt < 50; attempt += 1) {
+      if (spawnSync('git', ['ls-remote', url], { stdio: 'ignore' }).status === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`git daemon did not come up on ${url}`);
+  });
+
+  t.test('provision host prepares the directories', async (t) => {
+    const result = await cli(env, ['provision', 'host']);
+    t.equal(result.code, 0, result.err);
+    t.equal(statSync(path.join(root, 'state')).mode & 0o7777, 0o750);
+    t.equal(statSync(path.join(root, 'etc')).mode & 0o7777, 0o755);
+    t.equal(statSync(path.join(root, 'state', 'squid')).uid, Number(spawnSync('id', ['-u', 'proxy'], { encoding: 'utf8' }).stdout.trim()));
+    t.equal((await cli(env, ['provision', 'host'])).out.split('\n')[0], 'host: no change');
+  });
+
+  t.test('a dry run plans without doing', async (t) => {
+    const result = await cli(env, [...args, '--dry-run', '--json']);
+    t.equal(result.code, 0, result.err);
+    const report = JSON.parse(result.out) as { changed: boolean; plan: string[] };
+    t.equal(report.changed, false);
+    t.match(report.plan[0], new RegExp(`^create user ${user}`));
+    t.equal(spawnSync('getent', ['passwd', user]).status, 2, 'no user created');
+    t.equal(existsSync(env.AGENT_RUNNER_CONFIG), false, 'no registry written');
+  });
+
+  t.test('the first run provisions everything', async (t) => {
+    const result = await cli(env, [...args, '--json']);
+    t.equal(result.code, 0, result.err);
+    const report = JSON.parse(result.out) as { changed: boolean; steps: { description: string; outcome: string }[]; checklist: string[] };
+    t.equal(report.changed, true);
+    t.same(
+      report.steps.map((step) => step.description.split(' ').slice(0, 3).join(' ')),
+      ['create user ' + user, 'create user ' + user, 'clone ' + url + ' (main)', 'author of agent', 'author of agent', 'register repo ' + name, 'regenerate and load', 'regenerate the proxy', 'add the Blocked', 'commit the board', 'commit the board'],
+    );
+    t.match(report.checklist.join('\n'), /\.git-credentials/);
+    const { registry, problems } = parseRegistry(readFileSync(env.AGENT_RUNNER_CONFIG, 'utf8'), 'registry.toml');
+    t.same(problems, []);
+    t.same(registry.repos.map((repo) => [repo.name, repo.user, repo.proxyPort, repo.allow, repo.path]), [[name, user, 3200, ['allowed.test', '.example.org'], `/home/${user}/${name}`]]);
+    const uid = Number(spawnSync('id', ['-u', user], { encoding: 'utf8' }).stdout.trim());
+    t.equal(statSync(`/home/${user}`).mode & 0o777, 0o700, 'home 0700');
+    t.equal(statSync(`/home/${user}/${name}`).uid, uid, 'clone owned by the user');
+    t.equal(spawnSync('id', ['-nG', user], { encoding: 'utf8' }).stdout.trim(), user, 'only its own group (no sudo)');
+    const clone = `/home/${user}/${name}`;
+    t.match(readFileSync(path.join(clone, 'backlog', 'config.yml'), 'utf8'), /statuses: \["To Do", "In Progress", "Done", "Blocked"\]/);
+    t.equal(git(clone, '-c', `safe.directory=${clone}`, 'log', '-1', '--format=%an|%cn|%s'), `${user}|agent-runner|Board: add the Blocked status`);
+    t.match(ns.exec(['nft', 'list', 'table', 'inet', 'agent_runner']).stdout, new RegExp(`meta skuid ${uid} ip daddr 127.0.0.1 tcp dport 3200 accept`));
+    t.equal(readFileSync(path.join(root, 'etc', 'allow', `${name}.txt`), 'utf8'), `# repo ${name}: domains its agents may reach (from the registry)\nallowed.test\n.example.org\n`);
+    t.equal(ns.exec(['bash', '-c', 'exec 3<>/dev/tcp/127.0.0.1/3200']).status, 0, 'the proxy listens on the repo port');
+    t.match(readFileSync(path.join(root, 'etc', 'egress.json'), 'utf8'), new RegExp(`"right": ${uid}`));
+  });
+
+  t.test('the second run changes nothing', async (t) => {
+    const result = await cli(env, args);
+    t.equal(result.code, 0, result.err);
+    t.equal(result.out.split('\n')[0], `repo ${name}: no change`);
+  });
+
+  t.test('--remove undoes it and keeps the clone', async (t) => {
+    const result = await cli(env, ['provision', 'repo', name, '--remove', '--netns', ns.name]);
+    t.equal(result.code, 0, result.err);
+    t.equal(spawnSync('getent', ['passwd', user]).status, 2, 'user deleted');
+    t.same(parseRegistry(readFileSync(env.AGENT_RUNNER_CONFIG, 'utf8'), 'r').registry.repos, []);
+    const aside = readdirSync(path.join(root, 'state', 'removed'));
+    t.equal(aside.length, 1);
+    t.match(aside[0], new RegExp(`^${name}-\\d{8}T\\d{6}Z$`));
+    t.equal(readFileSync(path.join(root, 'state', 'removed', aside[0]!, name, 'README.md'), 'utf8'), '# demo\n', 'the clone is kept');
+    t.equal(statSync(path.join(root, 'state', 'removed', aside[0]!, name)).uid, 0, 'and given to root');
+    t.notMatch(ns.exec(['nft', 'list', 'table', 'inet', 'agent_runner']).stdout, /skuid/, 'no agent rules left');
+    t.equal(existsSync(path.join(root, 'etc', 'allow', `${name}.txt`)), false);
+    const again = await cli(env, ['provision', 'repo', name, '--remove', '--netns', ns.name]);
+    t.equal(again.out.split('\n')[0], `repo ${name} (remove): no change`, again.err);
+  });
+}
