@@ -1,0 +1,54 @@
+// .agent/config.json: schema, every problem at once, precedence and caps.
+import t from 'tap';
+import { applyOverrides, DEFAULT_CONFIG, resolveModelChoice, validateConfig, formatProblems } from '../../src/config.js';
+import { aTask } from '../helpers/board-builder.js';
+
+t.test('an empty object is the defaults', async (t) => {
+  const result = validateConfig({});
+  t.same(result.problems, []);
+  t.same(result.config, DEFAULT_CONFIG);
+  t.equal(result.config.agentIdleTimeoutSec, 480);
+  t.equal(result.config.gates, '.agent/gates.sh');
+  t.equal(result.config.prompt, '.agent/prompt.md');
+  t.equal(result.config.maxAttempts, 2);
+});
+
+t.test('every problem is reported at once, with the key and the fix', async (t) => {
+  const result = validateConfig({ assistant: 'gpt', maxParallel: 0, gates: '../../etc/passwd', setup: 5, command: [], unknownKey: 1, effort: 'extreme' }, 'repo/.agent/config.json');
+  t.same(result.problems.map((p) => p.key).sort(), ['assistant', 'command', 'effort', 'gates', 'maxParallel', 'setup', 'unknownKey']);
+  t.equal(
+    formatProblems(result.problems.filter((p) => p.key === 'gates')),
+    'repo/.agent/config.json: gates: must be a relative path inside the repo; set "gates" to the path of an executable script in the repo, e.g. ".agent/gates.sh"',
+  );
+});
+
+t.test('the command assistant needs its argv', async (t) => {
+  t.same(validateConfig({ assistant: 'command' }).problems.map((p) => [p.key, p.problem]), [['command', 'is required when "assistant" is "command"']]);
+  const ok = validateConfig({ assistant: 'command', command: ['./agent.sh', '--fast'] });
+  t.same(ok.problems, []);
+  t.same(ok.config.command, ['./agent.sh', '--fast']);
+  t.same(validateConfig({ assistant: 'claude', command: ['x'] }).warnings.map((w) => w.key), ['command']);
+});
+
+t.test('not an object', async (t) => {
+  t.same(validateConfig([]).problems.map((p) => p.key), ['(root)']);
+  t.same(validateConfig('x').problems.map((p) => p.key), ['(root)']);
+});
+
+t.test('precedence: flag over config over default; caps only lower', async (t) => {
+  const config = validateConfig({ model: 'config-model', maxParallel: 8 }).config;
+  t.equal(applyOverrides(config, {}).model, 'config-model');
+  t.equal(applyOverrides(config, { model: 'flag-model' }).model, 'flag-model');
+  t.equal(applyOverrides(config, {}, { maxParallel: 3 }).maxParallel, 3, 'the registry cap wins over the repo');
+  t.equal(applyOverrides(config, { maxParallel: 50 }, { maxParallel: 4 }).maxParallel, 4, 'a flag cannot exceed the cap');
+  t.equal(applyOverrides(validateConfig({ maxParallel: 2 }).config, {}, { maxParallel: 10 }).maxParallel, 2, 'the repo may ask for fewer');
+});
+
+t.test('a task label sits above flag, config and default for model and effort', async (t) => {
+  const config = applyOverrides(validateConfig({ model: 'config-model', effort: 'low' }).config, { model: 'flag-model' });
+  const plain = aTask({ id: 'TASK-1' });
+  const labelled = aTask({ id: 'TASK-2', labels: ['model:opus', 'effort:high'] });
+  t.same(resolveModelChoice(config, plain), { model: 'flag-model', effort: 'low', modelSource: 'flag-or-config', effortSource: 'flag-or-config' });
+  t.same(resolveModelChoice(config, labelled), { model: 'opus', effort: 'high', modelSource: 'label', effortSource: 'label' });
+  t.same(resolveModelChoice(DEFAULT_CONFIG, plain), { model: undefined, effort: undefined, modelSource: 'default', effortSource: 'default' });
+});

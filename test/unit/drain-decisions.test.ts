@@ -1,0 +1,68 @@
+// The pure deciders of a drain: what a session meant, what to start next,
+// the prompt, landings read back from merge commits, attempts.
+import t from 'tap';
+import { judgeSession, blockedReason } from '../../src/run.js';
+import { tasksToStart } from '../../src/parallel.js';
+import { buildPrompt, taskDirective } from '../../src/prompt.js';
+import { parseLandings } from '../../src/lifecycle.js';
+import { landingMessage } from '../../src/integrate.js';
+import { forget, recordConflictRetry, recordFailure } from '../../src/attempts.js';
+import { aBoard, aTask } from '../helpers/board-builder.js';
+
+const state = (status: string | undefined, head = 'a', unreadable?: string) => ({ head, status, task: status ? aTask({ id: 'TASK-1', status, notes: 'Blocked: needs a key' }) : undefined, unreadable });
+
+t.test('judgeSession', async (t) => {
+  const ok = { ok: true };
+  t.same(judgeSession(state('To Do'), state('Done', 'b'), ok), { kind: 'done' });
+  t.same(judgeSession(state('To Do'), state('Blocked', 'b'), ok), { kind: 'blocked', reason: 'needs a key' });
+  t.same(judgeSession(state('To Do'), state('To Do'), ok), { kind: 'stalled', reason: 'stalled: the session changed nothing (no commit, no task status change)' });
+  t.equal(judgeSession(state('To Do'), state('In Progress', 'b'), ok), undefined, 'progress without Done: go on');
+  t.same(judgeSession(state('To Do'), state('To Do', 'b'), { ok: false, failure: 'not-logged-in', detail: 'Not logged in' }), { kind: 'agent-failed', reason: 'not-logged-in: Not logged in' });
+  t.same(judgeSession(state('To Do'), state(undefined, 'b', 'x.md: bad YAML'), ok), { kind: 'unreadable', reason: 'task status unreadable after the session: x.md: bad YAML' });
+  t.equal(judgeSession(state('To Do'), state('Done', 'b'), { ok: false, failure: 'crashed' })?.kind, 'done', 'the board decides: Done is Done even if the agent then crashed');
+});
+
+t.test('blockedReason skips our own park notes', async (t) => {
+  t.equal(blockedReason(aTask({ id: 'TASK-1', notes: 'needs a key\nParked: gate failed (branch auto/TASK-1)' })), 'needs a key');
+  t.equal(blockedReason(aTask({ id: 'TASK-1', notes: '' })), 'the agent gave no reason');
+});
+
+t.test('tasksToStart: slots, leases, exclusions, --task', async (t) => {
+  const a = aTask({ id: 'TASK-1', priority: 'high', labels: ['area:ui'] });
+  const b = aTask({ id: 'TASK-2', priority: 'high', labels: ['area:ui'] });
+  const c = aTask({ id: 'TASK-3', priority: 'medium' });
+  const d = aTask({ id: 'TASK-4', priority: 'low' });
+  const board = aBoard().withTask(a).withTask(b).withTask(c).withTask(d).build();
+  const ids = (tasks: { id: string }[]) => tasks.map((task) => task.id);
+  t.same(ids(tasksToStart({ board, running: [], slots: 3, excluded: new Set(), only: undefined })), ['TASK-1', 'TASK-3', 'TASK-4'], 'the area lease keeps TASK-2 out');
+  t.same(ids(tasksToStart({ board, running: [a], slots: 3, excluded: new Set(), only: undefined })), ['TASK-3', 'TASK-4'], 'TASK-2 waits while TASK-1 runs');
+  t.same(ids(tasksToStart({ board, running: [a, c], slots: 2, excluded: new Set(), only: undefined })), [], 'no free slot');
+  t.same(ids(tasksToStart({ board, running: [], slots: 3, excluded: new Set(['TASK-1', 'TASK-3']), only: undefined })), ['TASK-2', 'TASK-4']);
+  t.same(ids(tasksToStart({ board, running: [], slots: 3, excluded: new Set(), only: 'task-4' })), ['TASK-4'], '--task matches case-insensitively');
+});
+
+t.test('prompt: base, directive, retry reason', async (t) => {
+  const task = { id: 'TASK-3', title: 'Fix it', file: 'backlog/tasks/task-3 - Fix-it.md' };
+  t.equal(taskDirective(task), 'Your task: TASK-3 "Fix it" (file backlog/tasks/task-3 - Fix-it.md)');
+  const custom = buildPrompt({ basePrompt: 'Be brief.\n', task });
+  t.equal(custom, 'Be brief.\n\nYour task: TASK-3 "Fix it" (file backlog/tasks/task-3 - Fix-it.md)\nWork only on TASK-3; other tasks belong to other agents.\n');
+  const builtIn = buildPrompt({ basePrompt: '   ', task, retryReason: 'merge conflict in a.txt' });
+  t.match(builtIn, /Set the status to "Done"/);
+  t.match(builtIn, /This is a retry\. The previous attempt could not be integrated: merge conflict in a\.txt/);
+});
+
+t.test('landings round-trip through the merge message', async (t) => {
+  const message = landingMessage({ task: { id: 'TASK-7', title: 'Add x' }, branch: 'auto/TASK-7', runId: 'R1', gatesScript: '.agent/gates.sh' }, { ok: true, detail: '', tail: '', durationMs: 1234 });
+  const [subject, ...rest] = message.split('\n');
+  const log = `abc123\x1f${subject}\x1f${rest.join('\n')}\x1e\nnot-ours\x1fMerge main\x1f\x1e`;
+  t.same(parseLandings(log), [{ taskId: 'TASK-7', commit: 'abc123', subject: 'Land TASK-7: Add x', gate: 'passed (.agent/gates.sh, 1.2s)' }]);
+});
+
+t.test('attempts', async (t) => {
+  let attempts = recordFailure({}, 'TASK-1', 'crashed');
+  attempts = recordFailure(attempts, 'TASK-1', 'stalled');
+  t.same(attempts['TASK-1'], { failures: 2, lastReason: 'stalled', conflictRetried: false });
+  attempts = recordConflictRetry(attempts, 'TASK-2', 'conflict');
+  t.same(attempts['TASK-2'], { failures: 0, lastReason: 'conflict', conflictRetried: true });
+  t.same(Object.keys(forget(attempts, 'TASK-1')), ['TASK-2']);
+});
