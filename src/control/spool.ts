@@ -74,6 +74,8 @@ export class Spool {
   }
 
   async ensure(): Promise<void> {
+    // The repo dir first, world-traversable: the repo user reaches its own state below it.
+    await this.fs.mkdirp(repoStateDir(this.state, this.repo), 0o755);
     for (const where of JOB_STATES) await this.fs.mkdirp(path.join(spoolDir(this.state, this.repo), where), 0o700);
   }
 

@@ -56,7 +56,7 @@ export function createUser(t: Test, name: string, home: string): void {
   });
 }
 
-export function controlFixture(t: Test, tasks: readonly FixtureTask[], options: { registryExtra?: string } = {}): ControlFixture {
+export function controlFixture(t: Test, tasks: readonly FixtureTask[], options: { registryExtra?: string; schedule?: string } = {}): ControlFixture {
   const name = `ctl${process.pid % 10000}x${++counter}`;
   const user = `agent-${name}`;
   const root = tempDir(t, 'agent-runner-control-');
@@ -77,7 +77,7 @@ export function controlFixture(t: Test, tasks: readonly FixtureTask[], options: 
   const registry = path.join(root, 'registry.toml');
   writeFileSync(
     registry,
-    `[repos.${name}]\npath = "${fixture.clone}"\nuser = "${user}"\nproxy_port = ${20000 + (process.pid % 10000) + counter}\nschedule = "* * * * *"\nenv = { PROBE_MARKER = "from-registry" }\n${options.registryExtra ?? ''}`,
+    `[repos.${name}]\npath = "${fixture.clone}"\nuser = "${user}"\nproxy_port = ${20000 + (process.pid % 10000) + counter}\nschedule = "${options.schedule ?? '* * * * *'}"\nenv = { PROBE_MARKER = "from-registry" }\n${options.registryExtra ?? ''}`,
   );
   const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/root', AGENT_RUNNER_STATE: state, AGENT_RUNNER_CONFIG: registry, LANG: 'C.UTF-8', ROOT_SECRET_MARKER: 'must-not-leak' };
   return { name, user, clone: fixture.clone, origin: fixture.origin, state, registry, probeOut, env };
