@@ -94,14 +94,35 @@ export async function applySquid(deps: SquidDeps, input: SquidInput): Promise<Sq
     if (result.exitCode !== 0) throw new FailedError(`systemctl could not (re)load ${PROXY_UNIT} (${describeFailure(result)}); see journalctl -u ${PROXY_UNIT}`);
     return changed ? 'reconfigured' : 'unchanged';
   }
-  if (await squidRunning(deps, rendered.configFile)) {
+  const probePort = input.repos[0]?.proxyPort;
+  if (await squidServing(deps, rendered.configFile, probePort)) {
     if (!changed) return 'unchanged';
     const result = await deps.process.run(wrap(systemCommand('squid', ['-k', 'reconfigure', '-n', instance, '-f', rendered.configFile])));
     if (result.exitCode !== 0) throw new FailedError(`squid -k reconfigure failed (${describeFailure(result)}); see ${path.join(input.layout.stateDir, 'cache.log')}`);
     return 'reconfigured';
   }
-  await startSquid(deps, rendered.configFile, input.layout.stateDir, input.repos[0]?.proxyPort);
+  await clearStalePidFile(deps, input.layout.stateDir);
+  await startSquid(deps, rendered.configFile, input.layout.stateDir, probePort);
   return 'started';
+}
+
+/** Running and listening: a pid alone can be a zombie nobody reaped. */
+export async function squidServing(deps: Pick<SquidDeps, 'process' | 'wrap' | 'instance'>, configFile: string, probePort: number | undefined): Promise<boolean> {
+  return (await squidRunning(deps, configFile)) && (probePort === undefined || (await tcpPortAnswers(deps, probePort)));
+}
+
+/**
+ * Squid refuses to start while its pid file names a live process, and a
+ * killed master that nobody reaped still "lives" as a zombie. A pid file
+ * whose process is gone or a zombie is removed before a start.
+ */
+async function clearStalePidFile(deps: SquidDeps, stateDir: string): Promise<void> {
+  const pidFile = path.join(stateDir, 'squid.pid');
+  const pid = (await deps.fs.readTextIfExists(pidFile))?.trim();
+  if (!pid || !/^\d+$/.test(pid)) return;
+  const stat = await deps.fs.readTextIfExists(`/proc/${pid}/stat`);
+  const state = stat?.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  if (stat === undefined || state === 'Z') await deps.fs.remove(pidFile);
 }
 
 /** Whether something accepts TCP on 127.0.0.1:port (where the command runs). */

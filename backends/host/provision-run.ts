@@ -9,7 +9,7 @@ import { lookupUser } from '../../src/privdrop.js';
 import { defaultUserFor, parseRegistry, readRegistry } from '../../src/control/registry.js';
 import { describeFailure, onHost, systemCommand, type CommandWrapper } from './exec.js';
 import { applyRuleset, listEgressTable } from './apply-nft.js';
-import { applySquid, squidRunning, type SquidApplyOutcome } from './apply-squid.js';
+import { applySquid, squidServing, type SquidApplyOutcome } from './apply-squid.js';
 import { egressRuleset } from './nftables.js';
 import type { SquidOptions } from './squid-config.js';
 import { homeOf, type HostLayout } from './layout.js';
@@ -42,7 +42,7 @@ async function uidsOf(process: ProcessPort, users: readonly string[]): Promise<M
   return uids;
 }
 
-async function layerState(deps: HostDeps, layout: HostLayout, users: readonly string[]) {
+async function layerState(deps: HostDeps, layout: HostLayout, users: readonly string[], probePort: number | undefined) {
   const squidFiles = new Map<string, string | undefined>();
   squidFiles.set(layout.squid.configFile, await deps.fs.readTextIfExists(layout.squid.configFile));
   for (const name of await deps.fs.list(layout.squid.allowlistDir)) {
@@ -55,7 +55,7 @@ async function layerState(deps: HostDeps, layout: HostLayout, users: readonly st
     liveTable: await listEgressTable({ ...deps }),
     egressFileText: await deps.fs.readTextIfExists(layout.egressFile),
     squidFiles,
-    squidRunning: squidConfigExists && (await squidRunning({ process: deps.process, wrap: deps.wrap ?? onHost, instance: deps.squidInstance }, layout.squid.configFile)),
+    squidRunning: squidConfigExists && (await squidServing({ process: deps.process, wrap: deps.wrap ?? onHost, instance: deps.squidInstance }, layout.squid.configFile, probePort)),
   };
 }
 
@@ -78,7 +78,7 @@ export async function readRepoState(deps: HostDeps, layout: HostLayout, name: st
     backlogConfig: await deps.fs.readTextIfExists(path.join(clonePath, 'backlog', 'config.yml')),
     systemd,
     watchEnabled: systemd ? await unitEnabled(deps.process, WATCH_UNIT(name)) : false,
-    ...(await layerState(deps, layout, [...repos.map((repo) => repo.user), user])),
+    ...(await layerState(deps, layout, [...repos.map((repo) => repo.user), user], repos[0]?.proxyPort)),
   };
 }
 
@@ -94,7 +94,7 @@ export async function readRemoveState(deps: HostDeps, layout: HostLayout, name: 
     homeExists: (await deps.fs.stat(account?.home ?? homeOf(user))) !== undefined,
     systemd,
     watchEnabled: systemd ? await unitEnabled(deps.process, WATCH_UNIT(name)) : false,
-    ...(await layerState(deps, layout, repos.map((repo) => repo.user))),
+    ...(await layerState(deps, layout, repos.map((repo) => repo.user), repos.find((repo) => repo.name !== name)?.proxyPort)),
   };
 }
 

@@ -1,10 +1,60 @@
-// Placeholder until the command is built; it says so instead of pretending.
+// agent-runner doctor [REPO]: real isolation checks per repo, each with what
+// it saw and the fix. Exit 1 when any check fails. --netns and the target
+// options aim the probes (tests point them into a namespace).
 import type { Command } from 'commander';
+import * as path from 'node:path';
 import type { CliContext } from './context.js';
 import { UsageError } from '../errors.js';
+import { findRepo, readRegistry } from '../control/registry.js';
+import { parsePositiveInt } from './options.js';
+import { hostLayout } from '../../backends/host/layout.js';
+import { inNetns } from '../../backends/host/exec.js';
+import { DEFAULT_TARGETS, doctorRepo, type Check } from '../../backends/host/doctor.js';
 
-export function define(command: Command, _context: CliContext): void {
-  command.allowUnknownOption().action(() => {
-    throw new UsageError('"doctor" is not built yet');
-  });
+interface DoctorOptions {
+  json?: boolean;
+  netns?: string;
+  directAddress?: string;
+  directPort?: string;
+  allowedUrl?: string;
+  privateUrl?: string;
+}
+
+export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
+  command
+    .argument('[repo]', 'one repo (default: every registered repo)')
+    .option('--json', 'machine-readable result')
+    .option('--netns <name>', 'run nft, Squid and the probes inside this network namespace')
+    .option('--direct-address <ip>', `address a direct connect must fail to reach (default ${DEFAULT_TARGETS.directAddress})`)
+    .option('--direct-port <port>', `its port (default ${DEFAULT_TARGETS.directPort})`)
+    .option('--allowed-url <url>', 'a URL on an allowlisted domain (default: the first allowlist entry over https)')
+    .option('--private-url <url>', `a private URL the proxy must refuse (default ${DEFAULT_TARGETS.privateUrl})`)
+    .action(async (name: string | undefined, options: DoctorOptions) => {
+      if (context.uid !== 0) throw new UsageError('doctor acts as each repo user and reads the nft table: run it as root');
+      if (options.netns !== undefined && !/^[A-Za-z0-9_.-]+$/.test(options.netns)) throw new UsageError(`--netns: "${options.netns}" is not a namespace name`);
+      const layout = hostLayout(context.env);
+      const registry = await readRegistry(context.ports.fs, layout.registryFile);
+      const repos = name ? [findRepo(registry, name, layout.registryFile)] : registry.repos;
+      if (!repos.length) throw new UsageError(`${layout.registryFile}: no repos registered; add one with agent-runner provision repo NAME --url URL`);
+      const deps = { process: context.ports.process, fs: context.ports.fs, clock: context.ports.clock, ...(options.netns ? { wrap: inNetns(options.netns) } : {}) };
+      const targets = {
+        directAddress: options.directAddress ?? DEFAULT_TARGETS.directAddress,
+        directPort: options.directPort ? parsePositiveInt('--direct-port', options.directPort, 65535) : DEFAULT_TARGETS.directPort,
+        privateUrl: options.privateUrl ?? DEFAULT_TARGETS.privateUrl,
+        ...(options.allowedUrl ? { allowedUrl: options.allowedUrl } : {}),
+      };
+      const results: { repo: string; checks: Check[] }[] = [];
+      for (const repo of repos) results.push({ repo: repo.name, checks: await doctorRepo(deps, layout, registry, repo, targets) });
+      const failed = results.flatMap((result) => result.checks.filter((check) => !check.ok).map((check) => `${result.repo}: ${check.name}`));
+      if (options.json) {
+        context.out(`${JSON.stringify({ ok: failed.length === 0, repos: results }, null, 2)}\n`);
+      } else {
+        for (const result of results) {
+          context.out(`${result.repo}\n`);
+          for (const check of result.checks) context.out(`  ${check.ok ? 'ok  ' : 'FAIL'} ${check.name}: ${check.detail}${check.ok ? '' : `\n       fix: ${check.fix}`}\n`);
+        }
+        context.out(failed.length ? `\n${failed.length} check${failed.length === 1 ? '' : 's'} failed\n` : `\nall checks passed (${path.basename(layout.registryFile)}: ${repos.length} repo${repos.length === 1 ? '' : 's'})\n`);
+      }
+      setExit(failed.length ? 1 : 0);
+    });
 }

@@ -1,0 +1,130 @@
+// Real checks of one repo's isolation, done the way an agent would meet it:
+// network probes run as the repo user (setpriv), inside the namespace the
+// wrapper names (tests), against targets the caller may aim elsewhere.
+import * as path from 'node:path';
+import type { RegistryRepo, Registry } from '../../src/types.js';
+import { agentEnvironment, dropPrivileges, lookupUser } from '../../src/privdrop.js';
+import { repoStateDir } from '../../src/paths.js';
+import { onHost } from './exec.js';
+import { listEgressTable } from './apply-nft.js';
+import { parseSquidConfig, tcpPortAnswers } from './apply-squid.js';
+import { egressRuleset, rulesetDifferences } from './nftables.js';
+import { allowlistFile, renderAllowlist } from './squid-config.js';
+import type { HostLayout } from './layout.js';
+import type { HostDeps } from './provision-run.js';
+
+export interface Check {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly detail: string;
+  readonly fix: string;
+}
+
+export interface DoctorTargets {
+  /** A non-loopback address the agent must not reach directly. */
+  readonly directAddress: string;
+  readonly directPort: number;
+  /** A URL on an allowlisted domain; undefined: derived from the allowlist. */
+  readonly allowedUrl?: string;
+  /** A private address the proxy must refuse (cloud metadata by default). */
+  readonly privateUrl: string;
+}
+
+export const DEFAULT_TARGETS: DoctorTargets = { directAddress: '1.1.1.1', directPort: 443, privateUrl: 'http://169.254.169.254/latest/meta-data/' };
+
+const check = (name: string, ok: boolean, detail: string, fix: string): Check => ({ name, ok, detail, fix: ok ? '' : fix });
+
+export async function doctorRepo(deps: HostDeps, layout: HostLayout, registry: Registry, repo: RegistryRepo, targets: DoctorTargets = DEFAULT_TARGETS): Promise<Check[]> {
+  const { fs, process } = deps;
+  const wrap = deps.wrap ?? onHost;
+  const checks: Check[] = [];
+  const reprovision = `agent-runner provision repo ${repo.name}`;
+  const account = await lookupUser(process, repo.user);
+  checks.push(check('user exists', account !== undefined, account ? `${repo.user} is uid ${account.uid}` : `no user ${repo.user}`, reprovision));
+
+  // The layers root owns: the lock, the proxy config, the proxy process.
+  const uids = new Map<string, number>();
+  for (const entry of registry.repos) {
+    const user = entry.user === repo.user ? account : await lookupUser(process, entry.user);
+    if (user) uids.set(entry.user, user.uid);
+  }
+  const differences = rulesetDifferences(await listEgressTable({ process, fs, wrap }), egressRuleset(registry.repos, uids));
+  checks.push(check('egress lock loaded', differences.length === 0, differences.length ? differences.slice(0, 3).join('; ') : 'the live nft table equals the generated one', `reload it: ${reprovision} (or at boot: systemctl restart agent-runner-egress.service; note nftables.service flushes the whole ruleset)`));
+  const parseError = await parseSquidConfig({ process, wrap }, layout.squid.configFile);
+  checks.push(check('proxy config parses', parseError === undefined, parseError ?? `${layout.squid.configFile} parses`, `regenerate it: ${reprovision}`));
+  const listText = await fs.readTextIfExists(allowlistFile(layout.squid, repo.name));
+  checks.push(check('allowlist matches the registry', listText === renderAllowlist(repo), listText === undefined ? 'the allowlist file is missing' : listText === renderAllowlist(repo) ? `${repo.allow.length} domain(s)` : `${allowlistFile(layout.squid, repo.name)} differs from the registry`, `regenerate and reload: ${reprovision}`));
+  const answers = await tcpPortAnswers({ process, wrap }, repo.proxyPort);
+  checks.push(check('proxy answers', answers, answers ? `127.0.0.1:${repo.proxyPort} accepts connections` : `nothing listens on 127.0.0.1:${repo.proxyPort}`, 'start the proxy: systemctl start agent-runner-proxy.service (see its cache.log)'));
+
+  // Ownership and modes.
+  const clone = await fs.stat(repo.path);
+  checks.push(check('repo owned by its user', account !== undefined && clone?.uid === account.uid, clone ? `${repo.path} is owned by uid ${clone.uid}` : `${repo.path} does not exist`, `chown -R ${repo.user}:${repo.user} ${repo.path}`));
+  if (account) {
+    const home = await fs.stat(account.home);
+    checks.push(check('home is private', home !== undefined && (home.mode & 0o077) === 0, home ? `${account.home} mode ${(home.mode & 0o777).toString(8)}` : `${account.home} does not exist`, `chmod 0700 ${account.home}`));
+  }
+  const state = await fs.stat(layout.stateDir);
+  const repoState = await fs.stat(repoStateDir(layout.stateDir, repo.name));
+  const stateSafe = state !== undefined && (state.mode & 0o007) === 0 && state.uid === 0 && (repoState === undefined || (repoState.mode & 0o022) === 0);
+  checks.push(check('state and lock dirs are safe', stateSafe, state ? `${layout.stateDir} mode ${(state.mode & 0o777).toString(8)} uid ${state.uid}${repoState ? `, ${repoStateDir(layout.stateDir, repo.name)} mode ${(repoState.mode & 0o777).toString(8)}` : ''}` : `${layout.stateDir} does not exist`, `chown root:proxy ${layout.stateDir} && chmod 0750 ${layout.stateDir} (agent-runner provision host)`));
+  const gates = await gatesScript(deps, repo);
+  checks.push(check('gates script is executable', gates.ok, gates.detail, `chmod +x ${gates.file} and commit it (or set "gates" in .agent/config.json)`));
+  const agent = (await process.which('claude', repo.toolchainPath)) ?? (await process.which('codex', repo.toolchainPath));
+  checks.push(check('agent CLI present', agent !== undefined, agent ?? `neither claude nor codex on ${repo.toolchainPath}`, `install it (npm i -g @anthropic-ai/claude-code) or set repos.${repo.name}.toolchain_path`));
+  if (!account) return checks;
+
+  // As the repo user, the way an agent meets the world.
+  const env = agentEnvironment({ user: account, path: repo.toolchainPath, proxyPort: repo.proxyPort, extra: {} });
+  const asUser = (program: string, args: string[]) => process.run(wrap(dropPrivileges(account, { program, args, env, cwd: '/' })));
+  const curlProxy = async (url: string) => {
+    const result = await asUser('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '10', '--noproxy', '', '-x', `http://127.0.0.1:${repo.proxyPort}`, url]);
+    return result.stdout.trim() || '000';
+  };
+  const direct = await asUser('curl', ['-s', '-o', '/dev/null', '--noproxy', '*', '--max-time', '5', `http://${targets.directAddress}:${targets.directPort}/`]);
+  checks.push(check('direct egress is rejected', direct.exitCode === 7, direct.exitCode === 7 ? `TCP to ${targets.directAddress}:${targets.directPort} refused` : direct.exitCode === 28 ? `TCP to ${targets.directAddress}:${targets.directPort} timed out instead of being rejected` : `TCP to ${targets.directAddress}:${targets.directPort} got through (curl exit ${direct.exitCode})`, `load the egress lock: ${reprovision}`));
+  const denied = await curlProxy('http://agent-runner-doctor.invalid/');
+  checks.push(check('proxy refuses unlisted domains', denied === '403', `agent-runner-doctor.invalid -> HTTP ${denied}`, `regenerate the proxy config: ${reprovision}`));
+  const privateStatus = await curlProxy(targets.privateUrl);
+  checks.push(check('proxy refuses private addresses', privateStatus === '403', `${targets.privateUrl} -> HTTP ${privateStatus}`, `regenerate the proxy config: ${reprovision}`));
+  const allowedUrl = targets.allowedUrl ?? firstAllowedUrl(repo);
+  if (allowedUrl) {
+    const status = await curlProxy(allowedUrl);
+    const reachedNothing = status === '000' || status === '503' || status === '502';
+    checks.push(check('allowlisted domain goes through', status !== '403', reachedNothing ? `${allowedUrl} -> HTTP ${status}: the proxy allowed it, upstream not reachable from here` : `${allowedUrl} -> HTTP ${status}`, `check repos.${repo.name}.allow and reload: ${reprovision}`));
+  }
+  for (const other of registry.repos) {
+    if (other.name === repo.name) continue;
+    const home = path.dirname(other.path);
+    const peek = await asUser('ls', ['--', home]);
+    checks.push(check(`cannot read ${other.name}`, peek.exitCode !== 0, peek.exitCode !== 0 ? `${home} is closed to ${repo.user}` : `${repo.user} can list ${home}`, `chmod 0700 ${home}`));
+  }
+  const name = await asUser('git', ['-C', repo.path, 'config', 'user.name']);
+  const email = await asUser('git', ['-C', repo.path, 'config', 'user.email']);
+  const identity = name.exitCode === 0 && email.exitCode === 0;
+  checks.push(check('git identity resolves', identity, identity ? `${name.stdout.trim()} <${email.stdout.trim()}>` : 'user.name or user.email is not set in the clone', reprovision));
+  return checks;
+}
+
+function firstAllowedUrl(repo: RegistryRepo): string | undefined {
+  const domain = repo.allow.find((entry) => !entry.startsWith('.')) ?? repo.allow[0]?.slice(1);
+  return domain ? `https://${domain}/` : undefined;
+}
+
+async function gatesScript(deps: HostDeps, repo: RegistryRepo): Promise<{ ok: boolean; detail: string; file: string }> {
+  let gates = '.agent/gates.sh';
+  const config = await deps.fs.readTextIfExists(path.join(repo.path, '.agent', 'config.json'));
+  if (config) {
+    try {
+      const parsed = JSON.parse(config) as { gates?: unknown };
+      if (typeof parsed.gates === 'string') gates = parsed.gates;
+    } catch {
+      // A broken config is reported by the run itself; the default is checked here.
+    }
+  }
+  const file = path.resolve(repo.path, gates);
+  const stat = await deps.fs.stat(file);
+  if (!stat) return { ok: false, detail: `${file} does not exist`, file };
+  return { ok: (stat.mode & 0o111) !== 0 && !stat.isDirectory, detail: `${file} mode ${(stat.mode & 0o777).toString(8)}`, file };
+}
+
