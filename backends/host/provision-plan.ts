@@ -182,7 +182,7 @@ export function planRepo(request: RepoRequest, state: RepoState, layout: HostLay
 
 /** Adds Blocked to `statuses: [...]` in a backlog config.yml (flow style, as the CLI writes it). */
 export function withBlockedStatus(config: string): string {
-  const flow = /^statuses:\s*\[(.*)\]\s*$/m;
+  const flow = /^statuses:[ \t]*\[(.*)\][ \t]*$/m;
   const match = flow.exec(config);
   if (match) {
     const items = match[1]!.split(',').map((item) => item.trim()).filter(Boolean);
