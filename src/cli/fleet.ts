@@ -1,10 +1,17 @@
-// Placeholder until the command is built; it says so instead of pretending.
+// agent-runner fleet [--json]: every registered repo at a glance. Exit 0 even
+// when some repo is broken (that is what it reports); 2 when the registry has
+// problems, after printing what it could.
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { UsageError } from '../errors.js';
+import { registryFile, stateDir } from '../paths.js';
+import { gatherFleet, renderFleetHuman } from '../control/fleet.js';
+import { realLocks } from '../io/lock.js';
 
-export function define(command: Command, _context: CliContext): void {
-  command.allowUnknownOption().action(() => {
-    throw new UsageError('"fleet" is not built yet');
+export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
+  command.option('--json', 'print the fleet as JSON (the shape the dashboard reads)').action(async (options: { json?: boolean }) => {
+    const { fs, process, clock } = context.ports;
+    const fleet = await gatherFleet({ fs, process, locks: realLocks }, registryFile(context.env), stateDir(context.env), clock.now());
+    context.out(options.json ? `${JSON.stringify(fleet, null, 2)}\n` : renderFleetHuman(fleet));
+    setExit(fleet.problems.length ? 2 : 0);
   });
 }

@@ -1,0 +1,197 @@
+// agent-runner fleet: every registered repo at a glance. read (gatherFleet)
+// -> decide (fleetEntry, pure) -> render (JSON for the dashboard, text for
+// people). The JSON shape is documented in docs/operations.md ("fleet --json").
+import type { FsPort, ProcessPort } from '../ports.js';
+import type { ConfigProblem, RegistryRepo } from '../types.js';
+import { gitCommand } from '../git.js';
+import { parseRegistry } from './registry.js';
+import { holderIsAlive, watchLockPath } from './lock.js';
+import type { LockHolder, LockPort } from './ports.js';
+import { Spool } from './spool.js';
+import { latestRuns, type RunRecord } from './runs.js';
+import { recordedAgents } from './reap.js';
+import { readWatchStatus, type WatchStatus } from './watch-status.js';
+import { BoardSnapshot, type BoardSummary } from './board-snapshot.js';
+
+export interface FleetRepo {
+  readonly name: string;
+  readonly enabled: boolean;
+  readonly user: string;
+  readonly path: string;
+  readonly baseBranch: string;
+  readonly schedule: string;
+  readonly maxParallel: number;
+  readonly watcher: {
+    /** 'absent': no watcher has ever written a status; 'dead': the status says running but its process is gone. */
+    readonly state: WatchStatus['state'] | 'absent' | 'dead';
+    readonly pid: number | null;
+    readonly heartbeatAgeSec: number | null;
+    readonly lastTick: string | null;
+    readonly lastError: { readonly at: string; readonly message: string } | null;
+  };
+  readonly run: { readonly id: string; readonly trigger: string; readonly jobId: string | null; readonly startedAt: string; readonly elapsedSec: number; readonly runningTasks: readonly string[] } | null;
+  readonly queue: { readonly queued: number; readonly running: number };
+  readonly staging: { readonly exists: boolean; readonly ahead: number; readonly behind: number } | null;
+  readonly board: { readonly ready: number; readonly parked: number; readonly unreadable: number; readonly total: number } | null;
+  readonly lastRun: { readonly id: string; readonly outcome: string; readonly exitCode: number | null; readonly endedAt: string | null; readonly landed: number; readonly parked: number; readonly failed: number } | null;
+  /** What could not be read for this repo, in words. */
+  readonly errors: readonly string[];
+}
+
+export interface Fleet {
+  readonly generatedAt: string;
+  readonly registry: string;
+  readonly problems: readonly ConfigProblem[];
+  readonly repos: readonly FleetRepo[];
+}
+
+export interface FleetInputs {
+  readonly repo: RegistryRepo;
+  readonly now: number;
+  readonly status: WatchStatus | undefined;
+  /** Whether the watch lock is held by a live process. */
+  readonly watcherAlive: boolean;
+  readonly runs: readonly RunRecord[];
+  readonly runningTasks: readonly string[];
+  readonly queued: number;
+  readonly runningJobs: number;
+  readonly staging: FleetRepo['staging'];
+  readonly board: BoardSummary | undefined;
+  readonly errors: readonly string[];
+}
+
+const seconds = (ms: number) => Math.max(0, Math.round(ms / 1000));
+
+/** Pure: one repo's fleet entry from what was read. */
+export function fleetEntry(input: FleetInputs): FleetRepo {
+  const { repo, status, now } = input;
+  const current = input.runs.find((run) => run.status === 'running');
+  const last = input.runs.find((run) => run.status !== 'running');
+  const watcherState: FleetRepo['watcher']['state'] = !status ? 'absent' : status.state !== 'stopped' && !input.watcherAlive ? 'dead' : status.state;
+  const count = (run: RunRecord, outcome: string) => (run.tasks ?? []).filter((task) => task.outcome === outcome).length;
+  return {
+    name: repo.name,
+    enabled: repo.enabled,
+    user: repo.user,
+    path: repo.path,
+    baseBranch: repo.baseBranch,
+    schedule: repo.schedule,
+    maxParallel: repo.maxParallel,
+    watcher: {
+      state: watcherState,
+      pid: status?.pid ?? null,
+      heartbeatAgeSec: status ? seconds(now - Date.parse(status.heartbeat)) : null,
+      lastTick: status?.lastTick ?? null,
+      lastError: status?.lastError ?? null,
+    },
+    run: current
+      ? { id: current.id, trigger: current.trigger, jobId: current.jobId ?? null, startedAt: current.startedAt, elapsedSec: seconds(now - Date.parse(current.startedAt)), runningTasks: input.runningTasks }
+      : null,
+    queue: { queued: input.queued, running: input.runningJobs },
+    staging: input.staging,
+    board: input.board ? { ready: input.board.ready.length, parked: input.board.parked, unreadable: input.board.unreadable, total: input.board.total } : null,
+    lastRun: last
+      ? { id: last.id, outcome: last.outcome ?? last.status, exitCode: last.exitCode ?? null, endedAt: last.endedAt ?? null, landed: count(last, 'landed'), parked: count(last, 'parked'), failed: count(last, 'failed') }
+      : null,
+    errors: input.errors,
+  };
+}
+
+function age(sec: number | null): string {
+  if (sec === null) return '-';
+  if (sec < 120) return `${sec}s`;
+  if (sec < 7200) return `${Math.round(sec / 60)}m`;
+  return `${Math.round(sec / 3600)}h`;
+}
+
+/** Pure: the human table. */
+export function renderFleetHuman(fleet: Fleet): string {
+  const header = ['REPO', 'ON', 'WATCHER', 'BEAT', 'RUN', 'QUEUE', 'STAGING', 'READY', 'PARKED', 'LAST RUN'];
+  const rows = fleet.repos.map((repo) => [
+    repo.name,
+    repo.enabled ? 'yes' : 'no',
+    repo.watcher.state,
+    age(repo.watcher.heartbeatAgeSec),
+    repo.run ? `${age(repo.run.elapsedSec)} ${repo.run.runningTasks.join(',') || '-'}` : '-',
+    repo.queue.running ? `${repo.queue.queued}+${repo.queue.running}` : String(repo.queue.queued),
+    repo.staging ? (repo.staging.exists ? `+${repo.staging.ahead}/-${repo.staging.behind}` : 'none') : '?',
+    repo.board ? String(repo.board.ready) : '?',
+    repo.board ? String(repo.board.parked) : '?',
+    repo.lastRun ? `${repo.lastRun.outcome}${repo.lastRun.landed ? ` ${repo.lastRun.landed} landed` : ''}` : '-',
+  ]);
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: readonly string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
+  const out = [line(header), ...rows.map(line)];
+  for (const repo of fleet.repos) {
+    for (const error of repo.errors) out.push(`${repo.name}: ${error}`);
+    if (repo.watcher.lastError) out.push(`${repo.name}: last skipped ${repo.watcher.lastError.at}: ${repo.watcher.lastError.message}`);
+  }
+  for (const problem of fleet.problems) out.push(`registry: ${problem.file}: ${problem.key}: ${problem.problem}; ${problem.fix}`);
+  if (!fleet.repos.length) out.push(`no repos registered in ${fleet.registry}`);
+  return `${out.join('\n')}\n`;
+}
+
+export interface FleetDeps {
+  readonly fs: FsPort;
+  readonly process: ProcessPort;
+  readonly locks: LockPort;
+}
+
+async function stagingCounts(process: ProcessPort, repo: RegistryRepo): Promise<FleetRepo['staging']> {
+  const git = (args: string[]) => process.run(gitCommand(repo.path, ['-c', `safe.directory=${repo.path}`, ...args], { env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/nonexistent' } }));
+  const refs = await git(['for-each-ref', '--format=%(refname)', 'refs/heads/auto/work', `refs/remotes/origin/${repo.baseBranch}`, `refs/heads/${repo.baseBranch}`]);
+  if (refs.exitCode !== 0) throw new Error(`cannot read refs: ${refs.stderr.trim()}`);
+  const names = refs.stdout.split('\n').filter(Boolean);
+  if (!names.includes('refs/heads/auto/work')) return { exists: false, ahead: 0, behind: 0 };
+  const base = names.includes(`refs/remotes/origin/${repo.baseBranch}`) ? `refs/remotes/origin/${repo.baseBranch}` : `refs/heads/${repo.baseBranch}`;
+  const counts = await git(['rev-list', '--left-right', '--count', `${base}...refs/heads/auto/work`]);
+  if (counts.exitCode !== 0) throw new Error(`cannot compare auto/work with ${repo.baseBranch}: ${counts.stderr.trim()}`);
+  const [behind, ahead] = counts.stdout.trim().split(/\s+/).map(Number);
+  return { exists: true, ahead: ahead ?? 0, behind: behind ?? 0 };
+}
+
+async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, now: number): Promise<FleetRepo> {
+  const errors: string[] = [];
+  const attempt = async <T>(what: string, read: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await read();
+    } catch (error) {
+      errors.push(`${what}: ${(error as Error).message}`);
+      return undefined;
+    }
+  };
+  const status = await attempt('watch status', () => readWatchStatus(deps.fs, state, repo.name));
+  const lock = await attempt('watch lock', () => deps.locks.inspect(watchLockPath(state, repo.name)));
+  let watcherAlive = false;
+  if (lock?.locked && lock.holder) watcherAlive = holderIsAlive(lock.holder as LockHolder, await deps.process.startTimeOf(lock.holder.pid));
+  const runs = (await attempt('run records', () => latestRuns(deps.fs, state, repo.name, 10))) ?? [];
+  const spool = new Spool(deps.fs, state, repo.name);
+  const queued = (await attempt('queue', () => spool.ids('queue')))?.length ?? 0;
+  const runningJobs = (await attempt('queue', () => spool.ids('running')))?.length ?? 0;
+  const agents = (await attempt('agents', () => recordedAgents(deps.fs, state, repo.name, repo.path))) ?? [];
+  const staging = (await attempt('staging', () => stagingCounts(deps.process, repo))) ?? null;
+  const board = await attempt('board', () => new BoardSnapshot(deps.process, repo.path, repo.baseBranch).summary());
+  return fleetEntry({
+    repo,
+    now,
+    status,
+    watcherAlive,
+    runs,
+    runningTasks: agents.map((agent) => agent.label.replace(/^agent /, '')),
+    queued,
+    runningJobs,
+    staging,
+    board,
+    errors,
+  });
+}
+
+/** Reads the registry (reporting its problems instead of failing) and every repo's state. */
+export async function gatherFleet(deps: FleetDeps, registryFile: string, state: string, now: number): Promise<Fleet> {
+  const text = await deps.fs.readTextIfExists(registryFile);
+  const { registry, problems } = text === undefined
+    ? { registry: { repos: [] }, problems: [{ file: registryFile, key: '(file)', problem: 'the registry does not exist', fix: 'create it (see control/registry.example.toml) or set AGENT_RUNNER_CONFIG' }] }
+    : parseRegistry(text, registryFile);
+  const repos = await Promise.all(registry.repos.map((repo) => gatherRepo(deps, state, repo, now)));
+  return { generatedAt: new Date(now).toISOString(), registry: registryFile, problems, repos };
+}
