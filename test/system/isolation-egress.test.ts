@@ -8,7 +8,7 @@ import { chmodSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { systemTestMayRun } from '../helpers/system.js';
 import { tempDir } from '../helpers/temp.js';
-import { killSquidByPidFile, netns, testUser, uniqueName, waitForPort, type Netns, type TestUser } from '../helpers/netns.js';
+import { killSquidByPidFile, netns, testUser, uniqueName, waitForPort, type TestUser } from '../helpers/netns.js';
 import { aRepo, squidLayoutUnder } from '../helpers/host-fixtures.js';
 import { realPorts } from '../../src/io.js';
 import { agentEnvironment, dropPrivileges } from '../../src/privdrop.js';
