@@ -15,7 +15,7 @@ function testFiles(dir) {
 
 // tap skips dist/ when it searches by itself, so the files are named here.
 const files = process.argv.slice(2).length ? process.argv.slice(2) : testFiles('dist/test');
-const args = ['tap', '--reporter=base', '--disable-coverage', '--allow-empty-coverage', ...files];
+const args = ['tap', '--reporter=terse', '--disable-coverage', '--allow-empty-coverage', ...files];
 const child = spawn('npx', args, { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
 let buffered = '';
 child.stdout.on('data', (chunk) => {
@@ -23,7 +23,7 @@ child.stdout.on('data', (chunk) => {
   buffered = (buffered + chunk.toString('utf8')).slice(-65536);
 });
 child.on('close', (code) => {
-  // tap's base reporter ends with "# { total: N, pass: N, fail: N, skip: N }".
+  // tap's reporters end with "# { total: N, pass: N, fail: N, skip: N }".
   const match = buffered.match(/#\s*\{\s*total:\s*(\d+)([^}]*)\}/);
   if (!match) {
     console.log(`\ntests: no summary from tap (exit ${code}); treating as failure`);
