@@ -2,6 +2,7 @@
 // only the variables named here pass from the caller's environment, and the
 // runner adds the task's own.
 import type { TaskId } from './types.js';
+import { committerEnvironment } from './git.js';
 
 /**
  * Variables a locally run agent legitimately needs from the operator's
@@ -27,19 +28,6 @@ export function agentBaseEnv(callerEnv: Readonly<Record<string, string | undefin
 
 /** The variables every agent gets about its task. */
 export function taskEnv(base: Readonly<Record<string, string>>, taskId: TaskId, workspace: string): Record<string, string> {
-  return { ...base, AGENT_TASK_ID: taskId, AGENT_WORKSPACE: workspace };
-}
-
-/** Variable values that must never appear in a transcript or a log. */
-export function secretValuesIn(env: Readonly<Record<string, string>>): string[] {
-  return Object.entries(env)
-    .filter(([key, value]) => /TOKEN|KEY|SECRET|PASSWORD/i.test(key) && value.length >= 8)
-    .map(([, value]) => value);
-}
-
-/** Replaces every known secret value in text. */
-export function redact(text: string, secrets: readonly string[]): string {
-  let result = text;
-  for (const secret of secrets) if (secret) result = result.split(secret).join('[redacted]');
-  return result;
+  // The agent's commits name agent-runner as committer; the author is the repo's configured identity.
+  return { ...base, ...committerEnvironment(), AGENT_TASK_ID: taskId, AGENT_WORKSPACE: workspace };
 }

@@ -27,7 +27,12 @@ export class GitError extends Error {
   }
 }
 
-const RUNNER_IDENTITY: GitIdentity = { name: 'agent-runner', email: 'agent-runner@localhost' };
+export const RUNNER_IDENTITY: GitIdentity = { name: 'agent-runner', email: 'agent-runner@localhost' };
+
+/** Makes git record agent-runner as the committer; the author stays whoever the repo's config says. */
+export function committerEnvironment(): Record<string, string> {
+  return { GIT_COMMITTER_NAME: RUNNER_IDENTITY.name, GIT_COMMITTER_EMAIL: RUNNER_IDENTITY.email };
+}
 
 /** The environment every git invocation gets, derived from the caller's base env. */
 export function sanitizedGitEnv(base: Readonly<Record<string, string>>, identity?: GitIdentity): Record<string, string> {

@@ -9,7 +9,8 @@ import { readBoard, findTask } from './board/read.js';
 import { buildPrompt } from './prompt.js';
 import { resolveModelChoice } from './config.js';
 import { superviseAgent } from './supervise.js';
-import { redact, taskEnv } from './agent-env.js';
+import { taskEnv } from './agent-env.js';
+import { redactSecrets } from './secrets.js';
 
 export type RunOutcome =
   | { readonly kind: 'done' }
@@ -127,7 +128,7 @@ class Transcript {
   ) {}
 
   write(event: Record<string, unknown>): void {
-    const line = redact(JSON.stringify({ time: new Date(this.clock.now()).toISOString(), ...event }), this.secrets);
+    const line = redactSecrets(JSON.stringify({ time: new Date(this.clock.now()).toISOString(), ...event }), this.secrets);
     // Appends are chained so lines keep their order without blocking the agent's output.
     this.pending = this.pending.then(() => this.fs.appendLine(this.file, line));
   }

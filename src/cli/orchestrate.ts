@@ -8,7 +8,8 @@ import { checkWorkspace, ensureStateDir } from '../workspace.js';
 import { readRepoConfig, applyOverrides } from '../config.js';
 import { adapterFor } from '../adapters/index.js';
 import { resolveAgentBinary } from '../agent-binary.js';
-import { agentBaseEnv, secretValuesIn } from '../agent-env.js';
+import { agentBaseEnv } from '../agent-env.js';
+import { knownSecrets } from '../secrets.js';
 import { orchestrate } from '../orchestrate.js';
 import { Git } from '../git.js';
 import { stateDir, workspaceStateDir } from '../paths.js';
@@ -75,7 +76,7 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
     force: Boolean(options.force),
     runId,
     env,
-    secrets: secretValuesIn(env),
+    secrets: await knownSecrets(fs, env),
     stateDir: state,
     adapter,
     binary,

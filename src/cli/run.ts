@@ -10,7 +10,8 @@ import { readBoard, findTask } from '../board/read.js';
 import { assessReadiness } from '../board/readiness.js';
 import { adapterFor } from '../adapters/index.js';
 import { resolveAgentBinary } from '../agent-binary.js';
-import { agentBaseEnv, secretValuesIn } from '../agent-env.js';
+import { agentBaseEnv } from '../agent-env.js';
+import { knownSecrets } from '../secrets.js';
 import { runTask } from '../run.js';
 import { Git } from '../git.js';
 import { stateDir, transcriptFile, workspaceStateDir } from '../paths.js';
@@ -78,7 +79,7 @@ async function run(context: CliContext, options: RunOptions): Promise<number> {
   context.err(`run ${runId}: ${task.id} "${task.title}" with ${config.assistant}${config.model ? ` (${config.model})` : ''}\n`);
   const report = await runTask(
     { ports: { process, fs, clock }, git },
-    { workspace, task, config, adapter, binary, env, iterations, transcriptFile: transcriptFile(state, workspace, runId, task.id), runId, secrets: secretValuesIn(env) },
+    { workspace, task, config, adapter, binary, env, iterations, transcriptFile: transcriptFile(state, workspace, runId, task.id), runId, secrets: await knownSecrets(fs, env) },
   );
   const leftover = report.outcome.kind === 'done' || report.outcome.kind === 'blocked' ? await commitLeftovers(git, workspace, task.id) : undefined;
 

@@ -111,3 +111,19 @@ t.test('bad input: one line naming what and how to fix it, exit 2, nothing writt
   t.same(readdirSync(fixture.state), [], 'nothing written to the state dir');
   t.notOk(existsSync(path.join(fixture.repo, 'greeting.txt')));
 });
+
+t.test('secrets from the home and the environment never reach the transcript', async (t) => {
+  const fixture = cliBoard(t, { assistant: 'command' });
+  const token = 'ghp_0123456789abcdefTOKEN';
+  writeFileSync(path.join(fixture.home, '.git-credentials'), `https://bot:${token}@github.com\n`, { mode: 0o600 });
+  // An agent that prints the credentials file and its environment.
+  writeFileSync(path.join(fixture.repo, '.agent/config.json'), JSON.stringify({ assistant: 'command', command: ['/bin/sh', '-c', 'cat "$HOME/.git-credentials"; env'] }));
+  const env = { ...fixture.env, ANTHROPIC_API_KEY: 'sk-ant-api03-secretvalue' };
+  const result = run(env, ['--workspace', fixture.repo, '--task', 'TASK-1', '--json']);
+  const report = JSON.parse(result.stdout) as { transcript: string };
+  const transcript = readFileSync(report.transcript, 'utf8');
+  t.match(transcript, /https:\/\/bot:\[redacted\]@github\.com/, 'the agent did print the credentials line');
+  t.notMatch(transcript, token, 'the git token is redacted');
+  t.notMatch(transcript, 'sk-ant-api03-secretvalue', 'the API key from the environment is redacted');
+  t.match(transcript, /GIT_COMMITTER_NAME=agent-runner/, 'agents commit with agent-runner as committer');
+});
