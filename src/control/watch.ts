@@ -4,7 +4,7 @@
 // jobs in running/); on stop, finish the current run or, after a grace
 // period, interrupt it. A broken repo is logged and skipped every tick; it
 // never throws out of tick().
-import type { RegistryRepo } from '../types.js';
+import type { Registry, RegistryRepo } from '../types.js';
 import { BusyError, ExitError } from '../errors.js';
 import { readRegistry } from './registry.js';
 import { acquireLock, clearDeadLock, runLockPath, watchLockPath } from './lock.js';
@@ -135,7 +135,7 @@ export class RepoWatcher {
     if (this.stopping || this.current) return;
     const at = this.now();
     try {
-      const registry = await readRegistry(this.deps.fs, this.deps.registryFile);
+      const registry = await this.registry();
       const repo = registry.repos.find((candidate) => candidate.name === this.name);
       if (!repo) throw new ExitError(`repo "${this.name}" is no longer in ${this.deps.registryFile}; stop its unit: systemctl disable --now agent-runner-watch@${this.name}`, 2);
       this.reschedule(repo.schedule);
@@ -168,6 +168,16 @@ export class RepoWatcher {
   }
 
   private snapshotFor: string | undefined;
+  private registryCache: { text: string; registry: Registry } | undefined;
+
+  /** The registry, parsed again only when its text changed (an idle tick should cost next to nothing). */
+  private async registry(): Promise<Registry> {
+    const text = await this.deps.fs.readTextIfExists(this.deps.registryFile);
+    if (text !== undefined && this.registryCache?.text === text) return this.registryCache.registry;
+    const registry = await readRegistry(this.deps.fs, this.deps.registryFile);
+    if (text !== undefined) this.registryCache = { text, registry };
+    return registry;
+  }
 
   /** Starts a run in the background; tick() returns at once so other repos go on. */
   private begin(repo: RegistryRepo, drainArgs: string[] | undefined): void {
