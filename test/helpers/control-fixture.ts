@@ -22,7 +22,7 @@ echo $$ > "$PROBE_OUT/pid-$AGENT_TASK_ID"
 # "hold": wait while it exists; "freeze": sleep for good (until killed).
 while [ -e "$PROBE_OUT/hold" ]; do sleep 0.2; done
 if [ -e "$PROBE_OUT/freeze" ]; then sleep 300; fi
-file=$(grep -l "^id: $AGENT_TASK_ID\$" backlog/tasks/*.md)
+file=$(grep -l "^id: $AGENT_TASK_ID$" backlog/tasks/*.md)
 sed -i 's/^status: To Do$/status: Done/' "$file"
 echo "$AGENT_TASK_ID" >> done.txt
 git add -A
