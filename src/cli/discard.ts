@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { discard } from '../lifecycle.js';
-import { lifecycleInput, lockWorkspace } from './lifecycle-input.js';
+import { lifecycleInput, withWorkspaceLock } from './lifecycle-input.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
@@ -11,17 +11,12 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--json', 'print the result as JSON')
     .action(async (options: { workspace?: string; json?: boolean }) => {
       const input = await lifecycleInput(context, options.workspace, true);
-      const lock = await lockWorkspace(context, input, 'discard');
-      try {
-        const result = await discard(input);
-        context.out(
-          options.json
-            ? `${JSON.stringify(result)}\n`
-            : `auto/work ${result.discarded ? 'reset' : 'already'} at ${input.baseBranch} (${result.to.slice(0, 10)})${result.pushed ? ', pushed' : ''}; removed ${result.removedBranches.length} task branch(es)\n`,
-        );
-      } finally {
-        await lock.release();
-      }
+      const result = await withWorkspaceLock(context, input, 'discard', () => discard(input));
+      context.out(
+        options.json
+          ? `${JSON.stringify(result)}\n`
+          : `auto/work ${result.discarded ? 'reset' : 'already'} at ${input.baseBranch} (${result.to.slice(0, 10)})${result.pushed ? ', pushed' : ''}; removed ${result.removedBranches.length} task branch(es)\n`,
+      );
       setExit(0);
     });
 }

@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { removeAllTaskBranches } from '../lifecycle.js';
-import { lifecycleInput, lockWorkspace } from './lifecycle-input.js';
+import { lifecycleInput, withWorkspaceLock } from './lifecycle-input.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
@@ -12,13 +12,8 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--json', 'print the result as JSON')
     .action(async (options: { workspace?: string; json?: boolean }) => {
       const input = await lifecycleInput(context, options.workspace, false);
-      const lock = await lockWorkspace(context, input, 'gc');
-      try {
-        const removed = await removeAllTaskBranches(input);
-        context.out(options.json ? `${JSON.stringify({ removed })}\n` : removed.length ? `removed ${removed.join(', ')}\n` : 'nothing to remove\n');
-      } finally {
-        await lock.release();
-      }
+      const removed = await withWorkspaceLock(context, input, 'gc', () => removeAllTaskBranches(input));
+      context.out(options.json ? `${JSON.stringify({ removed })}\n` : removed.length ? `removed ${removed.join(', ')}\n` : 'nothing to remove\n');
       setExit(0);
     });
 }

@@ -19,7 +19,17 @@ export async function lifecycleInput(context: CliContext, workspaceOption: strin
   return { ports: context.ports, git, workspace, baseBranch: config.baseBranch, stateDir: stateDir(context.env), fetch };
 }
 
-export async function lockWorkspace(context: CliContext, input: LifecycleInput, purpose: string): Promise<WorkspaceLock> {
+/** Runs work holding the workspace lock, released whatever happens. */
+export async function withWorkspaceLock<T>(context: CliContext, input: LifecycleInput, purpose: string, work: () => Promise<T>): Promise<T> {
+  const lock = await lockWorkspace(context, input, purpose);
+  try {
+    return await work();
+  } finally {
+    await lock.release();
+  }
+}
+
+async function lockWorkspace(context: CliContext, input: LifecycleInput, purpose: string): Promise<WorkspaceLock> {
   const dir = workspaceStateDir(input.stateDir, input.workspace);
   await ensureStateDir(context.ports.fs, dir);
   return acquireWorkspaceLock({ fs: context.ports.fs, process: context.ports.process }, path.join(dir, 'orchestrate.lock'), {

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { promote } from '../lifecycle.js';
-import { lifecycleInput, lockWorkspace } from './lifecycle-input.js';
+import { lifecycleInput, withWorkspaceLock } from './lifecycle-input.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
@@ -10,13 +10,8 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--json', 'print the result as JSON')
     .action(async (options: { workspace?: string; json?: boolean }) => {
       const input = await lifecycleInput(context, options.workspace, true);
-      const lock = await lockWorkspace(context, input, 'promote');
-      try {
-        const result = await promote(input);
-        context.out(options.json ? `${JSON.stringify(result)}\n` : `${result.detail}${result.pushed ? `; pushed ${input.baseBranch}` : ''}\n`);
-      } finally {
-        await lock.release();
-      }
+      const result = await withWorkspaceLock(context, input, 'promote', () => promote(input));
+      context.out(options.json ? `${JSON.stringify(result)}\n` : `${result.detail}${result.pushed ? `; pushed ${input.baseBranch}` : ''}\n`);
       setExit(0);
     });
 }
