@@ -192,15 +192,18 @@ export const realClock: Clock = {
   },
 };
 
-let idCounter = 0;
-export const realIds: Ids = {
-  next() {
-    const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-    idCounter = (idCounter + 1) % 0x1000;
-    return `${stamp}-${randomBytes(3).toString('hex')}${idCounter.toString(16).padStart(3, '0')}`;
-  },
-};
+/** Ids sortable by time; the counter keeps two ids of one second apart and in order. */
+export function createIds(): Ids {
+  let counter = 0;
+  return {
+    next() {
+      const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+      counter = (counter + 1) % 0x1000;
+      return `${stamp}-${counter.toString(16).padStart(3, '0')}${randomBytes(3).toString('hex')}`;
+    },
+  };
+}
 
 export function realPorts(): Ports {
-  return { process: realProcess, fs: realFs, clock: realClock, ids: realIds };
+  return { process: realProcess, fs: realFs, clock: realClock, ids: createIds() };
 }
