@@ -1,0 +1,172 @@
+// The dashboard in a real terminal: tmux runs `agent-runner tui` in a
+// 120x30 pane against a temp registry of two repos; the test reads the
+// screen with capture-pane and types with send-keys. Each test has its own
+// tmux socket, killed in teardown, so no other tmux server is touched.
+import t, { type Test } from 'tap';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gitRepo, tempDir } from '../helpers/temp.js';
+import { missingTools } from '../helpers/system.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const BIN = path.join(ROOT, 'bin', 'agent-runner');
+
+interface Tmux {
+  run(...args: string[]): string;
+  screen(): string;
+  pane(format: string): string;
+  waitFor(what: string, ok: (screen: string) => boolean, timeoutMs?: number): Promise<string>;
+}
+
+/** A tmux server on its own socket, killed when the test ends. */
+function tmuxServer(t: Test, name: string): Tmux {
+  const socket = `agent-runner-tui-${name}-${process.pid}-${Date.now().toString(36)}`;
+  const env: NodeJS.ProcessEnv = { ...process.env, LANG: 'C.UTF-8', TERM: 'xterm-256color' };
+  delete env.TMUX;
+  let server: { pid: number; socketPath: string } | undefined;
+  const run = (...args: string[]) => execFileSync('tmux', ['-u', '-f', '/dev/null', '-L', socket, ...args], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => {
+    if (!server) return;
+    try {
+      run('kill-server');
+    } catch {
+      // kill-server failed: end this server by its pid, nothing else.
+      try {
+        process.kill(server.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    // tmux leaves the socket file behind.
+    rmSync(server.socketPath, { force: true });
+  });
+  const tmux: Tmux = {
+    run: (...args) => {
+      const out = run(...args);
+      if (!server) {
+        const [pid, socketPath] = run('display-message', '-p', '#{pid} #{socket_path}').trim().split(' ');
+        server = { pid: Number(pid), socketPath: socketPath! };
+      }
+      return out;
+    },
+    screen: () => run('capture-pane', '-p', '-t', 'tui'),
+    pane: (format) => run('display-message', '-p', '-t', 'tui', format).trim(),
+    async waitFor(what, ok, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      let screen = '';
+      while (Date.now() < deadline) {
+        screen = tmux.screen();
+        if (ok(screen)) return screen;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      t.fail(`timed out waiting for ${what}; the pane shows:\n${screen}`);
+      return screen;
+    },
+  };
+  return tmux;
+}
+
+function fleetFixture(t: Test): { config: string; state: string } {
+  const alpha = gitRepo(t, { 'README.md': '# alpha\n', 'backlog/.keep': '' });
+  const beta = gitRepo(t, { 'README.md': '# beta\n', 'backlog/.keep': '' });
+  const dir = tempDir(t);
+  const state = path.join(dir, 'state');
+  mkdirSync(state);
+  const config = path.join(dir, 'registry.toml');
+  writeFileSync(config, `[repos.alpha]\npath = "${alpha}"\nproxy_port = 3130\n\n[repos.beta]\npath = "${beta}"\nproxy_port = 3131\n`);
+  return { config, state };
+}
+
+/**
+ * Starts the dashboard under a shell in the pane. When it exits the shell
+ * prints its exit code and keeps the pane alive (cat), so the test can read
+ * the terminal state the dashboard left behind.
+ */
+function startDashboard(tmux: Tmux, fixture: { config: string; state: string }): void {
+  tmux.run(
+    'new-session', '-d', '-x', '120', '-y', '30', '-s', 'tui', '-c', ROOT,
+    '-e', `AGENT_RUNNER_CONFIG=${fixture.config}`, '-e', `AGENT_RUNNER_STATE=${fixture.state}`,
+    'sh', '-c', '"$0" "$1" tui --interval 1; echo "dashboard exited with $?"; exec cat', process.execPath, BIN,
+  );
+}
+
+/** The dashboard's pid: the only child of the pane's shell. */
+function dashboardPid(tmux: Tmux): number {
+  const shell = tmux.pane('#{pane_pid}');
+  return Number(readFileSync(`/proc/${shell}/task/${shell}/children`, 'utf8').trim());
+}
+
+/** The terminal as the dashboard left it: normal screen, cursor shown, table gone, the shell went on. */
+async function assertRestored(t: Test, tmux: Tmux): Promise<void> {
+  const screen = await tmux.waitFor('the shell after the dashboard', (text) => /^dashboard exited with \d+$/m.test(text), 10_000);
+  t.match(screen, /^dashboard exited with 0$/m, 'exit code 0');
+  t.notMatch(screen, /REPO +ON +WATCHER/, 'the dashboard is gone from the pane');
+  t.equal(tmux.pane('#{alternate_on}'), '0', 'back on the normal screen');
+  t.equal(tmux.pane('#{cursor_flag}'), '1', 'the cursor is visible again');
+}
+
+function mayRun(t: Test): boolean {
+  if (!missingTools(['tmux']).length) return true;
+  if (process.env.CI === 'true') {
+    t.fail('tmux is missing (CI must run the dashboard contract test): apt-get install tmux');
+  } else {
+    process.stderr.write(`SKIP ${t.name}: tmux is missing (apt-get install tmux)\n`);
+    t.test('tmux is missing', { skip: 'tmux is missing' }, async () => undefined);
+  }
+  return false;
+}
+
+t.test('the dashboard under tmux: table, selection, quit', async (t) => {
+  if (!mayRun(t)) return;
+  const tmux = tmuxServer(t, 'keys');
+  startDashboard(tmux, fleetFixture(t));
+
+  const first = await tmux.waitFor('both repos', (screen) => /^│alpha +yes +absent/m.test(screen) && /^│beta +yes +absent/m.test(screen));
+  t.match(first, /^agent-runner fleet: 2 repos, 0 running, 0 with problems {2}\(/m, 'the title counts the repos');
+  t.match(first, /^│REPO {3}ON {3}WATCHER {2}BEAT {2}RUN {2}QUEUE {2}STAGING {2}READY {2}PARKED {2}LAST RUN {2}ERR +│$/m, 'column headers');
+  t.match(first, /^┌─ repos ─+┐$/m, 'box lines are drawn as Unicode, not as "lqqqk"');
+  t.match(first, /^┌─ alpha ─+┐$/m, 'the first repo is selected');
+  t.match(first, /^│staging {3}no auto\/work branch +│$/m);
+  t.match(first, /^q quit {2}up\/down select {2}r refresh {2}\| {2}read \d+s ago/m, 'the footer names the keys');
+  t.equal(tmux.pane('#{alternate_on}'), '1', 'the dashboard draws on the alternate screen');
+
+  tmux.run('send-keys', '-t', 'tui', 'Down');
+  const second = await tmux.waitFor('the details of beta', (screen) => /^┌─ beta ─+┐$/m.test(screen));
+  t.match(second, new RegExp(`^│repo +\\S+ +user agent-beta +base main`, 'm'), 'the details pane shows the second repo');
+  t.notMatch(second, /┌─ alpha ─/);
+
+  tmux.run('send-keys', '-t', 'tui', 'Up');
+  await tmux.waitFor('the details of alpha again', (screen) => /^┌─ alpha ─+┐$/m.test(screen));
+
+  tmux.run('send-keys', '-t', 'tui', 'q');
+  await assertRestored(t, tmux);
+});
+
+t.test('SIGTERM closes the dashboard and restores the terminal', async (t) => {
+  if (!mayRun(t)) return;
+  const tmux = tmuxServer(t, 'term');
+  startDashboard(tmux, fleetFixture(t));
+  await tmux.waitFor('the table', (screen) => /^│beta +yes/m.test(screen));
+  const pid = dashboardPid(tmux);
+  t.ok(pid > 1, `the dashboard runs as pid ${pid}`);
+  process.kill(pid, 'SIGTERM');
+  await assertRestored(t, tmux);
+});
+
+t.test('a fleet that cannot be read shows in the footer; the dashboard keeps running', async (t) => {
+  if (!mayRun(t)) return;
+  const tmux = tmuxServer(t, 'error');
+  const fixture = fleetFixture(t);
+  // A directory where the registry file should be: reading it fails with EISDIR.
+  startDashboard(tmux, { ...fixture, config: path.dirname(fixture.config) });
+  const screen = await tmux.waitFor('the error in the footer', (text) => /cannot read the fleet: EISDIR/.test(text));
+  t.match(screen, /^q quit {2}up\/down select {2}r refresh {2}\| {2}cannot read the fleet: EISDIR: illegal operation on a directory, read \(every 1s\)/m);
+  tmux.run('send-keys', '-t', 'tui', 'r');
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  t.match(tmux.screen(), /cannot read the fleet: EISDIR/, 'still running after more failed reads');
+  t.notMatch(tmux.screen(), /dashboard exited/);
+  tmux.run('send-keys', '-t', 'tui', 'C-c');
+  await assertRestored(t, tmux);
+});
