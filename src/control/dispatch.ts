@@ -103,8 +103,9 @@ export async function prepareUser(ports: Ports, input: DispatchInput, user: User
   await ports.fs.mkdirp(dir.slice(0, dir.lastIndexOf('/')), 0o755);
   const made = await ports.process.run({ program: 'install', args: ['-d', '-o', String(user.uid), '-g', String(user.gid), '-m', '0700', dir], env: { PATH: SYSTEM_PATH }, cwd: '/' });
   if (made.exitCode !== 0) throw new FailedError(`cannot create ${dir} for user ${user.name}: ${made.stderr.trim()}`);
-  const state = dropPrivileges(user, { program: 'test', args: ['-w', dir, '-a', '-x', dir], env: { PATH: SYSTEM_PATH }, cwd: '/' });
-  if ((await ports.process.run(state)).exitCode !== 0) {
+  const state = await ports.process.run(dropPrivileges(user, { program: 'test', args: ['-w', dir, '-a', '-x', dir], env: { PATH: SYSTEM_PATH }, cwd: '/' }));
+  if (state.stderr.trim()) throw new FailedError(`repo "${input.repo.name}": cannot drop to user ${user.name}: ${state.stderr.trim()}`);
+  if (state.exitCode !== 0) {
     throw new UsageError(`repo "${input.repo.name}": user ${user.name} cannot write its state dir ${dir}; every directory above it must be traversable (chmod o+x ${input.state} ${dir.slice(0, dir.lastIndexOf('/'))} and the ones between)`);
   }
   const probe = dropPrivileges(user, { program: 'test', args: ['-r', input.install.main, '-a', '-x', input.install.node, '-a', '-r', input.repo.path, '-a', '-x', input.repo.path], env: { PATH: SYSTEM_PATH }, cwd: '/' });
@@ -121,7 +122,10 @@ export async function prepareUser(ports: Ports, input: DispatchInput, user: User
 export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hooks: DispatchHooks, stop: StopRequest): Promise<RunRecord> {
   const user = await repoUser(deps, input.repo);
   await prepareUser(deps, input, user);
-  const command = dropPrivileges(user, orchestrateCommand(input, user));
+  const dropped = dropPrivileges(user, orchestrateCommand(input, user));
+  // If the runner dies (kill -9, OOM), orchestrate gets SIGTERM and winds its
+  // agents down itself instead of running on unwatched.
+  const command = { ...dropped, args: ['--pdeathsig', 'SIGTERM', ...dropped.args] };
   const started: RunRecord = {
     id: input.runId,
     repo: input.repo.name,

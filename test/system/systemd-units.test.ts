@@ -8,18 +8,13 @@ import * as path from 'node:path';
 import { systemTestMayRun } from '../helpers/system.js';
 import { PROJECT_ROOT } from '../helpers/drain-fixture.js';
 import { tempDir } from '../helpers/temp.js';
+import { unitsFor } from '../helpers/nspawn.js';
 
-/** The units with /opt/agent-runner replaced by `root`, as provisioning installs them. */
-export function unitsFor(dir: string, root: string): void {
-  for (const name of ['agent-runner-watch@.service', 'agent-runner-egress.service', 'agent-runner-proxy.service']) {
-    writeFileSync(path.join(dir, name), readFileSync(path.join(PROJECT_ROOT, 'systemd', name), 'utf8').replaceAll('/opt/agent-runner', root));
-  }
-}
 
 t.test('the watch unit verifies cleanly and scores as documented', async (t) => {
   if (!systemTestMayRun(t, ['systemd-analyze'])) return;
   const dir = tempDir(t);
-  unitsFor(dir, PROJECT_ROOT);
+  unitsFor(dir, PROJECT_ROOT, PROJECT_ROOT);
   const template = readFileSync(path.join(dir, 'agent-runner-watch@.service'), 'utf8');
   t.match(template, `ExecStart=${PROJECT_ROOT}/bin/watch %i --stop-grace-sec 60`);
   writeFileSync(path.join(dir, 'agent-runner-watch@web.service'), template);

@@ -47,8 +47,8 @@ t.test('kill -9 of watch mid-run, then restart', async (t) => {
 
   first.child.kill('SIGKILL');
   await first.done;
-  t.ok(alive(agentPid), 'the agent outlives the killed watcher (its own process group)');
-  t.ok(alive(orchestratePid), 'so does orchestrate');
+  // orchestrate got SIGTERM (parent-death signal) and is winding down within its grace; the agent still sleeps.
+  t.ok(alive(agentPid), 'the agent outlives the killed watcher for now (its own process group)');
   rmSync(path.join(fixture.probeOut, 'freeze'));
   rmSync(agentPidFile);
 
