@@ -51,17 +51,18 @@ export async function bootContainer(t: Test, options: { binds?: readonly string[
   // mkdtemp makes it 0700: as the container's "/", users other than root could not reach libc.
   chmodSync(root, 0o755);
   const name = `ar-${randomBytes(4).toString('hex')}`;
-  let nspawn: ChildProcess | undefined;
+  const booted: { nspawn?: ChildProcess } = {};
   t.teardown(async () => {
+    const nspawn = booted.nspawn;
     if (nspawn && nspawn.exitCode === null && nspawn.signalCode === null) {
-      const exited = new Promise((resolve) => nspawn!.once('exit', resolve));
+      const exited = new Promise((resolve) => nspawn.once('exit', resolve));
       // SIGRTMIN+3 asks the container's systemd for a clean poweroff.
       try {
         nspawn.kill('SIGTERM');
       } catch {
         // already gone
       }
-      const timer = setTimeout(() => nspawn!.kill('SIGKILL'), 20_000);
+      const timer = setTimeout(() => nspawn.kill('SIGKILL'), 20_000);
       await exited;
       clearTimeout(timer);
     }
@@ -89,9 +90,10 @@ export async function bootContainer(t: Test, options: { binds?: readonly string[
   for (const bind of options.binds ?? []) args.push(`--bind=${bind}`);
   for (const bind of options.bindsReadOnly ?? []) args.push(`--bind-ro=${bind}`);
   args.push('-b');
-  nspawn = spawn('systemd-nspawn', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const nspawn = spawn('systemd-nspawn', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  booted.nspawn = nspawn;
   let stderr = '';
-  nspawn.stderr!.on('data', (chunk) => (stderr += chunk));
+  nspawn.stderr.on('data', (chunk) => (stderr += chunk));
   let pid: number | undefined;
   const deadline = Date.now() + 30_000;
   while (!pid) {
