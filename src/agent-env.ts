@@ -16,9 +16,13 @@ const PASS_THROUGH = [
   'ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN', 'OPENAI_API_KEY', 'CODEX_HOME',
 ] as const;
 
-export function agentBaseEnv(callerEnv: Readonly<Record<string, string | undefined>>): Record<string, string> {
+/**
+ * `extra` names further variables to pass (orchestrate --pass-env: dispatch
+ * names the registry's non-secret env for the repo this way).
+ */
+export function agentBaseEnv(callerEnv: Readonly<Record<string, string | undefined>>, extra: readonly string[] = []): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const key of PASS_THROUGH) {
+  for (const key of [...PASS_THROUGH, ...extra]) {
     const value = callerEnv[key];
     if (value !== undefined) env[key] = value;
   }

@@ -29,6 +29,7 @@ interface OrchestrateOptions {
   runId?: string;
   progress: string;
   graceSec: string;
+  passEnv?: string;
 }
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
@@ -42,6 +43,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--json', 'print the summary as one JSON object')
     .option('--run-id <id>', 'the run id to record (dispatch passes its own)')
     .option('--progress <format>', 'progress on stderr: human or json', 'human')
+    .option('--pass-env <names>', 'comma-separated variables to pass to agents beyond the built-in list')
     .option('--grace-sec <n>', 'on SIGTERM, how long running agents may finish before they are stopped', '30')
     .action(async (options: OrchestrateOptions) => {
       setExit(await run(context, options));
@@ -61,7 +63,10 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
   // --max-parallel may lower the repo's own setting, never raise it.
   const config = applyOverrides(repoConfig, {}, { maxParallel: Math.min(maxParallel ?? repoConfig.maxParallel, repoConfig.maxParallel) });
   for (const warning of warnings) context.err(`warning: ${warning.file}: ${warning.key}: ${warning.problem}; ${warning.fix}\n`);
-  const env = agentBaseEnv(context.env);
+  const passEnv = (options.passEnv ?? '').split(',').map((name) => name.trim()).filter(Boolean);
+  const badName = passEnv.find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
+  if (badName) throw new UsageError(`--pass-env: "${badName}" is not a variable name`);
+  const env = agentBaseEnv(context.env, passEnv);
   const adapter = adapterFor(config.assistant);
   const binary = await resolveAgentBinary(process, adapter, config, workspace, env.PATH ?? '');
   const state = stateDir(context.env);

@@ -78,6 +78,8 @@ export function orchestrateCommand(input: DispatchInput, user: UserAccount): Com
       input.repo.path,
       ...input.orchestrateArgs,
       ...(input.orchestrateArgs.includes('--max-parallel') ? [] : ['--max-parallel', String(input.repo.maxParallel)]),
+      // The registry's non-secret env reaches the agents, not only orchestrate.
+      ...(Object.keys(input.repo.env).length ? ['--pass-env', Object.keys(input.repo.env).join(',')] : []),
       '--json',
       '--run-id',
       input.runId,

@@ -36,6 +36,7 @@ t.test('dispatch drops to the repo user with a clean environment', async (t) => 
   t.equal(env.HOME, execFileSync('getent', ['passwd', fixture.user], { encoding: 'utf8' }).split(':')[5]);
   t.match(env.http_proxy, /^http:\/\/127\.0\.0\.1:\d+$/);
   t.equal(env.AGENT_TASK_ID, 'TASK-1');
+  t.equal(env.PROBE_MARKER, 'from-registry', "the registry's non-secret env reaches the agent");
   t.same(landed(fixture.origin, 'auto/work'), ['TASK-1'], 'the drain landed and published the task');
   t.notOk(existsSync(path.join(fixture.state, 'repos', fixture.name, 'run.lock')), 'the lock is released');
   t.same(readdirSync(path.join(fixture.state, 'repos', fixture.name, 'runs')).length, 1);
