@@ -90,7 +90,7 @@ export async function bootContainer(t: Test, options: { binds?: readonly string[
   for (const bind of options.binds ?? []) args.push(`--bind=${bind}`);
   for (const bind of options.bindsReadOnly ?? []) args.push(`--bind-ro=${bind}`);
   args.push('-b');
-  const nspawn = spawn('systemd-nspawn', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const nspawn = spawn('systemd-nspawn', args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SYSTEMD_NSPAWN_UNIFIED_HIERARCHY: '1' } });
   booted.nspawn = nspawn;
   let stderr = '';
   nspawn.stderr.on('data', (chunk) => (stderr += chunk));
