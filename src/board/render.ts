@@ -57,8 +57,19 @@ export function renderTaskFile(fields: TaskFileFields): string {
   return `---\n${frontmatter}---\n${body}`;
 }
 
-/** The file name the CLI gives a task: "task-3 - Title-with-dashes.md". */
+/**
+ * The file name the CLI gives a task: "task-3 - Title-with-dashes.md".
+ * Characters no file system takes become dashes, other punctuation goes,
+ * letters of any script stay; checked against the CLI in
+ * test/contract/backlog-filenames.test.ts.
+ */
 export function taskFileName(id: string, title: string): string {
-  const slug = title.replace(/[^A-Za-z0-9 ._-]/g, '').trim().replace(/\s+/g, '-');
+  const slug =
+    title
+      .replace(/[\\/:*?"<>|]/g, '-')
+      .replace(/[^\p{L}\p{N}\s._-]/gu, '')
+      .trim()
+      .replace(/\s+/g, '-')
+      .replace(/-+/g, '-') || 'task';
   return `${id.toLowerCase()} - ${slug}.md`;
 }

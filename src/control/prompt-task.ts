@@ -7,7 +7,7 @@ import type { Ports } from '../ports.js';
 import type { Command, RegistryRepo, TaskId } from '../types.js';
 import { gitCommand } from '../git.js';
 import { dropPrivileges } from '../privdrop.js';
-import { yamlScalar } from '../board/yaml-scalar.js';
+import { renderTaskFile, taskFileName as boardTaskFileName } from '../board/render.js';
 import { backlogTimestamp } from '../board/edit.js';
 import { repoUser } from './dispatch.js';
 import type { Job } from './spool.js';
@@ -22,8 +22,7 @@ export function titleOf(prompt: string): string {
 
 /** Pure: the file name the Backlog.md CLI gives a task (`task-7 - Fix-the-thing.md`). */
 export function taskFileName(number: number, title: string): string {
-  const slug = title.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'task';
-  return `task-${number} - ${slug}.md`;
+  return boardTaskFileName(`TASK-${number}`, title);
 }
 
 /** Pure: the next task number after the files already in backlog/ (tasks, completed, archive). */
@@ -38,25 +37,7 @@ export function nextTaskNumber(paths: readonly string[]): number {
 
 /** Pure: the task file for a prompt. */
 export function promptTaskText(input: { id: TaskId; prompt: string; createdMs: number; labels: readonly string[] }): string {
-  const labels = input.labels.length ? `\n${input.labels.map((label) => `  - ${yamlScalar(label)}`).join('\n')}` : ' []';
-  return [
-    '---',
-    `id: ${input.id}`,
-    `title: ${yamlScalar(titleOf(input.prompt))}`,
-    'status: To Do',
-    'assignee: []',
-    `created_date: '${backlogTimestamp(input.createdMs)}'`,
-    `labels:${labels}`,
-    'dependencies: []',
-    '---',
-    '',
-    '## Description',
-    '',
-    '<!-- SECTION:DESCRIPTION:BEGIN -->',
-    input.prompt.trim(),
-    '<!-- SECTION:DESCRIPTION:END -->',
-    '',
-  ].join('\n');
+  return renderTaskFile({ id: input.id, title: titleOf(input.prompt), createdDate: backlogTimestamp(input.createdMs), labels: input.labels, description: input.prompt.trim() });
 }
 
 /** Creates the task for a prompt job on auto/work as the repo user; returns its id. */

@@ -96,7 +96,7 @@ t.test('the orchestrate command and progress lines', async (t) => {
   );
   t.same(command, {
     program: '/usr/bin/node',
-    args: ['/opt/agent-runner/dist/src/main.js', 'orchestrate', '--workspace', '/srv/web', '--task', 'TASK-2', '--max-parallel', '3', '--json', '--run-id', 'R1', '--progress', 'json'],
+    args: ['/opt/agent-runner/dist/src/main.js', 'orchestrate', '--workspace', '/srv/web', '--task', 'TASK-2', '--max-parallel', '3', '--pass-env', 'APP_ENV', '--json', '--run-id', 'R1', '--progress', 'json'],
     env: {
       APP_ENV: 'test', HOME: '/home/agent-web', USER: 'agent-web', LOGNAME: 'agent-web', PATH: '/opt/node/bin:/usr/bin:/bin', LANG: 'C.UTF-8',
       http_proxy: 'http://127.0.0.1:3130', https_proxy: 'http://127.0.0.1:3130', HTTP_PROXY: 'http://127.0.0.1:3130', HTTPS_PROXY: 'http://127.0.0.1:3130',
