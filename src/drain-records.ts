@@ -1,7 +1,9 @@
 // Files a drain keeps under the workspace's state dir.
 import * as path from 'node:path';
 import type { TaskId } from './types.js';
-import type { FsPort } from './ports.js';
+import type { FsPort, Ports } from './ports.js';
+import type { AgentProcessEvent } from './run.js';
+import { Mutex } from './mutex.js';
 
 /** The last drain's summary (status shows it). */
 export function lastDrainFile(workspaceState: string): string {
@@ -37,4 +39,38 @@ export async function readAgentRecords(fs: FsPort, workspaceState: string): Prom
     }
   }
   return records;
+}
+
+/**
+ * The agents of this drain: a record file per running agent (for whoever
+ * cleans up after a crash) and the means to stop them all (for a stop request).
+ */
+export class AgentTracker {
+  private readonly running = new Map<TaskId, AgentProcessEvent['signalGroup']>();
+  /** Record writes in event order: an agent that ends at once must not leave its record behind. */
+  private readonly writes = new Mutex();
+
+  constructor(
+    private readonly ports: Pick<Ports, 'fs' | 'process' | 'clock'>,
+    private readonly workspaceState: string,
+    private readonly runId: string,
+  ) {}
+
+  update(taskId: TaskId, event: AgentProcessEvent): Promise<void> {
+    if (event.ended) this.running.delete(taskId);
+    else this.running.set(taskId, event.signalGroup);
+    return this.writes.run(() => this.write(taskId, event));
+  }
+
+  private async write(taskId: TaskId, event: AgentProcessEvent): Promise<void> {
+    const file = agentRecordFile(this.workspaceState, taskId);
+    if (event.ended) return this.ports.fs.remove(file);
+    const startTime = await this.ports.process.startTimeOf(event.pid);
+    const record = { pid: event.pid, startTime, taskId, runId: this.runId, startedAt: new Date(this.ports.clock.now()).toISOString() };
+    await this.ports.fs.writeAtomic(file, `${JSON.stringify(record)}\n`, 0o600);
+  }
+
+  signalAll(signal: 'SIGTERM' | 'SIGKILL'): void {
+    for (const signalGroup of this.running.values()) signalGroup(signal);
+  }
 }

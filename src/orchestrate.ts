@@ -3,20 +3,20 @@
 // the serialized integrator, publish, and write the drain's summary.
 import * as path from 'node:path';
 import type { Ports } from './ports.js';
-import type { AgentAdapter, RepoConfig, Task, TaskId } from './types.js';
+import type { AgentAdapter, RepoConfig, TaskId } from './types.js';
 import type { Git } from './git.js';
 import { acquireWorkspaceLock } from './workspace-lock.js';
 import { fetchAndResolveBase, prepareStaging, publishStaging, STAGING_BRANCH } from './staging.js';
 import { readBoard } from './board/read.js';
 import { drainLoop } from './parallel.js';
 import { Mutex } from './mutex.js';
-import { removeTaskWorktree, workOnTask, type WorkerContext } from './task-worker.js';
-import { blockTask, integrateBranch, parkTask, type GateSpec } from './integrate.js';
-import { forget, readAttempts, recordConflictRetry, recordFailure, writeAttempts, type Attempts } from './attempts.js';
+import type { WorkerContext } from './task-worker.js';
+import { DrainBook } from './drain-book.js';
+import { integrateRecovered, runTaskFlow, type TaskFlow } from './task-flow.js';
 import { recoverTaskBranches } from './recovery.js';
 import { workspaceStateDir } from './paths.js';
-import type { DrainEvent, DrainSummary, TaskSummary, TaskOutcome } from './drain-types.js';
-import { lastDrainFile, agentRecordFile, readAgentRecords } from './drain-records.js';
+import type { DrainEvent, DrainSummary } from './drain-types.js';
+import { lastDrainFile, readAgentRecords, AgentTracker } from './drain-records.js';
 import { reapGroups } from './control/reap.js';
 import type { ProcessControl } from './control/ports.js';
 
@@ -43,9 +43,6 @@ export interface OrchestrateInput {
   readonly control: Pick<ProcessControl, 'signalGroup'>;
 }
 
-/** Agent failures that say nothing about the task: stop the drain instead of counting attempts. */
-const SYSTEMIC = /^(not-logged-in|rate-limited)\b/;
-
 export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInput): Promise<DrainSummary> {
   const { fs, clock, process } = ports;
   const wsState = workspaceStateDir(input.stateDir, input.workspace);
@@ -59,12 +56,12 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
   const startedAt = clock.now();
   await reapOrphanedAgents(ports, input, wsState);
   const emit = (event: Omit<DrainEvent, 'time' | 'runId'>) => input.onEvent({ time: new Date(clock.now()).toISOString(), runId: input.runId, ...event } as DrainEvent);
-  const results = new Map<TaskId, TaskSummary>();
   let outcome: DrainSummary['outcome'] = 'drained';
   let failure: string | undefined;
   let staging = { base: '', head: '' };
   let pushed = false;
   let summary: DrainSummary | undefined;
+  let book: DrainBook | undefined;
   try {
     const refs = await fetchAndResolveBase(git, input.workspace, input.config.baseBranch, true);
     const remoteBefore = refs.hasOrigin ? await git.resolve(input.workspace, `refs/remotes/origin/${STAGING_BRANCH}`) : undefined;
@@ -73,139 +70,40 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     emit({ event: 'staging-ready', base: prepared.baseHead, head: prepared.head, created: prepared.created, mergedBase: prepared.mergedBase, reset: prepared.reset });
     const stagingDir = prepared.stagingDir;
 
-    let attempts: Attempts = await readAttempts(fs, wsState);
-    const integrator = new Mutex();
+    book = await DrainBook.open(fs, clock, wsState, emit);
+    const drainBook = book;
     const refsMutex = new Mutex();
-    const excluded = new Set<TaskId>();
-    const retryReasons = new Map<TaskId, string>();
-    const running = new Map<TaskId, (signal: 'SIGTERM' | 'SIGKILL') => void>();
+    const agents = new AgentTracker(ports, wsState, input.runId);
     let systemicFailure: string | undefined;
-    const gate: GateSpec = { script: input.config.gates, env: input.env, timeoutMs: input.config.agentWallClockSec * 1000 };
-    const integratorDeps = { process, fs, clock, git };
-
-    const finish = (task: Pick<Task, 'id' | 'title'>, result: TaskOutcome, reason: string | undefined, started: number, commit?: string) => {
-      const summary: TaskSummary = { id: task.id, title: task.title, outcome: result, ...(reason ? { reason } : {}), durationMs: clock.now() - started, ...(commit ? { stagingCommit: commit } : {}) };
-      results.set(task.id, summary);
-      emit({ event: `task-${result}`, taskId: task.id, title: task.title, ...(reason ? { reason } : {}), ...(commit ? { commit } : {}), durationMs: summary.durationMs });
-    };
-    const saveAttempts = async (next: Attempts) => {
-      attempts = next;
-      await writeAttempts(fs, wsState, attempts);
-    };
-    const park = async (task: Task, reason: string, started: number) => {
-      const commit = await integrator.run(() => parkTask(integratorDeps, stagingDir, task.id, reason, `auto/${task.id}`));
-      await saveAttempts(forget(attempts, task.id));
-      excluded.add(task.id);
-      finish(task, 'parked', reason, started, commit);
-    };
-
-    const context: WorkerContext = {
+    const worker: WorkerContext = {
       ports, git, workspace: input.workspace, stateDir: input.stateDir, config: input.config, adapter: input.adapter,
       binary: input.binary, env: input.env, secrets: input.secrets, runId: input.runId, refs: refsMutex,
-      onAgentProcess: async (task, event) => {
-        const file = agentRecordFile(wsState, task.id);
-        if (event.ended) {
-          running.delete(task.id);
-          await fs.remove(file);
-          return;
-        }
-        running.set(task.id, event.signalGroup);
-        const startTime = await process.startTimeOf(event.pid);
-        await fs.writeAtomic(file, `${JSON.stringify({ pid: event.pid, startTime, taskId: task.id, runId: input.runId, startedAt: new Date(clock.now()).toISOString() })}\n`, 0o600);
-      },
+      onAgentProcess: (task, event) => agents.update(task.id, event),
     };
-
-    const runOne = async (task: Task) => {
-      const started = clock.now();
-      emit({ event: 'task-started', taskId: task.id, title: task.title, ...(retryReasons.has(task.id) ? { retry: retryReasons.get(task.id) } : {}) });
-      const retryReason = retryReasons.get(task.id);
-      retryReasons.delete(task.id);
-      try {
-        const work = await workOnTask(context, task, retryReason);
-        const kind = work.outcome.kind;
-        if (input.stop.aborted && kind !== 'done' && kind !== 'blocked') {
-          await removeTaskWorktree(context, task.id, true);
-          excluded.add(task.id);
-          finish(task, 'interrupted', 'the drain was stopped', started);
-          return;
-        }
-        if (kind === 'done') {
-          const integration = await integrator.run(() => integrateBranch(integratorDeps, stagingDir, { task, branch: work.branch, runId: input.runId, gatesScript: input.config.gates }, gate));
-          if (integration.kind === 'landed' || integration.kind === 'already-landed') {
-            await saveAttempts(forget(attempts, task.id));
-            await removeTaskWorktree(context, task.id, true);
-            excluded.add(task.id);
-            finish(task, 'landed', undefined, started, integration.commit);
-          } else if (integration.kind === 'conflict') {
-            const reason = `merge conflict in ${integration.files.join(', ')}`;
-            if (!attempts[task.id]?.conflictRetried) {
-              await saveAttempts(recordConflictRetry(attempts, task.id, reason));
-              retryReasons.set(task.id, `${reason}; another task changed the same lines and landed first`);
-              await removeTaskWorktree(context, task.id, true);
-              emit({ event: 'task-retrying', taskId: task.id, title: task.title, reason });
-            } else {
-              await park(task, reason, started);
-            }
-          } else {
-            const tail = integration.gate.tail.split('\n').filter(Boolean).slice(-3).join(' | ');
-            await park(task, `gate failed: ${integration.gate.detail}${tail ? `: ${tail}` : ''}`, started);
-          }
-        } else if (kind === 'blocked') {
-          const commit = await integrator.run(() => blockTask(integratorDeps, stagingDir, task.id, work.outcome.kind === 'blocked' ? work.outcome.reason : ''));
-          await saveAttempts(forget(attempts, task.id));
-          await removeTaskWorktree(context, task.id, true);
-          excluded.add(task.id);
-          finish(task, 'blocked', work.outcome.reason, started, commit);
-        } else {
-          const reason = work.outcome.reason;
-          if (SYSTEMIC.test(reason)) {
-            systemicFailure ??= `${task.id}: ${reason}`;
-            await removeTaskWorktree(context, task.id, true);
-            excluded.add(task.id);
-            finish(task, 'failed', reason, started);
-            return;
-          }
-          await saveAttempts(recordFailure(attempts, task.id, reason));
-          if ((attempts[task.id]?.failures ?? 0) >= input.config.maxAttempts) {
-            await park(task, `failed ${attempts[task.id]!.failures} time(s); last: ${reason}`, started);
-          } else {
-            await removeTaskWorktree(context, task.id, true);
-            finish(task, 'failed', `${reason} (attempt ${attempts[task.id]!.failures} of ${input.config.maxAttempts})`, started);
-          }
-        }
-      } catch (error) {
-        // One task's internal error never stops the others; it counts as a failed attempt.
-        const reason = `internal error: ${error instanceof Error ? error.message : String(error)}`;
-        excluded.add(task.id);
-        await saveAttempts(recordFailure(attempts, task.id, reason)).catch(() => undefined);
-        finish(task, 'failed', reason, started);
-      }
+    const flow: TaskFlow = {
+      worker,
+      integratorDeps: { process, fs, clock, git },
+      integrator: new Mutex(),
+      stagingDir,
+      gate: { script: input.config.gates, env: input.env, timeoutMs: input.config.agentWallClockSec * 1000 },
+      maxAttempts: input.config.maxAttempts,
+      book,
+      stop: input.stop,
+      onSystemicFailure: (reason) => {
+        systemicFailure ??= reason;
+      },
     };
 
     const pending = await recoverTaskBranches({ ports, git, workspace: input.workspace, stagingDir, refs: refsMutex });
     for (const note of pending.notes) emit({ event: 'recovered', detail: note });
-    for (const task of pending.toIntegrate) {
-      const started = clock.now();
-      const integration = await integrator.run(() => integrateBranch(integratorDeps, stagingDir, { task, branch: `auto/${task.id}`, runId: input.runId, gatesScript: input.config.gates }, gate));
-      if (integration.kind === 'landed' || integration.kind === 'already-landed') {
-        await removeTaskWorktree(context, task.id, true);
-        excluded.add(task.id);
-        finish(task, 'landed', 'recovered: integrated the finished work of an interrupted drain', started, integration.commit);
-      } else {
-        // Not clean any more: drop it; the task is still To Do on auto/work and runs again.
-        await removeTaskWorktree(context, task.id, true);
-        emit({ event: 'recovered', detail: `${task.id}: finished work from an interrupted drain no longer integrates (${integration.kind}); it will run again` });
-      }
-    }
+    for (const task of pending.toIntegrate) await integrateRecovered(flow, task);
 
     let stopTimer: { cancel(): void } | undefined;
     const onStop = () => {
       emit({ event: 'stopping', detail: `stop requested; waiting up to ${Math.round(input.graceMs / 1000)}s for running agents` });
       stopTimer = clock.setTimer(input.graceMs, () => {
-        for (const signalGroup of running.values()) signalGroup('SIGTERM');
-        clock.setTimer(5000, () => {
-          for (const signalGroup of running.values()) signalGroup('SIGKILL');
-        });
+        agents.signalAll('SIGTERM');
+        clock.setTimer(5000, () => agents.signalAll('SIGKILL'));
       });
     };
     if (input.stop.aborted) onStop();
@@ -214,9 +112,9 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     await drainLoop(
       {
         readBoard: () => readBoard(fs, stagingDir),
-        runTask: runOne,
+        runTask: (task) => runTaskFlow(flow, task),
         stopping: () => input.stop.aborted || systemicFailure !== undefined,
-        excluded: () => excluded,
+        excluded: () => drainBook.excluded,
       },
       input.config.maxParallel,
       input.only,
@@ -224,7 +122,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     stopTimer?.cancel();
     input.stop.removeEventListener('abort', onStop);
 
-    if (input.only && !results.has(input.only) && ![...results.keys()].some((id) => id.toLowerCase() === input.only!.toLowerCase())) {
+    if (input.only && ![...book.results.keys()].some((id) => id.toLowerCase() === input.only!.toLowerCase())) {
       const board = await readBoard(fs, stagingDir);
       const present = board.tasks.some((task) => task.id.toLowerCase() === input.only!.toLowerCase());
       failure = present ? `${input.only} is not ready; \`agent-runner next\` says why` : `no task ${input.only} on ${STAGING_BRANCH}`;
@@ -235,7 +133,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       failure = `stopped: the agent cannot work (${systemicFailure}); fix it and run again`;
     } else if (input.stop.aborted) {
       outcome = 'interrupted';
-    } else if (results.size === 0 && outcome !== 'failed') {
+    } else if (book.results.size === 0 && outcome !== 'failed') {
       outcome = 'nothing-to-do';
     }
 
@@ -259,7 +157,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       runId: input.runId,
       outcome,
       ...(failure ? { failure } : {}),
-      tasks: [...results.values()],
+      tasks: [...(book?.results.values() ?? [])],
       staging,
       pushed,
       startedAt: new Date(startedAt).toISOString(),
