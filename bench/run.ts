@@ -45,14 +45,16 @@ async function main(): Promise<number> {
   const args = process.argv.slice(2);
   const json = args.includes('--json');
   const wanted = args.filter((arg) => !arg.startsWith('--'));
-  const files = readdirSync(HERE)
+  const all = readdirSync(HERE)
     .filter((name) => name.endsWith('.js') && name !== SELF)
-    .filter((name) => wanted.length === 0 || wanted.includes(name.replace(/\.js$/, '')))
+    .map((name) => name.replace(/\.js$/, ''))
     .sort();
-  if (wanted.length && files.length !== wanted.length) {
-    process.stderr.write(`unknown benchmark in: ${wanted.join(', ')}; found ${files.join(', ') || 'none'} in ${HERE} (run "npm run build")\n`);
+  const unknown = wanted.filter((name) => !all.includes(name));
+  if (unknown.length) {
+    process.stderr.write(`no benchmark ${unknown.join(', ')} in ${HERE}; there are: ${all.join(', ') || 'none'} (run "npm run build" after adding one)\n`);
     return 2;
   }
+  const files = all.filter((name) => wanted.length === 0 || wanted.includes(name)).map((name) => `${name}.js`);
   const machine = describeMachine();
   const log = (text: string) => (json ? process.stderr : process.stdout).write(text);
   log(`machine: ${machineLine(machine)}\n\n`);

@@ -3,7 +3,7 @@
 // once, then a fresh bare origin + clone per measured run, all under one temp
 // dir that is removed when the benchmark ends (or the process is interrupted).
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { renderTaskFile, taskFileName } from '../../src/board/render.js';
@@ -31,6 +31,35 @@ export interface Copy {
 const BOARD_CONFIG = 'project_name: "bench"\ndefault_status: "To Do"\nstatuses: ["To Do", "In Progress", "Done", "Blocked"]\nlabels: []\ndate_format: yyyy-mm-dd\n';
 export const GREEN_GATE = '#!/bin/sh\ntrue\n';
 
+/**
+ * Where benchmark repos live: BENCH_TMPDIR, else /dev/shm (tmpfs) when it is
+ * there, else the system temp dir. tmpfs by default because on a VM disk the
+ * cost of creating files swings several-fold from minute to minute and drowns
+ * what the benchmarks measure (the runner's own cost next to git's); it also
+ * makes git as fast as it gets, so the runner's fixed costs weigh the most.
+ */
+export function benchTempBase(): string {
+  if (process.env.BENCH_TMPDIR) return process.env.BENCH_TMPDIR;
+  try {
+    if (statSync('/dev/shm').isDirectory()) {
+      accessSync('/dev/shm', constants.W_OK);
+      return '/dev/shm';
+    }
+  } catch {
+    // no tmpfs here
+  }
+  return tmpdir();
+}
+
+/** The filesystem type of a directory (tmpfs, ext2/ext3, ...), for the record. */
+export function filesystemOf(dir: string): string {
+  try {
+    return execFileSync('stat', ['-f', '-c', '%T', dir], { encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
 /** One temp root for a benchmark; every path the benchmark creates lives under it. */
 export class Sandbox {
   readonly root: string;
@@ -38,14 +67,25 @@ export class Sandbox {
   readonly env: Record<string, string>;
   private copies = 0;
   private readonly cleanupOnExit = () => this.cleanup();
+  private readonly cleanupOnSignal = (signal: NodeJS.Signals) => {
+    try {
+      // Children in the same process group die with us and may still be writing: give them a moment.
+      execFileSync('sleep', ['0.5']);
+      this.cleanup();
+    } finally {
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
+  };
 
   constructor(prefix: string) {
-    this.root = mkdtempSync(path.join(tmpdir(), prefix));
+    this.root = mkdtempSync(path.join(benchTempBase(), prefix));
     this.home = path.join(this.root, 'home');
     mkdirSync(this.home, { recursive: true });
     writeFileSync(path.join(this.home, '.gitconfig'), '[user]\n\tname = Bench Agent\n\temail = agent@bench.invalid\n');
     this.env = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: this.home, LANG: 'C.UTF-8', GIT_CONFIG_NOSYSTEM: '1' };
     process.once('exit', this.cleanupOnExit);
+    process.once('SIGINT', this.cleanupOnSignal);
+    process.once('SIGTERM', this.cleanupOnSignal);
   }
 
   git(cwd: string, ...args: string[]): string {
@@ -97,9 +137,16 @@ export class Sandbox {
     rmSync(path.dirname(copy.clone), { recursive: true, force: true });
   }
 
+  /** Where this sandbox lives and on what filesystem, for the notes. */
+  where(): string {
+    return `repos under ${path.dirname(this.root)} (${filesystemOf(this.root)})`;
+  }
+
   cleanup(): void {
     process.off('exit', this.cleanupOnExit);
-    rmSync(this.root, { recursive: true, force: true });
+    process.off('SIGINT', this.cleanupOnSignal);
+    process.off('SIGTERM', this.cleanupOnSignal);
+    rmSync(this.root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   }
 }
 
