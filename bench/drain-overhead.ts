@@ -98,7 +98,7 @@ export async function main(): Promise<BenchResult> {
       ],
       goals: [{ what: 'orchestrate / shell baseline, wall (tiny agent)', target: `<= ${GOAL_RATIO}`, measured: round(ratio), met: ratio <= GOAL_RATIO }],
       notes: [
-        `median of ${runs} runs each, interleaved`,
+        `median of ${runs} runs each, interleaved; ${sandbox.where()}`,
         ...(profile ? ['breakdown, from one more drain run in-process with instrumented ports:', ...describeProfile(profile)] : ['within goal: no breakdown (BENCH_PROFILE=1 forces one)']),
       ],
     };

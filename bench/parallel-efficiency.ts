@@ -61,7 +61,7 @@ export async function main(): Promise<BenchResult> {
         { name: `${variant.name}: efficiency ${IDEAL} s / task span`, value: round(IDEAL / median(variant.span)), unit: '' },
       ]),
       goals: [{ what: 'ideal / measured makespan (CLI wall, tiny agent)', target: `>= ${GOAL}`, measured: round(efficiency), met: efficiency >= GOAL }],
-      notes: [`${TASKS} tasks, ${PARALLEL} at a time, agent sleeps ${SLEEP_SECONDS} s, repo of ${REPO_FILES} files; median of ${runs} runs each, interleaved`, ...breakdown],
+      notes: [`${TASKS} tasks, ${PARALLEL} at a time, agent sleeps ${SLEEP_SECONDS} s, repo of ${REPO_FILES} files; median of ${runs} runs each, interleaved; ${sandbox.where()}`, ...breakdown],
     };
   } finally {
     sandbox.cleanup();
