@@ -59,7 +59,7 @@ export class DrainBook {
 
   /** The task is settled (landed, parked, blocked): its attempts no longer count. */
   async settle(taskId: TaskId): Promise<void> {
-    await this.save(forget(this.attempts, taskId));
+    if (taskId in this.attempts) await this.save(forget(this.attempts, taskId));
   }
 
   private async save(next: Attempts): Promise<void> {

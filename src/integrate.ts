@@ -70,6 +70,8 @@ export async function runGate(deps: IntegratorDeps, dir: string, gate: GateSpec)
 
 export interface LandingMeta {
   readonly task: Pick<Task, 'id' | 'title'>;
+  /** Only a branch recovered from an interrupted drain can already be on auto/work. */
+  readonly mayBeLanded?: boolean;
   readonly branch: string;
   readonly runId: string;
   readonly gatesScript: string | undefined;
@@ -97,7 +99,7 @@ async function cleanStaging(git: Git, dir: string, to: string): Promise<void> {
 export async function integrateBranch(deps: IntegratorDeps, stagingDir: string, meta: LandingMeta, gate: GateSpec): Promise<IntegrationOutcome> {
   const { git } = deps;
   const before = (await git.resolve(stagingDir, 'HEAD'))!;
-  if ((await git.try(stagingDir, ['merge-base', '--is-ancestor', meta.branch, 'HEAD'])).exitCode === 0) {
+  if (meta.mayBeLanded && (await git.try(stagingDir, ['merge-base', '--is-ancestor', meta.branch, 'HEAD'])).exitCode === 0) {
     return { kind: 'already-landed', commit: before };
   }
   const merge = await git.try(stagingDir, ['merge', '--no-ff', '--no-commit', meta.branch]);
@@ -122,7 +124,7 @@ export async function integrateBranch(deps: IntegratorDeps, stagingDir: string, 
   await git.run(stagingDir, ['commit', '--quiet', '--no-verify', '-m', landingMessage(meta, result)]);
   const commit = (await git.resolve(stagingDir, 'HEAD'))!;
   // Whatever the gates built or changed is not part of the landing.
-  await cleanStaging(git, stagingDir, commit);
+  if ((await git.run(stagingDir, ['status', '--porcelain'])).trim()) await cleanStaging(git, stagingDir, commit);
   return { kind: 'landed', commit, gate: result };
 }
 

@@ -112,7 +112,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     await drainLoop(
       {
         readBoard: () => readBoard(fs, stagingDir),
-        runTask: (task) => runTaskFlow(flow, task),
+        runTask: (task, releaseSlot) => runTaskFlow(flow, task, releaseSlot),
         stopping: () => input.stop.aborted || systemicFailure !== undefined,
         excluded: () => drainBook.excluded,
       },

@@ -154,8 +154,9 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
     iterations: input.iterations, retryReason: input.retryReason ?? null,
   });
 
+  // The first session starts from the task as given; later ones from what the previous one left.
+  let before: TreeState = { head: await deps.git.resolve(input.workspace, 'HEAD'), status: input.task.status, task: input.task, unreadable: undefined };
   for (let iteration = 1; iteration <= input.iterations && !outcome; iteration++) {
-    const before = await readTreeState(deps, input.workspace, input.task.id);
     const prompt = buildPrompt({ basePrompt, task: input.task, ...(input.retryReason ? { retryReason: input.retryReason } : {}) });
     const command = input.adapter.buildCommand({
       binary: input.binary,
@@ -181,6 +182,7 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
     transcript.write({ event: 'session-end', iteration, exitCode: run.exitCode, signal: run.signal, endedBy: run.endedBy, durationMs, result });
     const after = await readTreeState(deps, input.workspace, input.task.id);
     outcome = judgeSession(before, after, result);
+    before = after;
   }
   outcome ??= { kind: 'unfinished', reason: `the task is not Done after ${input.iterations} session(s)` };
   transcript.write({ event: 'run-end', outcome });

@@ -32,8 +32,8 @@ async function park(flow: TaskFlow, task: Task, reason: string, started: number)
   flow.book.finish(task, 'parked', reason, started, commit);
 }
 
-function integrate(flow: TaskFlow, task: Task) {
-  const meta = { task, branch: taskBranch(task.id), runId: flow.worker.runId, gatesScript: flow.gate.script };
+function integrate(flow: TaskFlow, task: Task, mayBeLanded = false) {
+  const meta = { task, branch: taskBranch(task.id), runId: flow.worker.runId, gatesScript: flow.gate.script, mayBeLanded };
   return flow.integrator.run(() => integrateBranch(flow.integratorDeps, flow.stagingDir, meta, flow.gate));
 }
 
@@ -70,12 +70,14 @@ async function failedAttempt(flow: TaskFlow, task: Task, reason: string, started
 }
 
 /** Runs one task to its end in this drain. Never throws: an internal error is a failed attempt. */
-export async function runTaskFlow(flow: TaskFlow, task: Task): Promise<void> {
+export async function runTaskFlow(flow: TaskFlow, task: Task, releaseSlot: () => void = () => undefined): Promise<void> {
   const started = flow.worker.ports.clock.now();
   const retryReason = flow.book.takeRetryReason(task.id);
   flow.book.emit({ event: 'task-started', taskId: task.id, title: task.title, ...(retryReason ? { retry: retryReason } : {}) });
   try {
     const work = await workOnTask(flow.worker, task, retryReason);
+    // The agent is done: its slot goes to the next task while this one waits for the integrator.
+    releaseSlot();
     const outcome = work.outcome;
     if (outcome.kind === 'done') return await integrateDone(flow, task, started);
     if (outcome.kind === 'blocked') {
@@ -101,7 +103,7 @@ export async function runTaskFlow(flow: TaskFlow, task: Task): Promise<void> {
 /** Finished work an interrupted drain left on its branch: integrated before anything new starts. */
 export async function integrateRecovered(flow: TaskFlow, task: Task): Promise<void> {
   const started = flow.worker.ports.clock.now();
-  const integration = await integrate(flow, task);
+  const integration = await integrate(flow, task, true);
   await removeTaskWorktree(flow.worker, task.id, true);
   if (integration.kind === 'landed' || integration.kind === 'already-landed') {
     await flow.book.settle(task.id);

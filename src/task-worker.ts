@@ -43,13 +43,19 @@ export function taskWorktree(workspace: string, taskId: string): string {
 
 /** Removes a task's worktree and (optionally) its branch; tolerant of either being gone already. */
 export async function removeTaskWorktree(context: Pick<WorkerContext, 'git' | 'ports' | 'workspace' | 'refs'>, taskId: string, deleteBranch: boolean): Promise<void> {
-  const dir = taskWorktree(context.workspace, taskId);
   await context.refs.run(async () => {
-    await context.git.try(context.workspace, ['worktree', 'remove', '--force', '--force', dir]);
-    await context.ports.fs.remove(dir);
-    await context.git.try(context.workspace, ['worktree', 'prune']);
+    await dropWorktree(context, taskWorktree(context.workspace, taskId));
     if (deleteBranch) await context.git.try(context.workspace, ['branch', '-D', taskBranch(taskId)]);
   });
+}
+
+/** The worktree and its folder gone; git's bookkeeping pruned only when git could not remove it itself. */
+async function dropWorktree(context: Pick<WorkerContext, 'git' | 'ports' | 'workspace'>, dir: string): Promise<void> {
+  if (!(await context.ports.fs.stat(dir))) return;
+  const removed = await context.git.try(context.workspace, ['worktree', 'remove', '--force', '--force', dir]);
+  if (removed.exitCode === 0) return;
+  await context.ports.fs.remove(dir);
+  await context.git.try(context.workspace, ['worktree', 'prune']);
 }
 
 async function runSetup(context: WorkerContext, dir: string): Promise<string | undefined> {
@@ -74,12 +80,15 @@ export async function workOnTask(context: WorkerContext, task: Task, retryReason
   const dir = taskWorktree(context.workspace, task.id);
   const branch = taskBranch(task.id);
   await context.refs.run(async () => {
-    await context.git.try(context.workspace, ['worktree', 'remove', '--force', '--force', dir]);
-    await context.ports.fs.remove(dir);
-    await context.git.try(context.workspace, ['worktree', 'prune']);
+    await dropWorktree(context, dir);
     await context.ports.fs.mkdirp(path.dirname(dir), 0o700);
     // -B: a retry starts over from the current auto/work, not from the last attempt.
-    await context.git.run(context.workspace, ['worktree', 'add', '--quiet', '-B', branch, dir, `refs/heads/${STAGING_BRANCH}`]);
+    const add = ['worktree', 'add', '--quiet', '-B', branch, dir, `refs/heads/${STAGING_BRANCH}`];
+    if ((await context.git.try(context.workspace, add)).exitCode !== 0) {
+      // A registration whose folder is gone blocks the add: prune it and try once more.
+      await context.git.try(context.workspace, ['worktree', 'prune']);
+      await context.git.run(context.workspace, add);
+    }
   });
   const setupFailure = await runSetup(context, dir);
   if (setupFailure) return { task, worktree: dir, branch, outcome: { kind: 'setup-failed', reason: setupFailure }, transcript: undefined };

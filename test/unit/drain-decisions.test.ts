@@ -2,7 +2,7 @@
 // the prompt, landings read back from merge commits, attempts.
 import t from 'tap';
 import { judgeSession, blockedReason } from '../../src/run.js';
-import { tasksToStart } from '../../src/parallel.js';
+import { drainLoop, tasksToStart } from '../../src/parallel.js';
 import { buildPrompt, taskDirective } from '../../src/prompt.js';
 import { parseLandings } from '../../src/lifecycle.js';
 import { landingMessage } from '../../src/integrate.js';
@@ -34,11 +34,12 @@ t.test('tasksToStart: slots, leases, exclusions, --task', async (t) => {
   const d = aTask({ id: 'TASK-4', priority: 'low' });
   const board = aBoard().withTask(a).withTask(b).withTask(c).withTask(d).build();
   const ids = (tasks: { id: string }[]) => tasks.map((task) => task.id);
-  t.same(ids(tasksToStart({ board, running: [], slots: 3, excluded: new Set(), only: undefined })), ['TASK-1', 'TASK-3', 'TASK-4'], 'the area lease keeps TASK-2 out');
-  t.same(ids(tasksToStart({ board, running: [a], slots: 3, excluded: new Set(), only: undefined })), ['TASK-3', 'TASK-4'], 'TASK-2 waits while TASK-1 runs');
-  t.same(ids(tasksToStart({ board, running: [a, c], slots: 2, excluded: new Set(), only: undefined })), [], 'no free slot');
-  t.same(ids(tasksToStart({ board, running: [], slots: 3, excluded: new Set(['TASK-1', 'TASK-3']), only: undefined })), ['TASK-2', 'TASK-4']);
-  t.same(ids(tasksToStart({ board, running: [], slots: 3, excluded: new Set(), only: 'task-4' })), ['TASK-4'], '--task matches case-insensitively');
+  t.same(ids(tasksToStart({ board, active: [], busySlots: 0, slots: 3, excluded: new Set(), only: undefined })), ['TASK-1', 'TASK-3', 'TASK-4'], 'the area lease keeps TASK-2 out');
+  t.same(ids(tasksToStart({ board, active: [a], busySlots: 1, slots: 3, excluded: new Set(), only: undefined })), ['TASK-3', 'TASK-4'], 'TASK-2 waits while TASK-1 runs');
+  t.same(ids(tasksToStart({ board, active: [a, c], busySlots: 2, slots: 2, excluded: new Set(), only: undefined })), [], 'no free slot');
+  t.same(ids(tasksToStart({ board, active: [], busySlots: 0, slots: 3, excluded: new Set(['TASK-1', 'TASK-3']), only: undefined })), ['TASK-2', 'TASK-4']);
+  t.same(ids(tasksToStart({ board, active: [a, c], busySlots: 0, slots: 2, excluded: new Set(), only: undefined })), ['TASK-4'], 'tasks waiting for the integrator free their slot but keep their lease');
+  t.same(ids(tasksToStart({ board, active: [], busySlots: 0, slots: 3, excluded: new Set(), only: 'task-4' })), ['TASK-4'], '--task matches case-insensitively');
 });
 
 t.test('prompt: base, directive, retry reason', async (t) => {
@@ -65,4 +66,32 @@ t.test('attempts', async (t) => {
   attempts = recordConflictRetry(attempts, 'TASK-2', 'conflict');
   t.same(attempts['TASK-2'], { failures: 0, lastReason: 'conflict', conflictRetried: true });
   t.same(Object.keys(forget(attempts, 'TASK-1')), ['TASK-2']);
+});
+
+t.test('drainLoop: a slot frees when the agent ends, before the integrator is done', async (t) => {
+  const tasks = ['TASK-1', 'TASK-2', 'TASK-3'].map((id) => aTask({ id }));
+  const board = aBoard().withTask(tasks[0]!).withTask(tasks[1]!).withTask(tasks[2]!).build();
+  const started: string[] = [];
+  const finishIntegration: (() => void)[] = [];
+  const done = new Set<string>();
+  const loop = drainLoop(
+    {
+      readBoard: async () => board,
+      runTask: async (task, releaseSlot) => {
+        started.push(task.id);
+        releaseSlot(); // the agent ended at once
+        await new Promise<void>((resolve) => finishIntegration.push(resolve)); // the integrator is slow
+        done.add(task.id);
+      },
+      stopping: () => false,
+      excluded: () => done,
+    },
+    1,
+    undefined,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  t.same(started, ['TASK-1', 'TASK-2', 'TASK-3'], 'one slot served all three agents while none had landed');
+  for (const finish of finishIntegration) finish();
+  await loop;
+  t.same([...done].sort(), ['TASK-1', 'TASK-2', 'TASK-3']);
 });
