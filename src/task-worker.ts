@@ -83,13 +83,16 @@ export async function workOnTask(context: WorkerContext, task: Task, retryReason
     await dropWorktree(context, dir);
     await context.ports.fs.mkdirp(path.dirname(dir), 0o700);
     // -B: a retry starts over from the current auto/work, not from the last attempt.
-    const add = ['worktree', 'add', '--quiet', '-B', branch, dir, `refs/heads/${STAGING_BRANCH}`];
+    // --no-checkout: only the cheap ref and bookkeeping part runs under the lock.
+    const add = ['worktree', 'add', '--quiet', '--no-checkout', '-B', branch, dir, `refs/heads/${STAGING_BRANCH}`];
     if ((await context.git.try(context.workspace, add)).exitCode !== 0) {
       // A registration whose folder is gone blocks the add: prune it and try once more.
       await context.git.try(context.workspace, ['worktree', 'prune']);
       await context.git.run(context.workspace, add);
     }
   });
+  // The checkout itself, in parallel with other tasks' work.
+  await context.git.run(dir, ['reset', '--quiet', '--hard', 'HEAD']);
   const setupFailure = await runSetup(context, dir);
   if (setupFailure) return { task, worktree: dir, branch, outcome: { kind: 'setup-failed', reason: setupFailure }, transcript: undefined };
 
