@@ -4,34 +4,13 @@ import t from 'tap';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cli } from '../helpers/in-process-cli.js';
 import { systemTestMayRun } from '../helpers/system.js';
 import { originAndClone, tempDir } from '../helpers/temp.js';
 import { killSquidByPidFile, netns, uniqueName, waitForPort } from '../helpers/netns.js';
-import { runCli } from '../../src/cli.js';
-import { realPorts } from '../../src/io.js';
 import { defaultUserFor } from '../../src/control/registry.js';
 
-const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/agent-runner');
 const UPSTREAM = '203.0.113.2';
-
-async function cli(env: Record<string, string>, args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(args, {
-    env,
-    cwd: '/',
-    ports: realPorts(),
-    stdoutIsTTY: false,
-    out: (text) => void (out += text),
-    err: (text) => void (err += text),
-    uid: 0,
-    pid: process.pid,
-    terminate: new AbortController().signal,
-    selfBin,
-  });
-  return { code, out, err };
-}
 
 interface DoctorReport {
   ok: boolean;

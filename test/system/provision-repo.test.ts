@@ -6,33 +6,12 @@ import t from 'tap';
 import { chmodSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cli } from '../helpers/in-process-cli.js';
 import { systemTestMayRun } from '../helpers/system.js';
 import { originAndClone, tempDir, git } from '../helpers/temp.js';
 import { killSquidByPidFile, netns, uniqueName } from '../helpers/netns.js';
-import { runCli } from '../../src/cli.js';
-import { realPorts } from '../../src/io.js';
 import { defaultUserFor, parseRegistry } from '../../src/control/registry.js';
 
-const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/agent-runner');
-
-async function cli(env: Record<string, string>, args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(args, {
-    env,
-    cwd: '/',
-    ports: realPorts(),
-    stdoutIsTTY: false,
-    out: (text) => void (out += text),
-    err: (text) => void (err += text),
-    uid: 0,
-    pid: process.pid,
-    terminate: new AbortController().signal,
-    selfBin,
-  });
-  return { code, out, err };
-}
 
 if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
   const ns = netns(t);

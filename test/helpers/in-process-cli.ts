@@ -1,0 +1,26 @@
+// Runs agent-runner's CLI in this process with real ports, capturing output:
+// for system tests that call several commands in a row.
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runCli } from '../../src/cli.js';
+import { realPorts } from '../../src/io.js';
+
+const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/agent-runner');
+
+export async function cli(env: Record<string, string>, args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(args, {
+    env,
+    cwd: '/',
+    ports: realPorts(),
+    stdoutIsTTY: false,
+    out: (text) => void (out += text),
+    err: (text) => void (err += text),
+    uid: process.getuid?.() ?? -1,
+    pid: process.pid,
+    terminate: new AbortController().signal,
+    selfBin,
+  });
+  return { code, out, err };
+}
