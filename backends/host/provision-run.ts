@@ -9,7 +9,7 @@ import { lookupUser } from '../../src/privdrop.js';
 import { defaultUserFor, parseRegistry, readRegistry } from '../../src/control/registry.js';
 import { describeFailure, onHost, systemCommand, type CommandWrapper } from './exec.js';
 import { applyRuleset, listEgressTable } from './apply-nft.js';
-import { applySquid, squidServing, type SquidApplyOutcome } from './apply-squid.js';
+import { applySquid, PROXY_UNIT, squidServing, type SquidApplyOutcome } from './apply-squid.js';
 import { egressRuleset } from './nftables.js';
 import type { SquidOptions } from './squid-config.js';
 import { homeOf, type HostLayout } from './layout.js';
@@ -167,8 +167,23 @@ export async function reloadEgress(deps: HostDeps, layout: HostLayout): Promise<
 export async function reloadProxy(deps: HostDeps, layout: HostLayout): Promise<SquidApplyOutcome> {
   const registry = await readRegistry(deps.fs, layout.registryFile);
   const systemd = deps.wrap === undefined && (await systemdIsRunning(deps.fs));
-  return applySquid(
-    { process: deps.process, fs: deps.fs, clock: deps.clock, wrap: deps.wrap ?? onHost, ...(deps.squidInstance ? { instance: deps.squidInstance } : {}), serviceManager: systemd ? 'systemd' : 'direct' },
-    { repos: registry.repos, layout: layout.squid, ...(deps.squidOptions ? { options: deps.squidOptions } : {}) },
-  );
+  const squid = { process: deps.process, fs: deps.fs, clock: deps.clock, wrap: deps.wrap ?? onHost, ...(deps.squidInstance ? { instance: deps.squidInstance } : {}), serviceManager: systemd ? ('systemd' as const) : ('direct' as const) };
+  const outcome = await applySquid(squid, { repos: registry.repos, layout: layout.squid, ...(deps.squidOptions ? { options: deps.squidOptions } : {}) });
+  const port = registry.repos[0]?.proxyPort;
+  if (systemd && port !== undefined) await untilProxyServes(squid, layout.squid.configFile, port);
+  return outcome;
+}
+
+/**
+ * systemctl returns as soon as the unit's Squid runs (Type=simple), before
+ * it listens, and a restart or reload reopens the port a moment later too.
+ * Wait for the port, so the step only counts as done when the proxy serves
+ * and the next read of the state (provision's next pass) sees it serving.
+ */
+async function untilProxyServes(deps: Pick<HostDeps, 'process' | 'clock'> & { wrap: CommandWrapper }, configFile: string, port: number): Promise<void> {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    if (await squidServing(deps, configFile, port)) return;
+    await deps.clock.sleep(100);
+  }
+  throw new FailedError(`${PROXY_UNIT} is active but Squid does not answer on 127.0.0.1:${port} after 5 s; see journalctl -u ${PROXY_UNIT}`);
 }
