@@ -16,6 +16,12 @@ export interface Container {
   readonly pid: number;
   /** Runs a command inside the container (all namespaces of its PID 1). */
   exec(args: readonly string[], options?: { check?: boolean }): { status: number | null; stdout: string; stderr: string };
+  /**
+   * `systemctl reboot` inside, then boots again on the same root (nspawn
+   * exits 133 when its container reboots; systemd-nspawn@.service restarts
+   * it on that code, this does the same). `pid` is the new systemd's after.
+   */
+  reboot(): Promise<void>;
 }
 
 const DROP_WANTS = /postgresql|squid|getty|timers|e2scrub|remote-fs/;
@@ -51,8 +57,10 @@ export async function bootContainer(t: Test, options: { binds?: readonly string[
   // mkdtemp makes it 0700: as the container's "/", users other than root could not reach libc.
   chmodSync(root, 0o755);
   const name = `ar-${randomBytes(4).toString('hex')}`;
-  const booted: { nspawn?: ChildProcess } = {};
+  const booted: { nspawn?: ChildProcess; rebooting?: Promise<void> } = {};
   t.teardown(async () => {
+    // A reboot still in flight (a failed or timed-out test) spawns the next nspawn: let it, then power that one off.
+    await booted.rebooting?.catch(() => undefined);
     const nspawn = booted.nspawn;
     if (nspawn && nspawn.exitCode === null && nspawn.signalCode === null) {
       const exited = new Promise((resolve) => nspawn.once('exit', resolve));
@@ -90,29 +98,60 @@ export async function bootContainer(t: Test, options: { binds?: readonly string[
   for (const bind of options.binds ?? []) args.push(`--bind=${bind}`);
   for (const bind of options.bindsReadOnly ?? []) args.push(`--bind-ro=${bind}`);
   args.push('-b');
-  const nspawn = spawn('systemd-nspawn', args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SYSTEMD_NSPAWN_UNIFIED_HIERARCHY: '1' } });
-  booted.nspawn = nspawn;
-  let stderr = '';
-  nspawn.stderr.on('data', (chunk) => (stderr += chunk));
-  let pid: number | undefined;
-  const deadline = Date.now() + 30_000;
-  while (!pid) {
-    if (Date.now() > deadline || nspawn.exitCode !== null) throw new Error(`the container did not boot: ${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    pid = childPidOf(nspawn.pid!);
-  }
+  let pid = 0;
   const exec: Container['exec'] = (command) => {
     const result = spawnSync('nsenter', ['-t', String(pid), '-a', ...command], { encoding: 'utf8', timeout: 120_000 });
     return { status: result.status, stdout: result.stdout, stderr: result.stderr };
   };
-  // Ready when systemctl reaches PID 1 (its private socket). Not waiting for
-  // "running": on some hosts dbus never settles in the container (inotify
-  // limits), and nothing tested here needs it.
-  let state = exec(['systemctl', 'is-system-running']);
-  while (!/^(starting|running|degraded)/.test(state.stdout)) {
-    if (Date.now() > deadline) throw new Error(`the container's systemd did not answer: ${state.stdout.trim()} ${state.stderr.trim()}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    state = exec(['systemctl', 'is-system-running']);
-  }
-  return { root, name, pid, exec };
+  const boot = async () => {
+    const nspawn = spawn('systemd-nspawn', args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SYSTEMD_NSPAWN_UNIFIED_HIERARCHY: '1' } });
+    booted.nspawn = nspawn;
+    let stderr = '';
+    nspawn.stderr.on('data', (chunk) => (stderr += chunk));
+    const deadline = Date.now() + 30_000;
+    let found: number | undefined;
+    while (!found) {
+      if (Date.now() > deadline || nspawn.exitCode !== null) throw new Error(`the container did not boot: ${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      found = childPidOf(nspawn.pid!);
+    }
+    pid = found;
+    // Ready when systemctl reaches PID 1 (its private socket). Not waiting for
+    // "running": on some hosts dbus never settles in the container (inotify
+    // limits), and nothing tested here needs it.
+    let state = exec(['systemctl', 'is-system-running']);
+    while (!/^(starting|running|degraded)/.test(state.stdout)) {
+      if (Date.now() > deadline) throw new Error(`the container's systemd did not answer: ${state.stdout.trim()} ${state.stderr.trim()}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      state = exec(['systemctl', 'is-system-running']);
+    }
+  };
+  await boot();
+  const rebootOnce = async () => {
+    const nspawn = booted.nspawn!;
+    const exited = new Promise<number | null>((resolve) => {
+      if (nspawn.exitCode !== null) resolve(nspawn.exitCode);
+      else nspawn.once('exit', (code) => resolve(code));
+    });
+    const asked = exec(['systemctl', 'reboot']);
+    if (asked.status !== 0) throw new Error(`systemctl reboot failed in the container: ${asked.stderr.trim()}`);
+    const timer = setTimeout(() => nspawn.kill('SIGKILL'), 60_000);
+    const code = await exited;
+    clearTimeout(timer);
+    if (code !== 133) throw new Error(`systemd-nspawn exited ${code} on reboot, not 133 (a reboot)`);
+    await boot();
+  };
+  const reboot = () => {
+    booted.rebooting = rebootOnce();
+    return booted.rebooting;
+  };
+  return {
+    root,
+    name,
+    get pid() {
+      return pid;
+    },
+    exec,
+    reboot,
+  };
 }
