@@ -33,6 +33,14 @@ export function unitsFor(dir: string, installRoot: string, projectRoot: string):
   }
 }
 
+function systemdIsAlive(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'systemd';
+  } catch {
+    return false;
+  }
+}
+
 function childPidOf(parent: number): number | undefined {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -58,6 +66,7 @@ export async function bootContainer(t: Test, options: { binds?: readonly string[
   chmodSync(root, 0o755);
   const name = `ar-${randomBytes(4).toString('hex')}`;
   const booted: { nspawn?: ChildProcess; rebooting?: Promise<void> } = {};
+  let pid = 0;
   t.teardown(async () => {
     // A reboot still in flight (a failed or timed-out test) spawns the next nspawn: let it, then power that one off.
     await booted.rebooting?.catch(() => undefined);
@@ -74,6 +83,9 @@ export async function bootContainer(t: Test, options: { binds?: readonly string[
       await exited;
       clearTimeout(timer);
     }
+    // A SIGKILLed nspawn leaves its container's systemd running, reparented
+    // to the host's init; killing that PID 1 ends its whole PID namespace.
+    if (pid && systemdIsAlive(pid)) process.kill(pid, 'SIGKILL');
     rmSync(root, { recursive: true, force: true });
   });
   for (const dir of ['usr', 'var', 'tmp', 'dev', 'proc', 'sys', 'run', 'root', 'home']) mkdirSync(path.join(root, dir), { recursive: true });
@@ -98,7 +110,6 @@ export async function bootContainer(t: Test, options: { binds?: readonly string[
   for (const bind of options.binds ?? []) args.push(`--bind=${bind}`);
   for (const bind of options.bindsReadOnly ?? []) args.push(`--bind-ro=${bind}`);
   args.push('-b');
-  let pid = 0;
   const exec: Container['exec'] = (command) => {
     const result = spawnSync('nsenter', ['-t', String(pid), '-a', ...command], { encoding: 'utf8', timeout: 120_000 });
     return { status: result.status, stdout: result.stdout, stderr: result.stderr };
