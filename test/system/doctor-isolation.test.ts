@@ -2,9 +2,10 @@
 // and red naming the right fix when each layer is broken on purpose.
 import t from 'tap';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { cli } from '../helpers/in-process-cli.js';
+import { gitDaemon } from '../helpers/git-daemon.js';
 import { systemTestMayRun } from '../helpers/system.js';
 import { originAndClone, tempDir } from '../helpers/temp.js';
 import { killSquidByPidFile, netns, uniqueName, waitForPort } from '../helpers/netns.js';
@@ -31,14 +32,12 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
   spawnSync('git', ['-C', path.join(path.dirname(origin), 'clone'), 'update-index', '--chmod=+x', '.agent/gates.sh']);
   spawnSync('git', ['-C', path.join(path.dirname(origin), 'clone'), '-c', 'user.name=T', '-c', 'user.email=t@t', 'commit', '-qm', 'exec gates']);
   spawnSync('git', ['-C', path.join(path.dirname(origin), 'clone'), 'push', '-q', 'origin', 'main']);
-  const gitPort = 20000 + Math.floor(Math.random() * 20000);
-  const daemon = spawn('git', ['daemon', '--reuseaddr', '--export-all', `--base-path=${path.dirname(origin)}`, '--listen=127.0.0.1', `--port=${gitPort}`, path.dirname(origin)], { stdio: 'ignore' });
-  const url = `git://127.0.0.1:${gitPort}/origin.git`;
+  const daemon = gitDaemon(t, path.dirname(origin));
+  const url = daemon.url('origin.git');
   const name = uniqueName('d');
   const user = defaultUserFor(name);
   const clone = `/home/${user}/${name}`;
   t.teardown(() => {
-    if (daemon.pid && daemon.exitCode === null) process.kill(daemon.pid, 'SIGKILL');
     killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'));
     spawnSync('userdel', ['--force', '--remove', user]);
   });
@@ -54,7 +53,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
 
   t.before(async () => {
     await waitForPort(ns, UPSTREAM, 80);
-    for (let attempt = 0; attempt < 50 && spawnSync('git', ['ls-remote', url], { stdio: 'ignore' }).status !== 0; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+    await daemon.ready();
     const host = await cli(env, ['provision', 'host']);
     if (host.code !== 0) throw new Error(host.err);
     const first = await provision();

@@ -4,9 +4,10 @@
 // losing the clone.
 import t from 'tap';
 import { chmodSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { cli } from '../helpers/in-process-cli.js';
+import { gitDaemon } from '../helpers/git-daemon.js';
 import { systemTestMayRun } from '../helpers/system.js';
 import { originAndClone, tempDir, git } from '../helpers/temp.js';
 import { killSquidByPidFile, netns, uniqueName } from '../helpers/netns.js';
@@ -19,14 +20,8 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
   chmodSync(root, 0o755);
   const env = { AGENT_RUNNER_CONFIG: path.join(root, 'etc', 'registry.toml'), AGENT_RUNNER_STATE: path.join(root, 'state'), PATH: process.env.PATH ?? '/usr/bin:/bin' };
   const { origin } = originAndClone(t, { 'README.md': '# demo\n', 'backlog/config.yml': 'project_name: "demo"\nstatuses: ["To Do", "In Progress", "Done"]\n' });
-  // Served by git daemon on the host's loopback, like a real remote: a
-  // local path owned by root would be refused by git as "dubious ownership".
-  const gitPort = 20000 + Math.floor(Math.random() * 20000);
-  const daemon = spawn('git', ['daemon', '--reuseaddr', '--export-all', `--base-path=${path.dirname(origin)}`, '--listen=127.0.0.1', `--port=${gitPort}`, path.dirname(origin)], { stdio: 'ignore' });
-  t.teardown(() => {
-    if (daemon.pid && daemon.exitCode === null) process.kill(daemon.pid, 'SIGKILL');
-  });
-  const url = `git://127.0.0.1:${gitPort}/origin.git`;
+  const daemon = gitDaemon(t, path.dirname(origin));
+  const url = daemon.url('origin.git');
   const name = uniqueName('t');
   const user = defaultUserFor(name);
   t.teardown(() => {
@@ -35,13 +30,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
   });
   const args = ['provision', 'repo', name, '--url', url, '--allow', 'allowed.test', '.example.org', '--netns', ns.name];
 
-  t.before(async () => {
-    for (let attempt = 0; attempt < 50; attempt += 1) {
-      if (spawnSync('git', ['ls-remote', url], { stdio: 'ignore' }).status === 0) return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error(`git daemon did not come up on ${url}`);
-  });
+  t.before(() => daemon.ready());
 
   t.test('provision host prepares the directories', async (t) => {
     const result = await cli(env, ['provision', 'host']);
