@@ -5,6 +5,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { tmpdir } from 'node:os';
 import type { Test } from 'tap';
 import { drainFixture, PROJECT_ROOT, type FixtureTask } from './drain-fixture.js';
 import { tempDir } from './temp.js';
@@ -69,10 +70,11 @@ export function controlFixture(t: Test, tasks: readonly FixtureTask[], options: 
   const fixture = drainFixture(t, tasks, { agent: ['/bin/sh', agent], config: { maxParallel: 4 } });
   createUser(t, user, path.join(root, 'home'));
   // The clone and its origin belong to the repo user, as provisioning leaves them.
-  for (const dir of [fixture.clone, path.dirname(fixture.origin)]) {
-    execFileSync('chown', ['-R', `${user}:${user}`, dir]);
-    execFileSync('chmod', ['755', path.dirname(dir)]);
-  }
+  // Both live in one temp folder (origin.git and clone), which the user must be able to enter.
+  const repos = path.dirname(fixture.origin);
+  if (repos === tmpdir() || path.dirname(repos) !== tmpdir()) throw new Error(`unexpected fixture layout: ${repos}`);
+  execFileSync('chown', ['-R', `${user}:${user}`, repos]);
+  execFileSync('chmod', ['755', repos]);
   const state = path.join(root, 'state');
   const registry = path.join(root, 'registry.toml');
   writeFileSync(
