@@ -90,6 +90,16 @@ export class Git {
     return result.exitCode === 0 ? result.stdout.trim() : undefined;
   }
 
+  /**
+   * HEAD and whether the tree has any change (untracked files included), in
+   * one git process: `status --porcelain=v2 --branch`.
+   */
+  async treeState(cwd: string): Promise<{ head: string | undefined; dirty: boolean }> {
+    const lines = (await this.run(cwd, ['status', '--porcelain=v2', '--branch', '--untracked-files=all'])).split('\n').filter(Boolean);
+    const oid = lines.find((line) => line.startsWith('# branch.oid '))?.slice('# branch.oid '.length);
+    return { head: oid && oid !== '(initial)' ? oid : undefined, dirty: lines.some((line) => !line.startsWith('#')) };
+  }
+
   /** A git with another author for the commits it makes. */
   withIdentity(identity: GitIdentity): Git {
     return new Git(this.process, { ...this.options, identity });

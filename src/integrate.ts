@@ -122,9 +122,10 @@ export async function integrateBranch(deps: IntegratorDeps, stagingDir: string, 
     return { kind: 'gate-failed', gate: result };
   }
   await git.run(stagingDir, ['commit', '--quiet', '--no-verify', '-m', landingMessage(meta, result)]);
-  const commit = (await git.resolve(stagingDir, 'HEAD'))!;
+  const after = await git.treeState(stagingDir);
+  const commit = after.head!;
   // Whatever the gates built or changed is not part of the landing.
-  if ((await git.run(stagingDir, ['status', '--porcelain'])).trim()) await cleanStaging(git, stagingDir, commit);
+  if (after.dirty) await cleanStaging(git, stagingDir, commit);
   return { kind: 'landed', commit, gate: result };
 }
 

@@ -33,6 +33,8 @@ export interface RunReport {
   readonly transcript: string;
   readonly model: string | undefined;
   readonly effort: string | undefined;
+  /** The agent left uncommitted changes behind (see leftovers.ts). */
+  readonly leftovers: boolean;
 }
 
 export interface RunTaskInput {
@@ -68,18 +70,20 @@ export interface RunDeps {
 
 interface TreeState {
   readonly head: string | undefined;
+  /** Uncommitted changes in the tree. */
+  readonly dirty: boolean;
   readonly status: string | undefined;
   readonly task: Task | undefined;
   readonly unreadable: string | undefined;
 }
 
 async function readTreeState(deps: RunDeps, workspace: string, taskId: TaskId): Promise<TreeState> {
-  const head = await deps.git.resolve(workspace, 'HEAD');
+  const { head, dirty } = await deps.git.treeState(workspace);
   const board = await readBoard(deps.ports.fs, workspace);
   const task = findTask(board, taskId);
-  if (task) return { head, status: task.status, task, unreadable: undefined };
+  if (task) return { head, dirty, status: task.status, task, unreadable: undefined };
   const broken = board.unreadable.find((entry) => entry.id?.toLowerCase() === taskId.toLowerCase());
-  return { head, status: undefined, task: undefined, unreadable: broken ? `${broken.file}: ${broken.reason}` : `task ${taskId} is no longer on the board` };
+  return { head, dirty, status: undefined, task: undefined, unreadable: broken ? `${broken.file}: ${broken.reason}` : `task ${taskId} is no longer on the board` };
 }
 
 /** Pure: what one session meant, given the tree before and after it. */
@@ -155,7 +159,7 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
   });
 
   // The first session starts from the task as given; later ones from what the previous one left.
-  let before: TreeState = { head: await deps.git.resolve(input.workspace, 'HEAD'), status: input.task.status, task: input.task, unreadable: undefined };
+  let before: TreeState = { head: await deps.git.resolve(input.workspace, 'HEAD'), dirty: false, status: input.task.status, task: input.task, unreadable: undefined };
   for (let iteration = 1; iteration <= input.iterations && !outcome; iteration++) {
     const prompt = buildPrompt({ basePrompt, task: input.task, ...(input.retryReason ? { retryReason: input.retryReason } : {}) });
     const command = input.adapter.buildCommand({
@@ -184,8 +188,9 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
     outcome = judgeSession(before, after, result);
     before = after;
   }
+  const leftovers = before.dirty;
   outcome ??= { kind: 'unfinished', reason: `the task is not Done after ${input.iterations} session(s)` };
   transcript.write({ event: 'run-end', outcome });
   await transcript.flush();
-  return { taskId: input.task.id, outcome, sessions, transcript: input.transcriptFile, model: choice.model, effort: choice.effort };
+  return { taskId: input.task.id, outcome, sessions, transcript: input.transcriptFile, model: choice.model, effort: choice.effort, leftovers };
 }

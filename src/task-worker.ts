@@ -113,6 +113,6 @@ export async function workOnTask(context: WorkerContext, task: Task, retryReason
       onAgentProcess: (event) => context.onAgentProcess(task, event),
     },
   );
-  if (report.outcome.kind === 'done' || report.outcome.kind === 'blocked') await commitLeftovers(context.git, dir, task.id);
+  if (report.leftovers && (report.outcome.kind === 'done' || report.outcome.kind === 'blocked')) await commitLeftovers(context.git, dir, task.id);
   return { task, worktree: dir, branch, outcome: report.outcome, transcript: report.transcript };
 }

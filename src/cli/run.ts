@@ -81,7 +81,7 @@ async function run(context: CliContext, options: RunOptions): Promise<number> {
     { ports: { process, fs, clock }, git },
     { workspace, task, config, adapter, binary, env, iterations, transcriptFile: transcriptFile(state, workspace, runId, task.id), runId, secrets: await knownSecrets(fs, env) },
   );
-  const leftover = report.outcome.kind === 'done' || report.outcome.kind === 'blocked' ? await commitLeftovers(git, workspace, task.id) : undefined;
+  const leftover = report.leftovers && (report.outcome.kind === 'done' || report.outcome.kind === 'blocked') ? await commitLeftovers(git, workspace, task.id) : undefined;
 
   if (options.json) {
     context.out(`${JSON.stringify({ runId, ...report, leftoverCommit: leftover ?? null }, null, 2)}\n`);

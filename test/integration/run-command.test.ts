@@ -127,3 +127,15 @@ t.test('secrets from the home and the environment never reach the transcript', a
   t.notMatch(transcript, 'sk-ant-api03-secretvalue', 'the API key from the environment is redacted');
   t.match(transcript, /GIT_COMMITTER_NAME=agent-runner/, 'agents commit with agent-runner as committer');
 });
+
+t.test('work an agent leaves uncommitted is committed by the runner, not lost', async (t) => {
+  const fixture = cliBoard(t, { assistant: 'command', command: ['/bin/sh', '-c', 'sed -i "s/^status: To Do$/status: Done/" backlog/tasks/task-1*.md && echo kept > left.txt'] });
+  const result = run(fixture.env, ['--workspace', fixture.repo, '--task', 'TASK-1', '--json']);
+  t.equal(result.status, 0, result.stderr);
+  const report = JSON.parse(result.stdout) as { outcome: { kind: string }; leftovers: boolean; leftoverCommit: string | null };
+  t.same([report.outcome.kind, report.leftovers], ['done', true]);
+  t.equal(report.leftoverCommit, git(fixture.repo, 'rev-parse', 'HEAD'));
+  t.equal(git(fixture.repo, 'log', '-1', '--format=%s'), 'TASK-1: commit what the agent left uncommitted');
+  t.equal(git(fixture.repo, 'status', '--porcelain'), '', 'nothing is left behind');
+  t.equal(git(fixture.repo, 'show', 'HEAD:left.txt'), 'kept');
+});

@@ -9,7 +9,7 @@ import { landingMessage } from '../../src/integrate.js';
 import { forget, recordConflictRetry, recordFailure } from '../../src/attempts.js';
 import { aBoard, aTask } from '../helpers/board-builder.js';
 
-const state = (status: string | undefined, head = 'a', unreadable?: string) => ({ head, status, task: status ? aTask({ id: 'TASK-1', status, notes: 'Blocked: needs a key' }) : undefined, unreadable });
+const state = (status: string | undefined, head = 'a', unreadable?: string) => ({ head, dirty: false, status, task: status ? aTask({ id: 'TASK-1', status, notes: 'Blocked: needs a key' }) : undefined, unreadable });
 
 t.test('judgeSession', async (t) => {
   const ok = { ok: true };
