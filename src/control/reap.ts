@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import type { Clock, FsPort, ProcessPort } from '../ports.js';
 import { repoStateDir, workspaceStateDir } from '../paths.js';
 import type { ProcessControl } from './ports.js';
+import { readAgentRecords } from '../drain-records.js';
 
 export interface ProcessRecord {
   readonly pid: number;
@@ -19,25 +20,10 @@ export function workStateDir(state: string, repo: string): string {
   return path.join(repoStateDir(state, repo), 'work');
 }
 
-export function agentsDir(state: string, repo: string, workspace: string): string {
-  return path.join(workspaceStateDir(workStateDir(state, repo), workspace), 'agents');
-}
-
 /** Agent processes orchestrate recorded for this repo (malformed files are skipped). */
 export async function recordedAgents(fs: FsPort, state: string, repo: string, workspace: string): Promise<ProcessRecord[]> {
-  const dir = agentsDir(state, repo, workspace);
-  const records: ProcessRecord[] = [];
-  for (const name of (await fs.list(dir)).filter((entry) => entry.endsWith('.json')).sort()) {
-    try {
-      const value = JSON.parse((await fs.readTextIfExists(path.join(dir, name))) ?? '') as { pid?: unknown; startTime?: unknown; taskId?: unknown };
-      if (typeof value.pid === 'number' && Number.isInteger(value.pid) && value.pid > 1) {
-        records.push({ pid: value.pid, startTime: typeof value.startTime === 'string' ? value.startTime : undefined, label: `agent ${String(value.taskId ?? name.replace(/\.json$/, ''))}` });
-      }
-    } catch {
-      // half-written or removed meanwhile: nothing to signal
-    }
-  }
-  return records;
+  const records = await readAgentRecords(fs, workspaceStateDir(workStateDir(state, repo), workspace));
+  return records.map((record) => ({ pid: record.pid, startTime: record.startTime, label: `agent ${record.taskId}` }));
 }
 
 /** Pure: is the process in the record the one running now under that pid? */
