@@ -16,8 +16,8 @@ import { integrateRecovered, runTaskFlow, type TaskFlow } from './task-flow.js';
 import { recoverTaskBranches } from './recovery.js';
 import { workspaceStateDir } from './paths.js';
 import type { DrainEvent, DrainSummary } from './drain-types.js';
-import { lastDrainFile, readAgentRecords, AgentTracker } from './drain-records.js';
-import { reapGroups } from './control/reap.js';
+import { lastDrainFile, AgentTracker } from './drain-records.js';
+import { agentGroups, reapGroups } from './control/reap.js';
 import type { ProcessControl } from './control/ports.js';
 
 export interface OrchestrateInput {
@@ -173,9 +173,8 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
 /** Ends agents a killed drain left running: they would keep writing into worktrees this drain removes. */
 async function reapOrphanedAgents(ports: Ports, input: OrchestrateInput, wsState: string): Promise<void> {
   const { fs, clock, process } = ports;
-  const orphans = await readAgentRecords(fs, wsState);
-  const labelled = orphans.map((record) => ({ pid: record.pid, startTime: record.startTime, label: `agent ${record.taskId}` }));
-  const reaped = orphans.length ? await reapGroups({ process, control: input.control, clock }, labelled, 5000) : [];
+  const orphans = await agentGroups(fs, wsState);
+  const reaped = orphans.length ? await reapGroups({ process, control: input.control, clock }, orphans, 5000) : [];
   for (const entry of reaped) {
     input.onEvent({ time: new Date(clock.now()).toISOString(), runId: input.runId, event: 'recovered', detail: `ended ${entry.label} (pid ${entry.pid}) left running by an interrupted drain` });
   }

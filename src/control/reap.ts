@@ -20,10 +20,15 @@ export function workStateDir(state: string, repo: string): string {
   return path.join(repoStateDir(state, repo), 'work');
 }
 
-/** Agent processes orchestrate recorded for this repo (malformed files are skipped). */
-export async function recordedAgents(fs: FsPort, state: string, repo: string, workspace: string): Promise<ProcessRecord[]> {
-  const records = await readAgentRecords(fs, workspaceStateDir(workStateDir(state, repo), workspace));
+/** Agent processes a drain recorded under its workspace state dir (malformed files are skipped). */
+export async function agentGroups(fs: FsPort, workspaceState: string): Promise<ProcessRecord[]> {
+  const records = await readAgentRecords(fs, workspaceState);
   return records.map((record) => ({ pid: record.pid, startTime: record.startTime, label: `agent ${record.taskId}` }));
+}
+
+/** Agent processes orchestrate recorded for this repo. */
+export function recordedAgents(fs: FsPort, state: string, repo: string, workspace: string): Promise<ProcessRecord[]> {
+  return agentGroups(fs, workspaceStateDir(workStateDir(state, repo), workspace));
 }
 
 /** Pure: is the process in the record the one running now under that pid? */
