@@ -4,7 +4,7 @@
 import * as path from 'node:path';
 import type { FsPort } from './ports.js';
 import type { AssistantName, ConfigProblem, RepoConfig, Task, WorkBranchMode } from './types.js';
-import { UsageError, configValueError } from './errors.js';
+import { UsageError, configValueError, formatProblems } from './errors.js';
 import { effortLabel, modelLabel } from './board/labels.js';
 
 export const CONFIG_FILE = '.agent/config.json';
@@ -116,9 +116,7 @@ export function validateConfig(json: unknown, file: string = CONFIG_FILE): Confi
   return { config: result, problems, warnings };
 }
 
-export function formatProblems(problems: readonly ConfigProblem[]): string {
-  return problems.map((p) => configValueError(p.file, p.key, p.problem, p.fix)).join('\n');
-}
+export { formatProblems } from './errors.js';
 
 /** Reads and validates the repo's config; a missing file means the defaults. Throws UsageError with every problem. */
 export async function readRepoConfig(fs: FsPort, workspace: string): Promise<ConfigValidation> {

@@ -52,3 +52,8 @@ export class BusyError extends ExitError {
 export function configValueError(file: string, key: string, problem: string, fix: string): string {
   return `${file}: ${key}: ${problem}; ${fix}`;
 }
+
+/** Every problem of a config file, one line each. */
+export function formatProblems(problems: readonly { file: string; key: string; problem: string; fix: string }[]): string {
+  return problems.map((p) => configValueError(p.file, p.key, p.problem, p.fix)).join('\n');
+}

@@ -61,6 +61,14 @@ export function gitCommand(cwd: string, args: readonly string[], options: GitOpt
   return { program: 'git', args: [...SAFE_FLAGS, ...args], env: sanitizedGitEnv(options.env, options.identity), cwd };
 }
 
+/**
+ * Git run by root against a repo it does not own, to read it as data (the
+ * board, refs): that one path is marked safe, and no home config is read.
+ */
+export function outsiderReadCommand(repoPath: string, args: readonly string[]): Command {
+  return gitCommand(repoPath, ['-c', `safe.directory=${repoPath}`, ...args], { env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/nonexistent' } });
+}
+
 export class Git {
   constructor(
     private readonly process: ProcessPort,
@@ -98,6 +106,11 @@ export class Git {
     const lines = (await this.run(cwd, ['status', '--porcelain=v2', '--branch', '--untracked-files=all'])).split('\n').filter(Boolean);
     const oid = lines.find((line) => line.startsWith('# branch.oid '))?.slice('# branch.oid '.length);
     return { head: oid && oid !== '(initial)' ? oid : undefined, dirty: lines.some((line) => !line.startsWith('#')) };
+  }
+
+  /** Whether `ancestor` is contained in `descendant`. */
+  async isAncestor(cwd: string, ancestor: string, descendant: string): Promise<boolean> {
+    return (await this.try(cwd, ['merge-base', '--is-ancestor', ancestor, descendant])).exitCode === 0;
   }
 
   /** A git with another author for the commits it makes. */

@@ -99,7 +99,7 @@ async function cleanStaging(git: Git, dir: string, to: string): Promise<void> {
 export async function integrateBranch(deps: IntegratorDeps, stagingDir: string, meta: LandingMeta, gate: GateSpec): Promise<IntegrationOutcome> {
   const { git } = deps;
   const before = (await git.resolve(stagingDir, 'HEAD'))!;
-  if (meta.mayBeLanded && (await git.try(stagingDir, ['merge-base', '--is-ancestor', meta.branch, 'HEAD'])).exitCode === 0) {
+  if (meta.mayBeLanded && (await git.isAncestor(stagingDir, meta.branch, 'HEAD'))) {
     return { kind: 'already-landed', commit: before };
   }
   const merge = await git.try(stagingDir, ['merge', '--no-ff', '--no-commit', meta.branch]);
@@ -161,7 +161,7 @@ export function parkTask(deps: IntegratorDeps, stagingDir: string, taskId: TaskI
 
 /** Commits Blocked and its reason onto auto/work, so the task stops recurring. */
 export function blockTask(deps: IntegratorDeps, stagingDir: string, taskId: TaskId, reason: string): Promise<string | undefined> {
-  const oneLine = reason.replace(/\s+/g, ' ').trim().replace(/^Blocked:\s*/i, '');
+  const oneLine = reason.replace(/\s+/g, ' ').trim();
   return commitTaskEdit(
     deps,
     stagingDir,

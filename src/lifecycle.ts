@@ -101,10 +101,6 @@ export interface PromoteResult {
   readonly detail: string;
 }
 
-async function isAncestor(git: Git, cwd: string, ancestor: string, descendant: string): Promise<boolean> {
-  return (await git.try(cwd, ['merge-base', '--is-ancestor', ancestor, descendant])).exitCode === 0;
-}
-
 async function pushBase(git: Git, workspace: string, refs: Refs, branch: string): Promise<boolean> {
   if (!refs.hasOrigin) return false;
   const local = await git.resolve(workspace, `refs/heads/${branch}`);
@@ -123,7 +119,7 @@ export async function promote(input: LifecycleInput): Promise<PromoteResult> {
   const remoteBase = (await git.resolve(workspace, refs.baseRef))!;
   const localBase = await git.resolve(workspace, `refs/heads/${baseBranch}`);
   for (const [name, sha] of [[refs.baseRef.replace(/^refs\/(remotes|heads)\//, ''), remoteBase], [baseBranch, localBase]] as const) {
-    if (sha && !(await isAncestor(git, workspace, sha, staging))) {
+    if (sha && !(await git.isAncestor(workspace, sha, staging))) {
       throw new FailedError(
         `${name} has moved: it has commits that ${STAGING_BRANCH} does not, so promoting is not a fast-forward. Run orchestrate (it merges the base into ${STAGING_BRANCH} and re-gates), then promote again; or discard`,
       );

@@ -41,11 +41,6 @@ export async function fetchAndResolveBase(git: Git, workspace: string, base: str
   return { baseRef, hasOrigin: origin };
 }
 
-async function isAncestor(git: Git, cwd: string, ancestor: string, descendant: string): Promise<boolean> {
-  const result = await git.try(cwd, ['merge-base', '--is-ancestor', ancestor, descendant]);
-  return result.exitCode === 0;
-}
-
 /** Makes sure the staging worktree exists, is on auto/work, and is clean (recovering a killed merge). */
 export async function ensureStagingWorktree(git: Git, fs: FsPort, workspace: string): Promise<{ dir: string; recovered: string[] }> {
   const dir = stagingWorktree(workspace);
@@ -112,7 +107,7 @@ export async function prepareStaging(git: Git, fs: FsPort, workspace: string, re
     }
     await git.run(dir, ['reset', '--quiet', '--hard', baseHead]);
     reset = true;
-  } else if (!(await isAncestor(git, dir, baseHead, 'HEAD'))) {
+  } else if (!(await git.isAncestor(dir, baseHead, 'HEAD'))) {
     const merge = await git.try(dir, ['merge', '--no-ff', '--no-edit', '-m', `Merge ${refs.baseRef.replace(/^refs\/(heads|remotes)\//, '')} into ${STAGING_BRANCH}`, baseHead]);
     if (merge.exitCode !== 0) {
       const conflicts = (await git.try(dir, ['diff', '--name-only', '--diff-filter=U'])).stdout.trim().split('\n').filter(Boolean);
@@ -145,5 +140,5 @@ export async function publishStaging(git: Git, workspace: string, refs: Refs, ex
 
 /** Whether a branch's tip is already contained in auto/work. */
 export function isMergedIntoStaging(git: Git, cwd: string, ref: string): Promise<boolean> {
-  return isAncestor(git, cwd, ref, `refs/heads/${STAGING_BRANCH}`);
+  return git.isAncestor(cwd, ref, `refs/heads/${STAGING_BRANCH}`);
 }

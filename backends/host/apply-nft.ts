@@ -54,12 +54,6 @@ export async function listEgressTable(deps: NftDeps, table = EGRESS_TABLE): Prom
   }
 }
 
-/** Removes the table (provision --remove of the last repo never does this; tests and operators may). */
-export async function deleteEgressTable(deps: NftDeps, table = EGRESS_TABLE): Promise<boolean> {
-  const result = await deps.process.run((deps.wrap ?? onHost)(systemCommand('nft', ['delete', 'table', EGRESS_FAMILY, table])));
-  return result.exitCode === 0;
-}
-
 async function withRulesetFile<T>(fs: FsPort, ruleset: NftRuleset, use: (file: string) => Promise<T>): Promise<T> {
   const dir = await fs.makeTempDir('agent-runner-nft-');
   try {

@@ -60,8 +60,8 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
   const maxParallel = options.maxParallel ? parsePositiveInt('--max-parallel', options.maxParallel, 64) : undefined;
   const graceSec = parsePositiveInt('--grace-sec', options.graceSec, 3600);
   const { config: repoConfig, warnings } = await readRepoConfig(fs, workspace);
-  // --max-parallel may lower the repo's own setting, never raise it.
-  const config = applyOverrides(repoConfig, {}, { maxParallel: Math.min(maxParallel ?? repoConfig.maxParallel, repoConfig.maxParallel) });
+  // --max-parallel is a cap: it may lower the repo's own setting, never raise it.
+  const config = applyOverrides(repoConfig, {}, maxParallel === undefined ? {} : { maxParallel });
   for (const warning of warnings) context.err(`warning: ${warning.file}: ${warning.key}: ${warning.problem}; ${warning.fix}\n`);
   const passEnv = (options.passEnv ?? '').split(',').map((name) => name.trim()).filter(Boolean);
   const badName = passEnv.find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name));

@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import * as path from 'node:path';
 import type { CliContext } from './context.js';
+import { requireRoot } from '../control/cli-support.js';
 import { FailedError, UsageError } from '../errors.js';
 import { hostLayout } from '../../backends/host/layout.js';
 import { inNetns } from '../../backends/host/exec.js';
@@ -31,8 +32,8 @@ function hostDeps(context: CliContext, options: CommonOptions): HostDeps {
   };
 }
 
-function requireRoot(context: CliContext, options: CommonOptions): void {
-  if (context.uid !== 0 && !options.dryRun) throw new UsageError('provision changes users, nftables and the proxy: run it as root (or add --dry-run to see the plan)');
+function requireRootUnlessDryRun(context: CliContext, options: CommonOptions): void {
+  if (!options.dryRun) requireRoot(context, 'provision', 'it changes users, nftables and the proxy (add --dry-run to see the plan)');
 }
 
 async function finish(context: CliContext, deps: HostDeps, layout: ReturnType<typeof hostLayout>, subject: string, steps: readonly ProvisionStep[], checklist: readonly string[], options: CommonOptions): Promise<number> {
@@ -72,7 +73,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--dry-run', 'print the plan, change nothing')
     .option('--json', 'machine-readable result')
     .action(async (options: CommonOptions) => {
-      requireRoot(context, options);
+      requireRootUnlessDryRun(context, options);
       const layout = hostLayout(context.env);
       const deps = hostDeps(context, options);
       const root = path.resolve(path.dirname(context.selfBin), '..');
@@ -95,7 +96,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--netns <name>', 'run nft and Squid inside this network namespace (tests, inspection)')
     .option('--hosts-file <file>', 'Squid resolves names from this file (tests)')
     .action(async (name: string, options: CommonOptions & { url?: string; base?: string; allow?: string[]; remove?: boolean }) => {
-      requireRoot(context, options);
+      requireRootUnlessDryRun(context, options);
       const layout = hostLayout(context.env);
       const deps = hostDeps(context, options);
       const squidOptions = deps.squidOptions ?? {};

@@ -6,7 +6,7 @@
 // safe.directory=<repo> because root does not own the checkout.
 import type { ProcessPort } from '../ports.js';
 import type { Board, Task, UnreadableTask } from '../types.js';
-import { gitCommand } from '../git.js';
+import { outsiderReadCommand } from '../git.js';
 import { isUnreadable, parseTaskFile } from '../board/parse.js';
 import { assessReadiness } from '../board/readiness.js';
 import { statusesFrom } from '../board/read.js';
@@ -28,10 +28,8 @@ interface Cached {
   readonly summary: BoardSummary;
 }
 
-const GIT_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/nonexistent' };
-
 function git(repoPath: string, args: readonly string[], stdin?: string) {
-  const command = gitCommand(repoPath, ['-c', `safe.directory=${repoPath}`, ...args], { env: GIT_ENV });
+  const command = outsiderReadCommand(repoPath, args);
   return stdin === undefined ? command : { ...command, stdin };
 }
 

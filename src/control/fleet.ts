@@ -3,7 +3,7 @@
 // people). The JSON shape is documented in docs/operations.md ("fleet --json").
 import type { FsPort, ProcessPort } from '../ports.js';
 import type { ConfigProblem, RegistryRepo } from '../types.js';
-import { gitCommand } from '../git.js';
+import { outsiderReadCommand } from '../git.js';
 import { parseRegistry } from './registry.js';
 import { holderIsAlive, watchLockPath } from './lock.js';
 import type { LockHolder, LockPort } from './ports.js';
@@ -138,7 +138,7 @@ export interface FleetDeps {
 }
 
 async function stagingCounts(process: ProcessPort, repo: RegistryRepo): Promise<FleetRepo['staging']> {
-  const git = (args: string[]) => process.run(gitCommand(repo.path, ['-c', `safe.directory=${repo.path}`, ...args], { env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/nonexistent' } }));
+  const git = (args: string[]) => process.run(outsiderReadCommand(repo.path, args));
   const refs = await git(['for-each-ref', '--format=%(refname)', 'refs/heads/auto/work', `refs/remotes/origin/${repo.baseBranch}`, `refs/heads/${repo.baseBranch}`]);
   if (refs.exitCode !== 0) throw new Error(`cannot read refs: ${refs.stderr.trim()}`);
   const names = refs.stdout.split('\n').filter(Boolean);

@@ -6,7 +6,7 @@ import { validate as validateCron } from 'node-cron';
 import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
 import type { ConfigProblem, Registry, RegistryRepo } from '../types.js';
-import { configValueError, UsageError } from '../errors.js';
+import { configValueError, formatProblems, UsageError } from '../errors.js';
 
 /** Repo names become user names, unit instance names and directory names. */
 export const REPO_NAME_PATTERN = /^[a-z][a-z0-9-]{0,23}$/;
@@ -354,10 +354,7 @@ export function parseRegistry(text: string, file: string): { registry: Registry;
   return { registry: { repos: valid }, problems };
 }
 
-/** One line per problem, for the operator. */
-export function formatProblems(problems: readonly ConfigProblem[]): string {
-  return problems.map((p) => configValueError(p.file, p.key, p.problem, p.fix)).join('\n');
-}
+export { formatProblems } from '../errors.js';
 
 /** Reads and validates the registry; throws UsageError naming every problem. */
 export async function readRegistry(fs: FsPort, file: string): Promise<Registry> {
