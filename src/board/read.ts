@@ -25,9 +25,12 @@ export async function readBoard(fs: FsPort, workspace: string): Promise<Board> {
   if (!stat?.isDirectory) throw new UsageError(`${workspace} has no backlog/ directory; run \`backlog init\` there`);
   const names = (await fs.list(path.join(workspace, TASKS_DIR))).filter((name) => name.endsWith('.md') && !name.startsWith('.')).sort();
   const parsed = await Promise.all(names.map((name) => readTaskFile(fs, workspace, path.join(TASKS_DIR, name))));
-  const { tasks, unreadable } = separateDuplicates(parsed);
-  const statuses = statusesFrom(await fs.readTextIfExists(path.join(workspace, CONFIG_FILE)));
-  return { tasks, unreadable, statuses };
+  return assembleBoard(parsed, await fs.readTextIfExists(path.join(workspace, CONFIG_FILE)));
+}
+
+/** Pure: the board from parsed task files (duplicates made unreadable) and the config's text. */
+export function assembleBoard(parsed: readonly (Task | UnreadableTask)[], configText: string | undefined): Board {
+  return { ...separateDuplicates(parsed), statuses: statusesFrom(configText) };
 }
 
 /** One task file; `file` is relative to the workspace. Never throws for the file's content. */

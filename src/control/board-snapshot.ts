@@ -7,9 +7,9 @@
 import type { ProcessPort } from '../ports.js';
 import type { Board, Task, UnreadableTask } from '../types.js';
 import { outsiderReadCommand } from '../git.js';
-import { isUnreadable, parseTaskFile } from '../board/parse.js';
+import { parseTaskFile } from '../board/parse.js';
 import { assessReadiness } from '../board/readiness.js';
-import { statusesFrom } from '../board/read.js';
+import { assembleBoard, statusesFrom } from '../board/read.js';
 import { isParked } from '../board/parking.js';
 
 export const STAGING_REF = 'refs/heads/auto/work';
@@ -149,20 +149,11 @@ export class BoardSnapshot {
       const batch = await this.process.run(git(this.repoPath, ['cat-file', '--batch'], `${toRead.join('\n')}\n`));
       if (batch.exitCode !== 0) throw new BoardReadError(`cannot read task files in ${this.repoPath}: ${batch.stderr.trim()}`);
       const texts = parseBatch(batch.stdout, toRead.length);
-      wanted.forEach((oid, i) => {
-        const file = entries.find(([candidate]) => candidate === oid)![1];
-        this.blobs.set(oid, parseTaskFile(`backlog/tasks/${file}`, texts[i] ?? ''));
-      });
+      const fileOf = new Map(entries);
+      wanted.forEach((oid, i) => this.blobs.set(oid, parseTaskFile(`backlog/tasks/${fileOf.get(oid)!}`, texts[i] ?? '')));
       if (config) configText = texts[wanted.length];
     }
-    const tasks: Task[] = [];
-    const unreadable: UnreadableTask[] = [];
-    for (const [oid, file] of entries) {
-      const parsed = this.blobs.get(oid)!;
-      const named = { ...parsed, file: `backlog/tasks/${file}` };
-      if (isUnreadable(named)) unreadable.push(named);
-      else tasks.push(named);
-    }
-    return { tasks, unreadable, statuses: statusesFrom(configText) };
+    // The same rules as a drain's own read: a duplicated id makes both files unreadable.
+    return assembleBoard(entries.map(([oid, file]) => ({ ...this.blobs.get(oid)!, file: `backlog/tasks/${file}` })), configText);
   }
 }
