@@ -46,13 +46,15 @@ export function agentEnvironment(input: AgentEnvInput): Record<string, string> {
 
 /**
  * Wraps a command so it runs as `user`: real and effective uid/gid, the
- * user's own supplementary groups, no new privileges, and `env` only.
+ * user's own supplementary groups, no new privileges, and `env` only. With
+ * parentDeathSignal, the command gets that signal when its parent dies.
  */
-export function dropPrivileges(user: UserAccount, command: Command): Command {
+export function dropPrivileges(user: UserAccount, command: Command, options: { parentDeathSignal?: 'SIGTERM' } = {}): Command {
   const envArgs = Object.entries(command.env).map(([key, value]) => `${key}=${value}`);
   return {
     program: 'setpriv',
     args: [
+      ...(options.parentDeathSignal ? ['--pdeathsig', options.parentDeathSignal] : []),
       `--reuid=${user.uid}`,
       `--regid=${user.gid}`,
       '--init-groups',

@@ -124,10 +124,9 @@ export async function prepareUser(ports: Ports, input: DispatchInput, user: User
 export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hooks: DispatchHooks, stop: StopRequest): Promise<RunRecord> {
   const user = await repoUser(deps, input.repo);
   await prepareUser(deps, input, user);
-  const dropped = dropPrivileges(user, orchestrateCommand(input, user));
   // If the runner dies (kill -9, OOM), orchestrate gets SIGTERM and winds its
   // agents down itself instead of running on unwatched.
-  const command = { ...dropped, args: ['--pdeathsig', 'SIGTERM', ...dropped.args] };
+  const command = dropPrivileges(user, orchestrateCommand(input, user), { parentDeathSignal: 'SIGTERM' });
   const started: RunRecord = {
     id: input.runId,
     repo: input.repo.name,
