@@ -6,6 +6,7 @@ import type { CliContext } from './context.js';
 import { UsageError } from '../errors.js';
 import { registryFile, stateDir } from '../paths.js';
 import { gatherFleet, type Fleet } from '../control/fleet.js';
+import type { BoardSnapshot } from '../control/board-snapshot.js';
 import { realLocks } from '../io/lock.js';
 
 export const DEFAULT_INTERVAL_SEC = 2;
@@ -28,7 +29,8 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .action(async (options: { interval: string; once?: boolean }) => {
       const intervalSec = parseInterval(options.interval);
       const { fs, process, clock } = context.ports;
-      const loadFleet = (): Promise<Fleet> => gatherFleet({ fs, process, locks: realLocks }, registryFile(context.env), stateDir(context.env), clock.now());
+      const snapshots = new Map<string, BoardSnapshot>();
+      const loadFleet = (): Promise<Fleet> => gatherFleet({ fs, process, locks: realLocks, snapshots }, registryFile(context.env), stateDir(context.env), clock.now());
       if (options.once) {
         const { buildView, renderFrameText } = await import('../../tui/view-model.js');
         const fleet = await loadFleet();

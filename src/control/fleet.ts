@@ -135,6 +135,18 @@ export interface FleetDeps {
   readonly fs: FsPort;
   readonly process: ProcessPort;
   readonly locks: LockPort;
+  /** Board snapshots kept between gathers (the dashboard's refresh), so an unchanged board is not read again. */
+  readonly snapshots?: Map<string, BoardSnapshot>;
+}
+
+function snapshotFor(deps: FleetDeps, repo: RegistryRepo): BoardSnapshot {
+  const key = `${repo.name}\0${repo.path}\0${repo.baseBranch}`;
+  let snapshot = deps.snapshots?.get(key);
+  if (!snapshot) {
+    snapshot = new BoardSnapshot(deps.process, repo.path, repo.baseBranch);
+    deps.snapshots?.set(key, snapshot);
+  }
+  return snapshot;
 }
 
 async function stagingCounts(process: ProcessPort, repo: RegistryRepo): Promise<FleetRepo['staging']> {
@@ -170,7 +182,7 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
   const runningJobs = (await attempt('queue', () => spool.ids('running')))?.length ?? 0;
   const agents = (await attempt('agents', () => recordedAgents(deps.fs, state, repo.name, repo.path))) ?? [];
   const staging = (await attempt('staging', () => stagingCounts(deps.process, repo))) ?? null;
-  const board = await attempt('board', () => new BoardSnapshot(deps.process, repo.path, repo.baseBranch).summary());
+  const board = await attempt('board', () => snapshotFor(deps, repo).summary());
   return fleetEntry({
     repo,
     now,
