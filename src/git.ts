@@ -54,8 +54,12 @@ export function sanitizedGitEnv(base: Readonly<Record<string, string>>, identity
   return env;
 }
 
-/** Flags placed before every subcommand: hooks off, no global config surprises. */
-const SAFE_FLAGS = ['-c', 'core.hooksPath=/dev/null', '-c', 'advice.detachedHead=false', '-c', 'init.defaultBranch=main', '-c', 'merge.conflictstyle=merge'];
+/**
+ * Flags placed before every subcommand: hooks and fsmonitor off (both run
+ * programs the repo's config names), no global config surprises.
+ */
+export const NO_REPO_PROGRAMS = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false'];
+const SAFE_FLAGS = [...NO_REPO_PROGRAMS, '-c', 'advice.detachedHead=false', '-c', 'init.defaultBranch=main', '-c', 'merge.conflictstyle=merge'];
 
 export function gitCommand(cwd: string, args: readonly string[], options: GitOptions): Command {
   return { program: 'git', args: [...SAFE_FLAGS, ...args], env: sanitizedGitEnv(options.env, options.identity), cwd };

@@ -2,6 +2,11 @@
 // Platform limits it lives with: Linux only (process groups via detached
 // spawn, /proc for start times); a spawned command inherits nothing from this
 // process's environment: every Command carries its complete env.
+//
+// Every child starts in a new session (detached: setsid before exec) with
+// stdin from /dev/null unless the command carries input, and stdout/stderr
+// on pipes: no child ever shares this process's controlling terminal, so a
+// repo user's hook cannot push keystrokes into root's shell (TIOCSTI).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
@@ -9,11 +14,23 @@ import { constants as fsConstants } from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
+import type { Writable } from 'node:stream';
 import type { Command } from './types.js';
 import type { Clock, CommandResult, FileStat, FsPort, Ids, OutputHandlers, Ports, ProcessPort, StartedProcess } from './ports.js';
 
 /** Output beyond this is dropped from captured results (the tail is kept). */
 const MAX_CAPTURE = 16 * 1024 * 1024;
+
+/** A pipe only when there is input to give; otherwise /dev/null. */
+function stdinMode(command: Command): 'pipe' | 'ignore' {
+  return command.stdin === undefined ? 'ignore' : 'pipe';
+}
+
+function writeStdin(stdin: Writable | null, command: Command): void {
+  if (!stdin) return;
+  stdin.on('error', () => undefined); // the child may not read its stdin
+  stdin.end(command.stdin ?? '');
+}
 
 export const realProcess: ProcessPort = {
   run(command: Command): Promise<CommandResult> {
@@ -21,24 +38,24 @@ export const realProcess: ProcessPort = {
       const child = spawn(command.program, [...command.args], {
         cwd: command.cwd,
         env: { ...command.env },
-        stdio: ['pipe', 'pipe', 'pipe'],
+        stdio: [stdinMode(command), 'pipe', 'pipe'],
+        detached: true,
       });
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       let outSize = 0;
       let errSize = 0;
-      child.stdout.on('data', (chunk: Buffer) => {
+      child.stdout!.on('data', (chunk: Buffer) => {
         outSize += chunk.length;
         out.push(chunk);
         while (outSize > MAX_CAPTURE && out.length > 1) outSize -= out.shift()!.length;
       });
-      child.stderr.on('data', (chunk: Buffer) => {
+      child.stderr!.on('data', (chunk: Buffer) => {
         errSize += chunk.length;
         err.push(chunk);
         while (errSize > MAX_CAPTURE && err.length > 1) errSize -= err.shift()!.length;
       });
-      child.stdin.on('error', () => undefined); // the child may not read its stdin
-      child.stdin.end(command.stdin ?? '');
+      writeStdin(child.stdin, command);
       child.on('error', (error: NodeJS.ErrnoException) => {
         resolve({ exitCode: error.code === 'ENOENT' ? 127 : 126, signal: null, stdout: '', stderr: `${command.program}: ${error.message}` });
       });
@@ -54,7 +71,7 @@ export const realProcess: ProcessPort = {
     const child = spawn(command.program, [...command.args], {
       cwd: command.cwd,
       env: { ...command.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
+      stdio: [stdinMode(command), 'pipe', 'pipe'],
       detached: true,
     });
     const exited = new Promise<{ exitCode: number | null; signal: string | null }>((resolve) => {
@@ -68,10 +85,9 @@ export const realProcess: ProcessPort = {
         if (!spawnError) resolve({ exitCode, signal });
       });
     });
-    createInterface({ input: child.stdout, crlfDelay: Infinity }).on('line', handlers.onStdoutLine);
-    createInterface({ input: child.stderr, crlfDelay: Infinity }).on('line', handlers.onStderrLine);
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(command.stdin ?? '');
+    createInterface({ input: child.stdout!, crlfDelay: Infinity }).on('line', handlers.onStdoutLine);
+    createInterface({ input: child.stderr!, crlfDelay: Infinity }).on('line', handlers.onStderrLine);
+    writeStdin(child.stdin, command);
     const pid = child.pid ?? -1;
     return {
       pid,

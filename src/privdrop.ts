@@ -44,19 +44,25 @@ export function agentEnvironment(input: AgentEnvInput): Record<string, string> {
   return env;
 }
 
+/** Who to drop to: resolved ids, or a name setpriv resolves itself (for plans made before the user exists). */
+export type DropTarget = Pick<UserAccount, 'uid' | 'gid'> | Pick<UserAccount, 'name'>;
+
 /**
  * Wraps a command so it runs as `user`: real and effective uid/gid, the
- * user's own supplementary groups, no new privileges, and `env` only. With
+ * user's own supplementary groups, no new privileges, and `env` only. The
+ * process edge starts every command in a new session with no terminal
+ * (src/io.ts), so nothing run as a repo user can reach root's tty. With
  * parentDeathSignal, the command gets that signal when its parent dies.
  */
-export function dropPrivileges(user: UserAccount, command: Command, options: { parentDeathSignal?: 'SIGTERM' } = {}): Command {
+export function dropPrivileges(user: DropTarget, command: Command, options: { parentDeathSignal?: 'SIGTERM' } = {}): Command {
   const envArgs = Object.entries(command.env).map(([key, value]) => `${key}=${value}`);
+  const [uid, gid] = 'name' in user ? [user.name, user.name] : [String(user.uid), String(user.gid)];
   return {
     program: 'setpriv',
     args: [
       ...(options.parentDeathSignal ? ['--pdeathsig', options.parentDeathSignal] : []),
-      `--reuid=${user.uid}`,
-      `--regid=${user.gid}`,
+      `--reuid=${uid}`,
+      `--regid=${gid}`,
       '--init-groups',
       '--no-new-privs',
       '--',

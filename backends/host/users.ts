@@ -7,12 +7,13 @@
 // ways. Login stays impossible anyway: the password is locked and there
 // are no authorized_keys; root reaches the user only through setpriv.
 import type { Command } from '../../src/types.js';
-import { systemCommand, SYSTEM_PATH } from './exec.js';
+import { systemCommand } from './exec.js';
+import { dropPrivileges } from '../../src/privdrop.js';
 
 export const REPO_USER_SHELL = '/bin/bash';
 
 // agent-runner is the committer of every agent commit (src/git.ts); the author comes from the clone's config.
-import { committerEnvironment } from '../../src/git.js';
+import { committerEnvironment, NO_REPO_PROGRAMS } from '../../src/git.js';
 export { committerEnvironment, RUNNER_IDENTITY as COMMITTER } from '../../src/git.js';
 
 export function createUserCommands(user: string, home: string, repo: string): Command[] {
@@ -27,20 +28,10 @@ export function removeUserCommand(user: string): Command {
   return systemCommand('userdel', [user]);
 }
 
-/**
- * A command run as a named user, for plans made before the user has a uid
- * (setpriv resolves names itself). Same drop as src/privdrop.ts: real and
- * effective ids, the user's groups only, no new privileges, env -i.
- */
+/** A command run as a named user, for plans made before the user has a uid (src/privdrop.ts does the drop). */
 export function asNamedUser(user: string, home: string, command: Omit<Command, 'env'> & { env?: Readonly<Record<string, string>> }): Command {
   const env = { HOME: home, USER: user, LOGNAME: user, PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', ...(command.env ?? {}) };
-  return {
-    program: 'setpriv',
-    args: [`--reuid=${user}`, `--regid=${user}`, '--init-groups', '--no-new-privs', '--', '/usr/bin/env', '-i', ...Object.entries(env).map(([key, value]) => `${key}=${value}`), command.program, ...command.args],
-    env: { PATH: SYSTEM_PATH },
-    cwd: command.cwd,
-    ...(command.stdin === undefined ? {} : { stdin: command.stdin }),
-  };
+  return dropPrivileges({ name: user }, { ...command, env });
 }
 
 /** git with no system or global config: what the user's clone says is all that counts. */
@@ -56,12 +47,11 @@ export function gitConfigCommand(user: string, home: string, clonePath: string, 
   return asNamedUser(user, home, { program: 'git', args: ['-C', clonePath, 'config', '--local', key, value], env: GIT_ENV, cwd: home });
 }
 
+/** A runner-made commit in the user's clone: as the user, with its hooks and fsmonitor off. */
 export function gitCommitCommand(user: string, home: string, clonePath: string, file: string, message: string): Command[] {
   const env = { ...GIT_ENV, ...committerEnvironment() };
-  return [
-    asNamedUser(user, home, { program: 'git', args: ['-C', clonePath, 'add', '--', file], env, cwd: home }),
-    asNamedUser(user, home, { program: 'git', args: ['-C', clonePath, 'commit', '--quiet', '--no-verify', '-m', message, '--', file], env, cwd: home }),
-  ];
+  const git = (args: readonly string[]) => asNamedUser(user, home, { program: 'git', args: [...NO_REPO_PROGRAMS, '-C', clonePath, ...args], env, cwd: home });
+  return [git(['add', '--', file]), git(['commit', '--quiet', '--no-verify', '-m', message, '--', file])];
 }
 
 // ---------------------------------------------------------------- secrets
