@@ -57,3 +57,14 @@ export function configValueError(file: string, key: string, problem: string, fix
 export function formatProblems(problems: readonly { file: string; key: string; problem: string; fix: string }[]): string {
   return problems.map((p) => configValueError(p.file, p.key, p.problem, p.fix)).join('\n');
 }
+
+/** A path in a tree a repo user can write that root refuses to read: a link, not a regular file, too large. */
+export class UntrustedPathError extends FailedError {
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+  ) {
+    super(`${path} ${problem}; agent-runner reads a repo user's files without following links. Remove or replace it (as that user)`);
+    this.name = 'UntrustedPathError';
+  }
+}

@@ -16,6 +16,7 @@ import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import type { Writable } from 'node:stream';
 import type { Command } from './types.js';
+import { listUntrusted, readUntrusted, statUntrusted } from './io/untrusted-fs.js';
 import type { Clock, CommandResult, FileStat, FsPort, Ids, OutputHandlers, Ports, ProcessPort, StartedProcess } from './ports.js';
 
 /** Output beyond this is dropped from captured results (the tail is kept). */
@@ -197,6 +198,9 @@ export const realFs: FsPort = {
   remove: (target) => fs.rm(target, { recursive: true, force: true }),
   rename: (from, to) => fs.rename(from, to),
   makeTempDir: (prefix) => fs.mkdtemp(path.join(tmpdir(), prefix)),
+  readUntrusted,
+  statUntrusted,
+  listUntrusted,
 };
 
 export const realClock: Clock = {

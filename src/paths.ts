@@ -36,6 +36,15 @@ export function transcriptFile(state: string, workspace: string, runId: string, 
   return path.join(workspaceStateDir(state, workspace), 'transcripts', `${runId}-${taskId}.jsonl`);
 }
 
+/**
+ * A repo user's own state (transcripts, attempts, drain records): in its
+ * home, so root's state dir never has to be open to agent users, and
+ * nothing root keeps is writable by them.
+ */
+export function repoUserStateDir(home: string): string {
+  return path.join(home, '.agent-runner');
+}
+
 /** Per-repo control-plane state (locks, spool, run records, watcher status). */
 export function repoStateDir(state: string, repo: string): string {
   return path.join(state, 'repos', repo);

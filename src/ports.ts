@@ -46,6 +46,12 @@ export interface FileStat {
   readonly mtimeMs: number;
 }
 
+/** lstat of a path in a repo user's tree: a link is reported, never followed. */
+export interface UntrustedStat extends FileStat {
+  readonly isFile: boolean;
+  readonly isSymlink: boolean;
+}
+
 export interface FsPort {
   readText(path: string): Promise<string>;
   /** undefined when the file does not exist; other errors throw. */
@@ -62,6 +68,17 @@ export interface FsPort {
   remove(path: string): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   makeTempDir(prefix: string): Promise<string>;
+  /**
+   * For a tree a repo user can write (its home, clone, worktrees, records),
+   * read by root: `relative` under the trusted `root`, never following a link
+   * below root, regular files only, at most maxBytes (more is an
+   * UntrustedPathError, as is a link). undefined when absent.
+   */
+  readUntrusted(root: string, relative: string, maxBytes: number): Promise<string | undefined>;
+  /** What is at root/relative (a link reported as such), by the same walk; undefined when absent. */
+  statUntrusted(root: string, relative: string): Promise<UntrustedStat | undefined>;
+  /** Entry names of root/relative by the same walk; [] when absent; more than maxEntries is an error. */
+  listUntrusted(root: string, relative: string, maxEntries: number): Promise<string[]>;
 }
 
 export interface Clock {

@@ -5,18 +5,15 @@
 // repo runs as root: root only starts setpriv.
 import type { Ports } from '../ports.js';
 import type { Command, RegistryRepo } from '../types.js';
-import { agentEnvironment, dropPrivileges, lookupUser, type UserAccount } from '../privdrop.js';
-import { FailedError, UsageError } from '../errors.js';
+import { dropPrivileges, type UserAccount } from '../privdrop.js';
+import { UsageError } from '../errors.js';
+import { repoUserStateDir } from '../paths.js';
 import { finishRun, writeRun, type RunRecord, type RunTrigger } from './runs.js';
-import { recordedAgents, reapGroups, workStateDir } from './reap.js';
+import { recordedAgents, reapGroups } from './reap.js';
 import type { ProcessControl } from './ports.js';
+import { repoUser, runnerCommandAsUser, type Install } from './as-repo-user.js';
 
-export interface Install {
-  /** Absolute path of the node binary. */
-  readonly node: string;
-  /** Absolute path of dist/src/main.js. */
-  readonly main: string;
-}
+export { repoUser, type Install } from './as-repo-user.js';
 
 export interface DispatchInput {
   readonly repo: RegistryRepo;
@@ -65,51 +62,27 @@ const SYSTEM_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** Pure: the orchestrate command for a repo, before the privilege drop. */
 export function orchestrateCommand(input: DispatchInput, user: UserAccount): Command {
-  const env = {
-    ...agentEnvironment({ user, path: input.repo.toolchainPath, proxyPort: input.repo.proxyPort, extra: input.repo.env }),
-    AGENT_RUNNER_STATE: workStateDir(input.state, input.repo.name),
-  };
-  return {
-    program: input.install.node,
-    args: [
-      input.install.main,
-      'orchestrate',
-      '--workspace',
-      input.repo.path,
-      ...input.orchestrateArgs,
-      ...(input.orchestrateArgs.includes('--max-parallel') ? [] : ['--max-parallel', String(input.repo.maxParallel)]),
-      // The registry's non-secret env reaches the agents, not only orchestrate.
-      ...(Object.keys(input.repo.env).length ? ['--pass-env', Object.keys(input.repo.env).join(',')] : []),
-      '--json',
-      '--run-id',
-      input.runId,
-      '--progress',
-      input.progress,
-    ],
-    env,
-    cwd: input.repo.path,
-  };
+  return runnerCommandAsUser(input.install, input.repo, user, [
+    'orchestrate',
+    '--workspace',
+    input.repo.path,
+    ...input.orchestrateArgs,
+    ...(input.orchestrateArgs.includes('--max-parallel') ? [] : ['--max-parallel', String(input.repo.maxParallel)]),
+    // The registry's non-secret env reaches the agents, not only orchestrate.
+    ...(Object.keys(input.repo.env).length ? ['--pass-env', Object.keys(input.repo.env).join(',')] : []),
+    '--json',
+    '--run-id',
+    input.runId,
+    '--progress',
+    input.progress,
+  ]);
 }
 
-/** The repo's user, or a UsageError that says how to create it. */
-export async function repoUser(ports: Ports, repo: RegistryRepo): Promise<UserAccount> {
-  const user = await lookupUser(ports.process, repo.user);
-  if (!user) throw new UsageError(`repo "${repo.name}": user "${repo.user}" does not exist; create it with: agent-runner provision repo ${repo.name}`);
-  if (user.uid === 0) throw new UsageError(`repo "${repo.name}": user "${repo.user}" has uid 0; agents never run as root`);
-  return user;
-}
-
-/** Creates (or re-owns) the user's state dir and checks the user can run the install. */
+/** Creates the user's own state dir (as the user: root never writes in its home) and checks the user can run the install. */
 export async function prepareUser(ports: Ports, input: DispatchInput, user: UserAccount): Promise<void> {
-  const dir = workStateDir(input.state, input.repo.name);
-  await ports.fs.mkdirp(dir.slice(0, dir.lastIndexOf('/')), 0o755);
-  const made = await ports.process.run({ program: 'install', args: ['-d', '-o', String(user.uid), '-g', String(user.gid), '-m', '0700', dir], env: { PATH: SYSTEM_PATH }, cwd: '/' });
-  if (made.exitCode !== 0) throw new FailedError(`cannot create ${dir} for user ${user.name}: ${made.stderr.trim()}`);
-  const state = await ports.process.run(dropPrivileges(user, { program: 'test', args: ['-w', dir, '-a', '-x', dir], env: { PATH: SYSTEM_PATH }, cwd: '/' }));
-  if (state.stderr.trim()) throw new FailedError(`repo "${input.repo.name}": cannot drop to user ${user.name}: ${state.stderr.trim()}`);
-  if (state.exitCode !== 0) {
-    throw new UsageError(`repo "${input.repo.name}": user ${user.name} cannot write its state dir ${dir}; every directory above it must be traversable (chmod o+x ${input.state} ${dir.slice(0, dir.lastIndexOf('/'))} and the ones between)`);
-  }
+  const dir = repoUserStateDir(user.home);
+  const made = await ports.process.run(dropPrivileges(user, { program: 'mkdir', args: ['-p', '-m', '0700', '--', dir], env: { PATH: SYSTEM_PATH }, cwd: '/' }));
+  if (made.exitCode !== 0) throw new UsageError(`repo "${input.repo.name}": user ${user.name} cannot create its state dir ${dir}: ${made.stderr.trim()}; check that ${user.home} exists and belongs to ${user.name}`);
   const probe = dropPrivileges(user, { program: 'test', args: ['-r', input.install.main, '-a', '-x', input.install.node, '-a', '-r', input.repo.path, '-a', '-x', input.repo.path], env: { PATH: SYSTEM_PATH }, cwd: '/' });
   const result = await ports.process.run(probe);
   if (result.exitCode !== 0) {
@@ -162,7 +135,7 @@ export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hook
   const ended = await child.exited;
   forced?.cancel();
   // orchestrate ends its agents itself; if it was killed they may remain.
-  const leftovers = await recordedAgents(deps.fs, input.state, input.repo.name, input.repo.path);
+  const leftovers = await recordedAgents(deps.fs, user.home, input.repo.path);
   if (leftovers.length) await reapGroups(deps, leftovers, 5_000);
   const finished = finishRun(withProcess, {
     exitCode: ended.exitCode,

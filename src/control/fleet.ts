@@ -1,6 +1,7 @@
 // agent-runner fleet: every registered repo at a glance. read (gatherFleet)
 // -> decide (fleetEntry, pure) -> render (JSON for the dashboard, text for
 // people). The JSON shape is documented in docs/operations.md ("fleet --json").
+import { lookupUser } from '../privdrop.js';
 import type { FsPort, ProcessPort } from '../ports.js';
 import type { ConfigProblem, RegistryRepo } from '../types.js';
 import { outsiderReadCommand } from '../git.js';
@@ -180,7 +181,8 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
   const spool = new Spool(deps.fs, state, repo.name);
   const queued = (await attempt('queue', () => spool.ids('queue')))?.length ?? 0;
   const runningJobs = (await attempt('queue', () => spool.ids('running')))?.length ?? 0;
-  const agents = (await attempt('agents', () => recordedAgents(deps.fs, state, repo.name, repo.path))) ?? [];
+  const account = await attempt('user', () => lookupUser(deps.process, repo.user));
+  const agents = account ? ((await attempt('agents', () => recordedAgents(deps.fs, account.home, repo.path))) ?? []) : [];
   const staging = (await attempt('staging', () => stagingCounts(deps.process, repo))) ?? null;
   const board = await attempt('board', () => snapshotFor(deps, repo).summary());
   return fleetEntry({

@@ -2,9 +2,8 @@
 // (<AGENT_RUNNER_STATE>/workspaces/<key>/agents/<task>.json) and the
 // orchestrate process itself. A group is signalled only when its leader's
 // pid AND start time still match the record, so a recycled pid is never hit.
-import * as path from 'node:path';
 import type { Clock, FsPort, ProcessPort } from '../ports.js';
-import { repoStateDir, workspaceStateDir } from '../paths.js';
+import { repoUserStateDir, workspaceStateDir } from '../paths.js';
 import type { ProcessControl } from './ports.js';
 import { readAgentRecords } from '../drain-records.js';
 
@@ -15,20 +14,15 @@ export interface ProcessRecord {
   readonly label: string;
 }
 
-/** The state dir orchestrate runs with for a repo: owned by the repo user. */
-export function workStateDir(state: string, repo: string): string {
-  return path.join(repoStateDir(state, repo), 'work');
-}
-
 /** Agent processes a drain recorded under its workspace state dir (malformed files are skipped). */
 export async function agentGroups(fs: FsPort, workspaceState: string): Promise<ProcessRecord[]> {
   const records = await readAgentRecords(fs, workspaceState);
   return records.map((record) => ({ pid: record.pid, startTime: record.startTime, label: `agent ${record.taskId}` }));
 }
 
-/** Agent processes orchestrate recorded for this repo. */
-export function recordedAgents(fs: FsPort, state: string, repo: string, workspace: string): Promise<ProcessRecord[]> {
-  return agentGroups(fs, workspaceStateDir(workStateDir(state, repo), workspace));
+/** Agent processes orchestrate recorded for this repo (in its user's own state dir). */
+export function recordedAgents(fs: FsPort, home: string, workspace: string): Promise<ProcessRecord[]> {
+  return agentGroups(fs, workspaceStateDir(repoUserStateDir(home), workspace));
 }
 
 /** Pure: is the process in the record the one running now under that pid? */

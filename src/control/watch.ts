@@ -17,6 +17,7 @@ import { recordedAgents, reapGroups, type ProcessRecord } from './reap.js';
 import { writeWatchStatus, type WatchStatus } from './watch-status.js';
 import type { ControlPorts, HeldLock } from './ports.js';
 import { createPromptTask } from './prompt-task.js';
+import { lookupUser } from '../privdrop.js';
 
 export interface Scheduler {
   /** Calls fn on each match of the cron expression; never overlapping calls. */
@@ -111,7 +112,8 @@ export class RepoWatcher {
       try {
         const orphans = (await latestRuns(this.deps.fs, this.deps.state, this.name, RECENT_RUNS)).filter((run) => run.status === 'running');
         const groups: ProcessRecord[] = orphans.filter((run) => run.process).map((run) => ({ pid: run.process!.pid, startTime: run.process!.startTime, label: `orchestrate ${run.id}` }));
-        groups.push(...(await recordedAgents(this.deps.fs, this.deps.state, this.name, repo.path)));
+        const user = await lookupUser(this.deps.process, repo.user);
+        if (user) groups.push(...(await recordedAgents(this.deps.fs, user.home, repo.path)));
         if (groups.length) {
           const reaped = await reapGroups(this.deps, groups, this.deps.killAfterMs);
           for (const group of reaped) this.log('orphan-ended', { label: group.label, pid: group.pid, killed: group.killed });

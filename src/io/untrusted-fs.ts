@@ -1,0 +1,106 @@
+// Reading a tree a repo user can write, as root. Node has no openat(), so
+// the walk goes through /proc/self/fd/N/<name>: the kernel resolves the
+// magic link to the directory this process already holds open and then
+// exactly one more component, opened with O_NOFOLLOW. A link anywhere below
+// the trusted root is refused, not followed; a swap between two steps only
+// ever changes which directory the next step starts from, never makes it
+// leave the tree. Only regular files are read (O_NONBLOCK: a FIFO planted
+// where a file should be cannot hang root), and never more than asked.
+// Linux only (/proc).
+import { constants as c } from 'node:fs';
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import type { FileHandle } from 'node:fs/promises';
+import type { UntrustedStat } from '../ports.js';
+import { UntrustedPathError } from '../errors.js';
+
+type Kind = 'dir' | 'file' | 'any';
+
+function components(relative: string, where: string): string[] {
+  const parts = relative.split('/').filter((part) => part !== '' && part !== '.');
+  if (path.isAbsolute(relative) || parts.includes('..')) throw new UntrustedPathError(where, 'the path must stay inside its root');
+  return parts;
+}
+
+function refused(where: string, error: unknown): never {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ELOOP') throw new UntrustedPathError(where, 'is a symbolic link; links are never followed here');
+  if (code === 'ENOTDIR') throw new UntrustedPathError(where, 'a component is not a directory (or is a link)');
+  throw error;
+}
+
+/** Opens root/relative one component at a time; undefined when a component does not exist. */
+async function openWalk(root: string, relative: string, last: Kind): Promise<FileHandle | undefined> {
+  const where = path.join(root, relative);
+  const parts = components(relative, where);
+  let dir: FileHandle;
+  try {
+    dir = await fs.open(root, c.O_RDONLY | c.O_DIRECTORY);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  for (let i = 0; i < parts.length; i++) {
+    const isLast = i === parts.length - 1;
+    const flags = c.O_RDONLY | c.O_NOFOLLOW | c.O_NONBLOCK | (isLast ? (last === 'dir' ? c.O_DIRECTORY : 0) : c.O_DIRECTORY);
+    let next: FileHandle;
+    try {
+      next = await fs.open(`/proc/self/fd/${dir.fd}/${parts[i]}`, flags);
+    } catch (error) {
+      await dir.close();
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      refused(where, error);
+    }
+    await dir.close();
+    dir = next;
+  }
+  return dir;
+}
+
+/** What is at root/relative, without following a link there or above it (up to root). */
+export async function statUntrusted(root: string, relative: string): Promise<UntrustedStat | undefined> {
+  const where = path.join(root, relative);
+  const parts = components(relative, where);
+  const parent = await openWalk(root, parts.slice(0, -1).join('/'), 'dir');
+  if (!parent) return undefined;
+  try {
+    const target = parts.length ? `/proc/self/fd/${parent.fd}/${parts.at(-1)}` : `/proc/self/fd/${parent.fd}`;
+    const s = parts.length ? await fs.lstat(target) : await parent.stat();
+    return { size: s.size, mode: s.mode, uid: s.uid, isDirectory: s.isDirectory(), isFile: s.isFile(), isSymlink: s.isSymbolicLink(), mtimeMs: s.mtimeMs };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  } finally {
+    await parent.close();
+  }
+}
+
+export async function readUntrusted(root: string, relative: string, maxBytes: number): Promise<string | undefined> {
+  const where = path.join(root, relative);
+  const handle = await openWalk(root, relative, 'file');
+  if (!handle) return undefined;
+  try {
+    const s = await handle.stat();
+    if (!s.isFile()) throw new UntrustedPathError(where, 'is not a regular file');
+    if (s.size > maxBytes) throw new UntrustedPathError(where, `is ${s.size} bytes, more than the ${maxBytes} allowed`);
+    const buffer = Buffer.alloc(maxBytes + 1);
+    const { bytesRead } = await handle.read(buffer, 0, maxBytes + 1, 0);
+    if (bytesRead > maxBytes) throw new UntrustedPathError(where, `grew past the ${maxBytes} bytes allowed while being read`);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+export async function listUntrusted(root: string, relative: string, maxEntries: number): Promise<string[]> {
+  const where = path.join(root, relative);
+  const handle = await openWalk(root, relative, 'dir');
+  if (!handle) return [];
+  try {
+    const names = await fs.readdir(`/proc/self/fd/${handle.fd}`);
+    if (names.length > maxEntries) throw new UntrustedPathError(where, `has ${names.length} entries, more than the ${maxEntries} allowed`);
+    return names;
+  } finally {
+    await handle.close();
+  }
+}
