@@ -87,7 +87,7 @@ t.test('root runs status, promote, discard and gc on a hostile registered repo o
   // The real binary too, once.
   const bin = await runBin({ ...fixture, env }, 'agent-runner', ['status', '--repo', fixture.name, '--no-fetch']);
   t.equal(bin.code, 0, bin.stderr);
-  t.match(bin.stdout, /^base {5}main \(remotes\/origin\/main\) [0-9a-f]{12}\nstaging  auto\/work does not exist yet\n/);
+  t.match(bin.stdout, /^base {5}main \(remotes\/origin\/main\) [0-9a-f]{12}\nstaging {2}auto\/work does not exist yet\n/);
   t.same(uidsIn(markers).filter((line) => line.endsWith(' 0')), []);
 });
 
