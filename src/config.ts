@@ -121,7 +121,11 @@ export { formatProblems } from './errors.js';
 /** Reads and validates the repo's config; a missing file means the defaults. Throws UsageError with every problem. */
 export async function readRepoConfig(fs: FsPort, workspace: string): Promise<ConfigValidation> {
   const file = path.join(workspace, CONFIG_FILE);
-  const text = await fs.readTextIfExists(file);
+  return parseRepoConfig(await fs.readTextIfExists(file), file);
+}
+
+/** Pure: the config from its text (undefined: no file, the defaults); throws UsageError with every problem. `file` names where it came from. */
+export function parseRepoConfig(text: string | undefined, file: string): ConfigValidation {
   if (text === undefined) return { config: DEFAULT_CONFIG, problems: [], warnings: [] };
   let json: unknown;
   try {

@@ -12,6 +12,8 @@ import { readBoard, findTask, CONFIG_FILE } from './board/read.js';
 import { ensureBlockedStatusFile } from './board/write.js';
 import { addLabel, appendNote, setStatus } from './board/edit.js';
 import { parkNote } from './board/parking.js';
+import { judgeCandidate } from './protected-paths.js';
+import { changedSinceFork, protectedPathsDrift } from './integrate-guard.js';
 
 export interface GateResult {
   readonly ok: boolean;
@@ -25,6 +27,8 @@ export type IntegrationOutcome =
   | { readonly kind: 'landed'; readonly commit: string; readonly gate: GateResult }
   | { readonly kind: 'already-landed'; readonly commit: string }
   | { readonly kind: 'conflict'; readonly files: readonly string[] }
+  /** The branch changes .agent/ or the gates script: parked for a human, never merged. */
+  | { readonly kind: 'protected-paths'; readonly paths: readonly string[]; readonly reason: string }
   | { readonly kind: 'gate-failed'; readonly gate: GateResult };
 
 export interface IntegratorDeps {
@@ -35,7 +39,11 @@ export interface IntegratorDeps {
 }
 
 export interface GateSpec {
-  /** Repo-relative path of the gates script; undefined means no gates (every merge is green). */
+  /**
+   * Repo-relative path of the gates script; undefined means no gates (every
+   * merge is green). Taken from auto/work's committed config before any
+   * merge (trusted-config.ts), never from a task's tree.
+   */
   readonly script: string | undefined;
   readonly env: Readonly<Record<string, string>>;
   readonly timeoutMs: number;
@@ -102,12 +110,25 @@ export async function integrateBranch(deps: IntegratorDeps, stagingDir: string, 
   if (meta.mayBeLanded && (await git.isAncestor(stagingDir, meta.branch, 'HEAD'))) {
     return { kind: 'already-landed', commit: before };
   }
+  // A task never judges itself: one that changes the gate or the runner's
+  // config is not merged at all.
+  const verdict = judgeCandidate(await changedSinceFork(git, stagingDir, before, meta.branch), gate.script);
+  if (verdict.kind === 'park') return { kind: 'protected-paths', paths: verdict.paths, reason: verdict.reason };
   const merge = await git.try(stagingDir, ['merge', '--no-ff', '--no-commit', meta.branch]);
   if (merge.exitCode !== 0) {
     const files = (await git.try(stagingDir, ['diff', '--name-only', '--diff-filter=U'])).stdout.trim().split('\n').filter(Boolean);
     await git.try(stagingDir, ['merge', '--abort']);
     await cleanStaging(git, stagingDir, before);
     return { kind: 'conflict', files: files.length ? files : [`(merge failed: ${merge.stderr.trim().split('\n').at(-1) ?? 'unknown'})`] };
+  }
+  // The gate that runs is auto/work's own: after the merge, .agent/ and the
+  // gates script must still be exactly what they were (else red, unrun).
+  const drift = await protectedPathsDrift(git, stagingDir, before, gate.script);
+  if (drift.length) {
+    await git.try(stagingDir, ['merge', '--abort']);
+    await cleanStaging(git, stagingDir, before);
+    const detail = `after the merge, ${drift.slice(0, 5).join(', ')} differ from auto/work before it; the gate was not run`;
+    return { kind: 'gate-failed', gate: { ok: false, detail, tail: '', durationMs: 0 } };
   }
   const result = await runGate(deps, stagingDir, gate);
   const headAfterGate = await git.resolve(stagingDir, 'HEAD');

@@ -19,6 +19,7 @@ import type { DrainEvent, DrainSummary } from './drain-types.js';
 import { lastDrainFile, AgentTracker } from './drain-records.js';
 import { agentGroups, reapGroups } from './control/reap.js';
 import type { ProcessControl } from './control/ports.js';
+import { committedConfig, gateSpecFrom } from './trusted-config.js';
 
 export interface OrchestrateInput {
   readonly workspace: string;
@@ -70,6 +71,8 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     emit({ event: 'staging-ready', base: prepared.baseHead, head: prepared.head, created: prepared.created, mergedBase: prepared.mergedBase, reset: prepared.reset });
     const stagingDir = prepared.stagingDir;
 
+    // The gate comes from auto/work as committed now, before any task merges.
+    const trusted = await committedConfig(git, stagingDir, prepared.head);
     book = await DrainBook.open(fs, clock, wsState, emit);
     const drainBook = book;
     const refsMutex = new Mutex();
@@ -85,7 +88,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       integratorDeps: { process, fs, clock, git },
       integrator: new Mutex(),
       stagingDir,
-      gate: { script: input.config.gates, env: input.env, timeoutMs: input.config.agentWallClockSec * 1000 },
+      gate: gateSpecFrom(trusted, input.env),
       maxAttempts: input.config.maxAttempts,
       book,
       stop: input.stop,

@@ -43,6 +43,8 @@ async function integrateDone(flow: TaskFlow, task: Task, started: number): Promi
     await flow.book.settle(task.id);
     await removeTaskWorktree(flow.worker, task.id, true);
     flow.book.finish(task, 'landed', undefined, started, integration.commit);
+  } else if (integration.kind === 'protected-paths') {
+    await park(flow, task, integration.reason, started);
   } else if (integration.kind === 'conflict') {
     const reason = `merge conflict in ${integration.files.join(', ')}`;
     if (flow.book.conflictRetried(task.id)) return park(flow, task, reason, started);
@@ -104,10 +106,14 @@ export async function runTaskFlow(flow: TaskFlow, task: Task, releaseSlot: () =>
 export async function integrateRecovered(flow: TaskFlow, task: Task): Promise<void> {
   const started = flow.worker.ports.clock.now();
   const integration = await integrate(flow, task, true);
-  await removeTaskWorktree(flow.worker, task.id, true);
+  // A branch parked for a human stays for review; any other is done with.
+  await removeTaskWorktree(flow.worker, task.id, integration.kind !== 'protected-paths');
   if (integration.kind === 'landed' || integration.kind === 'already-landed') {
     await flow.book.settle(task.id);
     flow.book.finish(task, 'landed', 'recovered: integrated the finished work of an interrupted drain', started, integration.commit);
+  } else if (integration.kind === 'protected-paths') {
+    // Running it again would only produce the same change: a human decides.
+    await park(flow, task, integration.reason, started);
   } else {
     // No longer clean: the task is still To Do on auto/work and simply runs again.
     flow.book.emit({ event: 'recovered', detail: `${task.id}: finished work from an interrupted drain no longer integrates (${integration.kind}); it will run again` });

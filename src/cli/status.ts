@@ -4,15 +4,19 @@ import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { stagingStatus, type StagingStatus } from '../lifecycle.js';
 import { lifecycleInput } from './lifecycle-input.js';
+import { routeLifecycle } from './lifecycle-route.js';
 import { renderTaskTable } from './drain-output.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
     .option('--workspace <dir>', 'the git checkout')
+    .option('--repo <name>', "a repo from the registry (as root: runs as the repo's user)")
     .option('--no-fetch', 'do not fetch origin first')
     .option('--json', 'print the status as JSON')
-    .action(async (options: { workspace?: string; fetch: boolean; json?: boolean }) => {
-      const status = await stagingStatus(await lifecycleInput(context, options.workspace, options.fetch));
+    .action(async (options: { workspace?: string; repo?: string; fetch: boolean; json?: boolean }) => {
+      const route = await routeLifecycle(context, options, ['status', ...(options.fetch ? [] : ['--no-fetch']), ...(options.json ? ['--json'] : [])]);
+      if (route.kind === 'ran-as-user') return setExit(route.exitCode);
+      const status = await stagingStatus(await lifecycleInput(context, route.workspace, options.fetch));
       context.out(options.json ? `${JSON.stringify(status, null, 2)}\n` : renderStatus(status));
       setExit(0);
     });

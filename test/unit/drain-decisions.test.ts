@@ -7,6 +7,9 @@ import { buildPrompt, taskDirective } from '../../src/prompt.js';
 import { parseLandings } from '../../src/lifecycle.js';
 import { landingMessage } from '../../src/integrate.js';
 import { forget, recordConflictRetry, recordFailure } from '../../src/attempts.js';
+import { judgeCandidate, protectedPathsIn } from '../../src/protected-paths.js';
+import { gateSpecFrom } from '../../src/trusted-config.js';
+import { DEFAULT_CONFIG } from '../../src/config.js';
 import { aBoard, aTask } from '../helpers/board-builder.js';
 
 const state = (status: string | undefined, head = 'a', unreadable?: string) => ({ head, dirty: false, status, task: status ? aTask({ id: 'TASK-1', status, notes: 'Blocked: needs a key' }) : undefined, unreadable });
@@ -94,4 +97,27 @@ t.test('drainLoop: a slot frees when the agent ends, before the integrator is do
   for (const finish of finishIntegration) finish();
   await loop;
   t.same([...done].sort(), ['TASK-1', 'TASK-2', 'TASK-3']);
+});
+
+t.test('judgeCandidate: a task that touches .agent/ or the gates script is parked, never merged', async (t) => {
+  t.same(judgeCandidate(['src/a.ts', 'README.md'], '.agent/gates.sh'), { kind: 'integrate' });
+  t.same(judgeCandidate([], '.agent/gates.sh'), { kind: 'integrate' }, 'an empty diff integrates');
+  const gate = judgeCandidate(['src/a.ts', '.agent/gates.sh'], '.agent/gates.sh');
+  t.equal(gate.kind, 'park');
+  t.same(gate.kind === 'park' && gate.paths, ['.agent/gates.sh']);
+  t.equal(
+    gate.kind === 'park' && gate.reason,
+    "changes .agent/ or the gates script (.agent/gates.sh): a task may not change the runner's config or the gate that judges it; a human must review the branch and merge it by hand",
+  );
+  t.equal(judgeCandidate(['.agent/config.json'], '.agent/gates.sh').kind, 'park', 'the config alone parks too');
+  t.equal(judgeCandidate(['.agent/prompt.md'], undefined).kind, 'park', 'anything under .agent/, gates or not');
+  t.equal(judgeCandidate(['.agent'], '.agent/gates.sh').kind, 'park', '.agent itself (a file or a link in place of the folder)');
+  t.same(protectedPathsIn(['.agentx/a', '.agents', 'x/.agent/y', 'agent/gates.sh'], '.agent/gates.sh'), [], 'only .agent at the root, by whole path component');
+  t.same(protectedPathsIn(['ci/gate.sh', 'ci/gate.sh.bak', 'ci/other.sh'], './ci/gate.sh'), ['ci/gate.sh'], 'a gates script outside .agent/ is protected too');
+  const many = judgeCandidate(['.agent/1', '.agent/2', '.agent/3', '.agent/4', '.agent/5', '.agent/6', '.agent/7'], undefined);
+  t.match(many.kind === 'park' && many.reason, /\(\.agent\/1, \.agent\/2, \.agent\/3, \.agent\/4, \.agent\/5 and 2 more\)/);
+});
+
+t.test('gateSpecFrom: the gates path and timeout come from the config it is given', async (t) => {
+  t.same(gateSpecFrom({ ...DEFAULT_CONFIG, gates: 'ci/gate.sh', agentWallClockSec: 60 }, { A: '1' }), { script: 'ci/gate.sh', env: { A: '1' }, timeoutMs: 60_000 });
 });
