@@ -203,7 +203,7 @@ function readFields(c: Collected, table: string, scope: Scope, raw: Record<strin
         else fields.user = value;
         break;
       case 'proxy_port':
-        if (proxyPortProblem(value as number) !== undefined) bad(`must be a privileged port 1-${PRIVILEGED_PORT_LIMIT - 1}, got ${JSON.stringify(value)}: ${proxyPortProblem(value as number)}`, `run agent-runner provision repo ${table.replace(/^repos\./, '')}: it moves the repo to a free port from ${FIRST_PROXY_PORT} up (or set one below ${PRIVILEGED_PORT_LIMIT} yourself, one per repo)`);
+        if (proxyPortProblem(value as number) !== undefined) bad(`must be a privileged port 1-${PRIVILEGED_PORT_LIMIT - 1}, got ${JSON.stringify(value)}: any user, an agent too, can bind a port from ${PRIVILEGED_PORT_LIMIT} up and cut the repo off from its proxy`, `run agent-runner provision repo ${table.replace(/^repos\./, '')}: it moves the repo to a free port from ${FIRST_PROXY_PORT} up (or set one below ${PRIVILEGED_PORT_LIMIT} yourself, one per repo)`);
         else fields.proxyPort = value as number;
         break;
       case 'url':

@@ -1,4 +1,5 @@
 // Agent text on root's terminal: hostile strings come out inert.
+/* eslint-disable no-control-regex -- the assertions look for control characters */
 import t from 'tap';
 import { escapeForTerminal, printable, printableLine } from '../../src/printable.js';
 import { renderRunHuman } from '../../src/control/render.js';

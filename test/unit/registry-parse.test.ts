@@ -56,7 +56,7 @@ path = "/x"
 
 [repos.web]
 path = "relative/web"
-proxy_port = 80
+proxy_port = 3130
 schedule = "every minute"
 max_parallel = 0
 allow = ["https://evil.example/x"]
@@ -81,7 +81,7 @@ path = "/srv/bad"
 proxy_port = 4000
 
 [repos.nopath]
-proxy_port = 4001
+proxy_port = 702
 
 [extra]
 x = 1
@@ -93,7 +93,7 @@ x = 1
     'reg.toml:2 defaults.shedule: unknown key',
     'reg.toml:3 defaults.path: "path" belongs in [repos.NAME], not in [defaults]',
     'reg.toml:6 repos.web.path: must be an absolute path, got "relative/web"',
-    'reg.toml:7 repos.web.proxy_port: must be an integer port 1024-65535, got 80',
+    'reg.toml:7 repos.web.proxy_port: must be a privileged port 1-1023, got 3130: any user, an agent too, can bind a port from 1024 up and cut the repo off from its proxy',
     'reg.toml:8 repos.web.schedule: not a valid cron expression: "every minute"',
     'reg.toml:9 repos.web.max_parallel: must be an integer 1-64, got 0',
     'reg.toml:10 repos.web.allow: not domain names: "https://evil.example/x"',
@@ -140,10 +140,10 @@ t.test('a syntax error names its line', async (t) => {
 t.test('readRegistry throws one UsageError listing every problem', async (t) => {
   const dir = tempDir(t);
   const file = path.join(dir, 'registry.toml');
-  writeFileSync(file, '[repos.a]\nproxy_port = 1\n');
+  writeFileSync(file, '[repos.a]\nproxy_port = 1024\n');
   const error = await readRegistry(realFs, file).catch((e: unknown) => e);
   t.ok(error instanceof UsageError);
-  t.equal((error as UsageError).message, `the registry has 2 problems:\n${file}:2: repos.a.proxy_port: must be an integer port 1024-65535, got 1; pick a free unprivileged port, one per repo\n${file}:1: repos.a: path is missing; add path = "/absolute/path/of/the/checkout"`);
+  t.equal((error as UsageError).message, `the registry has 2 problems:\n${file}:2: repos.a.proxy_port: must be a privileged port 1-1023, got 1024: any user, an agent too, can bind a port from 1024 up and cut the repo off from its proxy; run agent-runner provision repo a: it moves the repo to a free port from 700 up (or set one below 1024 yourself, one per repo)\n${file}:1: repos.a: path is missing; add path = "/absolute/path/of/the/checkout"`);
   const missing = await readRegistry(realFs, path.join(dir, 'none.toml')).catch((e: unknown) => e);
   t.match((missing as Error).message, /the registry does not exist; create it/);
   writeFileSync(file, GOOD);
