@@ -2,6 +2,7 @@
 // start-up only loads the one that runs.
 import { Command, CommanderError } from 'commander';
 import type { CliContext } from './cli/context.js';
+import { escapeForTerminal } from './printable.js';
 import { EXIT, ExitError } from './errors.js';
 
 export interface CommandModule {
@@ -27,7 +28,9 @@ const COMMANDS: readonly { name: string; summary: string; load: () => Promise<Co
   { name: 'watch', summary: 'as root: the per-repo watch loop', load: () => import('./cli/watch.js') },
 ];
 
-export async function runCli(argv: readonly string[], context: CliContext): Promise<number> {
+export async function runCli(argv: readonly string[], given: CliContext): Promise<number> {
+  // Output carries agent text (titles, reasons, errors): nothing reaches the terminal as a control sequence.
+  const context: CliContext = { ...given, out: (text) => given.out(escapeForTerminal(text)), err: (text) => given.err(escapeForTerminal(text)) };
   let exitCode: number = EXIT.ok;
   const program = new Command('agent-runner')
     .description('Run headless coding agents unattended against git repositories.')

@@ -3,6 +3,7 @@
 // maps them to colours), the details of the selected repo and the footer come
 // out. The blessed layer only paints what this returns, so everything an
 // operator reads on the screen is unit-tested here.
+import { printableLine } from '../src/printable.js';
 import type { Fleet, FleetRepo } from '../src/control/fleet.js';
 
 /** What a piece of text means; the terminal layer picks the colour. */
@@ -202,7 +203,8 @@ export const FOOTER_KEYS = 'q quit  up/down select  r refresh';
 export function buildView(fleet: Fleet | null, selected: string | null, now: number, status: RefreshStatus): FleetView {
   const drift = fleet ? Math.max(0, Math.round((now - Date.parse(fleet.generatedAt)) / 1000)) : 0;
   const repos = fleet?.repos ?? [];
-  const raw = repos.map((repo) => COLUMNS.map((column) => column.cell(repo, drift)));
+  // Cells and details carry agent text (task ids, reasons, errors): printable only.
+  const raw = repos.map((repo) => COLUMNS.map((column) => column.cell(repo, drift)).map((cell) => ({ ...cell, text: printableLine(cell.text) })));
   const widths = COLUMNS.map((column, i) => Math.min(column.max, Math.max(column.title.length, ...raw.map((cells) => cells[i]!.text.length))));
   const header = COLUMNS.map((column, i) => fit(column.title, widths[i]!)).join(COLUMN_GAP).trimEnd();
   const rows = repos.map((repo, r) => ({ name: repo.name, cells: raw[r]!.map((cell, i) => ({ text: fit(cell.text, widths[i]!), tone: cell.tone })) }));
@@ -210,8 +212,8 @@ export function buildView(fleet: Fleet | null, selected: string | null, now: num
 
   const problems: DetailLine[] = (fleet?.problems ?? []).map((p) => ({ label: 'registry', text: `${p.file}: ${p.key}: ${p.problem}; ${p.fix}`, tone: 'bad' as const }));
   let details: FleetView['details'];
-  if (index >= 0) details = { title: repos[index]!.name, lines: [...detailLines(repos[index]!, drift), ...problems] };
-  else if (fleet) details = { title: 'no repos', lines: [{ label: 'registry', text: `no repos registered in ${fleet.registry}`, tone: 'muted' }, ...problems] };
+  if (index >= 0) details = { title: repos[index]!.name, lines: [...detailLines(repos[index]!, drift), ...problems].map((line) => ({ ...line, text: printableLine(line.text) })) };
+  else if (fleet) details = { title: 'no repos', lines: [{ label: 'registry', text: `no repos registered in ${fleet.registry}`, tone: 'muted' as const }, ...problems].map((line) => ({ ...line, text: printableLine(line.text) })) };
   else details = { title: 'fleet', lines: [] };
 
   const running = repos.filter((repo) => repo.run).length;
@@ -219,7 +221,8 @@ export function buildView(fleet: Fleet | null, selected: string | null, now: num
   const title = fleet
     ? `agent-runner fleet: ${repos.length} repo${repos.length === 1 ? '' : 's'}, ${running} running, ${broken} with problems${fleet.problems.length ? `, ${fleet.problems.length} registry problem${fleet.problems.length === 1 ? '' : 's'}` : ''}  (${fleet.registry})`
     : 'agent-runner fleet';
-  return { title, header, rows, selected: index, details, footer: { keys: FOOTER_KEYS, ...footerStatus(status, now) } };
+  const footer = footerStatus(status, now);
+  return { title, header, rows, selected: index, details, footer: { keys: FOOTER_KEYS, ...footer, status: printableLine(footer.status) } };
 }
 
 /** The text of a table row as it appears on screen. */

@@ -94,21 +94,24 @@ export async function applySquid(deps: SquidDeps, input: SquidInput): Promise<Sq
     if (result.exitCode !== 0) throw new FailedError(`systemctl could not (re)load ${PROXY_UNIT} (${describeFailure(result)}); see journalctl -u ${PROXY_UNIT}`);
     return changed ? 'reconfigured' : 'unchanged';
   }
-  const probePort = input.repos[0]?.proxyPort;
-  if (await squidServing(deps, rendered.configFile, probePort)) {
+  // Every repo's port, not just one: a port another process holds would leave that repo without a proxy.
+  const probePorts = input.repos.map((repo) => repo.proxyPort);
+  if (await squidServing(deps, rendered.configFile, probePorts)) {
     if (!changed) return 'unchanged';
     const result = await deps.process.run(wrap(systemCommand('squid', ['-k', 'reconfigure', '-n', instance, '-f', rendered.configFile])));
     if (result.exitCode !== 0) throw new FailedError(`squid -k reconfigure failed (${describeFailure(result)}); see ${path.join(input.layout.stateDir, 'cache.log')}`);
     return 'reconfigured';
   }
   await clearStalePidFile(deps, input.layout.stateDir);
-  await startSquid(deps, rendered.configFile, input.layout.stateDir, probePort);
+  await startSquid(deps, rendered.configFile, input.layout.stateDir, probePorts);
   return 'started';
 }
 
-/** Running and listening: a pid alone can be a zombie nobody reaped. */
-export async function squidServing(deps: Pick<SquidDeps, 'process' | 'wrap' | 'instance'>, configFile: string, probePort: number | undefined): Promise<boolean> {
-  return (await squidRunning(deps, configFile)) && (probePort === undefined || (await tcpPortAnswers(deps, probePort)));
+/** Running and listening on every port given: a pid alone can be a zombie nobody reaped. */
+export async function squidServing(deps: Pick<SquidDeps, 'process' | 'wrap' | 'instance'>, configFile: string, probePorts: readonly number[]): Promise<boolean> {
+  if (!(await squidRunning(deps, configFile))) return false;
+  for (const port of probePorts) if (!(await tcpPortAnswers(deps, port))) return false;
+  return true;
 }
 
 /**
@@ -134,16 +137,16 @@ export async function tcpPortAnswers(deps: Pick<SquidDeps, 'process' | 'wrap'>, 
 
 /**
  * Starts our instance (daemonized) and waits until it answers `-k check`
- * and, when a port is given, accepts connections there (the pid file is
+ * and accepts connections on every port given (the pid file is
  * written before the listening sockets open).
  */
-export async function startSquid(deps: SquidDeps, configFile: string, stateDir: string, probePort?: number): Promise<void> {
+export async function startSquid(deps: SquidDeps, configFile: string, stateDir: string, probePorts: readonly number[] = []): Promise<void> {
   const wrap = deps.wrap ?? onHost;
   const instance = deps.instance ?? SQUID_INSTANCE;
   const result = await deps.process.run(wrap(systemCommand('squid', ['-n', instance, '-f', configFile])));
   if (result.exitCode !== 0) throw new FailedError(`squid did not start (${describeFailure(result)}); see ${path.join(stateDir, 'cache.log')}`);
   for (let attempt = 0; attempt < 50; attempt += 1) {
-    if ((await squidRunning(deps, configFile)) && (probePort === undefined || (await tcpPortAnswers(deps, probePort)))) return;
+    if (await squidServing(deps, configFile, probePorts)) return;
     await deps.clock.sleep(100);
   }
   throw new FailedError(`squid started but is not running after 5 s; see ${path.join(stateDir, 'cache.log')}`);

@@ -12,6 +12,7 @@ import { egressRuleset, rulesetDifferences } from './nftables.js';
 import { allowlistFile, renderAllowlist } from './squid-config.js';
 import type { HostLayout } from './layout.js';
 import type { HostDeps } from './provision-run.js';
+import { proxyPortChecks } from './doctor-ports.js';
 
 export interface Check {
   readonly name: string;
@@ -56,6 +57,7 @@ export async function doctorRepo(deps: HostDeps, layout: HostLayout, registry: R
   checks.push(check('allowlist matches the registry', listText === renderAllowlist(repo), listText === undefined ? 'the allowlist file is missing' : listText === renderAllowlist(repo) ? `${repo.allow.length} domain(s)` : `${allowlistFile(layout.squid, repo.name)} differs from the registry`, `regenerate and reload: ${reprovision}`));
   const answers = await tcpPortAnswers({ process, wrap }, repo.proxyPort);
   checks.push(check('proxy answers', answers, answers ? `127.0.0.1:${repo.proxyPort} accepts connections` : `nothing listens on 127.0.0.1:${repo.proxyPort}`, 'start the proxy: systemctl start agent-runner-proxy.service (see its cache.log)'));
+  checks.push(...(await proxyPortChecks(deps, layout, repo)));
 
   // Ownership and modes.
   const clone = await fs.stat(repo.path);

@@ -12,6 +12,9 @@ import { squidConfig, squidProblems, type SquidOptions } from './squid-config.js
 import { cloneCommand, createUserCommands, gitCommitCommand, gitConfigCommand, removeUserCommand } from './users.js';
 import { defaultClonePath, homeOf, type HostLayout } from './layout.js';
 import { systemCommand } from './exec.js';
+import { freeProxyPort, proxyPortProblems, type PortsState } from './ports.js';
+import { movedProxyPorts, registryModeStep, REGISTRY_MODE } from './provision-ports.js';
+import { accountProblem, type RepoAccount } from '../../src/control/repo-account.js';
 
 export type ProvisionStep =
   | { readonly description: string; readonly command: Command; readonly skip?: string }
@@ -19,7 +22,6 @@ export type ProvisionStep =
   /** Regenerate from the registry as written by then, and load (needs uids that may not exist at plan time). */
   | { readonly description: string; readonly reload: 'egress' | 'proxy'; readonly skip?: string };
 
-export const FIRST_PORT = 3200;
 export const WATCH_UNIT = (repo: string) => `agent-runner-watch@${repo}.service`;
 
 export interface RepoRequest {
@@ -35,7 +37,7 @@ export interface RepoState {
   readonly registryText: string;
   /** uids of the users that exist, by name (every registry user, plus the requested one). */
   readonly uids: ReadonlyMap<string, number>;
-  readonly account: UserAccount | undefined;
+  readonly account: RepoAccount | undefined;
   readonly clone: { readonly exists: boolean; readonly ownerUid: number | undefined; readonly isGit: boolean };
   readonly gitIdentity: { readonly name: string | undefined; readonly email: string | undefined };
   readonly backlogConfig: string | undefined;
@@ -45,6 +47,12 @@ export interface RepoState {
   readonly squidRunning: boolean;
   readonly systemd: boolean;
   readonly watchEnabled: boolean;
+  /** Listening sockets, the live port sysctl and our Squid's pids, where the proxy runs. */
+  readonly ports: PortsState;
+  /** Mode of registry.toml, undefined when it does not exist yet. */
+  readonly registryMode: number | undefined;
+  /** UID_MIN of /etc/login.defs: accounts below it are the system's. */
+  readonly uidMin: number;
 }
 
 export interface RepoPlan {
@@ -95,11 +103,21 @@ function validRegistry(text: string, file: string): readonly RegistryRepo[] {
   return registry.repos;
 }
 
-function firstFreePort(repos: readonly RegistryRepo[]): number {
-  const used = new Set(repos.map((repo) => repo.proxyPort));
-  let port = FIRST_PORT;
-  while (used.has(port)) port += 1;
+/** A port for a new repo: privileged, free on the host, in no registry entry. */
+function firstFreePort(text: string, state: RepoState, file: string): number {
+  const port = freeProxyPort(new Set(rawProxyPorts(text)), state.ports);
+  if (port === undefined) throw new UsageError(`${file}: no free privileged proxy port is left below net.ipv4.ip_unprivileged_port_start (${state.ports.unprivilegedStart}); free one, or set the sysctl back to 1024`);
   return port;
+}
+
+/** proxy_port of every [repos.*] table as written, valid or not. */
+function rawProxyPorts(text: string): number[] {
+  try {
+    const repos = (parse(text) as RawTable).repos as Record<string, RawTable> | undefined;
+    return Object.values(repos ?? {}).map((repo) => repo?.proxy_port).filter((port): port is number => Number.isInteger(port));
+  } catch {
+    return [];
+  }
 }
 
 /** Whether the live table, egress.json, Squid's files and process already match these repos. */
@@ -121,17 +139,25 @@ export function planRepo(request: RepoRequest, state: RepoState, layout: HostLay
   const before = parseRegistry(state.registryText, file).registry.repos;
   const existing = rawInput(state.registryText, request.name);
   const user = existing?.user ?? defaultUserFor(request.name);
+  if (state.account) {
+    const refused = accountProblem(request.name, state.account, state.uidMin);
+    if (refused) throw new UsageError(refused);
+  }
   const home = state.account?.home ?? homeOf(user);
   const url = request.url ?? existing?.url;
   if (!url) throw new UsageError(`provision repo ${request.name}: --url is required for a repo the registry does not know yet`);
   const input: RegistryRepoInput = {
-    ...(existing ?? { name: request.name, path: defaultClonePath(user, request.name), proxyPort: firstFreePort(before) }),
+    ...(existing ?? { name: request.name, path: defaultClonePath(user, request.name), proxyPort: firstFreePort(state.registryText, state, file) }),
     url,
     ...(request.base !== undefined ? { baseBranch: request.base } : {}),
     ...(request.allow !== undefined ? { allow: [...request.allow] } : {}),
   };
-  const candidate = upsertRepo(state.registryText, input);
+  // Repos still on an unprivileged port (older registries) move to a free privileged one.
+  const moved = movedProxyPorts(upsertRepo(state.registryText, input), state.ports, (text, name, proxyPort) => upsertRepo(text, { ...rawInput(text, name)!, proxyPort }));
+  const candidate = moved.text;
   const after = validRegistry(candidate, file);
+  const portProblems = proxyPortProblems(after, state.ports);
+  if (portProblems.length) throw new UsageError(`the proxy ports cannot be used:\n${portProblems.map((problem) => `  ${problem}`).join('\n')}`);
   const repo = after.find((entry) => entry.name === request.name)!;
   const steps: ProvisionStep[] = [];
 
@@ -162,7 +188,9 @@ export function planRepo(request: RepoRequest, state: RepoState, layout: HostLay
   }
 
   const registryChanged = JSON.stringify(before) !== JSON.stringify(after);
-  if (registryChanged) steps.push({ description: `register repo ${repo.name} in ${file} (proxy port ${repo.proxyPort}, allow: ${repo.allow.join(', ') || 'nothing'})`, write: { path: file, text: candidate, mode: 0o644 } });
+  const moves = moved.moves.map((move) => `; ${move}`).join('');
+  if (registryChanged) steps.push({ description: `register repo ${repo.name} in ${file} (proxy port ${repo.proxyPort}, allow: ${repo.allow.join(', ') || 'nothing'}), mode 0600${moves}`, write: { path: file, text: candidate, mode: REGISTRY_MODE } });
+  else steps.push(...registryModeStep(file, state.registryMode));
   const current = layersCurrent(after, state, layout, squidOptions);
   if (userCreated || !current.egress) steps.push({ description: `regenerate and load the egress ruleset (${after.length} repo${after.length === 1 ? '' : 's'}), saved to ${layout.egressFile}`, reload: 'egress' });
   if (!current.proxy) steps.push({ description: `regenerate the proxy config and reload it (port ${repo.proxyPort} for ${repo.name})`, reload: 'proxy' });
@@ -215,7 +243,7 @@ export function planRemove(name: string, state: RemoveState, layout: HostLayout,
   const after = validRegistry(candidate, file);
   const steps: ProvisionStep[] = [];
   if (state.systemd && state.watchEnabled) steps.push({ description: `stop and disable ${WATCH_UNIT(name)}`, command: systemCommand('systemctl', ['disable', '--now', WATCH_UNIT(name)]) });
-  if (candidate !== state.registryText) steps.push({ description: `remove repo ${name} from ${file}`, write: { path: file, text: candidate, mode: 0o644 } });
+  if (candidate !== state.registryText) steps.push({ description: `remove repo ${name} from ${file}`, write: { path: file, text: candidate, mode: REGISTRY_MODE } });
   const current = layersCurrent(after, { ...state, uids: new Map([...state.uids].filter(([key]) => key !== user)) }, layout, squidOptions);
   if (!current.egress || repo) steps.push({ description: `regenerate and load the egress ruleset (${after.length} repo${after.length === 1 ? '' : 's'})`, reload: 'egress' });
   if (!current.proxy || repo) steps.push({ description: 'regenerate the proxy config and reload it', reload: 'proxy' });

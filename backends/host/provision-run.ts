@@ -13,6 +13,8 @@ import { applySquid, PROXY_UNIT, squidServing, type SquidApplyOutcome } from './
 import { egressRuleset } from './nftables.js';
 import type { SquidOptions } from './squid-config.js';
 import { homeOf, type HostLayout } from './layout.js';
+import { readPortsState } from './ports.js';
+import { lookupAccount, readUidMin } from '../../src/control/repo-account.js';
 import { WATCH_UNIT, type ProvisionStep, type RemoveState, type RepoState } from './provision-plan.js';
 
 export interface HostDeps {
@@ -42,7 +44,7 @@ async function uidsOf(process: ProcessPort, users: readonly string[]): Promise<M
   return uids;
 }
 
-async function layerState(deps: HostDeps, layout: HostLayout, users: readonly string[], probePort: number | undefined) {
+async function layerState(deps: HostDeps, layout: HostLayout, users: readonly string[], probePorts: readonly number[]) {
   const squidFiles = new Map<string, string | undefined>();
   squidFiles.set(layout.squid.configFile, await deps.fs.readTextIfExists(layout.squid.configFile));
   for (const name of await deps.fs.list(layout.squid.allowlistDir)) {
@@ -55,7 +57,7 @@ async function layerState(deps: HostDeps, layout: HostLayout, users: readonly st
     liveTable: await listEgressTable({ ...deps }),
     egressFileText: await deps.fs.readTextIfExists(layout.egressFile),
     squidFiles,
-    squidRunning: squidConfigExists && (await squidServing({ process: deps.process, wrap: deps.wrap ?? onHost, instance: deps.squidInstance }, layout.squid.configFile, probePort)),
+    squidRunning: squidConfigExists && (await squidServing({ process: deps.process, wrap: deps.wrap ?? onHost, instance: deps.squidInstance }, layout.squid.configFile, probePorts)),
   };
 }
 
@@ -65,7 +67,7 @@ export async function readRepoState(deps: HostDeps, layout: HostLayout, name: st
   const repos = parseRegistry(registryText, layout.registryFile).registry.repos;
   const known = repos.find((repo) => repo.name === name);
   const user = known?.user ?? defaultUserFor(name);
-  const account = await lookupUser(deps.process, user);
+  const account = await lookupAccount(deps.process, user);
   const clonePath = known?.path ?? path.join(account?.home ?? homeOf(user), name);
   const cloneStat = await deps.fs.stat(clonePath);
   const gitConfig = (await deps.fs.readTextIfExists(path.join(clonePath, '.git', 'config'))) ?? '';
@@ -78,7 +80,10 @@ export async function readRepoState(deps: HostDeps, layout: HostLayout, name: st
     backlogConfig: await deps.fs.readTextIfExists(path.join(clonePath, 'backlog', 'config.yml')),
     systemd,
     watchEnabled: systemd ? await unitEnabled(deps.process, WATCH_UNIT(name)) : false,
-    ...(await layerState(deps, layout, [...repos.map((repo) => repo.user), user], repos[0]?.proxyPort)),
+    ...(await layerState(deps, layout, [...repos.map((repo) => repo.user), user], repos.map((repo) => repo.proxyPort))),
+    ports: await readPortsState(deps, layout.squid.stateDir),
+    registryMode: (await deps.fs.stat(layout.registryFile))?.mode,
+    uidMin: await readUidMin(deps.fs),
   };
 }
 
@@ -94,7 +99,7 @@ export async function readRemoveState(deps: HostDeps, layout: HostLayout, name: 
     homeExists: (await deps.fs.stat(account?.home ?? homeOf(user))) !== undefined,
     systemd,
     watchEnabled: systemd ? await unitEnabled(deps.process, WATCH_UNIT(name)) : false,
-    ...(await layerState(deps, layout, repos.map((repo) => repo.user), repos.find((repo) => repo.name !== name)?.proxyPort)),
+    ...(await layerState(deps, layout, repos.map((repo) => repo.user), repos.filter((repo) => repo.name !== name).map((repo) => repo.proxyPort))),
   };
 }
 
@@ -169,8 +174,8 @@ export async function reloadProxy(deps: HostDeps, layout: HostLayout): Promise<S
   const systemd = deps.wrap === undefined && (await systemdIsRunning(deps.fs));
   const squid = { process: deps.process, fs: deps.fs, clock: deps.clock, wrap: deps.wrap ?? onHost, ...(deps.squidInstance ? { instance: deps.squidInstance } : {}), serviceManager: systemd ? ('systemd' as const) : ('direct' as const) };
   const outcome = await applySquid(squid, { repos: registry.repos, layout: layout.squid, ...(deps.squidOptions ? { options: deps.squidOptions } : {}) });
-  const port = registry.repos[0]?.proxyPort;
-  if (systemd && port !== undefined) await untilProxyServes(squid, layout.squid.configFile, port);
+  const ports = registry.repos.map((repo) => repo.proxyPort);
+  if (systemd && ports.length) await untilProxyServes(squid, layout.squid.configFile, ports);
   return outcome;
 }
 
@@ -180,10 +185,10 @@ export async function reloadProxy(deps: HostDeps, layout: HostLayout): Promise<S
  * Wait for the port, so the step only counts as done when the proxy serves
  * and the next read of the state (provision's next pass) sees it serving.
  */
-async function untilProxyServes(deps: Pick<HostDeps, 'process' | 'clock'> & { wrap: CommandWrapper }, configFile: string, port: number): Promise<void> {
+async function untilProxyServes(deps: Pick<HostDeps, 'process' | 'clock'> & { wrap: CommandWrapper }, configFile: string, ports: readonly number[]): Promise<void> {
   for (let attempt = 0; attempt < 50; attempt += 1) {
-    if (await squidServing(deps, configFile, port)) return;
+    if (await squidServing(deps, configFile, ports)) return;
     await deps.clock.sleep(100);
   }
-  throw new FailedError(`${PROXY_UNIT} is active but Squid does not answer on 127.0.0.1:${port} after 5 s; see journalctl -u ${PROXY_UNIT}`);
+  throw new FailedError(`${PROXY_UNIT} is active but Squid does not answer on every repo port (127.0.0.1:${ports.join(', ')}) after 5 s; see journalctl -u ${PROXY_UNIT}`);
 }

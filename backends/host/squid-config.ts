@@ -11,6 +11,7 @@
 // never cost a DNS lookup).
 import * as path from 'node:path';
 import type { ConfigProblem, RegistryRepo } from '../../src/types.js';
+import { FIRST_PROXY_PORT } from '../../src/control/proxy-ports.js';
 
 /** Squid's `-n` service name: alphanumeric only (Squid refuses "agent-runner"). */
 export const SQUID_INSTANCE = 'agentrunner';
@@ -85,7 +86,7 @@ export function squidProblems(repos: readonly RegistryRepo[], file: string): Con
   for (const repo of repos) {
     const key = `repos.${repo.name}`;
     const other = ports.get(repo.proxyPort);
-    if (other) problems.push({ file, key: `${key}.proxy_port`, problem: `port ${repo.proxyPort} is also the proxy port of "${other}"`, fix: 'give every repo its own proxy port (provision allocates free ones from 3200)' });
+    if (other) problems.push({ file, key: `${key}.proxy_port`, problem: `port ${repo.proxyPort} is also the proxy port of "${other}"`, fix: `give every repo its own proxy port (provision allocates free privileged ones from ${FIRST_PROXY_PORT})` });
     ports.set(repo.proxyPort, repo.name);
     const entries = repo.allow.map((entry) => entry.trim().toLowerCase());
     entries.forEach((entry, index) => {

@@ -9,6 +9,7 @@
 import type { Command } from '../../src/types.js';
 import { systemCommand } from './exec.js';
 import { dropPrivileges } from '../../src/privdrop.js';
+import { accountComment } from '../../src/control/repo-account.js';
 
 export const REPO_USER_SHELL = '/bin/bash';
 
@@ -18,7 +19,7 @@ export { committerEnvironment, RUNNER_IDENTITY as COMMITTER } from '../../src/gi
 
 export function createUserCommands(user: string, home: string, repo: string): Command[] {
   return [
-    systemCommand('useradd', ['--create-home', '--home-dir', home, '--user-group', '--shell', REPO_USER_SHELL, '--comment', `agent-runner repo ${repo}`, user]),
+    systemCommand('useradd', ['--create-home', '--home-dir', home, '--user-group', '--shell', REPO_USER_SHELL, '--comment', accountComment(repo), user]),
     systemCommand('chmod', ['0700', home]),
   ];
 }

@@ -1,6 +1,7 @@
 // agent-runner doctor [REPO]: real isolation checks per repo, each with what
 // it saw and the fix. Exit 1 when any check fails. --netns and the target
 // options aim the probes (tests point them into a namespace).
+import { printableLine } from '../printable.js';
 import type { Command } from 'commander';
 import * as path from 'node:path';
 import type { CliContext } from './context.js';
@@ -10,6 +11,7 @@ import { parsePositiveInt } from './options.js';
 import { hostLayout } from '../../backends/host/layout.js';
 import { inNetns } from '../../backends/host/exec.js';
 import { DEFAULT_TARGETS, doctorRepo, type Check } from '../../backends/host/doctor.js';
+import { hostChecks } from '../../backends/host/doctor-host.js';
 
 interface DoctorOptions {
   json?: boolean;
@@ -45,13 +47,16 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       };
       const results: { repo: string; checks: Check[] }[] = [];
       for (const repo of repos) results.push({ repo: repo.name, checks: await doctorRepo(deps, layout, registry, repo, targets) });
-      const failed = results.flatMap((result) => result.checks.filter((check) => !check.ok).map((check) => `${result.repo}: ${check.name}`));
+      const host = await hostChecks(context.ports.fs, layout.registryFile);
+      const failed = [...host.filter((check) => !check.ok).map((check) => `host: ${check.name}`), ...results.flatMap((result) => result.checks.filter((check) => !check.ok).map((check) => `${result.repo}: ${check.name}`))];
       if (options.json) {
-        context.out(`${JSON.stringify({ ok: failed.length === 0, repos: results }, null, 2)}\n`);
+        context.out(`${JSON.stringify({ ok: failed.length === 0, host, repos: results }, null, 2)}\n`);
       } else {
+        context.out('host\n');
+        for (const check of host) context.out(`  ${check.ok ? 'ok  ' : 'FAIL'} ${check.name}: ${check.detail}${check.ok ? '' : `\n       fix: ${check.fix}`}\n`);
         for (const result of results) {
           context.out(`${result.repo}\n`);
-          for (const check of result.checks) context.out(`  ${check.ok ? 'ok  ' : 'FAIL'} ${check.name}: ${check.detail}${check.ok ? '' : `\n       fix: ${check.fix}`}\n`);
+          for (const check of result.checks) context.out(`  ${check.ok ? 'ok  ' : 'FAIL'} ${check.name}: ${printableLine(check.detail)}${check.ok ? '' : `\n       fix: ${printableLine(check.fix)}`}\n`);
         }
         context.out(failed.length ? `\n${failed.length} check${failed.length === 1 ? '' : 's'} failed\n` : `\nall checks passed (${path.basename(layout.registryFile)}: ${repos.length} repo${repos.length === 1 ? '' : 's'})\n`);
       }

@@ -1,11 +1,12 @@
 // How a drain shows itself: progress lines on stderr while it runs, and the
 // summary table at the end.
+import { printableLine } from '../printable.js';
 import type { CliContext } from './context.js';
 import type { DrainEvent, DrainSummary } from '../drain-types.js';
 
 export function progressPrinter(context: Pick<CliContext, 'err'>, format: 'human' | 'json'): (event: DrainEvent) => void {
   if (format === 'json') return (event) => context.err(`${JSON.stringify(event)}\n`);
-  return (event) => context.err(`${describeEvent(event)}\n`);
+  return (event) => context.err(`${printableLine(describeEvent(event))}\n`);
 }
 
 export function describeEvent(event: DrainEvent): string {
@@ -39,8 +40,8 @@ export function renderTaskTable(tasks: DrainSummary['tasks']): string {
   const outcomeWidth = Math.max(7, ...tasks.map((task) => task.outcome.length));
   const lines = [`${pad('TASK', idWidth)}  ${pad('OUTCOME', outcomeWidth)}  ${pad('TIME', 7)}  REASON`];
   for (const task of tasks) {
-    const reason = (task.reason ?? task.title).replace(/\s+/g, ' ');
-    lines.push(`${pad(task.id, idWidth)}  ${pad(task.outcome, outcomeWidth)}  ${pad(`${(task.durationMs / 1000).toFixed(1)}s`, 7)}  ${reason.length > 100 ? `${reason.slice(0, 97)}...` : reason}`);
+    const reason = printableLine(task.reason ?? task.title).replace(/\s+/g, ' ');
+    lines.push(`${pad(printableLine(task.id), idWidth)}  ${pad(task.outcome, outcomeWidth)}  ${pad(`${(task.durationMs / 1000).toFixed(1)}s`, 7)}  ${reason.length > 100 ? `${reason.slice(0, 97)}...` : reason}`);
   }
   return `${lines.join('\n')}\n`;
 }

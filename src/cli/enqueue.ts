@@ -2,6 +2,7 @@
 //   | --list [--json] | --cancel ID
 // Queues a one-off job; the repo's watcher runs it at its next free slot.
 // Writes only under the state dir: never into the repo.
+import { printableLine } from '../printable.js';
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { UsageError } from '../errors.js';
@@ -59,7 +60,7 @@ export function workFromOptions(options: EnqueueOptions): JobWork {
 
 function renderJobs(jobs: readonly (Job & { state: string })[]): string {
   if (!jobs.length) return 'no queued or running jobs\n';
-  return `${jobs.map((job) => `${job.id}  ${job.state.padEnd(7)}  attempt ${job.attempt}  ${describeWork(job.work)}`).join('\n')}\n`;
+  return `${jobs.map((job) => `${job.id}  ${job.state.padEnd(7)}  attempt ${job.attempt}  ${printableLine(describeWork(job.work))}`).join('\n')}\n`;
 }
 
 async function enqueue(context: CliContext, repoName: string, options: EnqueueOptions): Promise<number> {

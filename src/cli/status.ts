@@ -1,5 +1,6 @@
 // agent-runner status: base and staging, landed, parked and blocked tasks,
 // and the last drain's summary.
+import { printableLine } from '../printable.js';
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { stagingStatus, type StagingStatus } from '../lifecycle.js';
@@ -26,9 +27,9 @@ export function renderStatus(status: StagingStatus): string {
   const lines = [
     `base     ${status.baseBranch} (${status.baseRef.replace(/^refs\//, '')}) ${status.base.slice(0, 12)}`,
     `staging  auto/work ${status.staging ? `${status.staging.slice(0, 12)}: ${status.ahead} ahead, ${status.behind} behind` : 'does not exist yet'}`,
-    `landed   ${status.landed.length}${status.landed.map((landing) => `\n  ${landing.taskId}  ${landing.commit.slice(0, 10)}  ${landing.subject}`).join('')}`,
-    `parked   ${status.parked.length}${status.parked.map((task) => `\n  ${task.id}  ${task.reason}`).join('')}`,
-    `blocked  ${status.blocked.length}${status.blocked.map((task) => `\n  ${task.id}  ${task.reason}`).join('')}`,
+    `landed   ${status.landed.length}${status.landed.map((landing) => `\n  ${printableLine(landing.taskId)}  ${landing.commit.slice(0, 10)}  ${printableLine(landing.subject)}`).join('')}`,
+    `parked   ${status.parked.length}${status.parked.map((task) => `\n  ${printableLine(task.id)}  ${printableLine(task.reason)}`).join('')}`,
+    `blocked  ${status.blocked.length}${status.blocked.map((task) => `\n  ${printableLine(task.id)}  ${printableLine(task.reason)}`).join('')}`,
   ];
   if (status.lastDrain) {
     lines.push(`last drain ${status.lastDrain.runId}: ${status.lastDrain.outcome} at ${status.lastDrain.endedAt}`);

@@ -1,6 +1,7 @@
 // agent-runner fleet: every registered repo at a glance. read (gatherFleet)
 // -> decide (fleetEntry, pure) -> render (JSON for the dashboard, text for
 // people). The JSON shape is documented in docs/operations.md ("fleet --json").
+import { printableLine } from '../printable.js';
 import { lookupUser } from '../privdrop.js';
 import type { FsPort, ProcessPort } from '../ports.js';
 import type { ConfigProblem, RegistryRepo } from '../types.js';
@@ -113,21 +114,21 @@ export function renderFleetHuman(fleet: Fleet): string {
     repo.enabled ? 'yes' : 'no',
     repo.watcher.state,
     age(repo.watcher.heartbeatAgeSec),
-    repo.run ? `${age(repo.run.elapsedSec)} ${repo.run.runningTasks.join(',') || '-'}` : '-',
+    repo.run ? `${age(repo.run.elapsedSec)} ${printableLine(repo.run.runningTasks.join(',')) || '-'}` : '-',
     repo.queue.running ? `${repo.queue.queued}+${repo.queue.running}` : String(repo.queue.queued),
     repo.staging ? (repo.staging.exists ? `+${repo.staging.ahead}/-${repo.staging.behind}` : 'none') : '?',
     repo.board ? String(repo.board.ready) : '?',
     repo.board ? String(repo.board.parked) : '?',
-    repo.lastRun ? `${repo.lastRun.outcome}${repo.lastRun.landed ? ` ${repo.lastRun.landed} landed` : ''}` : '-',
+    repo.lastRun ? `${printableLine(repo.lastRun.outcome)}${repo.lastRun.landed ? ` ${repo.lastRun.landed} landed` : ''}` : '-',
   ]);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: readonly string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
   const out = [line(header), ...rows.map(line)];
   for (const repo of fleet.repos) {
-    for (const error of repo.errors) out.push(`${repo.name}: ${error}`);
-    if (repo.watcher.lastError) out.push(`${repo.name}: last skipped ${repo.watcher.lastError.at}: ${repo.watcher.lastError.message}`);
+    for (const error of repo.errors) out.push(`${repo.name}: ${printableLine(error)}`);
+    if (repo.watcher.lastError) out.push(`${repo.name}: last skipped ${printableLine(repo.watcher.lastError.at)}: ${printableLine(repo.watcher.lastError.message)}`);
   }
-  for (const problem of fleet.problems) out.push(`registry: ${problem.file}: ${problem.key}: ${problem.problem}; ${problem.fix}`);
+  for (const problem of fleet.problems) out.push(printableLine(`registry: ${problem.file}: ${problem.key}: ${problem.problem}; ${problem.fix}`));
   if (!fleet.repos.length) out.push(`no repos registered in ${fleet.registry}`);
   return `${out.join('\n')}\n`;
 }

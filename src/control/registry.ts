@@ -7,6 +7,8 @@ import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
 import type { ConfigProblem, Registry, RegistryRepo } from '../types.js';
 import { configValueError, formatProblems, UsageError } from '../errors.js';
+import { FIRST_PROXY_PORT, PRIVILEGED_PORT_LIMIT, proxyPortProblem } from './proxy-ports.js';
+import { loopbackPortClashes } from './registry-rules.js';
 
 /** Repo names become user names, unit instance names and directory names. */
 export const REPO_NAME_PATTERN = /^[a-z][a-z0-9-]{0,23}$/;
@@ -22,8 +24,8 @@ export const REGISTRY_DEFAULTS = {
   enabled: true,
 } as const;
 
-/** The first proxy port upsertRepo hands out when the caller does not pick one. */
-export const FIRST_PROXY_PORT = 3130;
+/** The first proxy port upsertRepo hands out when the caller does not pick one (src/control/proxy-ports.ts). */
+export { FIRST_PROXY_PORT } from './proxy-ports.js';
 
 /** Upper bound on max_parallel: more agents than this on one host is a typo. */
 export const MAX_PARALLEL_LIMIT = 64;
@@ -201,7 +203,7 @@ function readFields(c: Collected, table: string, scope: Scope, raw: Record<strin
         else fields.user = value;
         break;
       case 'proxy_port':
-        if (!Number.isInteger(value) || (value as number) < 1024 || (value as number) > 65535) bad(`must be an integer port 1024-65535, got ${JSON.stringify(value)}`, 'pick a free unprivileged port, one per repo');
+        if (proxyPortProblem(value as number) !== undefined) bad(`must be a privileged port 1-${PRIVILEGED_PORT_LIMIT - 1}, got ${JSON.stringify(value)}: any user, an agent too, can bind a port from ${PRIVILEGED_PORT_LIMIT} up and cut the repo off from its proxy`, `run agent-runner provision repo ${table.replace(/^repos\./, '')}: it moves the repo to a free port from ${FIRST_PROXY_PORT} up (or set one below ${PRIVILEGED_PORT_LIMIT} yourself, one per repo)`);
         else fields.proxyPort = value as number;
         break;
       case 'url':
@@ -350,6 +352,7 @@ export function parseRegistry(text: string, file: string): { registry: Registry;
   clash('proxy port', (repo) => repo.proxyPort, 'proxy_port', 'give every repo its own proxy_port');
   clash('user', (repo) => repo.user, 'user', 'give every repo its own user: isolation between repos is per user');
   clash('path', (repo) => repo.path, 'path', 'register each checkout once');
+  for (const found of loopbackPortClashes(repos)) report(c, `repos.${found.repo}`, 'loopback_ports', found.problem, found.fix);
   const valid = problems.length === 0 ? repos : repos.filter((repo) => !problems.some((p) => p.key.startsWith(`repos.${repo.name}.`) || p.key === `repos.${repo.name}`));
   return { registry: { repos: valid }, problems };
 }

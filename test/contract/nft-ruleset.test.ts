@@ -11,7 +11,7 @@ import { netns } from '../helpers/netns.js';
 import { inNetns } from '../../backends/host/exec.js';
 import { FailedError } from '../../src/errors.js';
 
-const repos = [aRepo('alpha', { proxyPort: 3200, loopbackPorts: [5432] }), aRepo('beta', { proxyPort: 3201 })];
+const repos = [aRepo('alpha', { proxyPort: 700, loopbackPorts: [5432] }), aRepo('beta', { proxyPort: 701 })];
 const uids = new Map([
   ['agent-alpha', 1001],
   ['agent-beta', 1002],

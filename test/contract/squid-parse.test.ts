@@ -26,9 +26,9 @@ t.test('squid -k parse', async (t) => {
     return;
   }
   const ports = realPorts();
-  const good = write(tempDir(t), [aRepo('alpha', { proxyPort: 3200, allow: ['github.com', '.npmjs.org'] }), aRepo('beta', { proxyPort: 3201 })]);
+  const good = write(tempDir(t), [aRepo('alpha', { proxyPort: 700, allow: ['github.com', '.npmjs.org'] }), aRepo('beta', { proxyPort: 701 })]);
   t.equal(await parseSquidConfig(ports, good), undefined, 'the generated config parses');
-  const broken = write(tempDir(t), [aRepo('alpha', { proxyPort: 3200, allow: ['registry.npmjs.org', '.npmjs.org'] })]);
+  const broken = write(tempDir(t), [aRepo('alpha', { proxyPort: 700, allow: ['registry.npmjs.org', '.npmjs.org'] })]);
   const error = await parseSquidConfig(ports, broken);
   t.match(error, /'registry\.npmjs\.org' is a subdomain of '\.npmjs\.org'/);
   t.match(error, /Bungled/);

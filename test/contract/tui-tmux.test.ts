@@ -75,7 +75,7 @@ function fleetFixture(t: Test): { config: string; state: string } {
   const state = path.join(dir, 'state');
   mkdirSync(state);
   const config = path.join(dir, 'registry.toml');
-  writeFileSync(config, `[repos.alpha]\npath = "${alpha}"\nproxy_port = 3130\n\n[repos.beta]\npath = "${beta}"\nproxy_port = 3131\n`);
+  writeFileSync(config, `[repos.alpha]\npath = "${alpha}"\nproxy_port = 700\n\n[repos.beta]\npath = "${beta}"\nproxy_port = 701\n`);
   return { config, state };
 }
 

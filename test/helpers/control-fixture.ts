@@ -2,6 +2,7 @@
 // owns a drain fixture (bare origin + clone with a board), a command agent
 // script that proves the privilege drop (it writes `id` and `env`), a
 // registry and a state dir. Everything is removed when the test ends.
+import { accountComment } from '../../src/control/repo-account.js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -45,8 +46,9 @@ export interface ControlFixture {
 
 let counter = 0;
 
-export function createUser(t: Test, name: string, home: string): void {
-  execFileSync('useradd', ['--home-dir', home, '--create-home', '--shell', '/usr/sbin/nologin', '--user-group', name], { stdio: 'pipe' });
+/** A repo user as provisioning makes it: marked as agent-runner's, for `repo`. */
+export function createUser(t: Test, name: string, home: string, repo: string): void {
+  execFileSync('useradd', ['--home-dir', home, '--create-home', '--shell', '/usr/sbin/nologin', '--user-group', '--comment', accountComment(repo), name], { stdio: 'pipe' });
   t.teardown(() => {
     try {
       execFileSync('pkill', ['-KILL', '-u', name], { stdio: 'ignore' });
@@ -68,7 +70,7 @@ export function controlFixture(t: Test, tasks: readonly FixtureTask[], options: 
   const agent = path.join(root, 'probe-agent.sh');
   writeFileSync(agent, probeAgent(probeOut), { mode: 0o755 });
   const fixture = drainFixture(t, tasks, { agent: ['/bin/sh', agent], config: { maxParallel: 4 } });
-  createUser(t, user, path.join(root, 'home'));
+  createUser(t, user, path.join(root, 'home'), name);
   // The clone and its origin belong to the repo user, as provisioning leaves them.
   // Both live in one temp folder (origin.git and clone), which the user must be able to enter.
   const repos = path.dirname(fixture.origin);
@@ -79,7 +81,7 @@ export function controlFixture(t: Test, tasks: readonly FixtureTask[], options: 
   const registry = path.join(root, 'registry.toml');
   writeFileSync(
     registry,
-    `[repos.${name}]\npath = "${fixture.clone}"\nuser = "${user}"\nproxy_port = ${20000 + (process.pid % 10000) + counter}\nschedule = "${options.schedule ?? '* * * * *'}"\nenv = { PROBE_MARKER = "from-registry" }\n${options.registryExtra ?? ''}`,
+    `[repos.${name}]\npath = "${fixture.clone}"\nuser = "${user}"\nproxy_port = ${700 + (counter % 300)}\nschedule = "${options.schedule ?? '* * * * *'}"\nenv = { PROBE_MARKER = "from-registry" }\n${options.registryExtra ?? ''}`,
   );
   const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/root', AGENT_RUNNER_STATE: state, AGENT_RUNNER_CONFIG: registry, LANG: 'C.UTF-8', ROOT_SECRET_MARKER: 'must-not-leak' };
   return { name, user, clone: fixture.clone, origin: fixture.origin, state, registry, probeOut, env };

@@ -10,7 +10,7 @@ export function aRepo(name: string, overrides: Partial<RegistryRepo> = {}): Regi
     path: `/home/agent-${name}/${name}`,
     user: `agent-${name}`,
     baseBranch: 'main',
-    proxyPort: 3200,
+    proxyPort: 700,
     schedule: '* * * * *',
     maxParallel: 2,
     allow: [],

@@ -1,7 +1,7 @@
 // doctor against a real provisioned repo in a namespace: green when healthy,
 // and red naming the right fix when each layer is broken on purpose.
 import t from 'tap';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { cli } from '../helpers/in-process-cli.js';
@@ -10,11 +10,13 @@ import { systemTestMayRun } from '../helpers/system.js';
 import { originAndClone, tempDir } from '../helpers/temp.js';
 import { killSquidByPidFile, netns, uniqueName, waitForPort } from '../helpers/netns.js';
 import { defaultUserFor } from '../../src/control/registry.js';
+import { FIRST_PROXY_PORT } from '../../src/control/proxy-ports.js';
 
 const UPSTREAM = '203.0.113.2';
 
 interface DoctorReport {
   ok: boolean;
+  host: { name: string; ok: boolean; detail: string; fix: string }[];
   repos: { repo: string; checks: { name: string; ok: boolean; detail: string; fix: string }[] }[];
 }
 
@@ -51,28 +53,55 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
     return { code: result.code, report, failed: checks.filter((check) => !check.ok).map((check) => check.name), check: (n: string) => checks.find((check) => check.name === n)! };
   };
 
+  // A root listener in the namespace: a local service, or a squatter.
+  const squat = async (port: number) => {
+    const child = ns.start(['python3', '-c', `import socket, time\ns = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", ${port})); s.listen(1)\nwhile True: time.sleep(60)`]);
+    await waitForPort(ns, '127.0.0.1', port);
+    return child;
+  };
+  const stop = async (child: { pid?: number; exitCode: number | null; once(event: 'exit', listener: () => void): unknown }) => {
+    if (child.exitCode !== null || !child.pid) return;
+    const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    process.kill(child.pid, 'SIGKILL');
+    await gone;
+  };
+  const repoPort = () => Number(/proxy_port = (\d+)/.exec(readFileSync(env.AGENT_RUNNER_CONFIG, 'utf8'))![1]);
+  // /proc's hidepid is the host's: doctor reports it, the test does not change it.
+  const hidepid = /^\S+ \S+ \S+ \S+ \/proc .* - proc \S+ \S*hidepid=(2|invisible|4|ptraceable)/m.test(readFileSync('/proc/self/mountinfo', 'utf8'));
+
   t.before(async () => {
     await waitForPort(ns, UPSTREAM, 80);
     await daemon.ready();
     const host = await cli(env, ['provision', 'host']);
     if (host.code !== 0) throw new Error(host.err);
+    // Something already listens on the first proxy port: provision must not hand it out.
+    const service = await squat(FIRST_PROXY_PORT);
     const first = await provision();
+    await stop(service);
     if (first.code !== 0) throw new Error(first.err);
     // The agent CLI lives on the repo's toolchain PATH.
     const registry = readFileSync(env.AGENT_RUNNER_CONFIG, 'utf8');
     writeFileSync(env.AGENT_RUNNER_CONFIG, registry.replace(`[repos.${name}]\n`, `[repos.${name}]\ntoolchain_path = "${toolbin}:/usr/local/bin:/usr/bin:/bin"\n`));
   });
 
+  t.test('provision skipped the port a local service held, and wrote the registry root-only', async (t) => {
+    t.equal(repoPort(), FIRST_PROXY_PORT + 1);
+    t.equal(statSync(env.AGENT_RUNNER_CONFIG).mode & 0o777, 0o600);
+  });
+
   t.test('green on a healthy setup', async (t) => {
     const result = await doctor();
     t.same(result.failed, []);
-    t.equal(result.code, 0);
+    t.same(result.report.host.map((check) => [check.name, check.ok]), [['registry is readable by root only', true], ["/proc hides other users' processes", hidepid]]);
+    t.equal(result.code, hidepid ? 0 : 1, 'only the host\'s /proc may fail here');
     t.same(result.report.repos[0]!.checks.map((check) => check.name), [
       'user exists',
       'egress lock loaded',
       'proxy config parses',
       'allowlist matches the registry',
       'proxy answers',
+      'proxy port is privileged',
+      'squid owns the proxy port',
       'repo owned by its user',
       'home is private',
       'state and lock dirs are safe',
@@ -103,10 +132,41 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
     await new Promise((resolve) => setTimeout(resolve, 200));
     const result = await doctor();
     t.equal(result.code, 1);
-    t.same(result.failed, ['proxy answers', 'proxy refuses unlisted domains', 'proxy refuses private addresses']);
+    t.same(result.failed, ['proxy answers', 'squid owns the proxy port', 'proxy refuses unlisted domains', 'proxy refuses private addresses']);
     t.match(result.check('proxy answers').fix, 'systemctl start agent-runner-proxy.service');
     t.equal((await provision()).code, 0);
     t.same((await doctor()).failed, [], 'provision restarts it');
+  });
+
+  t.test('a squatter on the repo port: doctor names it, provision refuses, both recover', async (t) => {
+    const port = repoPort();
+    killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const squatter = await squat(port);
+    const result = await doctor();
+    t.equal(result.code, 1);
+    t.notOk(result.check('squid owns the proxy port').ok);
+    t.ok(result.check('proxy answers').ok, 'the squatter answers: answering alone proves nothing');
+    t.match(result.check('squid owns the proxy port').detail, `port ${port} is held by python3 (pid ${squatter.pid})`);
+    t.match(result.check('squid owns the proxy port').fix, `ss -ltnp 'sport = :${port}'`);
+    const refused = await provision();
+    t.not(refused.code, 0);
+    t.match(refused.err, `proxy port ${port} is held by python3 (pid ${squatter.pid}), not by agent-runner's Squid`);
+    await stop(squatter);
+    t.equal((await provision()).code, 0, 'with the squatter gone provision restarts Squid');
+    const healed = await doctor();
+    t.ok(healed.check('squid owns the proxy port').ok);
+    t.match(healed.check('squid owns the proxy port').detail, `127.0.0.1:${port} is held by agent-runner's Squid (squid (pid`);
+    t.same(healed.failed, []);
+  });
+
+  t.test('registry made world-readable: red with chmod 600, provision fixes it', async (t) => {
+    chmodSync(env.AGENT_RUNNER_CONFIG, 0o644);
+    const result = await doctor();
+    t.same(result.report.host.filter((check) => !check.ok).map((check) => check.name), ['registry is readable by root only', ...(hidepid ? [] : ["/proc hides other users' processes"])]);
+    t.equal(result.report.host[0]!.fix, `chown root:root ${env.AGENT_RUNNER_CONFIG} && chmod 600 ${env.AGENT_RUNNER_CONFIG}`);
+    t.equal((await provision()).code, 0);
+    t.equal(statSync(env.AGENT_RUNNER_CONFIG).mode & 0o777, 0o600);
   });
 
   t.test('allowlist changed behind our back: red', async (t) => {

@@ -18,8 +18,8 @@ import { applySquid, squidRunning } from '../../backends/host/apply-squid.js';
 import { FailedError } from '../../src/errors.js';
 
 const UPSTREAM = '203.0.113.2';
-const ALPHA_PORT = 3201;
-const BETA_PORT = 3202;
+const ALPHA_PORT = 701;
+const BETA_PORT = 702;
 
 if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
   const ports = realPorts();

@@ -63,7 +63,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
     t.match(report.checklist.join('\n'), /\.git-credentials/);
     const { registry, problems } = parseRegistry(readFileSync(env.AGENT_RUNNER_CONFIG, 'utf8'), 'registry.toml');
     t.same(problems, []);
-    t.same(registry.repos.map((repo) => [repo.name, repo.user, repo.proxyPort, repo.allow, repo.path]), [[name, user, 3200, ['allowed.test', '.example.org'], `/home/${user}/${name}`]]);
+    t.same(registry.repos.map((repo) => [repo.name, repo.user, repo.proxyPort, repo.allow, repo.path]), [[name, user, 700, ['allowed.test', '.example.org'], `/home/${user}/${name}`]]);
     const uid = Number(spawnSync('id', ['-u', user], { encoding: 'utf8' }).stdout.trim());
     t.equal(statSync(`/home/${user}`).mode & 0o777, 0o700, 'home 0700');
     t.equal(statSync(`/home/${user}/${name}`).uid, uid, 'clone owned by the user');
@@ -71,9 +71,9 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
     const clone = `/home/${user}/${name}`;
     t.match(readFileSync(path.join(clone, 'backlog', 'config.yml'), 'utf8'), /statuses: \["To Do", "In Progress", "Done", "Blocked"\]/);
     t.equal(git(clone, '-c', `safe.directory=${clone}`, 'log', '-1', '--format=%an|%cn|%s'), `${user}|agent-runner|Board: add the Blocked status`);
-    t.match(ns.exec(['nft', 'list', 'table', 'inet', 'agent_runner']).stdout, new RegExp(`meta skuid ${uid} ip daddr 127.0.0.1 tcp dport 3200 accept`));
+    t.match(ns.exec(['nft', 'list', 'table', 'inet', 'agent_runner']).stdout, new RegExp(`meta skuid ${uid} ip daddr 127.0.0.1 tcp dport 700 accept`));
     t.equal(readFileSync(path.join(root, 'etc', 'allow', `${name}.txt`), 'utf8'), `# repo ${name}: domains its agents may reach (from the registry)\nallowed.test\n.example.org\n`);
-    t.equal(ns.exec(['bash', '-c', 'exec 3<>/dev/tcp/127.0.0.1/3200']).status, 0, 'the proxy listens on the repo port');
+    t.equal(ns.exec(['bash', '-c', 'exec 3<>/dev/tcp/127.0.0.1/700']).status, 0, 'the proxy listens on the repo port');
     t.match(readFileSync(path.join(root, 'etc', 'egress.json'), 'utf8'), new RegExp(`"right": ${uid}`));
   });
 

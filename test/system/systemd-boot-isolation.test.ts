@@ -22,7 +22,7 @@ const EGRESS = 'agent-runner-egress.service';
 const PROXY = 'agent-runner-proxy.service';
 const GIT_PORT = 9418;
 const REPO = 'bootdemo';
-const PROXY_PORT = 3200;
+const PROXY_PORT = 700;
 
 interface Report {
   changed: boolean;

@@ -4,7 +4,7 @@ import { fleetEntry, renderFleetHuman, type FleetInputs } from '../../src/contro
 import type { RegistryRepo } from '../../src/types.js';
 
 const repo: RegistryRepo = {
-  name: 'web', path: '/srv/web', user: 'agent-web', baseBranch: 'main', proxyPort: 3130, schedule: '* * * * *', maxParallel: 3, allow: [], loopbackPorts: [],
+  name: 'web', path: '/srv/web', user: 'agent-web', baseBranch: 'main', proxyPort: 700, schedule: '* * * * *', maxParallel: 3, allow: [], loopbackPorts: [],
   toolchainPath: '/usr/bin:/bin', env: {}, enabled: true, url: undefined, authorName: undefined, authorEmail: undefined,
 };
 const now = Date.parse('2026-01-01T01:00:00.000Z');

@@ -87,7 +87,7 @@ t.test('prompt tasks', async (t) => {
 
 t.test('the orchestrate command and progress lines', async (t) => {
   const repo: RegistryRepo = {
-    name: 'web', path: '/srv/web', user: 'agent-web', baseBranch: 'main', proxyPort: 3130, schedule: '* * * * *', maxParallel: 3, allow: [], loopbackPorts: [],
+    name: 'web', path: '/srv/web', user: 'agent-web', baseBranch: 'main', proxyPort: 700, schedule: '* * * * *', maxParallel: 3, allow: [], loopbackPorts: [],
     toolchainPath: '/opt/node/bin:/usr/bin:/bin', env: { APP_ENV: 'test' }, enabled: true, url: undefined, authorName: undefined, authorEmail: undefined,
   };
   const command = orchestrateCommand(
@@ -99,7 +99,7 @@ t.test('the orchestrate command and progress lines', async (t) => {
     args: ['/opt/agent-runner/dist/src/main.js', 'orchestrate', '--workspace', '/srv/web', '--task', 'TASK-2', '--max-parallel', '3', '--pass-env', 'APP_ENV', '--json', '--run-id', 'R1', '--progress', 'json'],
     env: {
       APP_ENV: 'test', HOME: '/home/agent-web', USER: 'agent-web', LOGNAME: 'agent-web', PATH: '/opt/node/bin:/usr/bin:/bin', LANG: 'C.UTF-8',
-      http_proxy: 'http://127.0.0.1:3130', https_proxy: 'http://127.0.0.1:3130', HTTP_PROXY: 'http://127.0.0.1:3130', HTTPS_PROXY: 'http://127.0.0.1:3130',
+      http_proxy: 'http://127.0.0.1:700', https_proxy: 'http://127.0.0.1:700', HTTP_PROXY: 'http://127.0.0.1:700', HTTPS_PROXY: 'http://127.0.0.1:700',
       no_proxy: '127.0.0.1,localhost,::1', NO_PROXY: '127.0.0.1,localhost,::1', AGENT_RUNNER_STATE: '/var/lib/agent-runner/repos/web/work',
     },
     cwd: '/srv/web',

@@ -7,8 +7,8 @@ import { UsageError } from '../../src/errors.js';
 const skuid = (uid: number) => ({ match: { op: '==', left: { meta: { key: 'skuid' } }, right: uid } });
 const T = { family: 'inet', table: 'agent_runner', chain: 'output' };
 
-const alpha = aRepo('alpha', { proxyPort: 3200, loopbackPorts: [5432, 3200, 5432] });
-const beta = aRepo('beta', { proxyPort: 3201 });
+const alpha = aRepo('alpha', { proxyPort: 700, loopbackPorts: [5432, 700, 5432] });
+const beta = aRepo('beta', { proxyPort: 701 });
 const uids = new Map([
   ['agent-alpha', 1001],
   ['agent-beta', 1002],
@@ -25,11 +25,11 @@ t.test('two repos: accepts first, then per-uid rejects', async (t) => {
       add: {
         rule: {
           ...T,
-          comment: 'repo alpha: agent-alpha may reach its proxy 127.0.0.1:3200 and loopback ports 5432',
+          comment: 'repo alpha: agent-alpha may reach its proxy 127.0.0.1:700 and loopback ports 5432',
           expr: [
             skuid(1001),
             { match: { op: '==', left: { payload: { protocol: 'ip', field: 'daddr' } }, right: '127.0.0.1' } },
-            { match: { op: '==', left: { payload: { protocol: 'tcp', field: 'dport' } }, right: { set: [3200, 5432] } } },
+            { match: { op: '==', left: { payload: { protocol: 'tcp', field: 'dport' } }, right: { set: [700, 5432] } } },
             { accept: null },
           ],
         },
@@ -54,11 +54,11 @@ t.test('two repos: accepts first, then per-uid rejects', async (t) => {
       add: {
         rule: {
           ...T,
-          comment: 'repo beta: agent-beta may reach its proxy 127.0.0.1:3201',
+          comment: 'repo beta: agent-beta may reach its proxy 127.0.0.1:701',
           expr: [
             skuid(1002),
             { match: { op: '==', left: { payload: { protocol: 'ip', field: 'daddr' } }, right: '127.0.0.1' } },
-            { match: { op: '==', left: { payload: { protocol: 'tcp', field: 'dport' } }, right: 3201 } },
+            { match: { op: '==', left: { payload: { protocol: 'tcp', field: 'dport' } }, right: 701 } },
             { accept: null },
           ],
         },
@@ -75,7 +75,7 @@ t.test('a repo whose user does not exist yet is left out; root is refused', asyn
   const ruleset = egressRuleset([alpha, beta], new Map([['agent-beta', 1002]]));
   t.same(
     ruleset.nftables.filter((entry) => entry.add !== undefined && 'rule' in (entry.add as object)).map((entry) => ((entry.add as { rule: { comment: string } }).rule.comment)),
-    ['repo beta: agent-beta may reach its proxy 127.0.0.1:3201', 'repo beta: reject any other tcp (reset)', 'repo beta: reject everything else (udp, dns, icmp, ipv6)'],
+    ['repo beta: agent-beta may reach its proxy 127.0.0.1:701', 'repo beta: reject any other tcp (reset)', 'repo beta: reject everything else (udp, dns, icmp, ipv6)'],
   );
   t.throws(() => egressRuleset([alpha], new Map([['agent-alpha', 0]])), UsageError);
 });
@@ -101,6 +101,6 @@ t.test('comparing a live listing with the generated ruleset', async (t) => {
   const withoutLast = { nftables: listing.nftables.slice(0, -1) };
   t.same(rulesetDifferences(withoutLast, ruleset), ['missing rule "repo beta: reject everything else (udp, dns, icmp, ipv6)"']);
   t.same(rulesetDifferences(undefined, ruleset), ['table inet agent_runner is not loaded']);
-  const changed = egressRuleset([alpha, { ...beta, proxyPort: 3299 }], uids);
-  t.same(rulesetDifferences(listing, changed), ['rule 4 differs: expected "repo beta: agent-beta may reach its proxy 127.0.0.1:3299", live "repo beta: agent-beta may reach its proxy 127.0.0.1:3201"']);
+  const changed = egressRuleset([alpha, { ...beta, proxyPort: 799 }], uids);
+  t.same(rulesetDifferences(listing, changed), ['rule 4 differs: expected "repo beta: agent-beta may reach its proxy 127.0.0.1:799", live "repo beta: agent-beta may reach its proxy 127.0.0.1:701"']);
 });

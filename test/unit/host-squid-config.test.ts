@@ -5,8 +5,8 @@ import { squidConfig, squidProblems } from '../../backends/host/squid-config.js'
 import { aRepo } from '../helpers/host-fixtures.js';
 
 const layout = { configFile: '/etc/agent-runner/squid.conf', allowlistDir: '/etc/agent-runner/allow', stateDir: '/var/lib/agent-runner/squid' };
-const alpha = aRepo('alpha', { proxyPort: 3200, allow: ['GitHub.com', '.npmjs.org'] });
-const beta = aRepo('beta', { proxyPort: 3201, allow: [] });
+const alpha = aRepo('alpha', { proxyPort: 700, allow: ['GitHub.com', '.npmjs.org'] });
+const beta = aRepo('beta', { proxyPort: 701, allow: [] });
 
 t.test('two repos', async (t) => {
   const rendered = squidConfig([beta, alpha], layout);
@@ -43,13 +43,13 @@ acl CONNECT method CONNECT
 acl to_private dst 0.0.0.0/8 10.0.0.0/8 100.64.0.0/10 127.0.0.0/8 169.254.0.0/16 172.16.0.0/12 192.168.0.0/16 ::1 fc00::/7 fe80::/10
 
 # repo alpha (user agent-alpha)
-http_port 127.0.0.1:3200 name=alpha
+http_port 127.0.0.1:700 name=alpha
 acl repo_alpha myportname alpha
 acl allow_alpha dstdomain -n "/etc/agent-runner/allow/alpha.txt"
 note repo alpha repo_alpha
 
 # repo beta (user agent-beta)
-http_port 127.0.0.1:3201 name=beta
+http_port 127.0.0.1:701 name=beta
 acl repo_beta myportname beta
 acl allow_beta dstdomain -n "/etc/agent-runner/allow/beta.txt"
 note repo beta repo_beta
@@ -76,16 +76,16 @@ t.test('hosts_file and effective user are options', async (t) => {
 });
 
 t.test('allowlist problems, all at once', async (t) => {
-  const bad = aRepo('bad', { proxyPort: 3200, allow: ['github.com', '10.0.0.1', 'no_underscores.com', 'localhost', 'www.example.org', '.example.org', 'github.com'] });
+  const bad = aRepo('bad', { proxyPort: 700, allow: ['github.com', '10.0.0.1', 'no_underscores.com', 'localhost', 'www.example.org', '.example.org', 'github.com'] });
   t.same(
-    squidProblems([bad, beta, aRepo('gamma', { proxyPort: 3201 })], 'registry.toml').map((p) => `${p.key}: ${p.problem}`),
+    squidProblems([bad, beta, aRepo('gamma', { proxyPort: 701 })], 'registry.toml').map((p) => `${p.key}: ${p.problem}`),
     [
       'repos.bad.allow[1]: "10.0.0.1" is not a domain name',
       'repos.bad.allow[2]: "no_underscores.com" is not a domain name',
       'repos.bad.allow[3]: "localhost" is not a domain name',
       'repos.bad.allow[4]: "www.example.org" is already covered by ".example.org"',
       'repos.bad.allow[6]: "github.com" is already covered by "github.com"',
-      'repos.gamma.proxy_port: port 3201 is also the proxy port of "beta"',
+      'repos.gamma.proxy_port: port 701 is also the proxy port of "beta"',
     ],
   );
   t.same(squidProblems([alpha, beta], 'registry.toml'), []);

@@ -56,6 +56,9 @@ t.test('the repo planner: a new repo, then a provisioned one plans nothing', asy
     squidRunning: false,
     systemd: false,
     watchEnabled: false,
+    ports: { unprivilegedStart: 1024, listeners: [], squidPids: [] },
+    registryMode: undefined,
+    uidMin: 1000,
   };
   const request = { name: 'web', url: 'https://example.org/web.git', base: undefined, allow: ['github.com'] };
   const first = planRepo(request, empty, layout);
@@ -65,10 +68,11 @@ t.test('the repo planner: a new repo, then a provisioned one plans nothing', asy
     'clone https://example.org/web.git (main) into /home/agent-web/web as agent-web',
     'author of agent commits: user.name "agent-web"',
     'author of agent commits: user.email "agent-web@localhost"',
-    'register repo web in /cfg/registry.toml (proxy port 3200, allow: github.com)',
+    'register repo web in /cfg/registry.toml (proxy port 700, allow: github.com), mode 0600',
     'regenerate and load the egress ruleset (1 repo), saved to /cfg/egress.json',
-    'regenerate the proxy config and reload it (port 3200 for web)',
+    'regenerate the proxy config and reload it (port 700 for web)',
   ]);
+  t.equal((first.steps.find((step) => 'write' in step) as { write: { mode: number } }).write.mode, 0o600, 'the registry is written root-only');
   const registryText = (first.steps.find((step) => 'write' in step) as { write: { text: string } }).write.text;
   const repos = parseRegistry(registryText, 'r').registry.repos;
   const uids = new Map([['agent-web', 1500]]);
@@ -79,7 +83,7 @@ t.test('the repo planner: a new repo, then a provisioned one plans nothing', asy
     ...empty,
     registryText,
     uids,
-    account: { name: 'agent-web', uid: 1500, gid: 1500, home: '/home/agent-web', shell: '/bin/bash' },
+    account: { name: 'agent-web', uid: 1500, gid: 1500, home: '/home/agent-web', shell: '/bin/bash', comment: 'agent-runner repo web' },
     clone: { exists: true, ownerUid: 1500, isGit: true },
     gitIdentity: { name: 'agent-web', email: 'agent-web@localhost' },
     backlogConfig: 'statuses: ["To Do", "Done", "Blocked"]\n',
@@ -90,8 +94,8 @@ t.test('the repo planner: a new repo, then a provisioned one plans nothing', asy
   };
   t.same(planRepo({ ...request, allow: undefined }, done, layout).steps, []);
   t.same(planRepo({ ...request, allow: ['github.com', '.npmjs.org'] }, done, layout).steps.map((step) => step.description), [
-    'register repo web in /cfg/registry.toml (proxy port 3200, allow: github.com, .npmjs.org)',
-    'regenerate the proxy config and reload it (port 3200 for web)',
+    'register repo web in /cfg/registry.toml (proxy port 700, allow: github.com, .npmjs.org), mode 0600',
+    'regenerate the proxy config and reload it (port 700 for web)',
   ]);
   t.throws(() => planRepo({ ...request, allow: ['10.0.0.1'] }, done, layout), /"10\.0\.0\.1" is not a domain name/);
 });

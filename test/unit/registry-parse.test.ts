@@ -17,7 +17,7 @@ author_email = "bot@example.com"
 
 [repos.web]
 path = "/srv/repos/web/"
-proxy_port = 3130
+proxy_port = 700
 allow = [".pythonhosted.org", "registry.npmjs.org"]
 env = { LOG = "1" }
 
@@ -25,7 +25,7 @@ env = { LOG = "1" }
 path = "/srv/repos/api"
 user = "svc-api"
 base = "trunk"
-proxy_port = 3131
+proxy_port = 701
 max_parallel = 1
 enabled = false
 loopback_ports = [5432]
@@ -37,12 +37,12 @@ t.test('a valid registry with defaults applied', async (t) => {
   t.same(problems, []);
   t.same(registry.repos, [
     {
-      name: 'web', path: '/srv/repos/web', user: 'agent-web', baseBranch: 'main', proxyPort: 3130, schedule: '*/5 * * * *', maxParallel: 3,
+      name: 'web', path: '/srv/repos/web', user: 'agent-web', baseBranch: 'main', proxyPort: 700, schedule: '*/5 * * * *', maxParallel: 3,
       allow: ['registry.npmjs.org', '.pythonhosted.org'], loopbackPorts: [], toolchainPath: '/usr/local/bin:/usr/bin:/bin',
       env: { NODE_ENV: 'test', LOG: '1' }, enabled: true, url: undefined, authorName: undefined, authorEmail: 'bot@example.com',
     },
     {
-      name: 'api', path: '/srv/repos/api', user: 'svc-api', baseBranch: 'trunk', proxyPort: 3131, schedule: '*/5 * * * *', maxParallel: 1,
+      name: 'api', path: '/srv/repos/api', user: 'svc-api', baseBranch: 'trunk', proxyPort: 701, schedule: '*/5 * * * *', maxParallel: 1,
       allow: ['registry.npmjs.org'], loopbackPorts: [5432], toolchainPath: '/opt/node/bin:/usr/bin:/bin',
       env: { NODE_ENV: 'test' }, enabled: false, url: undefined, authorName: undefined, authorEmail: 'bot@example.com',
     },
@@ -56,7 +56,7 @@ path = "/x"
 
 [repos.web]
 path = "relative/web"
-proxy_port = 80
+proxy_port = 3130
 schedule = "every minute"
 max_parallel = 0
 allow = ["https://evil.example/x"]
@@ -67,12 +67,12 @@ user = "root"
 
 [repos.api]
 path = "/srv/api"
-proxy_port = 3130
+proxy_port = 700
 user = "agent-web"
 
 [repos.db]
 path = "/srv/db"
-proxy_port = 3130
+proxy_port = 700
 user = "agent-web"
 maxparallel = 2
 
@@ -81,7 +81,7 @@ path = "/srv/bad"
 proxy_port = 4000
 
 [repos.nopath]
-proxy_port = 4001
+proxy_port = 702
 
 [extra]
 x = 1
@@ -93,7 +93,7 @@ x = 1
     'reg.toml:2 defaults.shedule: unknown key',
     'reg.toml:3 defaults.path: "path" belongs in [repos.NAME], not in [defaults]',
     'reg.toml:6 repos.web.path: must be an absolute path, got "relative/web"',
-    'reg.toml:7 repos.web.proxy_port: must be an integer port 1024-65535, got 80',
+    'reg.toml:7 repos.web.proxy_port: must be a privileged port 1-1023, got 3130: any user, an agent too, can bind a port from 1024 up and cut the repo off from its proxy',
     'reg.toml:8 repos.web.schedule: not a valid cron expression: "every minute"',
     'reg.toml:9 repos.web.max_parallel: must be an integer 1-64, got 0',
     'reg.toml:10 repos.web.allow: not domain names: "https://evil.example/x"',
@@ -114,16 +114,16 @@ x = 1
 t.test('duplicate proxy ports, users and paths across repos', async (t) => {
   const text = `[repos.a]
 path = "/srv/a"
-proxy_port = 3130
+proxy_port = 700
 
 [repos.b]
 path = "/srv/a"
-proxy_port = 3130
+proxy_port = 700
 user = "agent-a"
 `;
   const { registry, problems } = parseRegistry(text, 'r.toml');
   t.same(problems.map((p) => `${p.file} ${p.key}: ${p.problem}`), [
-    'r.toml:7 repos.b.proxy_port: proxy port 3130 is already used by repo "a"',
+    'r.toml:7 repos.b.proxy_port: proxy port 700 is already used by repo "a"',
     'r.toml:8 repos.b.user: user "agent-a" is already used by repo "a"',
     'r.toml:6 repos.b.path: path "/srv/a" is already used by repo "a"',
   ]);
@@ -140,10 +140,10 @@ t.test('a syntax error names its line', async (t) => {
 t.test('readRegistry throws one UsageError listing every problem', async (t) => {
   const dir = tempDir(t);
   const file = path.join(dir, 'registry.toml');
-  writeFileSync(file, '[repos.a]\nproxy_port = 1\n');
+  writeFileSync(file, '[repos.a]\nproxy_port = 1024\n');
   const error = await readRegistry(realFs, file).catch((e: unknown) => e);
   t.ok(error instanceof UsageError);
-  t.equal((error as UsageError).message, `the registry has 2 problems:\n${file}:2: repos.a.proxy_port: must be an integer port 1024-65535, got 1; pick a free unprivileged port, one per repo\n${file}:1: repos.a: path is missing; add path = "/absolute/path/of/the/checkout"`);
+  t.equal((error as UsageError).message, `the registry has 2 problems:\n${file}:2: repos.a.proxy_port: must be a privileged port 1-1023, got 1024: any user, an agent too, can bind a port from 1024 up and cut the repo off from its proxy; run agent-runner provision repo a: it moves the repo to a free port from 700 up (or set one below 1024 yourself, one per repo)\n${file}:1: repos.a: path is missing; add path = "/absolute/path/of/the/checkout"`);
   const missing = await readRegistry(realFs, path.join(dir, 'none.toml')).catch((e: unknown) => e);
   t.match((missing as Error).message, /the registry does not exist; create it/);
   writeFileSync(file, GOOD);
@@ -155,17 +155,17 @@ t.test('readRegistry throws one UsageError listing every problem', async (t) => 
 t.test('upsertRepo adds, replaces and keeps everything else byte for byte', async (t) => {
   const added = upsertRepo(GOOD, { name: 'docs', path: '/srv/docs', allow: ['pypi.org'], env: { A: 'b c' } });
   t.ok(added.startsWith(GOOD.trimEnd()), 'the old text is untouched');
-  t.equal(added.slice(GOOD.trimEnd().length), '\n\n[repos.docs]\npath = "/srv/docs"\nproxy_port = 3132\nallow = ["pypi.org"]\nenv = { A = "b c" }\n');
+  t.equal(added.slice(GOOD.trimEnd().length), '\n\n[repos.docs]\npath = "/srv/docs"\nproxy_port = 702\nallow = ["pypi.org"]\nenv = { A = "b c" }\n');
   const parsed = parseRegistry(added, 'r');
   t.same(parsed.problems, []);
-  t.same(parsed.registry.repos.map((r) => [r.name, r.proxyPort, r.user]), [['web', 3130, 'agent-web'], ['api', 3131, 'svc-api'], ['docs', 3132, 'agent-docs']]);
+  t.same(parsed.registry.repos.map((r) => [r.name, r.proxyPort, r.user]), [['web', 700, 'agent-web'], ['api', 701, 'svc-api'], ['docs', 702, 'agent-docs']]);
 
   const replaced = upsertRepo(added, { name: 'web', path: '/srv/web2', maxParallel: 5 });
   const again = parseRegistry(replaced, 'r');
   t.same(again.problems, []);
   const web = again.registry.repos.find((r) => r.name === 'web')!;
   t.equal(web.path, '/srv/web2');
-  t.equal(web.proxyPort, 3130, 'an existing repo keeps its proxy port');
+  t.equal(web.proxyPort, 700, 'an existing repo keeps its proxy port');
   t.equal(web.maxParallel, 5);
   t.same(web.allow, ['registry.npmjs.org'], 'keys not given fall back to the defaults');
   t.ok(replaced.includes('# fleet\n[defaults]'), 'comments survive');
@@ -174,8 +174,8 @@ t.test('upsertRepo adds, replaces and keeps everything else byte for byte', asyn
 });
 
 t.test('removeRepo removes the section and its sub-tables only', async (t) => {
-  const text = `[repos.a]\npath = "/a"\nproxy_port = 3130\n\n[repos.a.env]\nX = "1"\n\n# b is next\n[repos.b]\npath = "/b"\nproxy_port = 3131\n`;
-  t.equal(removeRepo(text, 'a'), '\n# b is next\n[repos.b]\npath = "/b"\nproxy_port = 3131\n');
+  const text = `[repos.a]\npath = "/a"\nproxy_port = 700\n\n[repos.a.env]\nX = "1"\n\n# b is next\n[repos.b]\npath = "/b"\nproxy_port = 701\n`;
+  t.equal(removeRepo(text, 'a'), '\n# b is next\n[repos.b]\npath = "/b"\nproxy_port = 701\n');
   t.equal(removeRepo(text, 'zzz'), text);
   t.same(parseRegistry(removeRepo(text, 'b'), 'r').registry.repos.map((r) => [r.name, r.env]), [['a', { X: '1' }]]);
 });

@@ -1,0 +1,35 @@
+// doctor: the repo's proxy port is one no agent can bind, and our Squid is
+// what listens there (not a squatter, not another local service that
+// happens to answer). Read through the wrapper, where the proxy runs.
+import type { RegistryRepo } from '../../src/types.js';
+import { proxyPortProblem } from '../../src/control/proxy-ports.js';
+import { describeHolders, foreignHolder, readPortsState, squidOwns } from './ports.js';
+import type { HostLayout } from './layout.js';
+import type { HostDeps } from './provision-run.js';
+import type { Check } from './doctor.js';
+
+export async function proxyPortChecks(deps: HostDeps, layout: HostLayout, repo: RegistryRepo): Promise<Check[]> {
+  const state = await readPortsState(deps, layout.squid.stateDir);
+  const port = repo.proxyPort;
+  const unprivileged = proxyPortProblem(port, state.unprivilegedStart);
+  const privileged: Check = {
+    name: 'proxy port is privileged',
+    ok: unprivileged === undefined,
+    detail: unprivileged ?? `${port} is below net.ipv4.ip_unprivileged_port_start (${state.unprivilegedStart}): no agent can bind it`,
+    fix: unprivileged === undefined ? '' : port >= 1024 ? `agent-runner provision repo ${repo.name} (moves the repo to a privileged port)` : 'sysctl -w net.ipv4.ip_unprivileged_port_start=1024 and remove the override from /etc/sysctl.d',
+  };
+  const holder = foreignHolder(port, state);
+  const owned = squidOwns(port, state);
+  const listening = state.listeners.filter((listener) => listener.port === port);
+  const owns: Check = {
+    name: 'squid owns the proxy port',
+    ok: owned,
+    detail: owned
+      ? `127.0.0.1:${port} is held by agent-runner's Squid (${describeHolders(listening)})`
+      : holder
+        ? `port ${port} is held by ${holder}, not by agent-runner's Squid${state.squidPids.length ? ` (pids ${state.squidPids.join(', ')})` : ' (not running)'}`
+        : `nothing listens on 127.0.0.1:${port}`,
+    fix: owned ? '' : holder ? `stop what holds it (ss -ltnp 'sport = :${port}'), then reload the proxy: agent-runner provision repo ${repo.name}` : 'start the proxy: systemctl start agent-runner-proxy.service (see its cache.log)',
+  };
+  return [privileged, owns];
+}
