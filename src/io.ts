@@ -186,7 +186,7 @@ export const realFs: FsPort = {
   async stat(file): Promise<FileStat | undefined> {
     try {
       const s = await fs.stat(file);
-      return { size: s.size, mode: s.mode, uid: s.uid, isDirectory: s.isDirectory(), mtimeMs: s.mtimeMs };
+      return { size: s.size, mode: s.mode, uid: s.uid, gid: s.gid, isDirectory: s.isDirectory(), mtimeMs: s.mtimeMs };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;

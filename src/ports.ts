@@ -42,6 +42,8 @@ export interface FileStat {
   readonly size: number;
   readonly mode: number;
   readonly uid: number;
+  /** The owning group, when the edge knows it (the real one always does). */
+  readonly gid?: number;
   readonly isDirectory: boolean;
   readonly mtimeMs: number;
 }
