@@ -109,6 +109,9 @@ export const realProcess: ProcessPort = {
       const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
       // The command name (field 2) may contain spaces and parentheses: count from the last ')'.
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // A zombie (Z) or dead (X) process has exited; only its pid is still held
+      // until its parent (maybe an init that reaps late) collects it.
+      if (fields[0] === 'Z' || fields[0] === 'X') return undefined;
       return fields[19];
     } catch {
       return undefined;

@@ -75,7 +75,7 @@ t.test('kill -9 of watch mid-run, then restart', async (t) => {
   t.equal(stopped.code, 0, 'SIGTERM stops the watcher cleanly');
   const events = stopped.stderr.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { event: string });
   const names = events.map((event) => event.event);
-  for (const expected of ['stale-lock-cleared', 'orphan-ended', 'run-interrupted', 'job-requeued', 'watching', 'job-starting', 'run-finished', 'drain-starting', 'stopped']) {
+  for (const expected of ['stale-lock-cleared', 'leftovers-ended', 'run-interrupted', 'job-requeued', 'watching', 'job-starting', 'run-finished', 'drain-starting', 'stopped']) {
     t.ok(names.includes(expected), `logged ${expected}`);
   }
   t.same(landed(fixture.origin, 'auto/work'), ['TASK-1', 'TASK-2']);
