@@ -23,20 +23,41 @@ export interface AgentRecord {
   readonly file: string;
 }
 
-/** The agents a drain recorded as running; malformed records are skipped. */
+/** A task id as it may appear in a record file name and body. */
+const TASK_ID = /^[A-Za-z][A-Za-z0-9._-]{0,63}$/;
+/** Bigger than any record the tracker writes: more is not a record. */
+export const MAX_AGENT_RECORD_BYTES = 4096;
+
+/**
+ * Pure: one record file's text to a record, or undefined when it is not one
+ * (half-written, foreign, malformed). The one validation for every reader:
+ * orchestrate (its own records) and root's fleet view (records the repo user
+ * can write: hostile input, displayed, never acted on).
+ */
+export function parseAgentRecord(name: string, text: string, file: string): AgentRecord | undefined {
+  if (!name.endsWith('.json')) return undefined;
+  let value: { pid?: unknown; startTime?: unknown; taskId?: unknown };
+  try {
+    value = JSON.parse(text) as typeof value;
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (typeof value.pid !== 'number' || !Number.isInteger(value.pid) || value.pid <= 1) return undefined;
+  const taskId = value.taskId ?? name.slice(0, -'.json'.length);
+  if (typeof taskId !== 'string' || !TASK_ID.test(taskId)) return undefined;
+  const startTime = typeof value.startTime === 'string' && /^\d{1,20}$/.test(value.startTime) ? value.startTime : undefined;
+  return { pid: value.pid, startTime, taskId, file };
+}
+
+/** The agents a drain recorded as running (read by orchestrate, as the user, in its own state dir); malformed records are skipped. */
 export async function readAgentRecords(fs: FsPort, workspaceState: string): Promise<AgentRecord[]> {
   const dir = path.join(workspaceState, 'agents');
   const records: AgentRecord[] = [];
-  for (const name of (await fs.list(dir)).filter((entry) => entry.endsWith('.json')).sort()) {
+  for (const name of (await fs.list(dir)).sort()) {
     const file = path.join(dir, name);
-    try {
-      const value = JSON.parse((await fs.readTextIfExists(file)) ?? '') as { pid?: unknown; startTime?: unknown; taskId?: unknown };
-      if (typeof value.pid === 'number' && Number.isInteger(value.pid) && value.pid > 1) {
-        records.push({ pid: value.pid, startTime: typeof value.startTime === 'string' ? value.startTime : undefined, taskId: String(value.taskId ?? name.replace(/\.json$/, '')), file });
-      }
-    } catch {
-      // half-written or removed meanwhile: nothing to signal
-    }
+    const record = parseAgentRecord(name, (await fs.readTextIfExists(file).catch(() => undefined)) ?? '', file);
+    if (record) records.push(record);
   }
   return records;
 }

@@ -109,6 +109,9 @@ export const realProcess: ProcessPort = {
       const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
       // The command name (field 2) may contain spaces and parentheses: count from the last ')'.
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // A zombie (Z) or dead (X) process has exited; only its pid is still held
+      // until its parent (maybe an init that reaps late) collects it.
+      if (fields[0] === 'Z' || fields[0] === 'X') return undefined;
       return fields[19];
     } catch {
       return undefined;
@@ -186,7 +189,7 @@ export const realFs: FsPort = {
   async stat(file): Promise<FileStat | undefined> {
     try {
       const s = await fs.stat(file);
-      return { size: s.size, mode: s.mode, uid: s.uid, isDirectory: s.isDirectory(), mtimeMs: s.mtimeMs };
+      return { size: s.size, mode: s.mode, uid: s.uid, gid: s.gid, isDirectory: s.isDirectory(), mtimeMs: s.mtimeMs };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;

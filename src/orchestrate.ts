@@ -17,7 +17,7 @@ import { recoverTaskBranches } from './recovery.js';
 import { workspaceStateDir } from './paths.js';
 import type { DrainEvent, DrainSummary } from './drain-types.js';
 import { lastDrainFile, AgentTracker } from './drain-records.js';
-import { agentGroups, reapGroups } from './control/reap.js';
+import { agentGroups, reapGroups } from './orphan-agents.js';
 import type { ProcessControl } from './control/ports.js';
 import { committedConfig, gateSpecFrom } from './trusted-config.js';
 

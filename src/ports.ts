@@ -30,7 +30,7 @@ export interface ProcessPort {
   start(command: Command, handlers: OutputHandlers): StartedProcess;
   /**
    * The kernel's start time of a process (field 22 of /proc/PID/stat), or
-   * undefined when it is gone. With the pid it identifies a process for good:
+   * undefined when it is gone (a zombie counts as gone: it has exited). With the pid it identifies a process for good:
    * a recycled pid has another start time.
    */
   startTimeOf(pid: number): Promise<string | undefined>;
@@ -42,6 +42,8 @@ export interface FileStat {
   readonly size: number;
   readonly mode: number;
   readonly uid: number;
+  /** The owning group, when the edge knows it (the real one always does). */
+  readonly gid?: number;
   readonly isDirectory: boolean;
   readonly mtimeMs: number;
 }

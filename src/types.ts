@@ -159,6 +159,16 @@ export interface AgentAdapter {
 // ---------------------------------------------------------------- registry
 
 /** One [repos.NAME] entry of registry.toml after validation and defaults. */
+/** What one run of a repo may use (registry keys tasks_max, memory_max, cpu_weight; src/control/registry-limits.ts). */
+export interface RunLimits {
+  /** Tasks (processes and threads) of the run at once. */
+  readonly tasksMax: number;
+  /** Bytes: the run's memory under systemd; each process's data segment without it. */
+  readonly memoryMax: number;
+  /** Relative CPU share under systemd (100 is every unit's default). */
+  readonly cpuWeight: number;
+}
+
 export interface RegistryRepo {
   readonly name: string;
   readonly path: string;
@@ -177,6 +187,8 @@ export interface RegistryRepo {
   readonly url: string | undefined;
   readonly authorName: string | undefined;
   readonly authorEmail: string | undefined;
+  /** What one run may use (registry-limits.ts). */
+  readonly limits: RunLimits;
 }
 
 export interface Registry {

@@ -3,6 +3,7 @@
 // another process) is stale and taken over, so a crash never wedges the repo.
 import type { FsPort, ProcessPort } from './ports.js';
 import { BusyError } from './errors.js';
+import { stillRunning } from './process-identity.js';
 
 export interface LockOwner {
   readonly pid: number;
@@ -20,11 +21,6 @@ export interface LockDeps {
   readonly process: ProcessPort;
 }
 
-async function ownerIsAlive(process: ProcessPort, owner: LockOwner): Promise<boolean> {
-  const startTime = await process.startTimeOf(owner.pid);
-  return startTime !== undefined && (owner.startTime === undefined || owner.startTime === startTime);
-}
-
 export async function acquireWorkspaceLock(deps: LockDeps, file: string, me: LockOwner): Promise<WorkspaceLock> {
   for (let attempt = 0; attempt < 3; attempt++) {
     if (await deps.fs.createExclusive(file, `${JSON.stringify(me)}\n`, 0o600)) {
@@ -38,7 +34,7 @@ export async function acquireWorkspaceLock(deps: LockDeps, file: string, me: Loc
     } catch {
       owner = undefined; // half-written by a crashed owner: stale
     }
-    if (owner && (await ownerIsAlive(deps.process, owner))) {
+    if (owner && (await stillRunning(deps.process, owner))) {
       throw new BusyError(`${file} is held by pid ${owner.pid} (${owner.purpose}) since ${owner.since}; wait for it to finish`);
     }
     await deps.fs.remove(file);

@@ -4,7 +4,8 @@
 import * as path from 'node:path';
 import type { RegistryRepo, Registry } from '../../src/types.js';
 import { agentEnvironment, dropPrivileges, lookupUser } from '../../src/privdrop.js';
-import { repoStateDir } from '../../src/paths.js';
+import { stateDirProblems } from '../../src/control/state-dirs.js';
+import { checkRunLimits } from './doctor-limits.js';
 import { onHost } from './exec.js';
 import { listEgressTable } from './apply-nft.js';
 import { parseSquidConfig, tcpPortAnswers } from './apply-squid.js';
@@ -66,10 +67,8 @@ export async function doctorRepo(deps: HostDeps, layout: HostLayout, registry: R
     const home = await fs.stat(account.home);
     checks.push(check('home is private', home !== undefined && (home.mode & 0o077) === 0, home ? `${account.home} mode ${(home.mode & 0o777).toString(8)}` : `${account.home} does not exist`, `chmod 0700 ${account.home}`));
   }
-  const state = await fs.stat(layout.stateDir);
-  const repoState = await fs.stat(repoStateDir(layout.stateDir, repo.name));
-  const stateSafe = state !== undefined && (state.mode & 0o007) === 0 && state.uid === 0 && (repoState === undefined || (repoState.mode & 0o022) === 0);
-  checks.push(check('state and lock dirs are safe', stateSafe, state ? `${layout.stateDir} mode ${(state.mode & 0o777).toString(8)} uid ${state.uid}${repoState ? `, ${repoStateDir(layout.stateDir, repo.name)} mode ${(repoState.mode & 0o777).toString(8)}` : ''}` : `${layout.stateDir} does not exist`, `chown root:proxy ${layout.stateDir} && chmod 0750 ${layout.stateDir} (agent-runner provision host)`));
+  checks.push(await stateDirsCheck(fs, layout.stateDir));
+  checks.push(await checkRunLimits(deps, repo));
   const gates = await gatesScript(deps, repo);
   checks.push(check('gates script is executable', gates.ok, gates.detail, `chmod +x ${gates.file} and commit it (or set "gates" in .agent/config.json)`));
   const agent = (await process.which('claude', repo.toolchainPath)) ?? (await process.which('codex', repo.toolchainPath));
@@ -106,6 +105,27 @@ export async function doctorRepo(deps: HostDeps, layout: HostLayout, registry: R
   const identity = name.exitCode === 0 && email.exitCode === 0;
   checks.push(check('git identity resolves', identity, identity ? `${name.stdout.trim()} <${email.stdout.trim()}>` : 'user.name or user.email is not set in the clone', reprovision));
   return checks;
+}
+
+/** $STATE root:proxy 0750 (or stricter), $STATE/repos and every repos/NAME root-only 0700 (src/control/state-dirs.ts). */
+async function stateDirsCheck(fs: HostDeps['fs'], stateDir: string): Promise<Check> {
+  const name = 'state and lock dirs are safe';
+  const state = await fs.stat(stateDir);
+  if (!state) return check(name, false, `${stateDir} does not exist`, 'agent-runner provision host');
+  const reposDir = path.join(stateDir, 'repos');
+  const dirs: { path: string; mode: number; uid: number }[] = [];
+  for (const dir of [reposDir, ...(await fs.list(reposDir)).map((entry) => path.join(reposDir, entry))]) {
+    const stat = await fs.stat(dir);
+    if (stat?.isDirectory) dirs.push({ path: dir, mode: stat.mode, uid: stat.uid });
+  }
+  const problems = stateDirProblems({ path: stateDir, mode: state.mode, uid: state.uid }, dirs);
+  const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, '0');
+  const open = dirs.filter((dir) => dir.uid !== 0 || (dir.mode & 0o077) !== 0).map((dir) => dir.path);
+  const fix = [
+    ...((state.mode & 0o027) !== 0 || state.uid !== 0 ? [`chown root:proxy ${stateDir} && chmod 0750 ${stateDir}`] : []),
+    ...(open.length ? [`chown root:root ${open.join(' ')} && chmod 0700 ${open.join(' ')}`] : []),
+  ].join(' && ');
+  return check(name, problems.length === 0, problems.length ? problems.join('; ') : `${stateDir} mode ${octal(state.mode)}, ${dirs.length} repo state dir(s) root-only`, `${fix} (or: agent-runner provision host)`);
 }
 
 function firstAllowedUrl(repo: RegistryRepo): string | undefined {

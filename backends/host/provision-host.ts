@@ -7,6 +7,7 @@ import { lookupUser } from '../../src/privdrop.js';
 import { systemCommand, SYSTEM_PATH } from './exec.js';
 import type { HostLayout } from './layout.js';
 import type { ProvisionStep } from './provision-plan.js';
+import { ROOT_ONLY_DIR_MODE } from '../../src/control/state-dirs.js';
 
 export const HOST_UNITS = ['agent-runner-egress.service', 'agent-runner-proxy.service'] as const;
 /** Tools whose absence means install-packages.sh has work to do. */
@@ -15,6 +16,7 @@ export const REQUIRED_TOOLS = ['git', 'nft', 'squid', 'ip', 'setpriv', 'curl', '
 export interface DirState {
   readonly mode: number | undefined;
   readonly uid: number | undefined;
+  readonly gid?: number | undefined;
 }
 
 export interface HostState {
@@ -22,31 +24,38 @@ export interface HostState {
   readonly configDir: DirState;
   readonly stateDir: DirState;
   readonly squidStateDir: DirState;
+  /** $STATE/repos and each $STATE/repos/NAME: path -> state. */
+  readonly repoStateDirs: ReadonlyMap<string, DirState>;
   readonly systemd: boolean;
   /** Unit name -> [text shipped in systemd/, text installed (undefined when not)]. */
   readonly units: ReadonlyMap<string, readonly [string, string | undefined]>;
   readonly enabledUnits: readonly string[];
   /** uid of the user Squid runs as. */
   readonly proxyUid: number | undefined;
+  /** Its group: $STATE is root:proxy so Squid reaches its own subdir. */
+  readonly proxyGid?: number | undefined;
 }
 
 export function planHost(state: HostState, layout: HostLayout, installScript: string): ProvisionStep[] {
   const steps: ProvisionStep[] = [];
   if (state.missingTools.length) steps.push({ description: `install packages (missing: ${state.missingTools.join(', ')})`, command: systemCommand('bash', [installScript]) });
-  const dir = (target: string, current: DirState, mode: number, owner: string, ownerUid: number | undefined, why: string) => {
+  const dir = (target: string, current: DirState, mode: number, owner: string, ownerUid: number | undefined, why: string, ownerGid?: number) => {
     const octal = mode.toString(8).padStart(4, '0');
     if (current.mode === undefined) {
       steps.push({ description: `create ${target} (${octal}, ${owner}): ${why}`, command: systemCommand('mkdir', ['-p', '-m', octal, target]) });
       steps.push({ description: `owner of ${target}: ${owner}`, command: systemCommand('chown', [owner, target]) });
       return;
     }
-    if (current.uid !== ownerUid) steps.push({ description: `owner of ${target}: ${owner}`, command: systemCommand('chown', [owner, target]) });
+    const wrongGroup = ownerGid !== undefined && current.gid !== undefined && current.gid !== ownerGid;
+    if (current.uid !== ownerUid || wrongGroup) steps.push({ description: `owner of ${target}: ${owner}`, command: systemCommand('chown', [owner, target]) });
     if ((current.mode & 0o7777) !== mode) steps.push({ description: `mode of ${target}: ${octal}`, command: systemCommand('chmod', [octal, target]) });
   };
   dir(layout.configDir, state.configDir, 0o755, 'root:root', 0, 'registry, ruleset and proxy config, readable, writable by root only');
   // root:proxy 0750: Squid (group proxy) reaches its own subdirectory; agents reach nothing.
-  dir(layout.stateDir, state.stateDir, 0o750, 'root:proxy', 0, 'control-plane state; agents cannot enter');
+  dir(layout.stateDir, state.stateDir, 0o750, 'root:proxy', 0, 'control-plane state; agents cannot enter', state.proxyGid);
   dir(layout.squid.stateDir, state.squidStateDir, 0o750, 'proxy:proxy', state.proxyUid, "the proxy's pid file and logs");
+  // Locks, spool, run records, watcher status: root's alone (src/control/state-dirs.ts).
+  for (const [target, current] of state.repoStateDirs) dir(target, current, ROOT_ONLY_DIR_MODE, 'root:root', 0, "per-repo control-plane state; root's alone");
   const skip = state.systemd ? {} : { skip: 'systemd is not PID 1 here' };
   let unitsChanged = false;
   for (const [name, [shipped, installed]] of state.units) {
@@ -66,7 +75,7 @@ export async function readHostState(process: ProcessPort, fs: FsPort, layout: Ho
   for (const tool of REQUIRED_TOOLS) if (!(await process.which(tool, SYSTEM_PATH))) missingTools.push(tool);
   const dirState = async (target: string): Promise<DirState> => {
     const stat = await fs.stat(target);
-    return { mode: stat?.mode, uid: stat?.uid };
+    return { mode: stat?.mode, uid: stat?.uid, gid: stat?.gid };
   };
   const units = new Map<string, readonly [string, string | undefined]>();
   for (const name of (await fs.list(unitSourceDir)).filter((file) => /\.(service|timer|target)$/.test(file)).sort()) {
@@ -76,6 +85,13 @@ export async function readHostState(process: ProcessPort, fs: FsPort, layout: Ho
   if (systemd) {
     for (const unit of HOST_UNITS) if ((await process.run(systemCommand('systemctl', ['is-enabled', '--quiet', unit]))).exitCode === 0) enabledUnits.push(unit);
   }
-  const proxyUid = (await lookupUser(process, 'proxy'))?.uid;
-  return { proxyUid, missingTools, configDir: await dirState(layout.configDir), stateDir: await dirState(layout.stateDir), squidStateDir: await dirState(layout.squid.stateDir), systemd, units, enabledUnits };
+  const proxy = await lookupUser(process, 'proxy');
+  const proxyUid = proxy?.uid;
+  const reposDir = path.join(layout.stateDir, 'repos');
+  const repoStateDirs = new Map<string, DirState>([[reposDir, await dirState(reposDir)]]);
+  for (const entry of (await fs.list(reposDir)).sort()) {
+    const stat = await fs.stat(path.join(reposDir, entry));
+    if (stat?.isDirectory) repoStateDirs.set(path.join(reposDir, entry), { mode: stat.mode, uid: stat.uid });
+  }
+  return { proxyUid, proxyGid: proxy?.gid, missingTools, repoStateDirs, configDir: await dirState(layout.configDir), stateDir: await dirState(layout.stateDir), squidStateDir: await dirState(layout.squid.stateDir), systemd, units, enabledUnits };
 }

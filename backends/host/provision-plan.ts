@@ -7,6 +7,7 @@ import type { Command, RegistryRepo } from '../../src/types.js';
 import type { UserAccount } from '../../src/privdrop.js';
 import { UsageError } from '../../src/errors.js';
 import { defaultUserFor, formatProblems, parseRegistry, removeRepo, upsertRepo, type RegistryRepoInput } from '../../src/control/registry.js';
+import { rawRunLimits } from '../../src/control/registry-limits.js';
 import { egressRuleset, renderRuleset, rulesetDifferences } from './nftables.js';
 import { squidConfig, squidProblems, type SquidOptions } from './squid-config.js';
 import { cloneCommand, createUserCommands, gitCommitCommand, gitConfigCommand, removeUserCommand } from './users.js';
@@ -91,6 +92,7 @@ function rawInput(text: string, name: string): RegistryRepoInput | undefined {
     url: str('url'),
     authorName: str('author_name'),
     authorEmail: str('author_email'),
+    limits: rawRunLimits(raw),
   };
   for (const key of Object.keys(input)) if (input[key] === undefined) delete input[key];
   return input as unknown as RegistryRepoInput;

@@ -9,6 +9,7 @@ import { acquireLock, runLockPath } from '../control/lock.js';
 import { dispatchExitCode, dispatchRun, StopRequest } from '../control/dispatch.js';
 import { installPaths, loadRegistry, progressLine, requireRoot } from '../control/cli-support.js';
 import { renderRunHuman } from '../control/render.js';
+import { describeSweep } from '../control/user-sweep.js';
 import { realLocks } from '../io/lock.js';
 import { realControl } from '../io/proc.js';
 import { parsePositiveInt } from './options.js';
@@ -67,6 +68,11 @@ async function dispatch(context: CliContext, repoName: string, options: Dispatch
       { repo, state, install: await installPaths(context), orchestrateArgs: args, trigger: 'manual', progress, runId: ids.next() },
       {
         onStderrLine: (line) => context.err(progress === 'human' ? `${line}\n` : `${progressLine(repo.name, line, new Date(clock.now()).toISOString())}\n`),
+        onSweep: (sweep) => {
+          if (!sweep.found) return;
+          const event = { event: 'leftovers-ended', time: new Date(clock.now()).toISOString(), repo: repo.name, found: sweep.found, killed: sweep.killed, survivors: sweep.survivors, detail: describeSweep(sweep) };
+          context.err(progress === 'human' ? `dispatch: ${event.detail}\n` : `${JSON.stringify(event)}\n`);
+        },
       },
       stop,
     );

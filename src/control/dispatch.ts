@@ -1,16 +1,20 @@
 // One drain of one repo as its user: the caller holds the repo's run lock;
 // this prepares the user's state dir, checks the user can read the install,
 // records the run, starts orchestrate through setpriv with a clean
-// environment, relays progress and records the outcome. Nothing from the
-// repo runs as root: root only starts setpriv.
+// environment inside the run's limits (a transient scope under systemd,
+// rlimits otherwise: run-limits.ts), relays progress, ends every process the
+// run left (user-sweep.ts) and records the outcome. Nothing from the repo
+// runs as root: root only starts setpriv, and signals only that direct child
+// of its own (whose pid cannot be recycled while root has not reaped it).
 import type { Ports } from '../ports.js';
 import type { Command, RegistryRepo } from '../types.js';
 import { dropPrivileges, type UserAccount } from '../privdrop.js';
 import { UsageError } from '../errors.js';
 import { repoUserStateDir } from '../paths.js';
 import { finishRun, writeRun, type RunRecord, type RunTrigger } from './runs.js';
-import { recordedAgents, reapGroups } from './reap.js';
 import type { ProcessControl } from './ports.js';
+import { confineCommand, confinementFor, stopUnitCommand, SYSTEMD_RUNTIME_DIR, type Confinement } from './run-limits.js';
+import { describeSweep, endRunProcesses, type SweepResult } from './user-sweep.js';
 import { repoUser, runnerCommandAsUser, type Install } from './as-repo-user.js';
 
 export { repoUser, type Install } from './as-repo-user.js';
@@ -32,6 +36,8 @@ export interface DispatchHooks {
   onStderrLine(line: string): void;
   /** The run record was written and orchestrate started. */
   onStarted?(record: RunRecord): void;
+  /** The user's leftover processes were ended (or there were none). */
+  onSweep?(result: SweepResult): void;
 }
 
 /** Lets a caller ask a running dispatch to stop (SIGTERM to orchestrate, then force). */
@@ -50,9 +56,22 @@ export class StopRequest {
 }
 
 export interface DispatchDeps extends Ports {
-  readonly control: ProcessControl;
+  readonly control: Pick<ProcessControl, 'processesOfUser'>;
   /** After a stop request: how long orchestrate gets before its groups are killed (default STOP_GRACE_MS). */
   readonly killAfterMs?: number;
+}
+
+/** After the run: how long the user's leftover processes get between SIGTERM and SIGKILL. */
+export const LEFTOVER_GRACE_MS = 5_000;
+
+/** Whether systemd is PID 1 here (sd_booted(3): its runtime dir exists). */
+export async function systemdIsRunning(fs: Ports['fs']): Promise<boolean> {
+  return (await fs.stat(SYSTEMD_RUNTIME_DIR))?.isDirectory === true;
+}
+
+/** Pure: the confinement as the run record keeps it. */
+export function confinementRecord(confinement: Confinement): NonNullable<RunRecord['confinement']> {
+  return { kind: confinement.kind, ...(confinement.kind === 'systemd-scope' ? { unit: confinement.unit } : {}), ...confinement.limits };
 }
 
 /** How long orchestrate gets after SIGTERM to wind down its agents before its groups are killed. */
@@ -97,9 +116,10 @@ export async function prepareUser(ports: Ports, input: DispatchInput, user: User
 export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hooks: DispatchHooks, stop: StopRequest): Promise<RunRecord> {
   const user = await repoUser(deps, input.repo);
   await prepareUser(deps, input, user);
+  const confinement = confinementFor(await systemdIsRunning(deps.fs), input.repo.name, input.runId, input.repo.limits);
   // If the runner dies (kill -9, OOM), orchestrate gets SIGTERM and winds its
   // agents down itself instead of running on unwatched.
-  const command = dropPrivileges(user, orchestrateCommand(input, user), { parentDeathSignal: 'SIGTERM' });
+  const command = confineCommand(dropPrivileges(user, orchestrateCommand(input, user), { parentDeathSignal: 'SIGTERM' }), confinement);
   const started: RunRecord = {
     id: input.runId,
     repo: input.repo.name,
@@ -109,6 +129,7 @@ export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hook
     args: [...input.orchestrateArgs],
     status: 'running',
     startedAt: new Date(deps.clock.now()).toISOString(),
+    confinement: confinementRecord(confinement),
   };
   // Recorded before orchestrate can change anything, so a crash leaves a trace.
   await writeRun(deps.fs, input.state, started);
@@ -134,9 +155,10 @@ export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hook
   });
   const ended = await child.exited;
   forced?.cancel();
-  // orchestrate ends its agents itself; if it was killed they may remain.
-  const leftovers = await recordedAgents(deps.fs, user.home, input.repo.path);
-  if (leftovers.length) await reapGroups(deps, leftovers, 5_000);
+  // orchestrate ends its agents itself; whatever the run left (setsid or
+  // double-forked children, a killed orchestrate's agents) goes now.
+  const sweep = await endRunProcesses(deps, confinement.kind === 'systemd-scope' ? stopUnitCommand(confinement.unit) : undefined, user, LEFTOVER_GRACE_MS);
+  hooks.onSweep?.(sweep);
   const finished = finishRun(withProcess, {
     exitCode: ended.exitCode,
     signal: ended.signal,
@@ -145,8 +167,9 @@ export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hook
     endedAt: new Date(deps.clock.now()).toISOString(),
     interrupted: stop.requested,
   });
-  await writeRun(deps.fs, input.state, finished);
-  return finished;
+  const recorded: RunRecord = { ...finished, leftovers: { found: sweep.found, killed: sweep.killed, survivors: sweep.survivors.map(({ pid, name }) => ({ pid, name })), summary: describeSweep(sweep) } };
+  await writeRun(deps.fs, input.state, recorded);
+  return recorded;
 }
 
 /** The exit code of a dispatch: orchestrate's own, or 1 when it died without one. */

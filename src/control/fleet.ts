@@ -7,11 +7,12 @@ import type { FsPort, ProcessPort } from '../ports.js';
 import type { ConfigProblem, RegistryRepo } from '../types.js';
 import { outsiderReadCommand } from '../git.js';
 import { parseRegistry } from './registry.js';
-import { holderIsAlive, watchLockPath } from './lock.js';
+import { watchLockPath } from './lock.js';
+import { isSameProcess } from '../process-identity.js';
 import type { LockHolder, LockPort } from './ports.js';
 import { Spool } from './spool.js';
 import { latestRuns, type RunRecord } from './runs.js';
-import { recordedAgents } from './reap.js';
+import { runningAgentTasks } from './fleet-agents.js';
 import { readWatchStatus, type WatchStatus } from './watch-status.js';
 import { BoardSnapshot, type BoardSummary } from './board-snapshot.js';
 
@@ -177,13 +178,13 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
   const status = await attempt('watch status', () => readWatchStatus(deps.fs, state, repo.name));
   const lock = await attempt('watch lock', () => deps.locks.inspect(watchLockPath(state, repo.name)));
   let watcherAlive = false;
-  if (lock?.locked && lock.holder) watcherAlive = holderIsAlive(lock.holder as LockHolder, await deps.process.startTimeOf(lock.holder.pid));
+  if (lock?.locked && lock.holder) watcherAlive = isSameProcess(lock.holder as LockHolder, await deps.process.startTimeOf(lock.holder.pid));
   const runs = (await attempt('run records', () => latestRuns(deps.fs, state, repo.name, 10))) ?? [];
   const spool = new Spool(deps.fs, state, repo.name);
   const queued = (await attempt('queue', () => spool.ids('queue')))?.length ?? 0;
   const runningJobs = (await attempt('queue', () => spool.ids('running')))?.length ?? 0;
   const account = await attempt('user', () => lookupUser(deps.process, repo.user));
-  const agents = account ? ((await attempt('agents', () => recordedAgents(deps.fs, account.home, repo.path))) ?? []) : [];
+  const runningTasks = account ? ((await attempt('agents', () => runningAgentTasks(deps.fs, account.home, repo.path))) ?? []) : [];
   const staging = (await attempt('staging', () => stagingCounts(deps.process, repo))) ?? null;
   const board = await attempt('board', () => snapshotFor(deps, repo).summary());
   return fleetEntry({
@@ -192,7 +193,7 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
     status,
     watcherAlive,
     runs,
-    runningTasks: agents.map((agent) => agent.label.replace(/^agent /, '')),
+    runningTasks,
     queued,
     runningJobs,
     staging,

@@ -7,6 +7,7 @@ import type { Clock, ProcessPort } from '../ports.js';
 import { BusyError } from '../errors.js';
 import { repoStateDir } from '../paths.js';
 import type { HeldLock, LockHolder, LockPort } from './ports.js';
+import { isSameProcess } from '../process-identity.js';
 
 export function runLockPath(state: string, repo: string): string {
   return path.join(repoStateDir(state, repo), 'run.lock');
@@ -14,12 +15,6 @@ export function runLockPath(state: string, repo: string): string {
 
 export function watchLockPath(state: string, repo: string): string {
   return path.join(repoStateDir(state, repo), 'watch.lock');
-}
-
-/** Pure: is the recorded holder still the process that took the lock? */
-export function holderIsAlive(holder: LockHolder, currentStartTime: string | undefined): boolean {
-  if (currentStartTime === undefined) return false;
-  return holder.startTime === undefined || holder.startTime === currentStartTime;
 }
 
 export function describeHolder(holder: LockHolder | undefined, now: number): string {
@@ -38,7 +33,7 @@ export interface LockDeps {
 export async function clearDeadLock(deps: LockDeps, lockPath: string): Promise<{ cleared: boolean; holder: LockHolder | undefined }> {
   const { locked, holder } = await deps.locks.inspect(lockPath);
   if (!locked || !holder) return { cleared: false, holder };
-  if (holderIsAlive(holder, await deps.process.startTimeOf(holder.pid))) return { cleared: false, holder };
+  if (isSameProcess(holder, await deps.process.startTimeOf(holder.pid))) return { cleared: false, holder };
   return { cleared: await deps.locks.breakLock(lockPath, holder), holder };
 }
 
@@ -63,7 +58,7 @@ export async function acquireLock(deps: LockDeps, lockPath: string, options: Acq
     const since = new Date(deps.clock.now()).toISOString();
     const attempt = await deps.locks.tryLock(lockPath, options.command, since, options.onCompromised ?? (() => undefined));
     if (attempt.acquired) return attempt.lock;
-    if (attempt.holder && !holderIsAlive(attempt.holder, await deps.process.startTimeOf(attempt.holder.pid))) {
+    if (attempt.holder && !isSameProcess(attempt.holder, await deps.process.startTimeOf(attempt.holder.pid))) {
       if (await deps.locks.breakLock(lockPath, attempt.holder)) continue;
     }
     // The holder writes its record right after taking the lock: give it a moment, so the error can name it.

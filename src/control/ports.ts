@@ -39,11 +39,27 @@ export interface LockPort {
 
 export type StopSignal = 'SIGTERM' | 'SIGINT';
 
+/** A process as /proc shows it to root. */
+export interface UserProcess {
+  readonly pid: number;
+  /** /proc/PID/comm, for the log. */
+  readonly name: string;
+  /** Exited, waiting for its parent to collect it: holds nothing but its pid. */
+  readonly zombie: boolean;
+}
+
 export interface ProcessControl {
   /** This process. */
   self(): Promise<{ readonly pid: number; readonly startTime: string | undefined }>;
-  /** Signals process group `pgid`; false when there is no such group. */
+  /**
+   * Signals process group `pgid`; false when there is no such group. Only
+   * orchestrate uses it, as the repo user, on its own agents: root signals
+   * nothing but its own children and, through the user itself, the user's
+   * processes (user-sweep.ts).
+   */
   signalGroup(pgid: number, signal: 'SIGTERM' | 'SIGKILL'): boolean;
+  /** Every process whose REAL uid is `uid` (the Uid: line of /proc/PID/status). */
+  processesOfUser(uid: number): Promise<UserProcess[]>;
   /** Calls handler on each signal; returns the unsubscribe. */
   onSignal(signal: StopSignal, handler: () => void): () => void;
 }

@@ -9,6 +9,7 @@ import type { ConfigProblem, Registry, RegistryRepo } from '../types.js';
 import { configValueError, formatProblems, UsageError } from '../errors.js';
 import { FIRST_PROXY_PORT, PRIVILEGED_PORT_LIMIT, proxyPortProblem } from './proxy-ports.js';
 import { loopbackPortClashes } from './registry-rules.js';
+import { isRunLimitKey, readRunLimit, renderRunLimitLines, resolveRunLimits, RUN_LIMIT_KEYS, type RawRunLimits, type RunLimitFields } from './registry-limits.js';
 
 /** Repo names become user names, unit instance names and directory names. */
 export const REPO_NAME_PATTERN = /^[a-z][a-z0-9-]{0,23}$/;
@@ -52,6 +53,8 @@ export interface RegistryRepoInput {
   readonly url?: string;
   readonly authorName?: string;
   readonly authorEmail?: string;
+  /** tasks_max, memory_max, cpu_weight as written (registry-limits.ts). */
+  readonly limits?: RawRunLimits;
 }
 
 /** The default Linux user of a repo: `agent-<name>` (at most 30 characters). */
@@ -82,6 +85,7 @@ const KEYS: Readonly<Record<string, KeySpec>> = {
   enabled: { scopes: ['repo', 'defaults'], describe: 'whether watch runs the repo' },
   author_name: { scopes: ['repo', 'defaults'], describe: 'commit author name' },
   author_email: { scopes: ['repo', 'defaults'], describe: 'commit author email' },
+  ...Object.fromEntries(Object.entries(RUN_LIMIT_KEYS).map(([key, describe]) => [key, { scopes: ['repo', 'defaults'], describe }])),
 };
 
 function editDistance(a: string, b: string): number {
@@ -175,6 +179,7 @@ type Fields = {
   user?: string;
   proxyPort?: number;
   url?: string;
+  limits?: RunLimitFields;
 };
 
 /** Checks one table's keys; returns the valid fields, reporting every bad one. */
@@ -271,6 +276,8 @@ function readFields(c: Collected, table: string, scope: Scope, raw: Record<strin
         if (typeof value !== 'string' || !/^[^\s@<>]+@[^\s@<>]+$/.test(value)) bad(`not an email address: ${JSON.stringify(value)}`, 'e.g. author_email = "bot@example.com"');
         else fields.authorEmail = value;
         break;
+      default:
+        if (isRunLimitKey(key)) readRunLimit(key, value, (fields.limits ??= {}), bad);
     }
   }
   return fields;
@@ -337,6 +344,7 @@ export function parseRegistry(text: string, file: string): { registry: Registry;
       url: fields.url,
       authorName: fields.authorName ?? defaults.authorName,
       authorEmail: fields.authorEmail ?? defaults.authorEmail,
+      limits: resolveRunLimits(fields.limits ?? {}, defaults.limits ?? {}),
     });
   }
   // Across repos: one proxy port, one user, one checkout each.
@@ -407,6 +415,7 @@ export function renderRepoSection(entry: RegistryRepoInput & { proxyPort: number
   add('url', entry.url === undefined ? undefined : tomlString(entry.url));
   add('author_name', entry.authorName === undefined ? undefined : tomlString(entry.authorName));
   add('author_email', entry.authorEmail === undefined ? undefined : tomlString(entry.authorEmail));
+  lines.push(...renderRunLimitLines(entry.limits));
   return `${lines.join('\n')}\n`;
 }
 

@@ -4,6 +4,7 @@
 import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
 import { repoStateDir } from '../paths.js';
+import { ensureRepoStateDir, ROOT_ONLY_DIR_MODE } from './state-dirs.js';
 
 export type RunTrigger = 'manual' | 'watch' | 'job';
 
@@ -50,6 +51,21 @@ export interface RunRecord {
   readonly pushed?: boolean;
   /** Why the run failed or was interrupted, in words. */
   readonly detail?: string;
+  /** Where the run's processes lived and their limits (run-limits.ts). */
+  readonly confinement?: {
+    readonly kind: 'systemd-scope' | 'rlimits';
+    readonly unit?: string;
+    readonly tasksMax: number;
+    readonly memoryMax: number;
+    readonly cpuWeight: number;
+  };
+  /** The user's processes left when orchestrate ended, and what became of them (user-sweep.ts). */
+  readonly leftovers?: {
+    readonly found: number;
+    readonly killed: boolean;
+    readonly survivors: readonly { readonly pid: number; readonly name: string }[];
+    readonly summary: string;
+  };
 }
 
 export function runsDir(state: string, repo: string): string {
@@ -61,8 +77,9 @@ export function runFile(state: string, repo: string, runId: string): string {
 }
 
 export async function writeRun(fs: FsPort, state: string, record: RunRecord): Promise<void> {
-  await fs.mkdirp(runsDir(state, record.repo), 0o755);
-  await fs.writeAtomic(runFile(state, record.repo, record.id), `${JSON.stringify(record, null, 2)}\n`, 0o644);
+  await ensureRepoStateDir(fs, state, record.repo);
+  await fs.mkdirp(runsDir(state, record.repo), ROOT_ONLY_DIR_MODE);
+  await fs.writeAtomic(runFile(state, record.repo, record.id), `${JSON.stringify(record, null, 2)}\n`, 0o600);
 }
 
 export async function readRun(fs: FsPort, state: string, repo: string, runId: string): Promise<RunRecord | undefined> {

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import type { FsPort, Ids } from '../ports.js';
 import type { TaskId } from '../types.js';
 import { repoStateDir } from '../paths.js';
+import { ensureRepoStateDir } from './state-dirs.js';
 import { UsageError } from '../errors.js';
 
 export type JobState = 'queue' | 'running' | 'done' | 'failed';
@@ -75,7 +76,7 @@ export class Spool {
 
   async ensure(): Promise<void> {
     // The repo dir first, world-traversable: the repo user reaches its own state below it.
-    await this.fs.mkdirp(repoStateDir(this.state, this.repo), 0o755);
+    await ensureRepoStateDir(this.fs, this.state, this.repo);
     for (const where of JOB_STATES) await this.fs.mkdirp(path.join(spoolDir(this.state, this.repo), where), 0o700);
   }
 

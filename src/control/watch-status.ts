@@ -4,6 +4,7 @@
 import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
 import { repoStateDir } from '../paths.js';
+import { ensureRepoStateDir } from './state-dirs.js';
 
 export interface WatchStatus {
   readonly repo: string;
@@ -25,8 +26,8 @@ export function watchStatusFile(state: string, repo: string): string {
 }
 
 export async function writeWatchStatus(fs: FsPort, state: string, status: WatchStatus): Promise<void> {
-  await fs.mkdirp(repoStateDir(state, status.repo), 0o755);
-  await fs.writeAtomic(watchStatusFile(state, status.repo), `${JSON.stringify(status, null, 2)}\n`, 0o644);
+  await ensureRepoStateDir(fs, state, status.repo);
+  await fs.writeAtomic(watchStatusFile(state, status.repo), `${JSON.stringify(status, null, 2)}\n`, 0o600);
 }
 
 export async function readWatchStatus(fs: FsPort, state: string, repo: string): Promise<WatchStatus | undefined> {

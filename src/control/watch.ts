@@ -1,7 +1,7 @@
 // The watch loop of one repo: on each scheduled tick, run a queued job or a
 // drain when the board has ready work; on start, repair what a crashed
-// predecessor left (stale locks, live process groups, runs marked running,
-// jobs in running/); on stop, finish the current run or, after a grace
+// predecessor left (stale locks, the processes of a run marked running,
+// those runs, jobs in running/); on stop, finish the current run or, after a grace
 // period, interrupt it. A broken repo is logged and skipped every tick; it
 // never throws out of tick().
 import type { Registry, RegistryRepo } from '../types.js';
@@ -11,13 +11,14 @@ import { acquireLock, clearDeadLock, runLockPath, watchLockPath } from './lock.j
 import { DEFAULT_MAX_ATTEMPTS, describeWork, orchestrateArgsFor, Spool, type Job } from './spool.js';
 import { BoardSnapshot } from './board-snapshot.js';
 import { decideTick, needsBoard } from './tick.js';
-import { dispatchRun, StopRequest, type Install } from './dispatch.js';
+import { dispatchRun, StopRequest, systemdIsRunning, type Install } from './dispatch.js';
 import { latestRuns, writeRun, type RunRecord } from './runs.js';
-import { recordedAgents, reapGroups, type ProcessRecord } from './reap.js';
+import { runUnitPattern, stopUnitCommand } from './run-limits.js';
+import { describeSweep, endRunProcesses } from './user-sweep.js';
 import { writeWatchStatus, type WatchStatus } from './watch-status.js';
 import type { ControlPorts, HeldLock } from './ports.js';
 import { createPromptTask } from './prompt-task.js';
-import { lookupUser } from '../privdrop.js';
+import { repoUser } from './as-repo-user.js';
 
 export interface Scheduler {
   /** Calls fn on each match of the cron expression; never overlapping calls. */
@@ -111,13 +112,7 @@ export class RepoWatcher {
     if (runLock) {
       try {
         const orphans = (await latestRuns(this.deps.fs, this.deps.state, this.name, RECENT_RUNS)).filter((run) => run.status === 'running');
-        const groups: ProcessRecord[] = orphans.filter((run) => run.process).map((run) => ({ pid: run.process!.pid, startTime: run.process!.startTime, label: `orchestrate ${run.id}` }));
-        const user = await lookupUser(this.deps.process, repo.user);
-        if (user) groups.push(...(await recordedAgents(this.deps.fs, user.home, repo.path)));
-        if (groups.length) {
-          const reaped = await reapGroups(this.deps, groups, this.deps.killAfterMs);
-          for (const group of reaped) this.log('orphan-ended', { label: group.label, pid: group.pid, killed: group.killed });
-        }
+        if (orphans.length) await this.endLeftovers(repo, orphans);
         for (const run of orphans) {
           const record: RunRecord = { ...run, status: 'interrupted', outcome: 'interrupted', endedAt: this.now(), detail: 'the runner died mid-run (watcher restarted); its processes were ended' };
           await writeRun(this.deps.fs, this.deps.state, record);
@@ -130,6 +125,25 @@ export class RepoWatcher {
     for (const action of await this.spool.recover(this.now(), this.deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)) {
       this.log(action.action === 'requeue' ? 'job-requeued' : action.action === 'give-up' ? 'job-gave-up' : 'job-duplicate-dropped', { jobId: action.id });
     }
+  }
+
+  /**
+   * Runs died with their runner: their processes are the repo user's. End
+   * them all (the run units too, under systemd), never by pids read from
+   * records: a record says THAT a run was in flight, not what to kill.
+   */
+  private async endLeftovers(repo: RegistryRepo, orphans: readonly RunRecord[]): Promise<void> {
+    const runs = orphans.map((run) => run.id);
+    let user;
+    try {
+      user = await repoUser(this.deps, repo);
+    } catch (error) {
+      this.log('leftovers-not-ended', { runs, error: (error as Error).message });
+      return;
+    }
+    const units = (await systemdIsRunning(this.deps.fs)) ? stopUnitCommand(runUnitPattern(this.name)) : undefined;
+    const sweep = await endRunProcesses(this.deps, units, user, this.deps.killAfterMs);
+    this.log('leftovers-ended', { runs, found: sweep.found, killed: sweep.killed, survivors: sweep.survivors, detail: describeSweep(sweep) });
   }
 
   /** One tick. Never throws: a broken repo is logged and skipped. */
@@ -244,7 +258,12 @@ export class RepoWatcher {
       const record = await dispatchRun(
         { ...this.deps, killAfterMs: this.deps.killAfterMs },
         { repo, state: this.deps.state, install: this.deps.install, orchestrateArgs: args, trigger: job ? 'job' : 'watch', ...(job ? { jobId: job.id } : {}), progress: 'json', runId },
-        { onStderrLine: (line) => this.relay(line) },
+        {
+          onStderrLine: (line) => this.relay(line),
+          onSweep: (sweep) => {
+            if (sweep.found) this.log('leftovers-ended', { runId, found: sweep.found, killed: sweep.killed, survivors: sweep.survivors, detail: describeSweep(sweep) });
+          },
+        },
         stop,
       );
       this.log('run-finished', { runId, outcome: record.outcome, exitCode: record.exitCode, tasks: (record.tasks ?? []).map((task) => `${task.id}:${task.outcome}`) });

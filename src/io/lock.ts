@@ -37,7 +37,8 @@ function target(lockPath: string): string {
 
 export const realLocks: LockPort = {
   async tryLock(lockPath, command, since, onCompromised) {
-    await fs.mkdir(path.dirname(lockPath), { recursive: true });
+    // The lock lives in $STATE/repos/NAME: root-only (control/state-dirs.ts).
+    await fs.mkdir(path.dirname(lockPath), { recursive: true, mode: 0o700 });
     let release: () => Promise<void>;
     try {
       release = await lockfile.lock(target(lockPath), {

@@ -7,15 +7,10 @@ import * as path from 'node:path';
 import { git, tempDir } from '../helpers/temp.js';
 import { drainFixture, landedOn, runOrchestrate, startOrchestrate, waitFor, SCRIPTED_AGENT } from '../helpers/drain-fixture.js';
 import { workspaceStateDir } from '../../src/paths.js';
+import { running } from '../helpers/user-processes.js';
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Runs: exists and is not a zombie (it has exited; this host's init may collect it late). */
+const alive = running;
 
 function killGroup(pid: number): void {
   try {

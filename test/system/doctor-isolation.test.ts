@@ -105,6 +105,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
       'repo owned by its user',
       'home is private',
       'state and lock dirs are safe',
+      'run limits',
       'gates script is executable',
       'agent CLI present',
       'direct egress is rejected',
@@ -114,6 +115,24 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
       'git identity resolves',
     ]);
     t.equal(result.check('allowlisted domain goes through').detail, 'http://allowed.test/ -> HTTP 200');
+    t.match(result.check('run limits').detail, /^rlimits \(systemd is not PID 1\): RLIMIT_NPROC 1024 for the user, RLIMIT_DATA 8G per process; .*memory cap is per process only/);
+  });
+
+  t.test("state dirs opened to others: red, fix names the modes; provision host closes them", async (t) => {
+    const state = env.AGENT_RUNNER_STATE;
+    const repoDir = path.join(state, 'repos', name);
+    mkdirSync(repoDir, { recursive: true });
+    chmodSync(repoDir, 0o755);
+    chmodSync(state, 0o755);
+    const result = await doctor();
+    t.same(result.failed, ['state and lock dirs are safe']);
+    t.match(result.check('state and lock dirs are safe').detail, `${state} is open to every user (mode 0755)`);
+    t.match(result.check('state and lock dirs are safe').detail, `${repoDir} is open to other users (mode 0755)`);
+    t.match(result.check('state and lock dirs are safe').fix, `chown root:proxy ${state} && chmod 0750 ${state}`);
+    t.match(result.check('state and lock dirs are safe').fix, `chmod 0700 ${repoDir}`);
+    const host = await cli(env, ['provision', 'host']);
+    t.equal(host.code, 0, host.err);
+    t.same((await doctor()).failed, [], 'provision host restores the modes');
   });
 
   t.test('table deleted: red, fix names the reload', async (t) => {

@@ -3,7 +3,7 @@
 // the restarted watcher records the run as interrupted, and the next drain
 // lands the task.
 import t from 'tap';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { systemTestMayRun } from '../helpers/system.js';
 import { controlFixture, landed } from '../helpers/control-fixture.js';
@@ -19,7 +19,8 @@ t.test('systemd restarts a killed watcher and the run recovers', async (t) => {
   const cloneRoot = path.dirname(fixture.clone);
   const container = await bootContainer(t, {
     binds: [...new Set([fixtureRoot, originRoot, cloneRoot])],
-    bindsReadOnly: [PROJECT_ROOT],
+    // node_modules may be a link out of the checkout (a worktree sharing one): mount its target too.
+    bindsReadOnly: [...new Set([PROJECT_ROOT, realpathSync(path.join(PROJECT_ROOT, 'node_modules'))])].filter((dir) => dir === PROJECT_ROOT || !dir.startsWith(`${PROJECT_ROOT}/`)),
     prepare: (root) => {
       unitsFor(path.join(root, 'etc', 'systemd', 'system'), PROJECT_ROOT, PROJECT_ROOT);
       // The fixture lives under /tmp, which PrivateTmp=yes hides from the unit;

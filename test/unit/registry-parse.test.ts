@@ -14,6 +14,7 @@ max_parallel = 3
 allow = ["registry.npmjs.org"]
 env = { NODE_ENV = "test" }
 author_email = "bot@example.com"
+memory_max = "4G"
 
 [repos.web]
 path = "/srv/repos/web/"
@@ -30,6 +31,8 @@ max_parallel = 1
 enabled = false
 loopback_ports = [5432]
 toolchain_path = "/opt/node/bin:/usr/bin:/bin"
+tasks_max = 64
+cpu_weight = 50
 `;
 
 t.test('a valid registry with defaults applied', async (t) => {
@@ -40,11 +43,13 @@ t.test('a valid registry with defaults applied', async (t) => {
       name: 'web', path: '/srv/repos/web', user: 'agent-web', baseBranch: 'main', proxyPort: 700, schedule: '*/5 * * * *', maxParallel: 3,
       allow: ['registry.npmjs.org', '.pythonhosted.org'], loopbackPorts: [], toolchainPath: '/usr/local/bin:/usr/bin:/bin',
       env: { NODE_ENV: 'test', LOG: '1' }, enabled: true, url: undefined, authorName: undefined, authorEmail: 'bot@example.com',
+      limits: { tasksMax: 1024, memoryMax: 4 * 1024 ** 3, cpuWeight: 100 },
     },
     {
       name: 'api', path: '/srv/repos/api', user: 'svc-api', baseBranch: 'trunk', proxyPort: 701, schedule: '*/5 * * * *', maxParallel: 1,
       allow: ['registry.npmjs.org'], loopbackPorts: [5432], toolchainPath: '/opt/node/bin:/usr/bin:/bin',
       env: { NODE_ENV: 'test' }, enabled: false, url: undefined, authorName: undefined, authorEmail: 'bot@example.com',
+      limits: { tasksMax: 64, memoryMax: 4 * 1024 ** 3, cpuWeight: 50 },
     },
   ]);
 });

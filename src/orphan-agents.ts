@@ -1,16 +1,17 @@
-// Ending process groups left behind: agents recorded by orchestrate
-// (<AGENT_RUNNER_STATE>/workspaces/<key>/agents/<task>.json) and the
-// orchestrate process itself. A group is signalled only when its leader's
-// pid AND start time still match the record, so a recycled pid is never hit.
-import type { Clock, FsPort, ProcessPort } from '../ports.js';
-import { repoUserStateDir, workspaceStateDir } from '../paths.js';
-import type { ProcessControl } from './ports.js';
-import { readAgentRecords } from '../drain-records.js';
+// Ending agents a killed drain left running, by orchestrate itself: it runs
+// as the repo user and reads its own records (agents/<task>.json in its own
+// state dir), so this is the user signalling its own processes. Root never
+// signals anything from these records (a repo user can write them); at the
+// end of a run root ends every process of the user instead
+// (src/control/user-sweep.ts). A group is signalled only while its leader is
+// provably the recorded process (src/process-identity.ts).
+import type { Clock, FsPort, ProcessPort } from './ports.js';
+import type { ProcessControl } from './control/ports.js';
+import { readAgentRecords } from './drain-records.js';
+import { stillRunning, type ProcessIdentity } from './process-identity.js';
 
-export interface ProcessRecord {
-  readonly pid: number;
-  readonly startTime: string | undefined;
-  /** What it is, for the log: "agent TASK-3", "orchestrate run R". */
+export interface ProcessRecord extends ProcessIdentity {
+  /** What it is, for the log: "agent TASK-3". */
   readonly label: string;
 }
 
@@ -18,17 +19,6 @@ export interface ProcessRecord {
 export async function agentGroups(fs: FsPort, workspaceState: string): Promise<ProcessRecord[]> {
   const records = await readAgentRecords(fs, workspaceState);
   return records.map((record) => ({ pid: record.pid, startTime: record.startTime, label: `agent ${record.taskId}` }));
-}
-
-/** Agent processes orchestrate recorded for this repo (in its user's own state dir). */
-export function recordedAgents(fs: FsPort, home: string, workspace: string): Promise<ProcessRecord[]> {
-  return agentGroups(fs, workspaceStateDir(repoUserStateDir(home), workspace));
-}
-
-/** Pure: is the process in the record the one running now under that pid? */
-export function sameProcess(record: ProcessRecord, currentStartTime: string | undefined): boolean {
-  // Without a recorded start time the identity cannot be proven: never signal.
-  return record.startTime !== undefined && currentStartTime === record.startTime;
 }
 
 export interface ReapDeps {
@@ -44,7 +34,7 @@ export interface ReapDeps {
 export async function reapGroups(deps: ReapDeps, records: readonly ProcessRecord[], graceMs: number): Promise<{ label: string; pid: number; killed: boolean }[]> {
   const live: ProcessRecord[] = [];
   for (const record of records) {
-    if (sameProcess(record, await deps.process.startTimeOf(record.pid))) live.push(record);
+    if (await stillRunning(deps.process, record)) live.push(record);
   }
   for (const record of live) deps.control.signalGroup(record.pid, 'SIGTERM');
   const deadline = deps.clock.now() + graceMs;
@@ -54,7 +44,7 @@ export async function reapGroups(deps: ReapDeps, records: readonly ProcessRecord
     await deps.clock.sleep(Math.min(200, Math.max(1, deadline - deps.clock.now())));
     const still: ProcessRecord[] = [];
     for (const record of remaining) {
-      if (sameProcess(record, await deps.process.startTimeOf(record.pid))) still.push(record);
+      if (await stillRunning(deps.process, record)) still.push(record);
       else results.push({ label: record.label, pid: record.pid, killed: false });
     }
     remaining = still;

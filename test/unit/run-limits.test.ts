@@ -1,0 +1,174 @@
+// The run-limit builders and parsers, and the one process-identity rule.
+import t from 'tap';
+import { confineCommand, confinementFor, runUnitName, runUnitPattern, stopUnitCommand } from '../../src/control/run-limits.js';
+import { formatSize, parseSize, readRunLimit, resolveRunLimits, RUN_LIMIT_DEFAULTS, type RunLimitFields } from '../../src/control/registry-limits.js';
+import { parseRegistry, upsertRepo } from '../../src/control/registry.js';
+import { describeSweep, endUserProcesses, signalEveryProcessAsUser } from '../../src/control/user-sweep.js';
+import { isSameProcess, stillRunning } from '../../src/process-identity.js';
+import { stateDirProblems } from '../../src/control/state-dirs.js';
+import { parseAgentRecord } from '../../src/drain-records.js';
+import { parseProcStatus } from '../../src/io/proc.js';
+import type { Command } from '../../src/types.js';
+import type { UserProcess } from '../../src/control/ports.js';
+
+const limits = { tasksMax: 40, memoryMax: 2 * 1024 ** 3, cpuWeight: 50 };
+const dropped: Command = { program: 'setpriv', args: ['--reuid=1001', '--', '/usr/bin/env', '-i', 'HOME=/h', 'node', 'main.js'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' }, cwd: '/srv/web' };
+
+t.test('under systemd: a transient scope with the limits, execing the dropped command', async (t) => {
+  const confinement = confinementFor(true, 'web', '20261129T143000Z-1a2b3c', limits);
+  t.same(confinement, { kind: 'systemd-scope', unit: 'agent-runner-run-web_20261129T143000Z-1a2b3c.scope', limits });
+  t.same(confineCommand(dropped, confinement), {
+    program: 'systemd-run',
+    args: [
+      '--scope', '--unit=agent-runner-run-web_20261129T143000Z-1a2b3c.scope', '--collect', '--quiet',
+      '-p', 'TasksMax=40', '-p', 'MemoryMax=2147483648', '-p', 'CPUWeight=50', '-p', 'IPAddressDeny=any', '-p', 'IPAddressAllow=localhost',
+      '--', 'setpriv', '--reuid=1001', '--', '/usr/bin/env', '-i', 'HOME=/h', 'node', 'main.js',
+    ],
+    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
+    cwd: '/srv/web',
+  });
+  t.same(stopUnitCommand('agent-runner-run-web_R.scope'), { program: 'systemctl', args: ['stop', '--quiet', '--', 'agent-runner-run-web_R.scope'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' }, cwd: '/' });
+});
+
+t.test('without systemd: prlimit with per-uid tasks and a per-process data cap', async (t) => {
+  const confinement = confinementFor(false, 'web', 'R', limits);
+  t.same(confinement, { kind: 'rlimits', limits });
+  const command = confineCommand(dropped, confinement);
+  t.equal(command.program, 'prlimit');
+  t.same(command.args.slice(0, 4), ['--nproc=40:40', '--data=2147483648:2147483648', '--', 'setpriv']);
+  t.same(command.args.slice(3), [dropped.program, ...dropped.args], 'the dropped command unchanged after --');
+  t.equal(command.cwd, dropped.cwd);
+});
+
+t.test("a repo's unit pattern never matches another repo's runs", async (t) => {
+  const pattern = new RegExp(`^${runUnitPattern('web').replace('.', '\\.').replace('*', '.*')}$`);
+  t.match(runUnitName('web', '20261129T143000Z-1a2b3c'), pattern);
+  t.notMatch(runUnitName('web-1', '20261129T143000Z-1a2b3c'), pattern, 'repo "web-1" is not "web"');
+  t.notMatch(runUnitName('web-api', '2026'), pattern);
+});
+
+t.test('limit keys: sizes, ranges, defaults', async (t) => {
+  t.equal(parseSize('8G'), 8 * 1024 ** 3);
+  t.equal(parseSize('512M'), 512 * 1024 ** 2);
+  t.equal(parseSize('1.5G'), 1.5 * 1024 ** 3);
+  t.equal(parseSize('2GiB'), 2 * 1024 ** 3);
+  t.equal(parseSize(1048576), 1048576);
+  for (const bad of ['', 'lots', '-1G', '8X', 1.5, -3, true]) t.equal(parseSize(bad), undefined, JSON.stringify(bad));
+  t.equal(formatSize(8 * 1024 ** 3), '8G');
+  t.equal(formatSize(1536 * 1024 ** 2), '1536M');
+  t.equal(formatSize(1000), '1000');
+  const fields: RunLimitFields = {};
+  const problems: string[] = [];
+  const bad = (problem: string) => problems.push(problem);
+  readRunLimit('tasks_max', 64, fields, bad);
+  readRunLimit('memory_max', '1G', fields, bad);
+  readRunLimit('cpu_weight', 200, fields, bad);
+  t.same(fields, { tasksMax: 64, memoryMax: 1024 ** 3, cpuWeight: 200 });
+  t.same(problems, []);
+  readRunLimit('tasks_max', 5, {}, bad);
+  readRunLimit('memory_max', '10M', {}, bad);
+  readRunLimit('cpu_weight', 0, {}, bad);
+  t.same(problems, ['must be an integer 32-4194304, got 5', '"10M" is below the 256M an agent needs', 'must be an integer 1-10000, got 0']);
+  t.same(resolveRunLimits({ tasksMax: 64 }, { tasksMax: 100, cpuWeight: 10 }), { tasksMax: 64, memoryMax: RUN_LIMIT_DEFAULTS.memoryMax, cpuWeight: 10 });
+});
+
+t.test('the registry reports bad limits with line and fix, and keeps them through an upsert', async (t) => {
+  const text = '[defaults]\ntasks_max = 10\n\n[repos.web]\npath = "/srv/web"\nproxy_port = 3130\nmemory_max = "huge"\ncpu_weight = 100\n';
+  const { problems } = parseRegistry(text, '/r.toml');
+  t.same(problems.map((problem) => `${problem.file} ${problem.key}`), ['/r.toml:2 defaults.tasks_max', '/r.toml:7 repos.web.memory_max']);
+  t.match(problems[1]!.fix, 'memory_max = "8G"');
+  const good = '[repos.web]\npath = "/srv/web"\nproxy_port = 3130\ntasks_max = 64\nmemory_max = "2G"\n';
+  const updated = upsertRepo(good, { name: 'web', path: '/srv/web', proxyPort: 3130, limits: { tasks_max: 64, memory_max: '2G' } });
+  t.match(updated, 'tasks_max = 64\nmemory_max = "2G"');
+  t.same(parseRegistry(updated, '/r.toml').registry.repos[0]!.limits, { tasksMax: 64, memoryMax: 2 * 1024 ** 3, cpuWeight: 100 });
+});
+
+t.test('one process-identity rule', async (t) => {
+  t.equal(isSameProcess({ pid: 5, startTime: '7' }, '7'), true);
+  t.equal(isSameProcess({ pid: 5, startTime: '7' }, '8'), false, 'a recycled pid is another process');
+  t.equal(isSameProcess({ pid: 5, startTime: '7' }, undefined), false, 'gone');
+  t.equal(isSameProcess({ pid: 5, startTime: undefined }, '7'), false, 'a record without a start time proves nothing');
+  t.equal(isSameProcess({ pid: 5, startTime: undefined }, undefined), false);
+  const times = new Map([[5, '7']]);
+  const port = { startTimeOf: async (pid: number) => times.get(pid) };
+  t.equal(await stillRunning(port, { pid: 5, startTime: '7' }), true);
+  t.equal(await stillRunning(port, { pid: 6, startTime: '7' }), false);
+  t.equal(await stillRunning(port, { pid: -1, startTime: '7' }), false, 'never a group or "every process"');
+});
+
+t.test('the user sweep: kill -1 as the user, TERM then KILL, survivors from /proc', async (t) => {
+  t.same(signalEveryProcessAsUser({ uid: 1001, gid: 1002 }, 'TERM'), {
+    program: 'setpriv',
+    args: ['--reuid=1001', '--regid=1002', '--init-groups', '--no-new-privs', '--', '/usr/bin/env', '-i', 'PATH=/usr/sbin:/usr/bin:/sbin:/bin', 'kill', '-TERM', '--', '-1'],
+    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
+    cwd: '/',
+  });
+  t.throws(() => signalEveryProcessAsUser({ uid: 0, gid: 0 }, 'KILL'), /refusing/, 'never as root');
+
+  // A fake host: TERM ends what does not ignore it; KILL ends everything.
+  const run = (processes: UserProcess[], ignoresTerm: Set<number>) => {
+    let now = 0;
+    const sent: string[] = [];
+    let alive = [...processes];
+    const deps = {
+      clock: { now: () => now, sleep: async (ms: number) => void (now += ms), setTimer: () => ({ cancel() {} }) },
+      control: { processesOfUser: async (uid: number) => (uid === 1001 ? alive : []) },
+      process: {
+        run: async (command: Command) => {
+          const signal = command.args.at(-3)!;
+          sent.push(signal);
+          alive = alive.filter((entry) => entry.zombie || (signal === '-TERM' && ignoresTerm.has(entry.pid)));
+          return { exitCode: 0, signal: null, stdout: '', stderr: '' };
+        },
+      },
+    };
+    return { deps, sent };
+  };
+  const none = run([], new Set());
+  t.same(await endUserProcesses(none.deps, { uid: 1001, gid: 1001 }, 1000), { found: 0, killed: false, survivors: [] });
+  t.same(none.sent, [], 'nothing to end: no signal at all');
+  const polite = run([{ pid: 10, name: 'sleep', zombie: false }, { pid: 11, name: 'x', zombie: true }], new Set());
+  t.same(await endUserProcesses(polite.deps, { uid: 1001, gid: 1001 }, 1000), { found: 1, killed: false, survivors: [] }, 'a zombie is not a leftover');
+  t.same(polite.sent, ['-TERM']);
+  const stubborn = run([{ pid: 10, name: 'sleep', zombie: false }, { pid: 12, name: 'daemon', zombie: false }], new Set([12]));
+  const result = await endUserProcesses(stubborn.deps, { uid: 1001, gid: 1001 }, 1000);
+  t.same(result, { found: 2, killed: true, survivors: [] });
+  t.same(stubborn.sent, ['-TERM', '-KILL']);
+  t.equal(describeSweep(result), 'ended 2 leftover processes of the user with SIGTERM, then SIGKILL');
+  t.equal(describeSweep({ found: 1, killed: true, survivors: [{ pid: 9, name: 'x', zombie: false }] }), 'ended 1 leftover process of the user with SIGTERM, then SIGKILL; still running: 9 (x)');
+});
+
+t.test('/proc status: the REAL uid decides', async (t) => {
+  t.same(parseProcStatus('Name:\tsleep\nState:\tS (sleeping)\nUid:\t1001\t0\t0\t0\n'), { realUid: 1001, zombie: false, name: 'sleep' });
+  t.same(parseProcStatus('Name:\tsh\nState:\tZ (zombie)\nUid:\t0\t1001\t1001\t1001\n'), { realUid: 0, zombie: true, name: 'sh' });
+  t.equal(parseProcStatus('garbage'), undefined);
+});
+
+t.test('agent records: one validation for every reader', async (t) => {
+  t.same(parseAgentRecord('TASK-3.json', '{"pid":123,"startTime":"456","taskId":"TASK-3"}', '/f'), { pid: 123, startTime: '456', taskId: 'TASK-3', file: '/f' });
+  t.same(parseAgentRecord('TASK-3.json', '{"pid":123}', '/f'), { pid: 123, startTime: undefined, taskId: 'TASK-3', file: '/f' });
+  for (const [name, text] of [
+    ['TASK-3.json', '{"pid":1,"startTime":"4"}'],
+    ['TASK-3.json', '{"pid":-5,"startTime":"4"}'],
+    ['TASK-3.json', '{"pid":"12","startTime":"4"}'],
+    ['TASK-3.json', '{"pid":12,"taskId":"\\u001b[31mred"}'],
+    ['TASK-3.json', 'null'],
+    ['TASK-3.json', '{"pid":12'],
+    ['TASK-3.tmp', '{"pid":12}'],
+  ] as const) {
+    t.equal(parseAgentRecord(name, text, '/f'), undefined, `${name}: ${text}`);
+  }
+  t.equal(parseAgentRecord('T.json', '{"pid":12,"startTime":"4; rm"}', '/f')?.startTime, undefined, 'a start time is digits');
+});
+
+t.test('state dir modes', async (t) => {
+  const dir = (path: string, mode: number, uid = 0) => ({ path, mode: 0o40000 | mode, uid });
+  t.same(stateDirProblems(dir('/s', 0o750), [dir('/s/repos', 0o700), dir('/s/repos/web', 0o700)]), []);
+  t.same(stateDirProblems(dir('/s', 0o755), [dir('/s/repos/web', 0o755), dir('/s/repos/api', 0o700, 1001)]), [
+    '/s is open to every user (mode 0755)',
+    '/s/repos/web is open to other users (mode 0755)',
+    '/s/repos/api belongs to uid 1001, not root',
+  ]);
+  t.same(stateDirProblems(dir('/s', 0o770), []), ['/s is group-writable (mode 0770)']);
+  t.same(stateDirProblems(undefined, []), []);
+});
