@@ -56,7 +56,7 @@ export type DropTarget = Pick<UserAccount, 'uid' | 'gid'> | Pick<UserAccount, 'n
  */
 export function dropPrivileges(user: DropTarget, command: Command, options: { parentDeathSignal?: 'SIGTERM' } = {}): Command {
   const envArgs = Object.entries(command.env).map(([key, value]) => `${key}=${value}`);
-  const [uid, gid] = 'name' in user ? [user.name, user.name] : [String(user.uid), String(user.gid)];
+  const [uid, gid] = 'uid' in user ? [String(user.uid), String(user.gid)] : [user.name, user.name];
   return {
     program: 'setpriv',
     args: [

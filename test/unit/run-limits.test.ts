@@ -73,12 +73,12 @@ t.test('limit keys: sizes, ranges, defaults', async (t) => {
 });
 
 t.test('the registry reports bad limits with line and fix, and keeps them through an upsert', async (t) => {
-  const text = '[defaults]\ntasks_max = 10\n\n[repos.web]\npath = "/srv/web"\nproxy_port = 3130\nmemory_max = "huge"\ncpu_weight = 100\n';
+  const text = '[defaults]\ntasks_max = 10\n\n[repos.web]\npath = "/srv/web"\nproxy_port = 700\nmemory_max = "huge"\ncpu_weight = 100\n';
   const { problems } = parseRegistry(text, '/r.toml');
   t.same(problems.map((problem) => `${problem.file} ${problem.key}`), ['/r.toml:2 defaults.tasks_max', '/r.toml:7 repos.web.memory_max']);
   t.match(problems[1]!.fix, 'memory_max = "8G"');
-  const good = '[repos.web]\npath = "/srv/web"\nproxy_port = 3130\ntasks_max = 64\nmemory_max = "2G"\n';
-  const updated = upsertRepo(good, { name: 'web', path: '/srv/web', proxyPort: 3130, limits: { tasks_max: 64, memory_max: '2G' } });
+  const good = '[repos.web]\npath = "/srv/web"\nproxy_port = 700\ntasks_max = 64\nmemory_max = "2G"\n';
+  const updated = upsertRepo(good, { name: 'web', path: '/srv/web', proxyPort: 700, limits: { tasks_max: 64, memory_max: '2G' } });
   t.match(updated, 'tasks_max = 64\nmemory_max = "2G"');
   t.same(parseRegistry(updated, '/r.toml').registry.repos[0]!.limits, { tasksMax: 64, memoryMax: 2 * 1024 ** 3, cpuWeight: 100 });
 });
