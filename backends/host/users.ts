@@ -54,6 +54,17 @@ export function gitCommitCommand(user: string, home: string, clonePath: string, 
   return [git(['add', '--', file]), git(['commit', '--quiet', '--no-verify', '-m', message, '--', file])];
 }
 
+/**
+ * Writes a file in the user's tree as the user: the text on stdin into a temp
+ * file beside the target, then a rename over it (rename replaces a link, never
+ * writes through it). A directory on the way that points where the user may
+ * not write makes the command fail on permissions; root writes nothing there.
+ */
+export function writeFileAsUserCommand(user: string, home: string, file: string, text: string, mode: number): Command {
+  const script = 'set -e; tmp=$(mktemp -- "$1.agent-runner.XXXXXX"); trap \'rm -f -- "$tmp"\' EXIT; cat > "$tmp"; chmod -- "$2" "$tmp"; mv -f -T -- "$tmp" "$1"; trap - EXIT';
+  return asNamedUser(user, home, { program: '/bin/sh', args: ['-c', script, 'agent-runner-write', file, mode.toString(8)], cwd: home, stdin: text });
+}
+
 // ---------------------------------------------------------------- secrets
 
 // Secrets live in src/secrets.ts: the transcript writer redacts with them too.

@@ -3,9 +3,9 @@
 // orchestrate process itself. A group is signalled only when its leader's
 // pid AND start time still match the record, so a recycled pid is never hit.
 import type { Clock, FsPort, ProcessPort } from '../ports.js';
-import { repoUserStateDir, workspaceStateDir } from '../paths.js';
 import type { ProcessControl } from './ports.js';
 import { readAgentRecords } from '../drain-records.js';
+import { readUserAgentRecords } from './user-records.js';
 
 export interface ProcessRecord {
   readonly pid: number;
@@ -21,8 +21,9 @@ export async function agentGroups(fs: FsPort, workspaceState: string): Promise<P
 }
 
 /** Agent processes orchestrate recorded for this repo (in its user's own state dir). */
-export function recordedAgents(fs: FsPort, home: string, workspace: string): Promise<ProcessRecord[]> {
-  return agentGroups(fs, workspaceStateDir(repoUserStateDir(home), workspace));
+export async function recordedAgents(fs: FsPort, home: string, workspace: string): Promise<ProcessRecord[]> {
+  const records = await readUserAgentRecords(fs, home, workspace);
+  return records.map((record) => ({ pid: record.pid, startTime: record.startTime, label: `agent ${record.taskId}` }));
 }
 
 /** Pure: is the process in the record the one running now under that pid? */
