@@ -157,7 +157,7 @@ export function planRepo(request: RepoRequest, state: RepoState, layout: HostLay
     const text = withBlockedStatus(state.backlogConfig);
     // Written as the user (temp file beside it, then rename), never by root: the board is the user's tree.
     steps.push({ description: `add the Blocked status to ${board}`, command: writeFileAsUserCommand(repo.user, home, board, text, 0o644) });
-    for (const command of gitCommitCommand(repo.user, home, repo.path, 'backlog/config.yml', 'Board: add the Blocked status')) steps.push({ description: 'commit the board change in the clone', command });
+    steps.push({ description: 'commit the board change in the clone', command: gitCommitCommand(repo.user, home, repo.path, 'backlog/config.yml', 'Board: add the Blocked status') });
     checklist.push(`push the Blocked-status commit once the token is in place: setpriv --reuid=${repo.user} --regid=${repo.user} --init-groups git -C ${repo.path} push origin ${repo.baseBranch}`);
   } else if (state.backlogConfig === undefined && state.clone.exists) {
     checklist.push(`${repo.path} has no backlog/config.yml: run "backlog init" there as ${repo.user}, then add Blocked to statuses`);

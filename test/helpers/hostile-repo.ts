@@ -20,6 +20,7 @@ import { repoUserStateDir, workspaceStateDir } from '../../src/paths.js';
 export const ANSI_TITLE = 'Hostile \u001b]0;owned\u0007\u001b[2J\u001b[31mred\u001b[0m title';
 
 /** Characters an agent's text must never bring raw to root's terminal. */
+// eslint-disable-next-line no-control-regex -- the point is to find control characters
 export const RAW_CONTROL = /[\u001b\u0007\u009b]/;
 
 export interface Victim {
@@ -106,10 +107,9 @@ export interface Marker {
   readonly text: string;
 }
 
-export interface Kit {
-  readonly target: Target;
-  readonly uid: number;
-  /** World-writable; planted programs append `<label>.<uid>` files here. */
+/** The planted programs and what they leave behind; made before any user, so a fixture can name them. */
+export interface Programs {
+  /** World-writable; planted programs append `<label>.<uid>` files here (`<label>-tty.<uid>`: the TIOCSTI attempt). */
   readonly markerDir: string;
   /** Created only if a keystroke pushed into a terminal was run by a shell. */
   readonly injectedFile: string;
@@ -117,12 +117,21 @@ export interface Kit {
   program(label: string): string;
   /** Every marker written so far. */
   markers(): Marker[];
+}
+
+export interface Kit extends Programs {
+  readonly target: Target;
+  readonly uid: number;
   /** As root: a link at `at` (absolute, in the target's tree) to `to`, owned by the user. */
   link(at: string, to: string): void;
   fifo(at: string): void;
   oversized(at: string, bytes?: number): void;
-  /** Hooks for every event, core.fsmonitor, core.hooksPath and the rest of the hostile config. */
-  hostileGitConfig(): void;
+  /**
+   * Hooks for every event, core.fsmonitor, core.hooksPath and the rest of the
+   * hostile config; with filters, a clean/smudge/process filter on every file
+   * too (it breaks the user's own checkouts, so legitimate drains fail).
+   */
+  hostileGitConfig(options?: { filters?: boolean }): void;
   /** A forged agent record naming `pid` (right pid and start time) where the repo user's drain keeps them. */
   forgedAgentRecord(workspace: string, pid: number, taskId?: string): string;
   /** The repo user's state dir for a workspace (~/.agent-runner/workspaces/<key>). */
@@ -146,8 +155,7 @@ exit 0
 `;
 }
 
-export function hostileKit(t: Test, target: Target): Kit {
-  const uid = Number(execFileSync('id', ['-u', target.user], { encoding: 'utf8' }).trim());
+export function hostilePrograms(t: Test): Programs & { readonly base: string } {
   const base = tempDir(t, 'agent-runner-hostile-');
   chmodSync(base, 0o755);
   const markerDir = path.join(base, 'markers');
@@ -156,6 +164,27 @@ export function hostileKit(t: Test, target: Target): Kit {
   const programs = path.join(base, 'programs');
   mkdirSync(programs, { mode: 0o755 });
   const injectedFile = path.join(markerDir, 'INJECTED');
+  return {
+    base,
+    markerDir,
+    injectedFile,
+    program(label) {
+      const file = path.join(programs, label);
+      if (!existsSync(file)) writeFileSync(file, programText(markerDir, label, injectedFile), { mode: 0o755 });
+      return file;
+    },
+    markers() {
+      return readdirSync(markerDir)
+        .map((name) => /^(.+)\.(\d+)$/.exec(name))
+        .filter((match): match is RegExpExecArray => match !== null)
+        .map((match) => ({ label: match[1]!, uid: Number(match[2]), text: readFileSync(path.join(markerDir, match[0]), 'utf8') }));
+    },
+  };
+}
+
+export function hostileKit(t: Test, target: Target, made: Programs & { readonly base: string } = hostilePrograms(t)): Kit {
+  const uid = Number(execFileSync('id', ['-u', target.user], { encoding: 'utf8' }).trim());
+  const { base, program } = made;
   const squatters: number[] = [];
   t.teardown(() => {
     for (const pid of squatters) {
@@ -171,28 +200,15 @@ export function hostileKit(t: Test, target: Target): Kit {
     rmSync(at, { recursive: true, force: true });
     mkdirSync(path.dirname(at), { recursive: true });
   };
-  const program = (label: string) => {
-    const file = path.join(programs, label);
-    if (!existsSync(file)) writeFileSync(file, programText(markerDir, label, injectedFile), { mode: 0o755 });
-    return file;
-  };
   const gitAsUser = (...args: string[]) => asUser(['git', '-c', 'core.hooksPath=/dev/null', '-C', target.clone, ...args]);
   const asUser = (argv: readonly string[], cwd = '/') => {
     const result = spawnSync('setsid', ['setpriv', `--reuid=${target.user}`, `--regid=${target.user}`, '--init-groups', '--', '/usr/bin/env', '-i', `HOME=${target.home}`, 'PATH=/usr/local/bin:/usr/bin:/bin', ...argv], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
     return { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr ?? '' };
   };
   const kit: Kit = {
+    ...made,
     target,
     uid,
-    markerDir,
-    injectedFile,
-    program,
-    markers() {
-      return readdirSync(markerDir)
-        .map((name) => /^(.+)\.(\d+)$/.exec(name))
-        .filter((match): match is RegExpExecArray => match !== null)
-        .map((match) => ({ label: match[1]!, uid: Number(match[2]), text: readFileSync(path.join(markerDir, match[0]), 'utf8') }));
-    },
     link(at, to) {
       replace(at);
       symlinkSync(to, at);
@@ -209,7 +225,7 @@ export function hostileKit(t: Test, target: Target): Kit {
       execFileSync('truncate', ['-s', String(bytes), at]);
       chownH(at);
     },
-    hostileGitConfig() {
+    hostileGitConfig(options = {}) {
       const hooks = path.join(target.clone, '.git', 'hooks');
       for (const hook of HOOKS) writeFileSync(path.join(hooks, hook), `#!/bin/sh\nexec ${program(`hook-${hook}`)} "$@"\n`, { mode: 0o755 });
       const settings: [string, string][] = [
@@ -224,9 +240,7 @@ export function hostileKit(t: Test, target: Target): Kit {
         ['protocol.ext.allow', 'always'],
         ['remote.evil.url', `ext::${program('ext-remote')} %S`],
         ['diff.external', program('diff-external')],
-        ['filter.hostile.clean', program('filter-clean')],
-        ['filter.hostile.smudge', program('filter-smudge')],
-        ['filter.hostile.process', program('filter-process')],
+        ...(options.filters ? ([['filter.hostile.clean', program('filter-clean')], ['filter.hostile.smudge', program('filter-smudge')], ['filter.hostile.process', program('filter-process')]] as [string, string][]) : []),
         ['gpg.program', program('gpg')],
         ['uploadpack.packObjectsHook', program('pack-objects-hook')],
         ['include.path', path.join(base, 'included.gitconfig')],
@@ -236,7 +250,8 @@ export function hostileKit(t: Test, target: Target): Kit {
         const set = gitAsUser('config', '--local', key, value);
         if (set.status !== 0) throw new Error(`git config ${key} as ${target.user}: ${set.stderr}`);
       }
-      writeFileSync(path.join(target.clone, '.git', 'info', 'attributes'), '* filter=hostile diff=hostile\n');
+      mkdirSync(path.join(target.clone, '.git', 'info'), { recursive: true });
+      writeFileSync(path.join(target.clone, '.git', 'info', 'attributes'), options.filters ? '* filter=hostile diff=hostile\n' : '* diff=hostile\n');
       execFileSync('chown', ['-R', '-h', `${target.user}:${target.user}`, path.join(target.clone, '.git')]);
     },
     workspaceState(workspace) {
@@ -271,11 +286,11 @@ export function hostileKit(t: Test, target: Target): Kit {
 }
 
 /** Markers written by uid 0: a planted program root ran. */
-export function rootMarkers(kit: Kit): Marker[] {
+export function rootMarkers(kit: Programs): Marker[] {
   return kit.markers().filter((marker) => marker.uid === 0);
 }
 
 /** Planted programs that reached a terminal (opened /dev/tty and typed). */
-export function typedMarkers(kit: Kit): Marker[] {
+export function typedMarkers(kit: Programs): Marker[] {
   return kit.markers().filter((marker) => marker.label.endsWith('-tty') && /typed/.test(marker.text));
 }
