@@ -61,9 +61,10 @@ function noRepoProgramsEnv(): Record<string, string> {
 /**
  * A runner-made commit of one file in the user's clone, as the user, with
  * plumbing only: the file is hashed without filters, the commit is built in
- * a private index and moves HEAD by compare-and-swap. No hook, fsmonitor,
- * filter driver or editor of the repo runs, and whatever the user had staged
- * stays out of it; the checkout's index then gets the file's new entry.
+ * a private index and moves HEAD by compare-and-swap. No hook, fsmonitor or
+ * editor of the repo runs, no filter driver for the commit itself, and
+ * whatever the user had staged stays out of it; the checkout's index then
+ * gets the file's new entry.
  */
 export function gitCommitCommand(user: string, home: string, clonePath: string, file: string, message: string): Command {
   const script = [
@@ -78,7 +79,9 @@ export function gitCommitCommand(user: string, home: string, clonePath: string, 
     'tree=$(GIT_INDEX_FILE=$index git write-tree)',
     'commit=$(git commit-tree "$tree" -p "$head" -m "$3")',
     'git update-ref -m "agent-runner: $3" HEAD "$commit" "$head"',
-    'git update-index --cacheinfo "100644,$blob,$2"',
+    // Writing the checkout's index re-checks racily clean entries through the
+    // repo's filters (as the user); a filter that fails leaves that index stale, not the commit undone.
+    'git update-index --cacheinfo "100644,$blob,$2" || echo "agent-runner: the checkout index of $1 was not updated; run git status there" >&2',
   ].join('\n');
   const env = { ...GIT_ENV, ...committerEnvironment(), ...noRepoProgramsEnv() };
   return asNamedUser(user, home, { program: '/bin/sh', args: ['-c', script, 'agent-runner-commit', clonePath, file, message], env, cwd: home });
