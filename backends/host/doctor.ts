@@ -14,6 +14,8 @@ import { allowlistFile, renderAllowlist } from './squid-config.js';
 import type { HostLayout } from './layout.js';
 import type { HostDeps } from './provision-run.js';
 import { proxyPortChecks } from './doctor-ports.js';
+import { inClone, MAX_USER_CONFIG_BYTES, statClone, userTreePath } from './user-tree.js';
+import { UntrustedPathError } from '../../src/errors.js';
 
 export interface Check {
   readonly name: string;
@@ -61,15 +63,17 @@ export async function doctorRepo(deps: HostDeps, layout: HostLayout, registry: R
   checks.push(...(await proxyPortChecks(deps, layout, repo)));
 
   // Ownership and modes.
-  const clone = await fs.stat(repo.path);
-  checks.push(check('repo owned by its user', account !== undefined && clone?.uid === account.uid, clone ? `${repo.path} is owned by uid ${clone.uid}` : `${repo.path} does not exist`, `chown -R ${repo.user}:${repo.user} ${repo.path}`));
+  const clone = await statClone(fs, account?.home, repo.path).catch((error: unknown) => (error instanceof UntrustedPathError ? error : Promise.reject(error)));
+  const cloneOwned = account !== undefined && !(clone instanceof UntrustedPathError) && clone?.isDirectory === true && clone.uid === account.uid;
+  const cloneDetail = clone instanceof UntrustedPathError ? clone.message : clone ? `${repo.path} is owned by uid ${clone.uid}` : `${repo.path} does not exist`;
+  checks.push(check('repo owned by its user', cloneOwned, cloneDetail, `chown -R -h -P ${repo.user}:${repo.user} ${repo.path}`));
   if (account) {
     const home = await fs.stat(account.home);
     checks.push(check('home is private', home !== undefined && (home.mode & 0o077) === 0, home ? `${account.home} mode ${(home.mode & 0o777).toString(8)}` : `${account.home} does not exist`, `chmod 0700 ${account.home}`));
   }
   checks.push(await stateDirsCheck(fs, layout.stateDir));
   checks.push(await checkRunLimits(deps, repo));
-  const gates = await gatesScript(deps, repo);
+  const gates = await gatesScript(deps, repo, account?.home);
   checks.push(check('gates script is executable', gates.ok, gates.detail, `chmod +x ${gates.file} and commit it (or set "gates" in .agent/config.json)`));
   const agent = (await process.which('claude', repo.toolchainPath)) ?? (await process.which('codex', repo.toolchainPath));
   checks.push(check('agent CLI present', agent !== undefined, agent ?? `neither claude nor codex on ${repo.toolchainPath}`, `install it (npm i -g @anthropic-ai/claude-code) or set repos.${repo.name}.toolchain_path`));
@@ -133,20 +137,30 @@ function firstAllowedUrl(repo: RegistryRepo): string | undefined {
   return domain ? `https://${domain}/` : undefined;
 }
 
-async function gatesScript(deps: HostDeps, repo: RegistryRepo): Promise<{ ok: boolean; detail: string; file: string }> {
+/** The gate named by .agent/config.json (default .agent/gates.sh), read and checked without following a link in the clone. */
+async function gatesScript(deps: HostDeps, repo: RegistryRepo, home: string | undefined): Promise<{ ok: boolean; detail: string; file: string }> {
   let gates = '.agent/gates.sh';
-  const config = await deps.fs.readTextIfExists(path.join(repo.path, '.agent', 'config.json'));
-  if (config) {
-    try {
-      const parsed = JSON.parse(config) as { gates?: unknown };
-      if (typeof parsed.gates === 'string') gates = parsed.gates;
-    } catch {
-      // A broken config is reported by the run itself; the default is checked here.
+  const clone = userTreePath(home, repo.path);
+  const file = () => path.resolve(repo.path, gates);
+  try {
+    const configAt = inClone(clone, '.agent/config.json');
+    const config = await deps.fs.readUntrusted(configAt.root, configAt.relative, MAX_USER_CONFIG_BYTES);
+    if (config) {
+      try {
+        const parsed = JSON.parse(config) as { gates?: unknown };
+        if (typeof parsed.gates === 'string') gates = parsed.gates;
+      } catch {
+        // A broken config is reported by the run itself; the default is checked here.
+      }
     }
+    if (path.isAbsolute(gates)) return { ok: false, detail: `"gates": "${gates}" in .agent/config.json is not a path inside the clone`, file: file() };
+    const gatesAt = inClone(clone, gates);
+    const stat = await deps.fs.statUntrusted(gatesAt.root, gatesAt.relative);
+    if (!stat) return { ok: false, detail: `${file()} does not exist`, file: file() };
+    if (stat.isSymlink) return { ok: false, detail: `${file()} is a symbolic link; doctor does not follow links in the clone`, file: file() };
+    return { ok: (stat.mode & 0o111) !== 0 && stat.isFile, detail: `${file()} mode ${(stat.mode & 0o777).toString(8)}`, file: file() };
+  } catch (error) {
+    if (error instanceof UntrustedPathError) return { ok: false, detail: error.message, file: file() };
+    throw error;
   }
-  const file = path.resolve(repo.path, gates);
-  const stat = await deps.fs.stat(file);
-  if (!stat) return { ok: false, detail: `${file} does not exist`, file };
-  return { ok: (stat.mode & 0o111) !== 0 && !stat.isDirectory, detail: `${file} mode ${(stat.mode & 0o777).toString(8)}`, file };
 }
-

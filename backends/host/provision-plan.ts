@@ -10,7 +10,7 @@ import { defaultUserFor, formatProblems, parseRegistry, removeRepo, upsertRepo, 
 import { rawRunLimits } from '../../src/control/registry-limits.js';
 import { egressRuleset, renderRuleset, rulesetDifferences } from './nftables.js';
 import { squidConfig, squidProblems, type SquidOptions } from './squid-config.js';
-import { cloneCommand, createUserCommands, gitCommitCommand, gitConfigCommand, removeUserCommand } from './users.js';
+import { cloneCommand, createUserCommands, gitCommitCommand, gitConfigCommand, removeUserCommand, writeFileAsUserCommand } from './users.js';
 import { defaultClonePath, homeOf, type HostLayout } from './layout.js';
 import { systemCommand } from './exec.js';
 import { freeProxyPort, proxyPortProblems, type PortsState } from './ports.js';
@@ -19,7 +19,7 @@ import { accountProblem, type RepoAccount } from '../../src/control/repo-account
 
 export type ProvisionStep =
   | { readonly description: string; readonly command: Command; readonly skip?: string }
-  | { readonly description: string; readonly write: { readonly path: string; readonly text: string; readonly mode: number; readonly owner?: string }; readonly skip?: string }
+  | { readonly description: string; readonly write: { readonly path: string; readonly text: string; readonly mode: number }; readonly skip?: string }
   /** Regenerate from the registry as written by then, and load (needs uids that may not exist at plan time). */
   | { readonly description: string; readonly reload: 'egress' | 'proxy'; readonly skip?: string };
 
@@ -172,7 +172,8 @@ export function planRepo(request: RepoRequest, state: RepoState, layout: HostLay
   } else if (!state.clone.isGit) {
     throw new UsageError(`${repo.path} exists and is not a git checkout; move it away or set repos.${repo.name}.path in ${file}`);
   } else if (state.account && state.clone.ownerUid !== state.account.uid) {
-    steps.push({ description: `give ${repo.path} to ${repo.user}`, command: systemCommand('chown', ['-R', `${repo.user}:${repo.user}`, repo.path]) });
+    // -h -P: links inside are changed themselves, never followed (the clone itself was checked not to be one).
+    steps.push({ description: `give ${repo.path} to ${repo.user}`, command: systemCommand('chown', ['-R', '-h', '-P', `${repo.user}:${repo.user}`, '--', repo.path]) });
   }
   const author = { name: repo.authorName ?? repo.user, email: repo.authorEmail ?? `${repo.user}@localhost` };
   if (state.gitIdentity.name !== author.name) steps.push({ description: `author of agent commits: user.name "${author.name}"`, command: gitConfigCommand(repo.user, home, repo.path, 'user.name', author.name) });
@@ -182,8 +183,9 @@ export function planRepo(request: RepoRequest, state: RepoState, layout: HostLay
   const board = path.join(repo.path, 'backlog', 'config.yml');
   if (state.backlogConfig !== undefined && !/^statuses:.*\bBlocked\b/m.test(state.backlogConfig)) {
     const text = withBlockedStatus(state.backlogConfig);
-    steps.push({ description: `add the Blocked status to ${board}`, write: { path: board, text, mode: 0o644, owner: repo.user } });
-    for (const command of gitCommitCommand(repo.user, home, repo.path, 'backlog/config.yml', 'Board: add the Blocked status')) steps.push({ description: 'commit the board change in the clone', command });
+    // Written as the user (temp file beside it, then rename), never by root: the board is the user's tree.
+    steps.push({ description: `add the Blocked status to ${board}`, command: writeFileAsUserCommand(repo.user, home, board, text, 0o644) });
+    steps.push({ description: 'commit the board change in the clone', command: gitCommitCommand(repo.user, home, repo.path, 'backlog/config.yml', 'Board: add the Blocked status') });
     checklist.push(`push the Blocked-status commit once the token is in place: setpriv --reuid=${repo.user} --regid=${repo.user} --init-groups git -C ${repo.path} push origin ${repo.baseBranch}`);
   } else if (state.backlogConfig === undefined && state.clone.exists) {
     checklist.push(`${repo.path} has no backlog/config.yml: run "backlog init" there as ${repo.user}, then add Blocked to statuses`);
@@ -257,7 +259,7 @@ export function planRemove(name: string, state: RemoveState, layout: HostLayout,
     const aside = path.join(layout.removedDir, `${name}-${stamp}`);
     steps.push({ description: `move ${home} (clone, worktrees, secrets) aside to ${aside}, root only`, command: systemCommand('mkdir', ['-p', '-m', '0700', layout.removedDir]) });
     steps.push({ description: `move ${home} aside to ${aside}`, command: systemCommand('mv', ['--no-target-directory', home, aside]) });
-    steps.push({ description: `give ${aside} to root (its uid may be reused)`, command: systemCommand('chown', ['-R', 'root:root', aside]) });
+    steps.push({ description: `give ${aside} to root (its uid may be reused)`, command: systemCommand('chown', ['-R', '-h', '-P', 'root:root', '--', aside]) });
   }
   return { steps, repo, checklist: repo ? [`the repo's files are under ${layout.removedDir}; delete them when you no longer need them`] : [] };
 }

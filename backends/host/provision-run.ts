@@ -15,6 +15,7 @@ import type { SquidOptions } from './squid-config.js';
 import { homeOf, type HostLayout } from './layout.js';
 import { readPortsState } from './ports.js';
 import { lookupAccount, readUidMin } from '../../src/control/repo-account.js';
+import { readCloneFacts } from './user-tree.js';
 import { WATCH_UNIT, type ProvisionStep, type RemoveState, type RepoState } from './provision-plan.js';
 
 export interface HostDeps {
@@ -69,15 +70,17 @@ export async function readRepoState(deps: HostDeps, layout: HostLayout, name: st
   const user = known?.user ?? defaultUserFor(name);
   const account = await lookupAccount(deps.process, user);
   const clonePath = known?.path ?? path.join(account?.home ?? homeOf(user), name);
-  const cloneStat = await deps.fs.stat(clonePath);
-  const gitConfig = (await deps.fs.readTextIfExists(path.join(clonePath, '.git', 'config'))) ?? '';
+  // The clone is the user's: read without following links (a config.yml
+  // linked to another repo's credentials must not be read by root).
+  const clone = await readCloneFacts(deps.fs, account?.home, clonePath);
+  const gitConfig = clone.gitConfig;
   const systemd = await systemdIsRunning(deps.fs);
   return {
     registryText,
     account,
-    clone: { exists: cloneStat !== undefined, ownerUid: cloneStat?.uid, isGit: (await deps.fs.stat(path.join(clonePath, '.git'))) !== undefined },
+    clone: { exists: clone.stat !== undefined, ownerUid: clone.stat?.uid, isGit: clone.isGit },
     gitIdentity: { name: gitConfigValue(gitConfig, 'user', 'name'), email: gitConfigValue(gitConfig, 'user', 'email') },
-    backlogConfig: await deps.fs.readTextIfExists(path.join(clonePath, 'backlog', 'config.yml')),
+    backlogConfig: clone.backlogConfig,
     systemd,
     watchEnabled: systemd ? await unitEnabled(deps.process, WATCH_UNIT(name)) : false,
     ...(await layerState(deps, layout, [...repos.map((repo) => repo.user), user], repos.map((repo) => repo.proxyPort))),
@@ -143,12 +146,9 @@ export async function applySteps(deps: HostDeps, layout: HostLayout, steps: read
       if (result.exitCode !== 0) throw new FailedError(`provision step "${step.description}" failed (${describeFailure(result)}); fix that and run provision again: finished steps are not repeated`);
       done({ description: step.description, outcome: 'done' });
     } else if ('write' in step) {
+      // Root writes only root's own files here; a file in a user's tree is a command run as that user.
       await deps.fs.mkdirp(path.dirname(step.write.path), 0o755);
       await deps.fs.writeAtomic(step.write.path, step.write.text, step.write.mode);
-      if (step.write.owner) {
-        const chown = await deps.process.run(systemCommand('chown', [`${step.write.owner}:${step.write.owner}`, step.write.path]));
-        if (chown.exitCode !== 0) throw new FailedError(`provision step "${step.description}": chown failed (${describeFailure(chown)})`);
-      }
       done({ description: step.description, outcome: 'done' });
     } else if (step.reload === 'egress') {
       await reloadEgress(deps, layout);

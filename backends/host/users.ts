@@ -48,11 +48,55 @@ export function gitConfigCommand(user: string, home: string, clonePath: string, 
   return asNamedUser(user, home, { program: 'git', args: ['-C', clonePath, 'config', '--local', key, value], env: GIT_ENV, cwd: home });
 }
 
-/** A runner-made commit in the user's clone: as the user, with its hooks and fsmonitor off. */
-export function gitCommitCommand(user: string, home: string, clonePath: string, file: string, message: string): Command[] {
-  const env = { ...GIT_ENV, ...committerEnvironment() };
-  const git = (args: readonly string[]) => asNamedUser(user, home, { program: 'git', args: [...NO_REPO_PROGRAMS, '-C', clonePath, ...args], env, cwd: home });
-  return [git(['add', '--', file]), git(['commit', '--quiet', '--no-verify', '-m', message, '--', file])];
+/** NO_REPO_PROGRAMS (`-c key=value` pairs) as GIT_CONFIG_* variables: they hold for every git a script starts. */
+function noRepoProgramsEnv(): Record<string, string> {
+  const pairs = NO_REPO_PROGRAMS.filter((_, i) => i % 2 === 1).map((pair) => pair.split('=') as [string, string]);
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(pairs.length) };
+  pairs.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  return env;
+}
+
+/**
+ * A runner-made commit of one file in the user's clone, as the user, with
+ * plumbing only: the file is hashed without filters, the commit is built in
+ * a private index and moves HEAD by compare-and-swap. No hook, fsmonitor or
+ * editor of the repo runs, no filter driver for the commit itself, and
+ * whatever the user had staged stays out of it; the checkout's index then
+ * gets the file's new entry.
+ */
+export function gitCommitCommand(user: string, home: string, clonePath: string, file: string, message: string): Command {
+  const script = [
+    'set -e',
+    'cd -- "$1"',
+    'blob=$(git hash-object -w --no-filters -- "$2")',
+    'head=$(git rev-parse --verify HEAD)',
+    'index=$(git rev-parse --absolute-git-dir)/agent-runner-index.$$',
+    'trap \'rm -f -- "$index"\' EXIT',
+    'GIT_INDEX_FILE=$index git read-tree "$head"',
+    'GIT_INDEX_FILE=$index git update-index --add --cacheinfo "100644,$blob,$2"',
+    'tree=$(GIT_INDEX_FILE=$index git write-tree)',
+    'commit=$(git commit-tree "$tree" -p "$head" -m "$3")',
+    'git update-ref -m "agent-runner: $3" HEAD "$commit" "$head"',
+    // Writing the checkout's index re-checks racily clean entries through the
+    // repo's filters (as the user); a filter that fails leaves that index stale, not the commit undone.
+    'git update-index --cacheinfo "100644,$blob,$2" || echo "agent-runner: the checkout index of $1 was not updated; run git status there" >&2',
+  ].join('\n');
+  const env = { ...GIT_ENV, ...committerEnvironment(), ...noRepoProgramsEnv() };
+  return asNamedUser(user, home, { program: '/bin/sh', args: ['-c', script, 'agent-runner-commit', clonePath, file, message], env, cwd: home });
+}
+
+/**
+ * Writes a file in the user's tree as the user: the text on stdin into a temp
+ * file beside the target, then a rename over it (rename replaces a link, never
+ * writes through it). A directory on the way that points where the user may
+ * not write makes the command fail on permissions; root writes nothing there.
+ */
+export function writeFileAsUserCommand(user: string, home: string, file: string, text: string, mode: number): Command {
+  const script = 'set -e; tmp=$(mktemp -- "$1.agent-runner.XXXXXX"); trap \'rm -f -- "$tmp"\' EXIT; cat > "$tmp"; chmod -- "$2" "$tmp"; mv -f -T -- "$tmp" "$1"; trap - EXIT';
+  return asNamedUser(user, home, { program: '/bin/sh', args: ['-c', script, 'agent-runner-write', file, mode.toString(8)], cwd: home, stdin: text });
 }
 
 // ---------------------------------------------------------------- secrets

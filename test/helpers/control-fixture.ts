@@ -59,7 +59,7 @@ export function createUser(t: Test, name: string, home: string, repo: string): v
   });
 }
 
-export function controlFixture(t: Test, tasks: readonly FixtureTask[], options: { registryExtra?: string; schedule?: string } = {}): ControlFixture {
+export function controlFixture(t: Test, tasks: readonly FixtureTask[], options: { registryExtra?: string; schedule?: string; gates?: string } = {}): ControlFixture {
   const name = `ctl${process.pid % 10000}x${++counter}`;
   const user = `agent-${name}`;
   const root = tempDir(t, 'agent-runner-control-');
@@ -69,7 +69,7 @@ export function controlFixture(t: Test, tasks: readonly FixtureTask[], options: 
   chmodSync(probeOut, 0o777);
   const agent = path.join(root, 'probe-agent.sh');
   writeFileSync(agent, probeAgent(probeOut), { mode: 0o755 });
-  const fixture = drainFixture(t, tasks, { agent: ['/bin/sh', agent], config: { maxParallel: 4 } });
+  const fixture = drainFixture(t, tasks, { agent: ['/bin/sh', agent], config: { maxParallel: 4 }, ...(options.gates ? { gates: options.gates } : {}) });
   createUser(t, user, path.join(root, 'home'), name);
   // The clone and its origin belong to the repo user, as provisioning leaves them.
   // Both live in one temp folder (origin.git and clone), which the user must be able to enter.

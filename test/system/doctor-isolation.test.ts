@@ -202,7 +202,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
     spawnSync('chown', ['-R', 'root:root', clone]);
     const result = await doctor();
     t.same(result.failed, ['repo owned by its user', 'git identity resolves']);
-    t.equal(result.check('repo owned by its user').fix, `chown -R ${user}:${user} ${clone}`);
+    t.equal(result.check('repo owned by its user').fix, `chown -R -h -P ${user}:${user} ${clone}`);
     spawnSync('chown', ['-R', `${user}:${user}`, clone]);
     t.same((await doctor()).failed, []);
   });

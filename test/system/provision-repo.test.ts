@@ -58,7 +58,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
     t.equal(report.changed, true);
     t.same(
       report.steps.map((step) => step.description.split(' ').slice(0, 3).join(' ')),
-      ['create user ' + user, 'create user ' + user, 'clone ' + url + ' (main)', 'author of agent', 'author of agent', 'register repo ' + name, 'regenerate and load', 'regenerate the proxy', 'add the Blocked', 'commit the board', 'commit the board'],
+      ['create user ' + user, 'create user ' + user, 'clone ' + url + ' (main)', 'author of agent', 'author of agent', 'register repo ' + name, 'regenerate and load', 'regenerate the proxy', 'add the Blocked', 'commit the board'],
     );
     t.match(report.checklist.join('\n'), /\.git-credentials/);
     const { registry, problems } = parseRegistry(readFileSync(env.AGENT_RUNNER_CONFIG, 'utf8'), 'registry.toml');
