@@ -121,7 +121,13 @@ export { formatProblems } from './errors.js';
 /** Reads and validates the repo's config; a missing file means the defaults. Throws UsageError with every problem. */
 export async function readRepoConfig(fs: FsPort, workspace: string): Promise<ConfigValidation> {
   const file = path.join(workspace, CONFIG_FILE);
-  return parseRepoConfig(await fs.readTextIfExists(file), file);
+  let text: string | undefined;
+  try {
+    text = await fs.readTextIfExists(file);
+  } catch (error) {
+    throw new UsageError(configValueError(file, '(file)', `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, 'make it a plain file the repo user can read, or remove it'));
+  }
+  return parseRepoConfig(text, file);
 }
 
 /** Pure: the config from its text (undefined: no file, the defaults); throws UsageError with every problem. `file` names where it came from. */

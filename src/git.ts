@@ -3,6 +3,7 @@
 // prompts, so the operator's own git setup never leaks into agent worktrees.
 import type { ProcessPort, CommandResult } from './ports.js';
 import type { Command } from './types.js';
+import { FailedError } from './errors.js';
 
 export interface GitIdentity {
   readonly name: string;
@@ -16,7 +17,8 @@ export interface GitOptions {
   readonly identity?: GitIdentity;
 }
 
-export class GitError extends Error {
+/** A git command that failed: the operator sees the command, where and git's last words (exit 1), not a stack. */
+export class GitError extends FailedError {
   constructor(
     readonly args: readonly string[],
     readonly cwd: string,
