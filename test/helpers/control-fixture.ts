@@ -50,8 +50,9 @@ let counter = 0;
 export function createUser(t: Test, name: string, home: string, repo: string): void {
   execFileSync('useradd', ['--home-dir', home, '--create-home', '--shell', '/usr/sbin/nologin', '--user-group', '--comment', accountComment(repo), name], { stdio: 'pipe' });
   t.teardown(() => {
+    // As the user itself: kill(-1) from its uid reaches only its own processes.
     try {
-      execFileSync('pkill', ['-KILL', '-u', name], { stdio: 'ignore' });
+      execFileSync('setpriv', [`--reuid=${name}`, `--regid=${name}`, '--init-groups', '--', 'kill', '-s', 'KILL', '--', '-1'], { stdio: 'ignore' });
     } catch {
       // nothing left running
     }

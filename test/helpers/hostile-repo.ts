@@ -270,13 +270,16 @@ export function hostileKit(t: Test, target: Target, made: Programs & { readonly 
       for (const port of ports) {
         const argv = [...prefix, 'setpriv', `--reuid=${target.user}`, `--regid=${target.user}`, '--init-groups', '--', '/usr/bin/perl', '-MIO::Socket::INET', '-e', `my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => ${port}, Listen => 5, ReuseAddr => 1) or die "bind ${port}: $!"; print "listening\\n"; $| = 1; sleep 3600`];
         const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-        child.unref();
         squatters.push(child.pid!);
+        // Unref only once it listens: a squatter that fails at once must still be heard exiting.
         await new Promise<void>((resolve, reject) => {
           let err = '';
           child.stderr!.on('data', (chunk) => (err += chunk));
-          child.stdout!.once('data', () => resolve());
-          child.once('exit', () => reject(new Error(`port squatter on ${port}: ${err}`)));
+          child.stdout!.once('data', () => {
+            child.unref();
+            resolve();
+          });
+          child.once('close', () => reject(new Error(`port squatter on ${port}: ${err}`)));
         });
       }
     },
