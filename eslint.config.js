@@ -1,5 +1,5 @@
 // Lint: typescript-eslint's recommended rules, plus the boundary that keeps
-// OS effects out of the core. Only the edge (src/io.ts, src/io/) and the
+// OS effects out of the core. Only the edge (src/io/) and the
 // entry point may spawn processes or touch the filesystem directly.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -18,9 +18,9 @@ export default tseslint.config(
   },
   {
     files: ['src/**/*.ts'],
-    ignores: ['src/io.ts', 'src/io/**', 'src/main.ts'],
+    ignores: ['src/io/**', 'src/main.ts'],
     rules: {
-      'no-restricted-imports': ['error', { paths: EDGE_ONLY.map((name) => ({ name, message: 'OS effects go through a port; only src/io.ts and src/io/ may import this.' })) }],
+      'no-restricted-imports': ['error', { paths: EDGE_ONLY.map((name) => ({ name, message: 'OS effects go through a port; only src/io/ may import this.' })) }],
       'no-restricted-globals': ['error', { name: 'process', message: 'Pass environment, argv and clock in as parameters.' }],
     },
   },

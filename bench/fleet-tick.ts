@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { realFs, realProcess } from '../src/io.js';
+import { realFs, realProcess } from '../src/io/real-ports.js';
 import { readRegistry } from '../src/control/registry.js';
 import { Spool } from '../src/control/spool.js';
 import { BoardSnapshot } from '../src/control/board-snapshot.js';

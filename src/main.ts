@@ -2,8 +2,8 @@
 // process.env and wires the real ports.
 import { fileURLToPath } from 'node:url';
 import * as path from 'node:path';
-import { runCli } from './cli.js';
-import { realPorts } from './io.js';
+import { runCli } from './cli/commands.js';
+import { realPorts } from './io/real-ports.js';
 
 const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/agent-runner');
 

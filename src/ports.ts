@@ -1,4 +1,4 @@
-// One port per OS effect. The core receives these as parameters; src/io.ts has
+// One port per OS effect. The core receives these as parameters; src/io/real-ports.ts has
 // the real implementations and test/fakes.ts the builder fakes. Nothing in the
 // core imports node:child_process, node:fs or execa (test/unit/imports.test.ts).
 import type { Command } from './types.js';

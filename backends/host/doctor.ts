@@ -3,7 +3,7 @@
 // wrapper names (tests), against targets the caller may aim elsewhere.
 import * as path from 'node:path';
 import type { RegistryRepo, Registry } from '../../src/types.js';
-import { agentEnvironment, dropPrivileges, lookupUser } from '../../src/privdrop.js';
+import { agentEnvironment, dropPrivileges, lookupUser } from '../../src/control/privdrop.js';
 import { stateDirProblems } from '../../src/control/state-dirs.js';
 import { checkRunLimits } from './doctor-limits.js';
 import { onHost } from './exec.js';

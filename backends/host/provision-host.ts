@@ -3,7 +3,7 @@
 // applier are in provision-run.ts and below.
 import * as path from 'node:path';
 import type { FsPort, ProcessPort } from '../../src/ports.js';
-import { lookupUser } from '../../src/privdrop.js';
+import { lookupUser } from '../../src/control/privdrop.js';
 import { systemCommand, SYSTEM_PATH } from './exec.js';
 import type { HostLayout } from './layout.js';
 import type { ProvisionStep } from './provision-plan.js';

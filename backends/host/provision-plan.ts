@@ -4,7 +4,7 @@
 import { parse } from 'smol-toml';
 import * as path from 'node:path';
 import type { Command, RegistryRepo } from '../../src/types.js';
-import type { UserAccount } from '../../src/privdrop.js';
+import type { UserAccount } from '../../src/control/privdrop.js';
 import { UsageError } from '../../src/errors.js';
 import { defaultUserFor, formatProblems, parseRegistry, removeRepo, upsertRepo, type RegistryRepoInput } from '../../src/control/registry.js';
 import { rawRunLimits } from '../../src/control/registry-limits.js';

@@ -5,7 +5,7 @@
 import * as path from 'node:path';
 import type { Clock, FsPort, ProcessPort } from '../../src/ports.js';
 import { FailedError } from '../../src/errors.js';
-import { lookupUser } from '../../src/privdrop.js';
+import { lookupUser } from '../../src/control/privdrop.js';
 import { defaultUserFor, parseRegistry, readRegistry } from '../../src/control/registry.js';
 import { describeFailure, onHost, systemCommand, type CommandWrapper } from './exec.js';
 import { applyRuleset, listEgressTable } from './apply-nft.js';

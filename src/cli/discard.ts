@@ -2,7 +2,7 @@
 // remove task branches and worktrees (parked ones too).
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { discard } from '../lifecycle.js';
+import { discard } from '../staging/lifecycle.js';
 import { lifecycleInput, withWorkspaceLock } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
 

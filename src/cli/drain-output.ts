@@ -2,7 +2,7 @@
 // summary table at the end.
 import { printableLine } from '../printable.js';
 import type { CliContext } from './context.js';
-import type { DrainEvent, DrainSummary } from '../drain-types.js';
+import type { DrainEvent, DrainSummary } from '../drain/types.js';
 
 export function progressPrinter(context: Pick<CliContext, 'err'>, format: 'human' | 'json'): (event: DrainEvent) => void {
   if (format === 'json') return (event) => context.err(`${JSON.stringify(event)}\n`);

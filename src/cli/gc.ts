@@ -3,7 +3,7 @@
 // nothing is running while it cleans.
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { removeAllTaskBranches } from '../lifecycle.js';
+import { removeAllTaskBranches } from '../staging/lifecycle.js';
 import { lifecycleInput, withWorkspaceLock } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
 

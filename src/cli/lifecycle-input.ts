@@ -3,13 +3,13 @@
 // commands that change things) the workspace lock a drain also takes.
 import * as path from 'node:path';
 import type { CliContext } from './context.js';
-import { checkWorkspace, ensureStateDir } from '../workspace.js';
-import { readRepoConfig } from '../config.js';
-import { agentBaseEnv } from '../agent-env.js';
-import { Git } from '../git.js';
+import { checkWorkspace, ensureStateDir } from '../repo/workspace.js';
+import { readRepoConfig } from '../repo/config.js';
+import { agentBaseEnv } from '../agent/env.js';
+import { Git } from '../git/git.js';
 import { stateDir, workspaceStateDir } from '../paths.js';
-import { acquireWorkspaceLock, type WorkspaceLock } from '../workspace-lock.js';
-import type { LifecycleInput } from '../lifecycle.js';
+import { acquireWorkspaceLock, type WorkspaceLock } from '../drain/workspace-lock.js';
+import type { LifecycleInput } from '../staging/lifecycle.js';
 
 export async function lifecycleInput(context: CliContext, workspaceOption: string | undefined, fetch: boolean): Promise<LifecycleInput> {
   const { fs, process } = context.ports;

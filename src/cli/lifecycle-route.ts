@@ -13,7 +13,7 @@ import { readRegistry } from '../control/registry.js';
 import { installPaths } from '../control/cli-support.js';
 import { repoUser, runnerCommandAsUser } from '../control/as-repo-user.js';
 import { chooseLifecycleRunner, registeredRepoAt, type PathStep, type WorkspaceFacts } from '../control/lifecycle-target.js';
-import { dropPrivileges, parsePasswdLine } from '../privdrop.js';
+import { dropPrivileges, parsePasswdLine } from '../control/privdrop.js';
 
 export interface WorkspaceChoice {
   readonly workspace?: string;

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import type { Readiness } from '../types.js';
 import { EXIT } from '../errors.js';
-import { checkWorkspace } from '../workspace.js';
+import { checkWorkspace } from '../repo/workspace.js';
 import { readBoard } from '../board/read.js';
 import { assessReadiness, describeReason } from '../board/readiness.js';
 

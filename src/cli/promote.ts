@@ -1,7 +1,7 @@
 // agent-runner promote: fast-forward the base branch to auto/work and push it.
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { promote } from '../lifecycle.js';
+import { promote } from '../staging/lifecycle.js';
 import { lifecycleInput, withWorkspaceLock } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
 

@@ -4,18 +4,18 @@
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { UsageError } from '../errors.js';
-import { checkWorkspace, ensureStateDir } from '../workspace.js';
-import { readRepoConfig, applyOverrides, ASSISTANTS } from '../config.js';
+import { checkWorkspace, ensureStateDir } from '../repo/workspace.js';
+import { readRepoConfig, applyOverrides, ASSISTANTS } from '../repo/config.js';
 import { readBoard, findTask } from '../board/read.js';
 import { assessReadiness } from '../board/readiness.js';
-import { adapterFor } from '../adapters/index.js';
-import { resolveAgentBinary } from '../agent-binary.js';
-import { agentBaseEnv } from '../agent-env.js';
-import { knownSecrets } from '../secrets.js';
-import { runTask } from '../run.js';
-import { Git } from '../git.js';
+import { adapterFor } from '../agent/adapters/index.js';
+import { resolveAgentBinary } from '../agent/binary.js';
+import { agentBaseEnv } from '../agent/env.js';
+import { knownSecrets } from '../agent/secrets.js';
+import { runTask } from '../agent/run-task.js';
+import { Git } from '../git/git.js';
 import { stateDir, transcriptFile, workspaceStateDir } from '../paths.js';
-import { commitLeftovers } from '../leftovers.js';
+import { commitLeftovers } from '../drain/leftovers.js';
 import type { AssistantName } from '../types.js';
 import { parsePositiveInt } from './options.js';
 

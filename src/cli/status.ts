@@ -3,7 +3,7 @@
 import { printableLine } from '../printable.js';
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { stagingStatus, type StagingStatus } from '../lifecycle.js';
+import { stagingStatus, type StagingStatus } from '../staging/lifecycle.js';
 import { lifecycleInput } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
 import { renderTaskTable } from './drain-output.js';

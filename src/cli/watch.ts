@@ -7,7 +7,7 @@ import { UsageError } from '../errors.js';
 import { findRepo } from '../control/registry.js';
 import { installPaths, loadRegistry, requireRoot } from '../control/cli-support.js';
 import { RepoWatcher, type LogEvent } from '../control/watch.js';
-import { cronScheduler } from '../control/cron.js';
+import { cronScheduler } from '../io/cron.js';
 import { realLocks } from '../io/lock.js';
 import { realControl } from '../io/proc.js';
 import { parsePositiveInt } from './options.js';

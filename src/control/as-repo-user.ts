@@ -4,7 +4,7 @@
 // is started as that user: the same environment dispatch gives orchestrate.
 import type { Ports } from '../ports.js';
 import type { Command, RegistryRepo } from '../types.js';
-import { agentEnvironment, type UserAccount } from '../privdrop.js';
+import { agentEnvironment, type UserAccount } from './privdrop.js';
 import { accountProblem, lookupAccount, readUidMin } from './repo-account.js';
 import { repoUserStateDir } from '../paths.js';
 import { UsageError } from '../errors.js';

@@ -6,7 +6,7 @@
 // safe.directory=<repo> because root does not own the checkout.
 import type { ProcessPort } from '../ports.js';
 import type { Board, Task, UnreadableTask } from '../types.js';
-import { outsiderReadCommand } from '../git.js';
+import { outsiderReadCommand } from '../git/git.js';
 import { parseTaskFile } from '../board/parse.js';
 import { assessReadiness } from '../board/readiness.js';
 import { assembleBoard, statusesFrom } from '../board/read.js';

@@ -8,7 +8,7 @@
 // of its own (whose pid cannot be recycled while root has not reaped it).
 import type { Ports } from '../ports.js';
 import type { Command, RegistryRepo } from '../types.js';
-import { dropPrivileges, type UserAccount } from '../privdrop.js';
+import { dropPrivileges, type UserAccount } from './privdrop.js';
 import { UsageError } from '../errors.js';
 import { repoUserStateDir } from '../paths.js';
 import { finishRun, writeRun, type RunRecord, type RunTrigger } from './runs.js';

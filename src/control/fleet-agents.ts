@@ -7,7 +7,7 @@
 import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
 import { repoUserStateDir, workspaceStateDir } from '../paths.js';
-import { MAX_AGENT_RECORD_BYTES, parseAgentRecord } from '../drain-records.js';
+import { MAX_AGENT_RECORD_BYTES, parseAgentRecord } from '../drain/records.js';
 import { UntrustedPathError } from '../errors.js';
 
 /** More records than this is not a drain (max_parallel is at most 64). */

@@ -2,10 +2,10 @@
 // -> decide (fleetEntry, pure) -> render (JSON for the dashboard, text for
 // people). The JSON shape is documented in docs/operations.md ("fleet --json").
 import { printableLine } from '../printable.js';
-import { lookupUser } from '../privdrop.js';
+import { lookupUser } from './privdrop.js';
 import type { FsPort, ProcessPort } from '../ports.js';
 import type { ConfigProblem, RegistryRepo } from '../types.js';
-import { outsiderReadCommand } from '../git.js';
+import { outsiderReadCommand } from '../git/git.js';
 import { parseRegistry } from './registry.js';
 import { watchLockPath } from './lock.js';
 import { isSameProcess } from '../process-identity.js';

@@ -5,8 +5,8 @@
 // `--task <new id>`. Written byte-compatible with `backlog task create`.
 import type { Ports } from '../ports.js';
 import type { Command, RegistryRepo, TaskId } from '../types.js';
-import { gitCommand } from '../git.js';
-import { dropPrivileges } from '../privdrop.js';
+import { gitCommand } from '../git/git.js';
+import { dropPrivileges } from './privdrop.js';
 import { renderTaskFile, taskFileName as boardTaskFileName } from '../board/render.js';
 import { backlogTimestamp } from '../board/edit.js';
 import { repoUser } from './dispatch.js';

@@ -4,7 +4,7 @@
 // agents as it, with its files, groups and processes. Read (getent,
 // /etc/login.defs) -> decide (pure).
 import type { FsPort, ProcessPort } from '../ports.js';
-import { parsePasswdLine, type UserAccount } from '../privdrop.js';
+import { parsePasswdLine, type UserAccount } from './privdrop.js';
 
 /** The GECOS comment provisioning gives a repo user: the mark that agent-runner made it, and for which repo. */
 export function accountComment(repo: string): string {

@@ -10,7 +10,7 @@
 // not counted).
 import type { Clock, ProcessPort } from '../ports.js';
 import type { Command } from '../types.js';
-import { dropPrivileges, type UserAccount } from '../privdrop.js';
+import { dropPrivileges, type UserAccount } from './privdrop.js';
 import type { ProcessControl, UserProcess } from './ports.js';
 
 const SYSTEM_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';

@@ -3,13 +3,13 @@
 // promote. No root, no credentials, no network.
 import * as path from 'node:path';
 import type { Ports } from '../ports.js';
-import type { DrainEvent, DrainSummary } from '../drain-types.js';
-import { Git } from '../git.js';
-import { orchestrate, type OrchestrateInput } from '../orchestrate.js';
-import { applyOverrides, readRepoConfig } from '../config.js';
-import { adapterFor } from '../adapters/index.js';
+import type { DrainEvent, DrainSummary } from '../drain/types.js';
+import { Git } from '../git/git.js';
+import { orchestrate, type OrchestrateInput } from '../drain/orchestrate.js';
+import { applyOverrides, readRepoConfig } from '../repo/config.js';
+import { adapterFor } from '../agent/adapters/index.js';
 import { renderTaskFile, taskFileName } from '../board/render.js';
-import { promote, stagingStatus, type PromoteResult, type StagingStatus } from '../lifecycle.js';
+import { promote, stagingStatus, type PromoteResult, type StagingStatus } from '../staging/lifecycle.js';
 import { DEMO_BACKLOG_CONFIG, DEMO_GATES, DEMO_README, DEMO_TASKS, demoConfig } from './demo-repo.js';
 
 export interface DemoInput {

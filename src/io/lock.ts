@@ -7,7 +7,7 @@
 import lockfile from 'proper-lockfile';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { realFs, realProcess } from '../io.js';
+import { realFs, realProcess } from './real-ports.js';
 import type { LockHolder, LockPort } from '../control/ports.js';
 
 /** A lock whose heartbeat is older than this is stale. */

@@ -2,7 +2,7 @@
 // did not start (a crashed predecessor's agents) and subscribing to signals.
 // Linux only: identity checks rely on /proc (see realProcess.startTimeOf).
 import { readdir, readFile } from 'node:fs/promises';
-import { realProcess } from '../io.js';
+import { realProcess } from './real-ports.js';
 import type { ProcessControl, StopSignal, UserProcess } from '../control/ports.js';
 
 /** Pure: the real uid, state and name from the text of /proc/PID/status. */

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { realFs } from '../../src/io.js';
+import { realFs } from '../../src/io/real-ports.js';
 import { readBoard, findTask } from '../../src/board/read.js';
 import { assessReadiness } from '../../src/board/readiness.js';
 import { addLabel, appendNote, checkCriterion, setStatus, setUpdatedDate } from '../../src/board/edit.js';

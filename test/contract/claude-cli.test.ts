@@ -7,10 +7,10 @@ import t from 'tap';
 import { chownSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { claudeAdapter } from '../../src/adapters/claude.js';
-import { superviseAgent } from '../../src/supervise.js';
-import { realClock, realProcess } from '../../src/io.js';
-import { dropPrivileges } from '../../src/privdrop.js';
+import { claudeAdapter } from '../../src/agent/adapters/claude.js';
+import { superviseAgent } from '../../src/agent/supervise.js';
+import { realClock, realProcess } from '../../src/io/real-ports.js';
+import { dropPrivileges } from '../../src/control/privdrop.js';
 import type { Command } from '../../src/types.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -7,9 +7,9 @@ import t from 'tap';
 import { readFileSync, readdirSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { codexAdapter } from '../../src/adapters/codex.js';
-import { superviseAgent } from '../../src/supervise.js';
-import { realClock, realProcess } from '../../src/io.js';
+import { codexAdapter } from '../../src/agent/adapters/codex.js';
+import { superviseAgent } from '../../src/agent/supervise.js';
+import { realClock, realProcess } from '../../src/io/real-ports.js';
 import type { Command } from '../../src/types.js';
 import { gitRepo, tempDir } from '../helpers/temp.js';
 

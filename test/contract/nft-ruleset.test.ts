@@ -4,7 +4,7 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { egressRuleset, rulesetDifferences } from '../../backends/host/nftables.js';
 import { applyRuleset, checkRuleset, listEgressTable } from '../../backends/host/apply-nft.js';
-import { realPorts } from '../../src/io.js';
+import { realPorts } from '../../src/io/real-ports.js';
 import { aRepo } from '../helpers/host-fixtures.js';
 import { systemTestMayRun } from '../helpers/system.js';
 import { netns } from '../helpers/netns.js';

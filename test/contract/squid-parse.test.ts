@@ -5,7 +5,7 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { squidConfig } from '../../backends/host/squid-config.js';
 import { parseSquidConfig } from '../../backends/host/apply-squid.js';
-import { realPorts } from '../../src/io.js';
+import { realPorts } from '../../src/io/real-ports.js';
 import { aRepo, squidLayoutUnder } from '../helpers/host-fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 import { missingTools } from '../helpers/system.js';

@@ -2,8 +2,8 @@
 // for system tests that call several commands in a row.
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runCli } from '../../src/cli.js';
-import { realPorts } from '../../src/io.js';
+import { runCli } from '../../src/cli/commands.js';
+import { realPorts } from '../../src/io/real-ports.js';
 
 const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/agent-runner');
 

@@ -2,7 +2,7 @@
 // rules as a drain's read of the files: a duplicated id is unreadable, not ready.
 import t from 'tap';
 import { BoardSnapshot } from '../../src/control/board-snapshot.js';
-import { realProcess } from '../../src/io.js';
+import { realProcess } from '../../src/io/real-ports.js';
 import { gitRepo } from '../helpers/temp.js';
 import { taskFiles } from '../helpers/drain-fixture.js';
 

@@ -9,7 +9,7 @@ import { systemTestMayRun } from '../helpers/system.js';
 import { testUser } from '../helpers/netns.js';
 
 const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CHECK = `import(${JSON.stringify(path.join(DIST, 'backends/host/doctor-host.js'))}).then(async (m) => { const io = await import(${JSON.stringify(path.join(DIST, 'src/io.js'))}); process.stdout.write(JSON.stringify(await m.hidepidCheck(io.realPorts().fs))); })`;
+const CHECK = `import(${JSON.stringify(path.join(DIST, 'backends/host/doctor-host.js'))}).then(async (m) => { const io = await import(${JSON.stringify(path.join(DIST, 'src/io/real-ports.js'))}); process.stdout.write(JSON.stringify(await m.hidepidCheck(io.realPorts().fs))); })`;
 
 /** Runs `script` (sh) in a private mount namespace; with hidepid, /proc is remounted there first. */
 function inMountNamespace(hidepid: string | undefined, script: string, args: readonly string[] = []) {

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { claudeAdapter } from '../../src/adapters/claude.js';
-import { adapterFor } from '../../src/adapters/index.js';
+import { claudeAdapter } from '../../src/agent/adapters/claude.js';
+import { adapterFor } from '../../src/agent/adapters/index.js';
 import type { AgentInvocation, AgentOutput } from '../../src/types.js';
 
 const invocation: AgentInvocation = {

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { codexAdapter } from '../../src/adapters/codex.js';
-import { adapterFor } from '../../src/adapters/index.js';
+import { codexAdapter } from '../../src/agent/adapters/codex.js';
+import { adapterFor } from '../../src/agent/adapters/index.js';
 import type { AgentInvocation, AgentOutput } from '../../src/types.js';
 
 const invocation: AgentInvocation = {

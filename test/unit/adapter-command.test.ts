@@ -1,6 +1,6 @@
 import t from 'tap';
-import { commandAdapter } from '../../src/adapters/command.js';
-import { adapterFor } from '../../src/adapters/index.js';
+import { commandAdapter } from '../../src/agent/adapters/command.js';
+import { adapterFor } from '../../src/agent/adapters/index.js';
 import type { AgentInvocation, AgentOutput } from '../../src/types.js';
 
 const invocation: AgentInvocation = {

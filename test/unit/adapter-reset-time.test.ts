@@ -1,5 +1,5 @@
 import t from 'tap';
-import { parseResetTime } from '../../src/adapters/reset-time.js';
+import { parseResetTime } from '../../src/agent/adapters/reset-time.js';
 
 t.test('epoch seconds need no anchor', async (t) => {
   t.equal(parseResetTime('Claude AI usage limit reached|1760000400', undefined), '2025-10-09T09:00:00.000Z');

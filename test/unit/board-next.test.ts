@@ -1,9 +1,9 @@
 import t from 'tap';
 import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { runCli } from '../../src/cli.js';
+import { runCli } from '../../src/cli/commands.js';
 import type { CliContext } from '../../src/cli/context.js';
-import { realPorts } from '../../src/io.js';
+import { realPorts } from '../../src/io/real-ports.js';
 import { gitRepo, tempDir } from '../helpers/temp.js';
 import { taskFileText } from '../helpers/board-builder.js';
 

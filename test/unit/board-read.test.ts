@@ -1,7 +1,7 @@
 import t from 'tap';
 import { writeFileSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import * as path from 'node:path';
-import { realFs } from '../../src/io.js';
+import { realFs } from '../../src/io/real-ports.js';
 import type { FsPort } from '../../src/ports.js';
 import { DEFAULT_STATUSES, findTask, readBoard, statusesFrom } from '../../src/board/read.js';
 import { ensureBlockedStatusFile, updateTaskFile } from '../../src/board/write.js';

@@ -1,6 +1,6 @@
 // .agent/config.json: schema, every problem at once, precedence and caps.
 import t from 'tap';
-import { applyOverrides, DEFAULT_CONFIG, resolveModelChoice, validateConfig, formatProblems } from '../../src/config.js';
+import { applyOverrides, DEFAULT_CONFIG, resolveModelChoice, validateConfig, formatProblems } from '../../src/repo/config.js';
 import { aTask } from '../helpers/board-builder.js';
 
 t.test('an empty object is the defaults', async (t) => {

@@ -3,7 +3,7 @@ import t from 'tap';
 import { existsSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { decideRecovery, orchestrateArgsFor, Spool, spoolDir, type Job } from '../../src/control/spool.js';
-import { realFs } from '../../src/io.js';
+import { realFs } from '../../src/io/real-ports.js';
 import { UsageError } from '../../src/errors.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -1,15 +1,15 @@
 // The pure deciders of a drain: what a session meant, what to start next,
 // the prompt, landings read back from merge commits, attempts.
 import t from 'tap';
-import { judgeSession, blockedReason } from '../../src/run.js';
-import { drainLoop, tasksToStart } from '../../src/parallel.js';
-import { buildPrompt, taskDirective } from '../../src/prompt.js';
-import { parseLandings } from '../../src/lifecycle.js';
-import { landingMessage } from '../../src/integrate.js';
-import { forget, recordConflictRetry, recordFailure } from '../../src/attempts.js';
-import { judgeCandidate, protectedPathsIn } from '../../src/protected-paths.js';
-import { gateSpecFrom } from '../../src/trusted-config.js';
-import { DEFAULT_CONFIG } from '../../src/config.js';
+import { judgeSession, blockedReason } from '../../src/agent/run-task.js';
+import { drainLoop, tasksToStart } from '../../src/drain/schedule.js';
+import { buildPrompt, taskDirective } from '../../src/agent/prompt.js';
+import { parseLandings } from '../../src/staging/lifecycle.js';
+import { landingMessage } from '../../src/drain/integrate.js';
+import { forget, recordConflictRetry, recordFailure } from '../../src/drain/attempts.js';
+import { judgeCandidate, protectedPathsIn } from '../../src/drain/protected-paths.js';
+import { gateSpecFrom } from '../../src/drain/trusted-config.js';
+import { DEFAULT_CONFIG } from '../../src/repo/config.js';
 import { aBoard, aTask } from '../helpers/board-builder.js';
 
 const state = (status: string | undefined, head = 'a', unreadable?: string) => ({ head, dirty: false, status, task: status ? aTask({ id: 'TASK-1', status, notes: 'Blocked: needs a key' }) : undefined, unreadable });

@@ -5,7 +5,7 @@ import { escapeForTerminal, printable, printableLine } from '../../src/printable
 import { renderRunHuman } from '../../src/control/render.js';
 import { renderTaskTable, progressPrinter } from '../../src/cli/drain-output.js';
 import { renderStatus } from '../../src/cli/status.js';
-import { runCli } from '../../src/cli.js';
+import { runCli } from '../../src/cli/commands.js';
 
 const ESC = '\u001b';
 const HOSTILE: Record<string, string> = {

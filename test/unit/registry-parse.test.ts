@@ -1,7 +1,7 @@
 // Registry validation: every problem at once, with line, key and fix.
 import t from 'tap';
 import { defaultUserFor, findRepo, parseRegistry, readRegistry, removeRepo, REPO_NAME_PATTERN, upsertRepo } from '../../src/control/registry.js';
-import { realFs } from '../../src/io.js';
+import { realFs } from '../../src/io/real-ports.js';
 import { UsageError } from '../../src/errors.js';
 import { tempDir } from '../helpers/temp.js';
 import { writeFileSync } from 'node:fs';

@@ -6,7 +6,7 @@ import { parseRegistry, upsertRepo } from '../../src/control/registry.js';
 import { describeSweep, endUserProcesses, signalEveryProcessAsUser } from '../../src/control/user-sweep.js';
 import { isSameProcess, stillRunning } from '../../src/process-identity.js';
 import { stateDirProblems } from '../../src/control/state-dirs.js';
-import { parseAgentRecord } from '../../src/drain-records.js';
+import { parseAgentRecord } from '../../src/drain/records.js';
 import { parseProcStatus } from '../../src/io/proc.js';
 import type { Command } from '../../src/types.js';
 import type { UserProcess } from '../../src/control/ports.js';

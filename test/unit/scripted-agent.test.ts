@@ -7,11 +7,11 @@ import { parseInstructions, safeRelativePath } from '../../src/scripted-agent/in
 import { commitMessage, finishedTaskText, planRun } from '../../src/scripted-agent/plan.js';
 import { looksLikeClaudeArgv, readClaudeArgv, sessionIdFor, taskIdFromPrompt, usageFor } from '../../src/scripted-agent/claude-stream.js';
 import { parseTaskFile } from '../../src/board/parse.js';
-import { claudeAdapter } from '../../src/adapters/claude.js';
-import { commandAdapter } from '../../src/adapters/command.js';
-import { superviseAgent } from '../../src/supervise.js';
-import { realClock, realProcess } from '../../src/io.js';
-import { buildPrompt } from '../../src/prompt.js';
+import { claudeAdapter } from '../../src/agent/adapters/claude.js';
+import { commandAdapter } from '../../src/agent/adapters/command.js';
+import { superviseAgent } from '../../src/agent/supervise.js';
+import { realClock, realProcess } from '../../src/io/real-ports.js';
+import { buildPrompt } from '../../src/agent/prompt.js';
 import type { AgentInvocation, Task } from '../../src/types.js';
 import { GIT_TEST_ENV, git, gitRepo, tempDir } from '../helpers/temp.js';
 

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { readFileSync, readdirSync } from 'node:fs';
-import { superviseAgent, MAX_STDOUT_LINES, type OutputStream } from '../../src/supervise.js';
-import { realClock, realProcess } from '../../src/io.js';
+import { superviseAgent, MAX_STDOUT_LINES, type OutputStream } from '../../src/agent/supervise.js';
+import { realClock, realProcess } from '../../src/io/real-ports.js';
 import { fakeClock, fakeProcess } from '../helpers/fake-ports.js';
 import type { Command } from '../../src/types.js';
 

@@ -1,0 +1,91 @@
+// OpenAI Codex (`codex exec`, 0.171) as an agent: argv in, JSONL events out
+// (thread.started, turn.started, item.*, turn.completed with usage,
+// turn.failed, error). The prompt goes on stdin (`-`). Transient `error`
+// events ("Reconnecting... 2/5") are not failures by themselves: only
+// turn.failed, a non-zero exit or the watchdog end a session badly. Without
+// network codex retries forever and only the watchdog ends it.
+import type { AgentAdapter, AgentInvocation, AgentOutput, AgentResult, Command } from '../../types.js';
+import { describeExit, isSilent, jsonObjects, lastStderrLine, numberField, objectField, stringField, type JsonObject } from './jsonl.js';
+import { parseResetTime } from './reset-time.js';
+
+const NOT_LOGGED_IN = /not logged in|\blogin\b|\b401\b|unauthori[sz]ed|invalid api key|api key/i;
+const RATE_LIMITED = /usage limit|rate limit|too many requests|\b429\b|quota/i;
+
+function buildCommand(invocation: AgentInvocation): Command {
+  const args = ['exec', '--json'];
+  if (invocation.model) args.push('-m', invocation.model);
+  if (invocation.effort) args.push('-c', `model_reasoning_effort=${invocation.effort}`);
+  // Workspaces are git worktrees, so --skip-git-repo-check is not needed.
+  args.push('-s', 'workspace-write', '-C', invocation.workspace, '-');
+  return { program: invocation.binary, args, env: { ...invocation.env }, cwd: invocation.workspace, stdin: invocation.prompt };
+}
+
+function metrics(events: readonly JsonObject[]): Partial<AgentResult> {
+  const sessionId = stringField(events.find((event) => event.type === 'thread.started'), 'thread_id');
+  const turns = events.filter((event) => event.type === 'turn.completed');
+  let inputTokens: number | undefined;
+  let outputTokens: number | undefined;
+  for (const turn of turns) {
+    const usage = objectField(turn, 'usage');
+    // input_tokens already counts cached_input_tokens (a subset), unlike Claude's usage.
+    const input = numberField(usage, 'input_tokens');
+    const output = numberField(usage, 'output_tokens');
+    if (input !== undefined) inputTokens = (inputTokens ?? 0) + input;
+    if (output !== undefined) outputTokens = (outputTokens ?? 0) + output;
+  }
+  return {
+    ...(sessionId !== undefined ? { sessionId } : {}),
+    ...(turns.length ? { turns: turns.length } : {}),
+    ...(inputTokens !== undefined ? { inputTokens } : {}),
+    ...(outputTokens !== undefined ? { outputTokens } : {}),
+  };
+}
+
+/** The message of a turn.failed or error event. */
+function messageOf(event: JsonObject): string | undefined {
+  return stringField(objectField(event, 'error'), 'message') ?? stringField(event, 'message');
+}
+
+function classify(message: string, endedAt: number | undefined, fallback: 'agent-error' | 'crashed', prefix = ''): Pick<AgentResult, 'failure' | 'detail' | 'resetAt'> {
+  if (RATE_LIMITED.test(message)) {
+    const resetAt = parseResetTime(message, endedAt);
+    return { failure: 'rate-limited', detail: message, ...(resetAt ? { resetAt } : {}) };
+  }
+  if (NOT_LOGGED_IN.test(message)) return { failure: 'not-logged-in', detail: message };
+  return { failure: fallback, detail: `${prefix}${message}` };
+}
+
+function parseResult(output: AgentOutput): AgentResult {
+  const events = jsonObjects(output.stdoutLines);
+  const facts = metrics(events);
+  const lastFailed = [...events].reverse().find((event) => event.type === 'turn.failed');
+  const lastError = [...events].reverse().find((event) => event.type === 'error');
+  const lastEvent = [...events].reverse().find((event) => typeof event.type === 'string' && event.type.startsWith('turn.') && event.type !== 'turn.started');
+  const watchdog = output.endedBy !== 'exit' ? output.endedBy : undefined;
+
+  if (watchdog) {
+    const last = lastError ? messageOf(lastError) : undefined;
+    return { ok: false, failure: watchdog, detail: `ended by the ${watchdog} watchdog${last ? `; last error: ${last}` : ''}`, ...facts };
+  }
+  if (lastEvent?.type === 'turn.failed' && lastFailed) {
+    return { ok: false, ...classify(messageOf(lastFailed) ?? 'turn failed without a message', output.endedAt, 'agent-error'), ...facts };
+  }
+  const stderr = lastStderrLine(output.stderrTail);
+  if (isSilent(output.stdoutLines)) {
+    return { ok: false, failure: 'no-output', detail: `nothing on stdout (${describeExit(output.exitCode, output.signal)})${stderr ? `: ${stderr}` : ''}` };
+  }
+  if (output.exitCode !== 0 || output.signal) {
+    const message = (lastError ? messageOf(lastError) : undefined) ?? stderr;
+    const how = describeExit(output.exitCode, output.signal);
+    return { ok: false, ...(message ? classify(message, output.endedAt, 'crashed', `${how}: `) : { failure: 'crashed', detail: how }), ...facts };
+  }
+  if (lastEvent?.type === 'turn.completed') return { ok: true, ...facts };
+  return { ok: false, failure: 'agent-error', detail: 'exit 0 without a completed turn', ...facts };
+}
+
+export const codexAdapter: AgentAdapter = {
+  name: 'codex',
+  defaultBinary: 'codex',
+  buildCommand,
+  parseResult,
+};

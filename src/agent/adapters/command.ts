@@ -1,0 +1,35 @@
+// Any program as an agent: the repo's argv, the prompt on stdin, and the task
+// in the environment. Its stdout is free-form, so only the exit says how the
+// session went; whether the task is done is read from the board afterwards.
+// Silence on stdout is allowed here, unlike for claude and codex.
+import type { AgentAdapter, AgentInvocation, AgentOutput, AgentResult, Command } from '../../types.js';
+import { describeExit, lastStderrLine } from './jsonl.js';
+
+function buildCommand(invocation: AgentInvocation): Command {
+  const argv = invocation.command ?? [];
+  // The binary is the argv's program resolved against the agent's PATH.
+  const program = invocation.binary || argv[0];
+  if (!program) throw new Error(`command agent for ${invocation.taskId}: no program (set "command" in .agent/config.json)`);
+  return {
+    program,
+    args: argv.slice(1),
+    env: { ...invocation.env, AGENT_TASK_ID: invocation.taskId, AGENT_WORKSPACE: invocation.workspace },
+    cwd: invocation.workspace,
+    stdin: invocation.prompt,
+  };
+}
+
+function parseResult(output: AgentOutput): AgentResult {
+  if (output.endedBy !== 'exit') return { ok: false, failure: output.endedBy, detail: `ended by the ${output.endedBy} watchdog` };
+  if (output.exitCode === 0 && !output.signal) return { ok: true };
+  const stderr = lastStderrLine(output.stderrTail);
+  return { ok: false, failure: 'crashed', detail: `${describeExit(output.exitCode, output.signal)}${stderr ? `: ${stderr}` : ''}` };
+}
+
+export const commandAdapter: AgentAdapter = {
+  name: 'command',
+  // Not looked up: the program is the first element of the repo's "command".
+  defaultBinary: 'sh',
+  buildCommand,
+  parseResult,
+};

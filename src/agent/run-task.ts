@@ -1,0 +1,196 @@
+// The iteration loop for one task in one tree: prompt -> supervised agent
+// session -> read the task's status back -> stop, or go again. The watchdog
+// itself lives in supervise.ts; this file decides what a session meant.
+import * as path from 'node:path';
+import type { Clock, FsPort, Ports, ProcessPort, StartedProcess } from '../ports.js';
+import type { AgentAdapter, AgentResult, RepoConfig, Task, TaskId } from '../types.js';
+import type { Git } from '../git/git.js';
+import { readBoard, findTask } from '../board/read.js';
+import { buildPrompt } from './prompt.js';
+import { resolveModelChoice } from '../repo/config.js';
+import { superviseAgent } from './supervise.js';
+import { taskEnv } from './env.js';
+import { redactSecrets } from './secrets.js';
+
+export type RunOutcome =
+  | { readonly kind: 'done' }
+  | { readonly kind: 'blocked'; readonly reason: string }
+  | { readonly kind: 'agent-failed'; readonly reason: string }
+  | { readonly kind: 'stalled'; readonly reason: string }
+  | { readonly kind: 'unfinished'; readonly reason: string }
+  | { readonly kind: 'unreadable'; readonly reason: string };
+
+export interface SessionRecord {
+  readonly iteration: number;
+  readonly result: AgentResult;
+  readonly durationMs: number;
+}
+
+export interface RunReport {
+  readonly taskId: TaskId;
+  readonly outcome: RunOutcome;
+  readonly sessions: readonly SessionRecord[];
+  readonly transcript: string;
+  readonly model: string | undefined;
+  readonly effort: string | undefined;
+  /** The agent left uncommitted changes behind (see leftovers.ts). */
+  readonly leftovers: boolean;
+}
+
+export interface RunTaskInput {
+  readonly workspace: string;
+  readonly task: Task;
+  readonly config: RepoConfig;
+  readonly adapter: AgentAdapter;
+  /** The resolved agent binary. */
+  readonly binary: string;
+  /** The agent's whole environment before the task variables are added. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly iterations: number;
+  readonly transcriptFile: string;
+  readonly runId: string;
+  readonly retryReason?: string;
+  /** Values redacted from every transcript line. */
+  readonly secrets: readonly string[];
+  /** Told the pid of each agent process as it starts, and when it ends. */
+  readonly onAgentProcess?: (event: AgentProcessEvent) => void | Promise<void>;
+}
+
+export interface AgentProcessEvent {
+  readonly pid: number;
+  readonly ended: boolean;
+  /** Signals the agent's whole process group (for a drain that is being stopped). */
+  readonly signalGroup: (signal: 'SIGTERM' | 'SIGKILL') => void;
+}
+
+export interface RunDeps {
+  readonly ports: Pick<Ports, 'process' | 'fs' | 'clock'>;
+  readonly git: Git;
+}
+
+interface TreeState {
+  readonly head: string | undefined;
+  /** Uncommitted changes in the tree. */
+  readonly dirty: boolean;
+  readonly status: string | undefined;
+  readonly task: Task | undefined;
+  readonly unreadable: string | undefined;
+}
+
+async function readTreeState(deps: RunDeps, workspace: string, taskId: TaskId): Promise<TreeState> {
+  const { head, dirty } = await deps.git.treeState(workspace);
+  const board = await readBoard(deps.ports.fs, workspace);
+  const task = findTask(board, taskId);
+  if (task) return { head, dirty, status: task.status, task, unreadable: undefined };
+  const broken = board.unreadable.find((entry) => entry.id?.toLowerCase() === taskId.toLowerCase());
+  return { head, dirty, status: undefined, task: undefined, unreadable: broken ? `${broken.file}: ${broken.reason}` : `task ${taskId} is no longer on the board` };
+}
+
+/** Pure: what one session meant, given the tree before and after it. */
+export function judgeSession(before: TreeState, after: TreeState, result: AgentResult): RunOutcome | undefined {
+  if (after.unreadable) return { kind: 'unreadable', reason: `task status unreadable after the session: ${after.unreadable}` };
+  if (after.status === 'Done') return { kind: 'done' };
+  if (after.status === 'Blocked') return { kind: 'blocked', reason: blockedReason(after.task) };
+  if (!result.ok) return { kind: 'agent-failed', reason: `${result.failure ?? 'failed'}${result.detail ? `: ${result.detail}` : ''}` };
+  if (after.head === before.head && after.status === before.status) {
+    return { kind: 'stalled', reason: 'stalled: the session changed nothing (no commit, no task status change)' };
+  }
+  return undefined;
+}
+
+/** The agent's reason for Blocked: the last note line that is not ours. */
+export function blockedReason(task: Task | undefined): string {
+  const lines = (task?.notes ?? '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('Parked:'));
+  return lines.at(-1)?.replace(/^Blocked:\s*/i, '') ?? 'the agent gave no reason';
+}
+
+/** A process port that reports every agent process it starts. */
+function reportingProcess(process: ProcessPort, onAgentProcess: RunTaskInput['onAgentProcess']): ProcessPort {
+  if (!onAgentProcess) return process;
+  return {
+    ...process,
+    start(command, handlers): StartedProcess {
+      const started = process.start(command, handlers);
+      const signalGroup = (signal: 'SIGTERM' | 'SIGKILL') => started.signalGroup(signal);
+      void onAgentProcess({ pid: started.pid, ended: false, signalGroup });
+      void started.exited.then(() => onAgentProcess({ pid: started.pid, ended: true, signalGroup }));
+      return started;
+    },
+  };
+}
+
+class Transcript {
+  private pending: Promise<void> = Promise.resolve();
+  constructor(
+    private readonly fs: FsPort,
+    private readonly clock: Clock,
+    private readonly file: string,
+    private readonly secrets: readonly string[],
+  ) {}
+
+  write(event: Record<string, unknown>): void {
+    const line = redactSecrets(JSON.stringify({ time: new Date(this.clock.now()).toISOString(), ...event }), this.secrets);
+    // Appends are chained so lines keep their order without blocking the agent's output.
+    this.pending = this.pending.then(() => this.fs.appendLine(this.file, line));
+  }
+
+  flush(): Promise<void> {
+    return this.pending;
+  }
+}
+
+export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunReport> {
+  const { fs, clock } = deps.ports;
+  await fs.mkdirp(path.dirname(input.transcriptFile), 0o700);
+  const transcript = new Transcript(fs, clock, input.transcriptFile, input.secrets);
+  const choice = resolveModelChoice(input.config, input.task);
+  const basePrompt = await fs.readTextIfExists(path.join(input.workspace, input.config.prompt));
+  const sessions: SessionRecord[] = [];
+  const process = reportingProcess(deps.ports.process, input.onAgentProcess);
+  let outcome: RunOutcome | undefined;
+
+  transcript.write({
+    event: 'run-start', runId: input.runId, taskId: input.task.id, assistant: input.adapter.name,
+    model: choice.model ?? null, modelSource: choice.modelSource, effort: choice.effort ?? null, effortSource: choice.effortSource,
+    iterations: input.iterations, retryReason: input.retryReason ?? null,
+  });
+
+  // The first session starts from the task as given; later ones from what the previous one left.
+  let before: TreeState = { head: await deps.git.resolve(input.workspace, 'HEAD'), dirty: false, status: input.task.status, task: input.task, unreadable: undefined };
+  for (let iteration = 1; iteration <= input.iterations && !outcome; iteration++) {
+    const prompt = buildPrompt({ basePrompt, task: input.task, ...(input.retryReason ? { retryReason: input.retryReason } : {}) });
+    const command = input.adapter.buildCommand({
+      binary: input.binary,
+      prompt,
+      workspace: input.workspace,
+      taskId: input.task.id,
+      model: choice.model,
+      effort: choice.effort,
+      env: taskEnv(input.env, input.task.id, input.workspace),
+      ...(input.config.command ? { command: input.config.command } : {}),
+    });
+    transcript.write({ event: 'session-start', iteration, program: command.program, args: command.args, cwd: command.cwd });
+    const started = clock.now();
+    const run = await superviseAgent(
+      { process, clock },
+      command,
+      { idleTimeoutMs: input.config.agentIdleTimeoutSec * 1000, wallClockMs: input.config.agentWallClockSec * 1000, killGraceMs: 5000 },
+      (stream, line) => transcript.write({ event: 'output', stream, line }),
+    );
+    const result = input.adapter.parseResult(run);
+    const durationMs = clock.now() - started;
+    sessions.push({ iteration, result, durationMs });
+    transcript.write({ event: 'session-end', iteration, exitCode: run.exitCode, signal: run.signal, endedBy: run.endedBy, durationMs, result });
+    const after = await readTreeState(deps, input.workspace, input.task.id);
+    outcome = judgeSession(before, after, result);
+    before = after;
+  }
+  const leftovers = before.dirty;
+  outcome ??= { kind: 'unfinished', reason: `the task is not Done after ${input.iterations} session(s)` };
+  transcript.write({ event: 'run-end', outcome });
+  await transcript.flush();
+  return { taskId: input.task.id, outcome, sessions, transcript: input.transcriptFile, model: choice.model, effort: choice.effort, leftovers };
+}

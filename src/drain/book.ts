@@ -1,0 +1,69 @@
+// A drain's bookkeeping: each task's outcome, the tasks it will not start
+// again, retry reasons, and attempt counts (kept across drains, written
+// atomically before anything depends on them).
+import type { Clock, FsPort } from '../ports.js';
+import type { Task, TaskId } from '../types.js';
+import type { DrainEvent, TaskOutcome, TaskSummary } from './types.js';
+import { forget, readAttempts, recordConflictRetry, recordFailure, writeAttempts, type Attempts } from './attempts.js';
+
+export type Emit = (event: Omit<DrainEvent, 'time' | 'runId'>) => void;
+
+export class DrainBook {
+  readonly results = new Map<TaskId, TaskSummary>();
+  /** Tasks this drain will not start again. */
+  readonly excluded = new Set<TaskId>();
+  private readonly retries = new Map<TaskId, string>();
+
+  private constructor(
+    private readonly fs: FsPort,
+    private readonly clock: Clock,
+    private readonly workspaceState: string,
+    readonly emit: Emit,
+    private attempts: Attempts,
+  ) {}
+
+  static async open(fs: FsPort, clock: Clock, workspaceState: string, emit: Emit): Promise<DrainBook> {
+    return new DrainBook(fs, clock, workspaceState, emit, await readAttempts(fs, workspaceState));
+  }
+
+  /** Records a task's final outcome for this drain and says so. */
+  finish(task: Pick<Task, 'id' | 'title'>, outcome: TaskOutcome, reason: string | undefined, started: number, commit?: string): void {
+    const summary: TaskSummary = { id: task.id, title: task.title, outcome, ...(reason ? { reason } : {}), durationMs: this.clock.now() - started, ...(commit ? { stagingCommit: commit } : {}) };
+    this.results.set(task.id, summary);
+    if (outcome !== 'failed') this.excluded.add(task.id);
+    this.emit({ event: `task-${outcome}`, taskId: task.id, title: task.title, ...(reason ? { reason } : {}), ...(commit ? { commit } : {}), durationMs: summary.durationMs });
+  }
+
+  /** A failed attempt; returns how many the task has had. */
+  async failed(taskId: TaskId, reason: string): Promise<number> {
+    await this.save(recordFailure(this.attempts, taskId, reason));
+    return this.attempts[taskId]!.failures;
+  }
+
+  conflictRetried(taskId: TaskId): boolean {
+    return Boolean(this.attempts[taskId]?.conflictRetried);
+  }
+
+  /** The task runs again in this drain, and its agent is told why. */
+  async retryAfterConflict(taskId: TaskId, reason: string, tellAgent: string): Promise<void> {
+    await this.save(recordConflictRetry(this.attempts, taskId, reason));
+    this.retries.set(taskId, tellAgent);
+  }
+
+  /** The retry reason for the task's next start, consumed. */
+  takeRetryReason(taskId: TaskId): string | undefined {
+    const reason = this.retries.get(taskId);
+    this.retries.delete(taskId);
+    return reason;
+  }
+
+  /** The task is settled (landed, parked, blocked): its attempts no longer count. */
+  async settle(taskId: TaskId): Promise<void> {
+    if (taskId in this.attempts) await this.save(forget(this.attempts, taskId));
+  }
+
+  private async save(next: Attempts): Promise<void> {
+    this.attempts = next;
+    await writeAttempts(this.fs, this.workspaceState, next);
+  }
+}

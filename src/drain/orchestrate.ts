@@ -1,0 +1,187 @@
+// orchestrate --drain / --task: lock the workspace, prepare auto/work, clean
+// up what a killed drain left, drain the board through parallel workers and
+// the serialized integrator, publish, and write the drain's summary.
+import * as path from 'node:path';
+import type { Ports } from '../ports.js';
+import type { AgentAdapter, RepoConfig, TaskId } from '../types.js';
+import type { Git } from '../git/git.js';
+import { acquireWorkspaceLock } from './workspace-lock.js';
+import { fetchAndResolveBase, prepareStaging, publishStaging, STAGING_BRANCH } from '../staging/branch.js';
+import { readBoard } from '../board/read.js';
+import { drainLoop } from './schedule.js';
+import { Mutex } from './mutex.js';
+import type { WorkerContext } from './task-worker.js';
+import { DrainBook } from './book.js';
+import { integrateRecovered, runTaskFlow, type TaskFlow } from './task-flow.js';
+import { recoverTaskBranches } from './recovery.js';
+import { workspaceStateDir } from '../paths.js';
+import type { DrainEvent, DrainSummary } from './types.js';
+import { lastDrainFile, AgentTracker } from './records.js';
+import { agentGroups, reapGroups } from './orphan-agents.js';
+import type { ProcessControl } from '../control/ports.js';
+import { committedConfig, gateSpecFrom } from './trusted-config.js';
+
+export interface OrchestrateInput {
+  readonly workspace: string;
+  readonly config: RepoConfig;
+  readonly only: TaskId | undefined;
+  readonly push: boolean;
+  readonly force: boolean;
+  readonly runId: string;
+  /** The agent's base environment (clean; see agent-env.ts). */
+  readonly env: Readonly<Record<string, string>>;
+  readonly secrets: readonly string[];
+  readonly stateDir: string;
+  readonly adapter: AgentAdapter;
+  readonly binary: string;
+  readonly onEvent: (event: DrainEvent) => void;
+  /** Aborted when the drain must stop (SIGTERM): start nothing new, then end running agents after graceMs. */
+  readonly stop: AbortSignal;
+  readonly graceMs: number;
+  /** This process's pid, recorded in the workspace lock. */
+  readonly pid: number;
+  /** Signals process groups this drain did not start (agents a killed drain left running). */
+  readonly control: Pick<ProcessControl, 'signalGroup'>;
+}
+
+export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInput): Promise<DrainSummary> {
+  const { fs, clock, process } = ports;
+  const wsState = workspaceStateDir(input.stateDir, input.workspace);
+  await fs.mkdirp(path.join(wsState, 'agents'), 0o700);
+  const lock = await acquireWorkspaceLock({ fs, process }, path.join(wsState, 'orchestrate.lock'), {
+    pid: input.pid,
+    startTime: await process.startTimeOf(input.pid),
+    since: new Date(clock.now()).toISOString(),
+    purpose: `orchestrate ${input.runId}`,
+  });
+  const startedAt = clock.now();
+  await reapOrphanedAgents(ports, input, wsState);
+  const emit = (event: Omit<DrainEvent, 'time' | 'runId'>) => input.onEvent({ time: new Date(clock.now()).toISOString(), runId: input.runId, ...event } as DrainEvent);
+  let outcome: DrainSummary['outcome'] = 'drained';
+  let failure: string | undefined;
+  let staging = { base: '', head: '' };
+  let pushed = false;
+  let summary: DrainSummary | undefined;
+  let book: DrainBook | undefined;
+  try {
+    const refs = await fetchAndResolveBase(git, input.workspace, input.config.baseBranch, true);
+    const remoteBefore = refs.hasOrigin ? await git.resolve(input.workspace, `refs/remotes/origin/${STAGING_BRANCH}`) : undefined;
+    const prepared = await prepareStaging(git, fs, input.workspace, refs, input.config.workBranchMode, input.force);
+    for (const note of prepared.recovered) emit({ event: 'recovered', detail: note });
+    emit({ event: 'staging-ready', base: prepared.baseHead, head: prepared.head, created: prepared.created, mergedBase: prepared.mergedBase, reset: prepared.reset });
+    const stagingDir = prepared.stagingDir;
+
+    // The gate comes from auto/work as committed now, before any task merges.
+    const trusted = await committedConfig(git, stagingDir, prepared.head);
+    book = await DrainBook.open(fs, clock, wsState, emit);
+    const drainBook = book;
+    const refsMutex = new Mutex();
+    const agents = new AgentTracker(ports, wsState, input.runId);
+    let systemicFailure: string | undefined;
+    const worker: WorkerContext = {
+      ports, git, workspace: input.workspace, stateDir: input.stateDir, config: input.config, adapter: input.adapter,
+      binary: input.binary, env: input.env, secrets: input.secrets, runId: input.runId, refs: refsMutex,
+      onAgentProcess: (task, event) => agents.update(task.id, event),
+    };
+    const flow: TaskFlow = {
+      worker,
+      integratorDeps: { process, fs, clock, git },
+      integrator: new Mutex(),
+      stagingDir,
+      gate: gateSpecFrom(trusted, input.env),
+      maxAttempts: input.config.maxAttempts,
+      book,
+      stop: input.stop,
+      onSystemicFailure: (reason) => {
+        systemicFailure ??= reason;
+      },
+    };
+
+    const pending = await recoverTaskBranches({ ports, git, workspace: input.workspace, stagingDir, refs: refsMutex });
+    for (const note of pending.notes) emit({ event: 'recovered', detail: note });
+    for (const task of pending.toIntegrate) await integrateRecovered(flow, task);
+
+    let stopTimer: { cancel(): void } | undefined;
+    const onStop = () => {
+      emit({ event: 'stopping', detail: `stop requested; waiting up to ${Math.round(input.graceMs / 1000)}s for running agents` });
+      stopTimer = clock.setTimer(input.graceMs, () => {
+        agents.signalAll('SIGTERM');
+        clock.setTimer(5000, () => agents.signalAll('SIGKILL'));
+      });
+    };
+    if (input.stop.aborted) onStop();
+    else input.stop.addEventListener('abort', onStop, { once: true });
+
+    await drainLoop(
+      {
+        readBoard: () => readBoard(fs, stagingDir),
+        runTask: (task, releaseSlot) => runTaskFlow(flow, task, releaseSlot),
+        stopping: () => input.stop.aborted || systemicFailure !== undefined,
+        excluded: () => drainBook.excluded,
+      },
+      input.config.maxParallel,
+      input.only,
+    );
+    stopTimer?.cancel();
+    input.stop.removeEventListener('abort', onStop);
+
+    if (input.only && ![...book.results.keys()].some((id) => id.toLowerCase() === input.only!.toLowerCase())) {
+      const board = await readBoard(fs, stagingDir);
+      const present = board.tasks.some((task) => task.id.toLowerCase() === input.only!.toLowerCase());
+      failure = present ? `${input.only} is not ready; \`agent-runner next\` says why` : `no task ${input.only} on ${STAGING_BRANCH}`;
+      outcome = 'failed';
+    }
+    if (systemicFailure) {
+      outcome = 'failed';
+      failure = `stopped: the agent cannot work (${systemicFailure}); fix it and run again`;
+    } else if (input.stop.aborted) {
+      outcome = 'interrupted';
+    } else if (book.results.size === 0 && outcome !== 'failed') {
+      outcome = 'nothing-to-do';
+    }
+
+    const head = (await git.resolve(stagingDir, 'HEAD'))!;
+    staging = { base: prepared.baseHead, head };
+    if (input.push && head !== remoteBefore) {
+      const publish = await publishStaging(git, input.workspace, refs, remoteBefore);
+      pushed = publish.pushed;
+      emit({ event: pushed ? 'published' : 'publish-skipped', detail: publish.reason ?? `${STAGING_BRANCH} at ${head.slice(0, 12)}` });
+      if (!pushed && refs.hasOrigin) {
+        outcome = 'failed';
+        failure = publish.reason;
+      }
+    }
+  } catch (error) {
+    outcome = 'failed';
+    failure = error instanceof Error ? error.message : String(error);
+    throw error;
+  } finally {
+    summary = {
+      runId: input.runId,
+      outcome,
+      ...(failure ? { failure } : {}),
+      tasks: [...(book?.results.values() ?? [])],
+      staging,
+      pushed,
+      startedAt: new Date(startedAt).toISOString(),
+      endedAt: new Date(clock.now()).toISOString(),
+    };
+    await fs.writeAtomic(lastDrainFile(wsState), `${JSON.stringify(summary, null, 2)}\n`, 0o600).catch(() => undefined);
+    await lock.release();
+    emit({ event: 'drain-finished', outcome, ...(failure ? { reason: failure } : {}) });
+  }
+  return summary;
+}
+
+/** Ends agents a killed drain left running: they would keep writing into worktrees this drain removes. */
+async function reapOrphanedAgents(ports: Ports, input: OrchestrateInput, wsState: string): Promise<void> {
+  const { fs, clock, process } = ports;
+  const orphans = await agentGroups(fs, wsState);
+  const reaped = orphans.length ? await reapGroups({ process, control: input.control, clock }, orphans, 5000) : [];
+  for (const entry of reaped) {
+    input.onEvent({ time: new Date(clock.now()).toISOString(), runId: input.runId, event: 'recovered', detail: `ended ${entry.label} (pid ${entry.pid}) left running by an interrupted drain` });
+  }
+  const dir = path.join(wsState, 'agents');
+  // Records, and temp files of record writes a crash interrupted.
+  for (const name of await fs.list(dir)) await fs.remove(path.join(dir, name));
+}

@@ -1,0 +1,97 @@
+// Files a drain keeps under the workspace's state dir.
+import * as path from 'node:path';
+import type { TaskId } from '../types.js';
+import type { FsPort, Ports } from '../ports.js';
+import type { AgentProcessEvent } from '../agent/run-task.js';
+import { Mutex } from './mutex.js';
+
+/** The last drain's summary (status shows it). */
+export function lastDrainFile(workspaceState: string): string {
+  return path.join(workspaceState, 'last-drain.json');
+}
+
+/** One file per running agent: pid and kernel start time, for the watcher to reap after a crash. */
+export function agentRecordFile(workspaceState: string, taskId: TaskId): string {
+  return path.join(workspaceState, 'agents', `${taskId}.json`);
+}
+
+export interface AgentRecord {
+  readonly pid: number;
+  readonly startTime: string | undefined;
+  readonly taskId: string;
+  /** The record's file, removed once the agent is gone. */
+  readonly file: string;
+}
+
+/** A task id as it may appear in a record file name and body. */
+const TASK_ID = /^[A-Za-z][A-Za-z0-9._-]{0,63}$/;
+/** Bigger than any record the tracker writes: more is not a record. */
+export const MAX_AGENT_RECORD_BYTES = 4096;
+
+/**
+ * Pure: one record file's text to a record, or undefined when it is not one
+ * (half-written, foreign, malformed). The one validation for every reader:
+ * orchestrate (its own records) and root's fleet view (records the repo user
+ * can write: hostile input, displayed, never acted on).
+ */
+export function parseAgentRecord(name: string, text: string, file: string): AgentRecord | undefined {
+  if (!name.endsWith('.json')) return undefined;
+  let value: { pid?: unknown; startTime?: unknown; taskId?: unknown };
+  try {
+    value = JSON.parse(text) as typeof value;
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (typeof value.pid !== 'number' || !Number.isInteger(value.pid) || value.pid <= 1) return undefined;
+  const taskId = value.taskId ?? name.slice(0, -'.json'.length);
+  if (typeof taskId !== 'string' || !TASK_ID.test(taskId)) return undefined;
+  const startTime = typeof value.startTime === 'string' && /^\d{1,20}$/.test(value.startTime) ? value.startTime : undefined;
+  return { pid: value.pid, startTime, taskId, file };
+}
+
+/** The agents a drain recorded as running (read by orchestrate, as the user, in its own state dir); malformed records are skipped. */
+export async function readAgentRecords(fs: FsPort, workspaceState: string): Promise<AgentRecord[]> {
+  const dir = path.join(workspaceState, 'agents');
+  const records: AgentRecord[] = [];
+  for (const name of (await fs.list(dir)).sort()) {
+    const file = path.join(dir, name);
+    const record = parseAgentRecord(name, (await fs.readTextIfExists(file).catch(() => undefined)) ?? '', file);
+    if (record) records.push(record);
+  }
+  return records;
+}
+
+/**
+ * The agents of this drain: a record file per running agent (for whoever
+ * cleans up after a crash) and the means to stop them all (for a stop request).
+ */
+export class AgentTracker {
+  private readonly running = new Map<TaskId, AgentProcessEvent['signalGroup']>();
+  /** Record writes in event order: an agent that ends at once must not leave its record behind. */
+  private readonly writes = new Mutex();
+
+  constructor(
+    private readonly ports: Pick<Ports, 'fs' | 'process' | 'clock'>,
+    private readonly workspaceState: string,
+    private readonly runId: string,
+  ) {}
+
+  update(taskId: TaskId, event: AgentProcessEvent): Promise<void> {
+    if (event.ended) this.running.delete(taskId);
+    else this.running.set(taskId, event.signalGroup);
+    return this.writes.run(() => this.write(taskId, event));
+  }
+
+  private async write(taskId: TaskId, event: AgentProcessEvent): Promise<void> {
+    const file = agentRecordFile(this.workspaceState, taskId);
+    if (event.ended) return this.ports.fs.remove(file);
+    const startTime = await this.ports.process.startTimeOf(event.pid);
+    const record = { pid: event.pid, startTime, taskId, runId: this.runId, startedAt: new Date(this.ports.clock.now()).toISOString() };
+    await this.ports.fs.writeAtomic(file, `${JSON.stringify(record)}\n`, 0o600);
+  }
+
+  signalAll(signal: 'SIGTERM' | 'SIGKILL'): void {
+    for (const signalGroup of this.running.values()) signalGroup(signal);
+  }
+}

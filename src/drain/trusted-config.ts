@@ -1,0 +1,36 @@
+// The settings that govern integration (which gates script, how long it may
+// run) come from auto/work as committed before any merge of the drain: the
+// trusted side. Not from the workspace's checkout (any file there can be
+// edited without a commit), and never from a task's tree, which is what the
+// gate judges. Read from git objects, so no link in a worktree is followed.
+import type { Git } from '../git/git.js';
+import type { RepoConfig } from '../types.js';
+import type { GateSpec } from './integrate.js';
+import { CONFIG_FILE, parseRepoConfig } from '../repo/config.js';
+import { STAGING_BRANCH } from '../staging/branch.js';
+import { UsageError } from '../errors.js';
+
+/** One `git ls-tree -z` entry: mode, type and object of a path, or undefined when the tree has no such path. */
+function parseTreeEntry(output: string): { mode: string; type: string; object: string } | undefined {
+  const entry = output.split('\0')[0];
+  if (!entry) return undefined;
+  const [meta] = entry.split('\t');
+  const [mode, type, object] = (meta ?? '').split(' ');
+  return mode && type && object ? { mode, type, object } : undefined;
+}
+
+/** The repo config committed at `commit` (auto/work's head before the merges); the defaults when it has none. */
+export async function committedConfig(git: Git, cwd: string, commit: string): Promise<RepoConfig> {
+  const where = `${STAGING_BRANCH} (${commit.slice(0, 12)}):${CONFIG_FILE}`;
+  const entry = parseTreeEntry(await git.run(cwd, ['ls-tree', '-z', commit, '--', `:(literal)${CONFIG_FILE}`]));
+  if (!entry) return parseRepoConfig(undefined, where).config;
+  if (entry.type !== 'blob' || entry.mode === '120000') {
+    throw new UsageError(`${where} is not a regular file (git mode ${entry.mode}); commit a plain JSON file there`);
+  }
+  return parseRepoConfig(await git.run(cwd, ['cat-file', 'blob', entry.object]), where).config;
+}
+
+/** Pure: the gate of a drain from the trusted config. */
+export function gateSpecFrom(config: RepoConfig, env: Readonly<Record<string, string>>): GateSpec {
+  return { script: config.gates, env, timeoutMs: config.agentWallClockSec * 1000 };
+}

@@ -1,0 +1,232 @@
+// The one edge that really spawns processes and touches the filesystem.
+// Platform limits it lives with: Linux only (process groups via detached
+// spawn, /proc for start times); a spawned command inherits nothing from this
+// process's environment: every Command carries its complete env.
+//
+// Every child starts in a new session (detached: setsid before exec) with
+// stdin from /dev/null unless the command carries input, and stdout/stderr
+// on pipes: no child ever shares this process's controlling terminal, so a
+// repo user's hook cannot push keystrokes into root's shell (TIOCSTI).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import * as path from 'node:path';
+import { createInterface } from 'node:readline';
+import { tmpdir } from 'node:os';
+import type { Writable } from 'node:stream';
+import type { Command } from '../types.js';
+import { listUntrusted, readUntrusted, statUntrusted } from './untrusted-fs.js';
+import type { Clock, CommandResult, FileStat, FsPort, Ids, OutputHandlers, Ports, ProcessPort, StartedProcess } from '../ports.js';
+
+/** Output beyond this is dropped from captured results (the tail is kept). */
+const MAX_CAPTURE = 16 * 1024 * 1024;
+
+/** A pipe only when there is input to give; otherwise /dev/null. */
+function stdinMode(command: Command): 'pipe' | 'ignore' {
+  return command.stdin === undefined ? 'ignore' : 'pipe';
+}
+
+function writeStdin(stdin: Writable | null, command: Command): void {
+  if (!stdin) return;
+  stdin.on('error', () => undefined); // the child may not read its stdin
+  stdin.end(command.stdin ?? '');
+}
+
+export const realProcess: ProcessPort = {
+  run(command: Command): Promise<CommandResult> {
+    return new Promise((resolve) => {
+      const child = spawn(command.program, [...command.args], {
+        cwd: command.cwd,
+        env: { ...command.env },
+        stdio: [stdinMode(command), 'pipe', 'pipe'],
+        detached: true,
+      });
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      let outSize = 0;
+      let errSize = 0;
+      child.stdout!.on('data', (chunk: Buffer) => {
+        outSize += chunk.length;
+        out.push(chunk);
+        while (outSize > MAX_CAPTURE && out.length > 1) outSize -= out.shift()!.length;
+      });
+      child.stderr!.on('data', (chunk: Buffer) => {
+        errSize += chunk.length;
+        err.push(chunk);
+        while (errSize > MAX_CAPTURE && err.length > 1) errSize -= err.shift()!.length;
+      });
+      writeStdin(child.stdin, command);
+      child.on('error', (error: NodeJS.ErrnoException) => {
+        resolve({ exitCode: error.code === 'ENOENT' ? 127 : 126, signal: null, stdout: '', stderr: `${command.program}: ${error.message}` });
+      });
+      child.on('close', (exitCode, signal) => {
+        resolve({ exitCode, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+      });
+    });
+  },
+
+  start(command: Command, handlers: OutputHandlers): StartedProcess {
+    // detached: the child leads a new process group, so one signal reaches
+    // everything the agent started (shells, test runners, language servers).
+    const child = spawn(command.program, [...command.args], {
+      cwd: command.cwd,
+      env: { ...command.env },
+      stdio: [stdinMode(command), 'pipe', 'pipe'],
+      detached: true,
+    });
+    const exited = new Promise<{ exitCode: number | null; signal: string | null }>((resolve) => {
+      let spawnError: NodeJS.ErrnoException | undefined;
+      child.on('error', (error: NodeJS.ErrnoException) => {
+        spawnError = error;
+        handlers.onStderrLine(`${command.program}: ${error.message}`);
+        resolve({ exitCode: error.code === 'ENOENT' ? 127 : 126, signal: null });
+      });
+      child.on('close', (exitCode, signal) => {
+        if (!spawnError) resolve({ exitCode, signal });
+      });
+    });
+    createInterface({ input: child.stdout!, crlfDelay: Infinity }).on('line', handlers.onStdoutLine);
+    createInterface({ input: child.stderr!, crlfDelay: Infinity }).on('line', handlers.onStderrLine);
+    writeStdin(child.stdin, command);
+    const pid = child.pid ?? -1;
+    return {
+      pid,
+      exited,
+      signalGroup(signal) {
+        if (pid <= 0) return;
+        try {
+          process.kill(-pid, signal);
+        } catch {
+          // The group is already gone.
+        }
+      },
+    };
+  },
+
+  async startTimeOf(pid: number): Promise<string | undefined> {
+    try {
+      const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+      // The command name (field 2) may contain spaces and parentheses: count from the last ')'.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // A zombie (Z) or dead (X) process has exited; only its pid is still held
+      // until its parent (maybe an init that reaps late) collects it.
+      if (fields[0] === 'Z' || fields[0] === 'X') return undefined;
+      return fields[19];
+    } catch {
+      return undefined;
+    }
+  },
+
+  async which(program: string, pathVariable: string): Promise<string | undefined> {
+    const candidates = program.includes('/') ? [program] : pathVariable.split(':').filter(Boolean).map((dir) => path.join(dir, program));
+    for (const candidate of candidates) {
+      try {
+        await fs.access(candidate, fsConstants.X_OK);
+        const stat = await fs.stat(candidate);
+        if (stat.isFile()) return candidate;
+      } catch {
+        // not here
+      }
+    }
+    return undefined;
+  },
+};
+
+export const realFs: FsPort = {
+  readText: (file) => fs.readFile(file, 'utf8'),
+  async readTextIfExists(file) {
+    try {
+      return await fs.readFile(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  },
+  async writeAtomic(file, text, mode = 0o644) {
+    const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+    const handle = await fs.open(temp, 'w', mode);
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    try {
+      await fs.rename(temp, file);
+    } catch (error) {
+      await fs.rm(temp, { force: true });
+      throw error;
+    }
+  },
+  async appendLine(file, line) {
+    await fs.appendFile(file, line.endsWith('\n') ? line : `${line}\n`, 'utf8');
+  },
+  async createExclusive(file, text, mode = 0o644) {
+    let handle;
+    try {
+      handle = await fs.open(file, 'wx', mode);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
+    }
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    return true;
+  },
+  async list(dir) {
+    try {
+      return await fs.readdir(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+  },
+  async stat(file): Promise<FileStat | undefined> {
+    try {
+      const s = await fs.stat(file);
+      return { size: s.size, mode: s.mode, uid: s.uid, gid: s.gid, isDirectory: s.isDirectory(), mtimeMs: s.mtimeMs };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  },
+  async mkdirp(dir, mode) {
+    await fs.mkdir(dir, { recursive: true, ...(mode === undefined ? {} : { mode }) });
+  },
+  remove: (target) => fs.rm(target, { recursive: true, force: true }),
+  rename: (from, to) => fs.rename(from, to),
+  makeTempDir: (prefix) => fs.mkdtemp(path.join(tmpdir(), prefix)),
+  readUntrusted,
+  statUntrusted,
+  listUntrusted,
+};
+
+export const realClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  setTimer(ms, callback) {
+    const timer = setTimeout(callback, ms);
+    return { cancel: () => clearTimeout(timer) };
+  },
+};
+
+/** Ids sortable by time; the counter keeps two ids of one second apart and in order. */
+export function createIds(): Ids {
+  let counter = 0;
+  return {
+    next() {
+      const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+      counter = (counter + 1) % 0x1000;
+      return `${stamp}-${counter.toString(16).padStart(3, '0')}${randomBytes(3).toString('hex')}`;
+    },
+  };
+}
+
+export function realPorts(): Ports {
+  return { process: realProcess, fs: realFs, clock: realClock, ids: createIds() };
+}
