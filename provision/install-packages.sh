@@ -12,7 +12,9 @@ packages=(
   nftables       # egress lock (nft -j -f)
   squid          # per-repo domain allowlist proxy
   iproute2       # ip netns for the isolation tests and doctor
-  util-linux     # setpriv (privilege drop), unshare
+  util-linux     # setpriv (privilege drop), prlimit (run limits), unshare
+  procps         # kill: the end-of-run sweep runs `kill -1` as the repo user
+  python3        # system tests that bind ports as an agent would
   curl           # doctor probes through the proxy
   tmux           # dashboard tests
   systemd        # systemd-analyze verify for unit files

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { RegistryRepo } from '../../src/types.js';
 import { RUN_LIMIT_DEFAULTS } from '../../src/control/registry-limits.js';
 import type { SquidLayout } from '../../backends/host/squid-config.js';
+import type { RepoState } from '../../backends/host/provision-plan.js';
 
 export function aRepo(name: string, overrides: Partial<RegistryRepo> = {}): RegistryRepo {
   return {
@@ -29,4 +30,25 @@ export function aRepo(name: string, overrides: Partial<RegistryRepo> = {}): Regi
 
 export function squidLayoutUnder(root: string): SquidLayout {
   return { configFile: path.join(root, 'etc', 'squid.conf'), allowlistDir: path.join(root, 'etc', 'allow'), stateDir: path.join(root, 'state', 'squid') };
+}
+
+/** What provision reads on a host where nothing of the repo exists yet. */
+export function emptyRepoState(): RepoState {
+  return {
+    registryText: '',
+    uids: new Map(),
+    account: undefined,
+    clone: { exists: false, ownerUid: undefined, isGit: false },
+    gitIdentity: { name: undefined, email: undefined },
+    backlogConfig: undefined,
+    liveTable: undefined,
+    egressFileText: undefined,
+    squidFiles: new Map(),
+    squidRunning: false,
+    systemd: false,
+    watchEnabled: false,
+    ports: { unprivilegedStart: 1024, listeners: [], squidPids: [] },
+    registryMode: undefined,
+    uidMin: 1000,
+  };
 }

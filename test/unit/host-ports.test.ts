@@ -4,6 +4,7 @@
 import t from 'tap';
 import { describeHolders, foreignHolder, freeProxyPort, parseListeners, proxyPortProblems, squidOwns, type PortsState } from '../../backends/host/ports.js';
 import { planRepo, type RepoState } from '../../backends/host/provision-plan.js';
+import { emptyRepoState } from '../helpers/host-fixtures.js';
 import { registryModeStep } from '../../backends/host/provision-ports.js';
 import { hostLayout } from '../../backends/host/layout.js';
 import { FIRST_PROXY_PORT, nextProxyPort, PRIVILEGED_PORT_LIMIT, proxyPortProblem } from '../../src/control/proxy-ports.js';
@@ -57,23 +58,7 @@ t.test('the one range: privileged, from FIRST_PROXY_PORT, skipping what is taken
 });
 
 const layout = hostLayout({ AGENT_RUNNER_CONFIG: '/cfg/registry.toml', AGENT_RUNNER_STATE: '/state' });
-const fresh: RepoState = {
-  registryText: '',
-  uids: new Map(),
-  account: undefined,
-  clone: { exists: false, ownerUid: undefined, isGit: false },
-  gitIdentity: { name: undefined, email: undefined },
-  backlogConfig: undefined,
-  liveTable: undefined,
-  egressFileText: undefined,
-  squidFiles: new Map(),
-  squidRunning: false,
-  systemd: false,
-  watchEnabled: false,
-  ports: { unprivilegedStart: 1024, listeners: [], squidPids: [] },
-  registryMode: undefined,
-  uidMin: 1000,
-};
+const fresh: RepoState = emptyRepoState();
 const request = { name: 'web', url: 'https://example.org/web.git', base: undefined, allow: undefined };
 const registryOf = (plan: ReturnType<typeof planRepo>) => (plan.steps.find((step) => 'write' in step) as { write: { text: string; mode: number } } | undefined)?.write;
 

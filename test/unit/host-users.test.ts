@@ -3,6 +3,7 @@
 import t from 'tap';
 import { createUserCommands, cloneCommand, extractSecrets, redactSecrets, secretValues, committerEnvironment } from '../../backends/host/users.js';
 import { planRepo, withBlockedStatus, type RepoState } from '../../backends/host/provision-plan.js';
+import { emptyRepoState } from '../helpers/host-fixtures.js';
 import { hostLayout } from '../../backends/host/layout.js';
 import { egressRuleset, renderRuleset } from '../../backends/host/nftables.js';
 import { squidConfig } from '../../backends/host/squid-config.js';
@@ -43,23 +44,7 @@ t.test('the Blocked status is added once', async (t) => {
 
 t.test('the repo planner: a new repo, then a provisioned one plans nothing', async (t) => {
   const layout = hostLayout({ AGENT_RUNNER_CONFIG: '/cfg/registry.toml', AGENT_RUNNER_STATE: '/state' });
-  const empty: RepoState = {
-    registryText: '',
-    uids: new Map(),
-    account: undefined,
-    clone: { exists: false, ownerUid: undefined, isGit: false },
-    gitIdentity: { name: undefined, email: undefined },
-    backlogConfig: undefined,
-    liveTable: undefined,
-    egressFileText: undefined,
-    squidFiles: new Map(),
-    squidRunning: false,
-    systemd: false,
-    watchEnabled: false,
-    ports: { unprivilegedStart: 1024, listeners: [], squidPids: [] },
-    registryMode: undefined,
-    uidMin: 1000,
-  };
+  const empty: RepoState = emptyRepoState();
   const request = { name: 'web', url: 'https://example.org/web.git', base: undefined, allow: ['github.com'] };
   const first = planRepo(request, empty, layout);
   t.same(first.steps.map((step) => step.description), [
