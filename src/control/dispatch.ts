@@ -6,13 +6,12 @@
 // run left (user-sweep.ts) and records the outcome. Nothing from the repo
 // runs as root: root only starts setpriv, and signals only that direct child
 // of its own (whose pid cannot be recycled while root has not reaped it).
-import type { Ports } from '../ports.js';
+import type { Ports, ProcessControl } from '../ports.js';
 import type { Command, RegistryRepo } from '../types.js';
 import { dropPrivileges, type UserAccount } from './privdrop.js';
-import { UsageError } from '../errors.js';
+import { EXIT, UsageError, type ExitCode } from '../errors.js';
 import { repoUserStateDir } from '../paths.js';
 import { finishRun, writeRun, type RunRecord, type RunTrigger } from './runs.js';
-import type { ProcessControl } from './ports.js';
 import { confineCommand, confinementFor, stopUnitCommand, SYSTEMD_RUNTIME_DIR, type Confinement } from './run-limits.js';
 import { describeSweep, endRunProcesses, type SweepResult } from './user-sweep.js';
 import { repoUser, runnerCommandAsUser, type Install } from './as-repo-user.js';
@@ -172,8 +171,8 @@ export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hook
   return recorded;
 }
 
-/** The exit code of a dispatch: orchestrate's own, or 1 when it died without one. */
-export function dispatchExitCode(record: RunRecord): number {
-  if (record.exitCode === 0 || record.exitCode === 1 || record.exitCode === 2 || record.exitCode === 75) return record.exitCode;
-  return 1;
+/** The exit code of a dispatch: orchestrate's own when it is one of the EXIT table, else failed (it died without one). */
+export function dispatchExitCode(record: RunRecord): ExitCode {
+  const known: readonly number[] = Object.values(EXIT);
+  return record.exitCode !== null && record.exitCode !== undefined && known.includes(record.exitCode) ? (record.exitCode as ExitCode) : EXIT.failed;
 }

@@ -1,9 +1,8 @@
 // Run records: one JSON file per dispatch under <state>/repos/NAME/runs/,
 // written when the run starts (before the drain can change anything) and
 // rewritten when it ends, so a restart always knows what was in flight.
-import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
-import { repoStateDir } from '../paths.js';
+import { runFile, runsDir } from '../paths.js';
 import { ensureRepoStateDir, ROOT_ONLY_DIR_MODE } from './state-dirs.js';
 
 export type RunTrigger = 'manual' | 'watch' | 'job';
@@ -66,14 +65,6 @@ export interface RunRecord {
     readonly survivors: readonly { readonly pid: number; readonly name: string }[];
     readonly summary: string;
   };
-}
-
-export function runsDir(state: string, repo: string): string {
-  return path.join(repoStateDir(state, repo), 'runs');
-}
-
-export function runFile(state: string, repo: string, runId: string): string {
-  return path.join(runsDir(state, repo), `${runId}.json`);
 }
 
 export async function writeRun(fs: FsPort, state: string, record: RunRecord): Promise<void> {

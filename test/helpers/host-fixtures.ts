@@ -2,7 +2,7 @@
 // field set, and the file layout of one proxy instance under a temp root.
 import * as path from 'node:path';
 import type { RegistryRepo } from '../../src/types.js';
-import { RUN_LIMIT_DEFAULTS } from '../../src/control/registry-limits.js';
+import { RUN_LIMIT_DEFAULTS } from '../../src/control/registry/limits.js';
 import type { SquidLayout } from '../../backends/host/squid-config.js';
 
 export function aRepo(name: string, overrides: Partial<RegistryRepo> = {}): RegistryRepo {

@@ -1,10 +1,10 @@
 // The registry's run limits: how much of the host one run of a repo may use.
 // tasks_max (processes and threads), memory_max (bytes, or "512M"/"8G"),
 // cpu_weight (systemd's CPUWeight, 1-10000). Parsed here, one key at a time,
-// for registry.ts (schema -> normalize -> rules); applied by run-limits.ts.
-import type { RunLimits } from '../types.js';
+// for the registry's key table (keys.ts); applied by control/run-limits.ts.
+import type { RunLimits } from '../../types.js';
 
-export type { RunLimits } from '../types.js';
+export type { RunLimits } from '../../types.js';
 
 const GIB = 1024 ** 3;
 
