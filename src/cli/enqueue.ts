@@ -40,7 +40,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
 }
 
 /** Pure: the work a set of flags asks for. */
-export function workFromOptions(options: EnqueueOptions): JobWork {
+function workFromOptions(options: EnqueueOptions): JobWork {
   const chosen = [options.task !== undefined, Boolean(options.drain), options.prompt !== undefined].filter(Boolean).length;
   if (chosen !== 1) throw new UsageError('give exactly one of --task ID, --drain or --prompt TEXT (or --list, --cancel ID)');
   if (options.model !== undefined && options.prompt === undefined) {

@@ -8,7 +8,7 @@ import { registryFile, stateDir } from '../paths.js';
 import { gatherFleet, type Fleet } from '../control/fleet.js';
 import type { BoardSnapshot } from '../control/board-snapshot.js';
 
-export const DEFAULT_INTERVAL_SEC = 2;
+const DEFAULT_INTERVAL_SEC = 2;
 const MIN_INTERVAL_SEC = 0.5;
 const MAX_INTERVAL_SEC = 3600;
 

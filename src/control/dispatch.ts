@@ -61,7 +61,7 @@ export interface DispatchDeps extends Ports {
 }
 
 /** After the run: how long the user's leftover processes get between SIGTERM and SIGKILL. */
-export const LEFTOVER_GRACE_MS = 5_000;
+const LEFTOVER_GRACE_MS = 5_000;
 
 /** Whether systemd is PID 1 here (sd_booted(3): its runtime dir exists). */
 export async function systemdIsRunning(fs: Ports['fs']): Promise<boolean> {
@@ -69,12 +69,12 @@ export async function systemdIsRunning(fs: Ports['fs']): Promise<boolean> {
 }
 
 /** Pure: the confinement as the run record keeps it. */
-export function confinementRecord(confinement: Confinement): NonNullable<RunRecord['confinement']> {
+function confinementRecord(confinement: Confinement): NonNullable<RunRecord['confinement']> {
   return { kind: confinement.kind, ...(confinement.kind === 'systemd-scope' ? { unit: confinement.unit } : {}), ...confinement.limits };
 }
 
 /** How long orchestrate gets after SIGTERM to wind down its agents before its groups are killed. */
-export const STOP_GRACE_MS = 60_000;
+const STOP_GRACE_MS = 60_000;
 
 const SYSTEM_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
 
@@ -97,7 +97,7 @@ export function orchestrateCommand(input: DispatchInput, user: UserAccount): Com
 }
 
 /** Creates the user's own state dir (as the user: root never writes in its home) and checks the user can run the install. */
-export async function prepareUser(ports: Ports, input: DispatchInput, user: UserAccount): Promise<void> {
+async function prepareUser(ports: Ports, input: DispatchInput, user: UserAccount): Promise<void> {
   const dir = repoUserStateDir(user.home);
   const made = await ports.process.run(dropPrivileges(user, { program: 'mkdir', args: ['-p', '-m', '0700', '--', dir], env: { PATH: SYSTEM_PATH }, cwd: '/' }));
   if (made.exitCode !== 0) throw new UsageError(`repo "${input.repo.name}": user ${user.name} cannot create its state dir ${dir}: ${made.stderr.trim()}; check that ${user.home} exists and belongs to ${user.name}`);

@@ -3,7 +3,7 @@
 // people). The JSON shape is documented in docs/operations.md ("fleet --json").
 import { printableLine } from '../printable.js';
 import { lookupUser } from './privdrop.js';
-import type { FsPort, LockHolder, LockPort, ProcessPort, ScheduleCheck } from '../ports.js';
+import type { FsPort, LockPort, ProcessPort, ScheduleCheck } from '../ports.js';
 import type { ConfigProblem, RegistryRepo } from '../types.js';
 import { outsiderReadCommand } from '../git/git.js';
 import { parseRegistry } from './registry/parse.js';
@@ -178,7 +178,7 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
   const status = await attempt('watch status', () => readWatchStatus(deps.fs, state, repo.name));
   const lock = await attempt('watch lock', () => deps.locks.inspect(watchLockPath(state, repo.name)));
   let watcherAlive = false;
-  if (lock?.locked && lock.holder) watcherAlive = isSameProcess(lock.holder as LockHolder, await deps.process.startTimeOf(lock.holder.pid));
+  if (lock?.locked && lock.holder) watcherAlive = isSameProcess(lock.holder, await deps.process.startTimeOf(lock.holder.pid));
   const runs = (await attempt('run records', () => latestRuns(deps.fs, state, repo.name, 10))) ?? [];
   const spool = new Spool(deps.fs, state, repo.name);
   const queued = (await attempt('queue', () => spool.ids('queue')))?.length ?? 0;

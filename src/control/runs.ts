@@ -73,7 +73,7 @@ export async function writeRun(fs: FsPort, state: string, record: RunRecord): Pr
   await fs.writeAtomic(runFile(state, record.repo, record.id), `${JSON.stringify(record, null, 2)}\n`, 0o600);
 }
 
-export async function readRun(fs: FsPort, state: string, repo: string, runId: string): Promise<RunRecord | undefined> {
+async function readRun(fs: FsPort, state: string, repo: string, runId: string): Promise<RunRecord | undefined> {
   const text = await fs.readTextIfExists(runFile(state, repo, runId));
   if (text === undefined) return undefined;
   try {
@@ -84,7 +84,7 @@ export async function readRun(fs: FsPort, state: string, repo: string, runId: st
 }
 
 /** Run ids, oldest first (ids sort by creation time). */
-export async function listRunIds(fs: FsPort, state: string, repo: string): Promise<string[]> {
+async function listRunIds(fs: FsPort, state: string, repo: string): Promise<string[]> {
   return (await fs.list(runsDir(state, repo)))
     .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
     .map((name) => name.slice(0, -'.json'.length))

@@ -12,7 +12,7 @@ import { ensureRepoStateDir } from './state-dirs.js';
 import { UsageError } from '../errors.js';
 
 export type JobState = 'queue' | 'running' | 'done' | 'failed';
-export const JOB_STATES: readonly JobState[] = ['queue', 'running', 'done', 'failed'];
+const JOB_STATES: readonly JobState[] = ['queue', 'running', 'done', 'failed'];
 
 export type JobWork = { readonly kind: 'task'; readonly taskId: TaskId } | { readonly kind: 'drain' } | { readonly kind: 'prompt'; readonly prompt: string };
 
@@ -46,7 +46,7 @@ function jobFile(state: string, repo: string, where: JobState, id: string): stri
 
 const JOB_ID = /^[A-Za-z0-9._-]{1,100}$/;
 
-export function parseJob(text: string, file: string): Job {
+function parseJob(text: string, file: string): Job {
   const job = JSON.parse(text) as Job;
   if (typeof job.id !== 'string' || !JOB_ID.test(job.id) || typeof job.work !== 'object' || typeof job.attempt !== 'number') {
     throw new Error(`${file}: not a job record`);

@@ -41,7 +41,7 @@ function tomlKey(key: string): string {
 }
 
 /** The [repos.NAME] section for an entry, as text. */
-export function renderRepoSection(entry: RegistryRepoInput & { proxyPort: number }): string {
+function renderRepoSection(entry: RegistryRepoInput & { proxyPort: number }): string {
   const lines = [`[repos.${entry.name}]`, `path = ${tomlString(entry.path)}`];
   const add = (key: string, value: string | undefined) => {
     if (value !== undefined) lines.push(`${key} = ${value}`);

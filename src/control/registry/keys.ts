@@ -7,10 +7,10 @@ import { FIRST_PROXY_PORT, PRIVILEGED_PORT_LIMIT, proxyPortProblem } from './pro
 import { readRunLimit, RUN_LIMIT_KEYS, type RunLimitFields, type RunLimitKey } from './limits.js';
 
 /** What useradd accepts (and what privdrop's lookupUser will look up). */
-export const USER_NAME_PATTERN = /^[a-z_][a-z0-9_-]{0,31}$/;
+const USER_NAME_PATTERN = /^[a-z_][a-z0-9_-]{0,31}$/;
 
 /** Upper bound on max_parallel: more agents than this on one host is a typo. */
-export const MAX_PARALLEL_LIMIT = 64;
+const MAX_PARALLEL_LIMIT = 64;
 
 /** Variables agent-runner sets itself; the registry may not override them. */
 const RESERVED_ENV = new Set(['HOME', 'USER', 'LOGNAME', 'PATH', 'SHELL', 'AGENT_RUNNER_STATE', 'AGENT_RUNNER_CONFIG', 'http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY']);

@@ -23,14 +23,10 @@ export const RUN_LIMIT_KEYS = {
 
 export type RunLimitKey = keyof typeof RUN_LIMIT_KEYS;
 
-export function isRunLimitKey(key: string): key is RunLimitKey {
-  return Object.hasOwn(RUN_LIMIT_KEYS, key);
-}
-
 /** Bounds: fewer tasks than this cannot even start orchestrate; less memory cannot run node. */
-export const TASKS_MAX_RANGE = [32, 4_194_304] as const;
-export const MEMORY_MAX_MIN = 256 * 1024 ** 2;
-export const CPU_WEIGHT_RANGE = [1, 10_000] as const;
+const TASKS_MAX_RANGE = [32, 4_194_304] as const;
+const MEMORY_MAX_MIN = 256 * 1024 ** 2;
+const CPU_WEIGHT_RANGE = [1, 10_000] as const;
 
 const UNITS: Readonly<Record<string, number>> = { '': 1, K: 1024, M: 1024 ** 2, G: GIB, T: 1024 ** 4 };
 

@@ -3,7 +3,7 @@
 // for meaning (smol-toml gives the meaning).
 
 /** The table a header line opens ("repos.web" for `[repos . "web"]`), or undefined for any other line (an array of tables too). */
-export function tableOfHeader(line: string): string | undefined {
+function tableOfHeader(line: string): string | undefined {
   const trimmed = line.trim();
   const header = /^\[\s*([^\]]+?)\s*\]/.exec(trimmed);
   if (!header || trimmed.startsWith('[[')) return undefined;

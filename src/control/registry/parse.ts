@@ -14,7 +14,7 @@ import { lineOf, locate } from './locate.js';
 /** Repo names become user names, unit instance names and directory names. */
 export const REPO_NAME_PATTERN = /^[a-z][a-z0-9-]{0,23}$/;
 
-export const REGISTRY_DEFAULTS = {
+const REGISTRY_DEFAULTS = {
   base: 'main',
   schedule: '* * * * *',
   maxParallel: 2,
