@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { realFs, realProcess } from '../src/io/real-ports.js';
-import { readRegistry } from '../src/control/registry.js';
+import { cronScheduler } from '../src/io/cron.js';
+import { readRegistry } from '../src/control/registry/parse.js';
 import { Spool } from '../src/control/spool.js';
 import { BoardSnapshot } from '../src/control/board-snapshot.js';
 import { renderTaskFile, taskFileName } from '../src/board/render.js';
@@ -49,7 +50,7 @@ function makeFleet(root: string): string {
 }
 
 async function tick(registryFile: string, state: string, snapshots: Map<string, BoardSnapshot>): Promise<number> {
-  const registry = await readRegistry(realFs, registryFile);
+  const registry = await readRegistry({ fs: realFs, scheduler: cronScheduler }, registryFile);
   let ready = 0;
   await Promise.all(
     registry.repos.map(async (repo) => {

@@ -10,6 +10,9 @@ export const EXIT = {
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
+/** A second SIGTERM or SIGINT ends the process at once, with the shell's 128 + signal number. */
+export const SIGNAL_EXIT = { SIGTERM: 128 + 15, SIGINT: 128 + 2 } as const;
+
 /** An error meant for the operator: one clear message and an exit code. */
 export class ExitError extends Error {
   constructor(

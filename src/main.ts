@@ -1,9 +1,10 @@
 // The composition root: the one place that reads process.argv and
-// process.env and wires the real ports.
+// process.env and wires the real ports (every one, the control plane's too).
 import { fileURLToPath } from 'node:url';
 import * as path from 'node:path';
 import { runCli } from './cli/commands.js';
-import { realPorts } from './io/real-ports.js';
+import { realControlPorts } from './io/wire.js';
+import { SIGNAL_EXIT } from './errors.js';
 
 const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/agent-runner');
 
@@ -12,7 +13,7 @@ const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../.
 const terminate = new AbortController();
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
-    if (terminate.signal.aborted) process.exit(128 + (signal === 'SIGTERM' ? 15 : 2));
+    if (terminate.signal.aborted) process.exit(SIGNAL_EXIT[signal]);
     terminate.abort();
   });
 }
@@ -20,12 +21,11 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 const exitCode = await runCli(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
-  ports: realPorts(),
+  ports: realControlPorts(),
   stdoutIsTTY: Boolean(process.stdout.isTTY),
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
   uid: process.getuid?.() ?? -1,
-  pid: process.pid,
   terminate: terminate.signal,
   selfBin,
 });

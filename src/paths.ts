@@ -55,3 +55,61 @@ export function worktreesDir(workspace: string): string {
   const resolved = path.resolve(workspace);
   return path.join(path.dirname(resolved), `.${path.basename(resolved)}.worktrees`);
 }
+
+/** The drain's workspace lock (one drain, or one lifecycle command, per workspace at a time). */
+export function workspaceLockPath(state: string, workspace: string): string {
+  return path.join(workspaceStateDir(state, workspace), 'orchestrate.lock');
+}
+
+/** The records of a drain's running agents (one JSON file per task). */
+export function agentRecordsDir(state: string, workspace: string): string {
+  return path.join(workspaceStateDir(state, workspace), 'agents');
+}
+
+/** One drain at a time per repo: dispatch, watch and queued jobs all take it. */
+export function runLockPath(state: string, repo: string): string {
+  return path.join(repoStateDir(state, repo), 'run.lock');
+}
+
+/** One watcher per repo. */
+export function watchLockPath(state: string, repo: string): string {
+  return path.join(repoStateDir(state, repo), 'watch.lock');
+}
+
+/** A repo's run records, one JSON file per run. */
+export function runsDir(state: string, repo: string): string {
+  return path.join(repoStateDir(state, repo), 'runs');
+}
+
+export function runFile(state: string, repo: string, runId: string): string {
+  return path.join(runsDir(state, repo), `${runId}.json`);
+}
+
+/** A repo's job spool: one subdirectory per job state (queue, running, done, failed). */
+export function spoolDir(state: string, repo: string): string {
+  return path.join(repoStateDir(state, repo), 'spool');
+}
+
+/** The jobs in one state of the spool. */
+export function spoolStateDir(state: string, repo: string, where: string): string {
+  return path.join(spoolDir(state, repo), where);
+}
+
+export function spoolJobFile(state: string, repo: string, where: string, id: string): string {
+  return path.join(spoolStateDir(state, repo, where), `${id}.json`);
+}
+
+/** What a repo's watcher last said about itself (fleet and the dashboard read it). */
+export function watchStatusFile(state: string, repo: string): string {
+  return path.join(repoStateDir(state, repo), 'watch.json');
+}
+
+/** The install's root (the directory above bin/), from the path of bin/agent-runner. */
+export function installRoot(selfBin: string): string {
+  return path.resolve(path.dirname(selfBin), '..');
+}
+
+/** dist/src/main.js of the install: what a child agent-runner runs. */
+export function installMainFile(selfBin: string): string {
+  return path.join(installRoot(selfBin), 'dist', 'src', 'main.js');
+}

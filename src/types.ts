@@ -159,7 +159,7 @@ export interface AgentAdapter {
 // ---------------------------------------------------------------- registry
 
 /** One [repos.NAME] entry of registry.toml after validation and defaults. */
-/** What one run of a repo may use (registry keys tasks_max, memory_max, cpu_weight; src/control/registry-limits.ts). */
+/** What one run of a repo may use (registry keys tasks_max, memory_max, cpu_weight; src/control/registry/limits.ts). */
 export interface RunLimits {
   /** Tasks (processes and threads) of the run at once. */
   readonly tasksMax: number;
@@ -187,7 +187,7 @@ export interface RegistryRepo {
   readonly url: string | undefined;
   readonly authorName: string | undefined;
   readonly authorEmail: string | undefined;
-  /** What one run may use (registry-limits.ts). */
+  /** What one run may use (control/registry/limits.ts). */
   readonly limits: RunLimits;
 }
 

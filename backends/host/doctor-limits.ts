@@ -4,7 +4,7 @@
 // cgroup controllers that apply them are present.
 import type { RegistryRepo } from '../../src/types.js';
 import type { FsPort, ProcessPort } from '../../src/ports.js';
-import { formatSize } from '../../src/control/registry-limits.js';
+import { formatSize } from '../../src/control/registry/limits.js';
 import { runUnitPattern, scopeProperties, SYSTEMD_RUNTIME_DIR } from '../../src/control/run-limits.js';
 import { SYSTEM_PATH } from './exec.js';
 import type { Check } from './doctor.js';

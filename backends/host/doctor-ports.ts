@@ -2,7 +2,7 @@
 // what listens there (not a squatter, not another local service that
 // happens to answer). Read through the wrapper, where the proxy runs.
 import type { RegistryRepo } from '../../src/types.js';
-import { proxyPortProblem } from '../../src/control/proxy-ports.js';
+import { proxyPortProblem } from '../../src/control/registry/proxy-ports.js';
 import { describeHolders, foreignHolder, readPortsState, squidOwns } from './ports.js';
 import type { HostLayout } from './layout.js';
 import type { HostDeps } from './provision-run.js';

@@ -9,7 +9,7 @@
 import * as path from 'node:path';
 import type { FsPort, ProcessPort } from '../../src/ports.js';
 import { FailedError } from '../../src/errors.js';
-import { nextProxyPort, proxyPortProblem } from '../../src/control/proxy-ports.js';
+import { nextProxyPort, proxyPortProblem } from '../../src/control/registry/proxy-ports.js';
 import { describeFailure, onHost, systemCommand, type CommandWrapper } from './exec.js';
 
 export interface PortHolder {

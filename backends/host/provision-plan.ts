@@ -5,9 +5,11 @@ import { parse } from 'smol-toml';
 import * as path from 'node:path';
 import type { Command, RegistryRepo } from '../../src/types.js';
 import type { UserAccount } from '../../src/control/privdrop.js';
-import { UsageError } from '../../src/errors.js';
-import { defaultUserFor, formatProblems, parseRegistry, removeRepo, upsertRepo, type RegistryRepoInput } from '../../src/control/registry.js';
-import { rawRunLimits } from '../../src/control/registry-limits.js';
+import { formatProblems, UsageError } from '../../src/errors.js';
+import type { ScheduleCheck } from '../../src/ports.js';
+import { defaultUserFor, parseRegistry } from '../../src/control/registry/parse.js';
+import { removeRepo, upsertRepo, type RegistryRepoInput } from '../../src/control/registry/edit.js';
+import { rawRunLimits } from '../../src/control/registry/limits.js';
 import { egressRuleset, renderRuleset, rulesetDifferences } from './nftables.js';
 import { squidConfig, squidProblems, type SquidOptions } from './squid-config.js';
 import { cloneCommand, createUserCommands, gitCommitCommand, gitConfigCommand, removeUserCommand, writeFileAsUserCommand } from './users.js';
@@ -36,6 +38,8 @@ export interface RepoRequest {
 /** What is there now, as read by provision-read.ts. */
 export interface RepoState {
   readonly registryText: string;
+  /** The scheduler's check of a cron expression, for validating the registry (src/ports.ts Scheduler). */
+  readonly schedules: ScheduleCheck;
   /** uids of the users that exist, by name (every registry user, plus the requested one). */
   readonly uids: ReadonlyMap<string, number>;
   readonly account: RepoAccount | undefined;
@@ -98,8 +102,8 @@ function rawInput(text: string, name: string): RegistryRepoInput | undefined {
   return input as unknown as RegistryRepoInput;
 }
 
-function validRegistry(text: string, file: string): readonly RegistryRepo[] {
-  const { registry, problems } = parseRegistry(text, file);
+function validRegistry(text: string, file: string, schedules: ScheduleCheck): readonly RegistryRepo[] {
+  const { registry, problems } = parseRegistry(text, file, schedules);
   const squid = squidProblems(registry.repos, file);
   if (problems.length || squid.length) throw new UsageError(`the registry would have problems:\n${formatProblems([...problems, ...squid])}`);
   return registry.repos;
@@ -138,7 +142,7 @@ function layersCurrent(repos: readonly RegistryRepo[], state: LayerState, layout
 
 export function planRepo(request: RepoRequest, state: RepoState, layout: HostLayout, squidOptions: SquidOptions = {}): RepoPlan {
   const file = layout.registryFile;
-  const before = parseRegistry(state.registryText, file).registry.repos;
+  const before = parseRegistry(state.registryText, file, state.schedules).registry.repos;
   const existing = rawInput(state.registryText, request.name);
   const user = existing?.user ?? defaultUserFor(request.name);
   if (state.account) {
@@ -157,7 +161,7 @@ export function planRepo(request: RepoRequest, state: RepoState, layout: HostLay
   // Repos still on an unprivileged port (older registries) move to a free privileged one.
   const moved = movedProxyPorts(upsertRepo(state.registryText, input), state.ports, (text, name, proxyPort) => upsertRepo(text, { ...rawInput(text, name)!, proxyPort }));
   const candidate = moved.text;
-  const after = validRegistry(candidate, file);
+  const after = validRegistry(candidate, file, state.schedules);
   const portProblems = proxyPortProblems(after, state.ports);
   if (portProblems.length) throw new UsageError(`the proxy ports cannot be used:\n${portProblems.map((problem) => `  ${problem}`).join('\n')}`);
   const repo = after.find((entry) => entry.name === request.name)!;
@@ -226,6 +230,7 @@ export function withBlockedStatus(config: string): string {
 
 export interface RemoveState {
   readonly registryText: string;
+  readonly schedules: ScheduleCheck;
   readonly uids: ReadonlyMap<string, number>;
   readonly account: UserAccount | undefined;
   readonly homeExists: boolean;
@@ -240,11 +245,11 @@ export interface RemoveState {
 /** Undoing a repo: nothing is deleted; the user's home (clone, worktrees, secrets) moves under the state dir, root-only. */
 export function planRemove(name: string, state: RemoveState, layout: HostLayout, stamp: string, squidOptions: SquidOptions = {}): RepoPlan {
   const file = layout.registryFile;
-  const before = parseRegistry(state.registryText, file).registry.repos;
+  const before = parseRegistry(state.registryText, file, state.schedules).registry.repos;
   const repo = before.find((entry) => entry.name === name);
   const user = repo?.user ?? defaultUserFor(name);
   const candidate = removeRepo(state.registryText, name);
-  const after = validRegistry(candidate, file);
+  const after = validRegistry(candidate, file, state.schedules);
   const steps: ProvisionStep[] = [];
   if (state.systemd && state.watchEnabled) steps.push({ description: `stop and disable ${WATCH_UNIT(name)}`, command: systemCommand('systemctl', ['disable', '--now', WATCH_UNIT(name)]) });
   if (candidate !== state.registryText) steps.push({ description: `remove repo ${name} from ${file}`, write: { path: file, text: candidate, mode: REGISTRY_MODE } });

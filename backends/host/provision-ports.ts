@@ -7,7 +7,7 @@
 // line. Running agents of a moved repo lose their proxy until their next run.
 import { parse } from 'smol-toml';
 import type { ProvisionStep } from './provision-plan.js';
-import { PRIVILEGED_PORT_LIMIT } from '../../src/control/proxy-ports.js';
+import { PRIVILEGED_PORT_LIMIT } from '../../src/control/registry/proxy-ports.js';
 import { freeProxyPort, type PortsState } from './ports.js';
 import { systemCommand } from './exec.js';
 import { UsageError } from '../../src/errors.js';

@@ -3,10 +3,10 @@
 // all through the ports. nft and Squid run through the wrapper (a network
 // namespace in tests); users, clones and files are the host's.
 import * as path from 'node:path';
-import type { Clock, FsPort, ProcessPort } from '../../src/ports.js';
+import type { Clock, FsPort, ProcessPort, ScheduleCheck } from '../../src/ports.js';
 import { FailedError } from '../../src/errors.js';
 import { lookupUser } from '../../src/control/privdrop.js';
-import { defaultUserFor, parseRegistry, readRegistry } from '../../src/control/registry.js';
+import { defaultUserFor, parseRegistry, readRegistry } from '../../src/control/registry/parse.js';
 import { describeFailure, onHost, systemCommand, type CommandWrapper } from './exec.js';
 import { applyRuleset, listEgressTable } from './apply-nft.js';
 import { applySquid, PROXY_UNIT, squidServing, type SquidApplyOutcome } from './apply-squid.js';
@@ -22,6 +22,8 @@ export interface HostDeps {
   readonly process: ProcessPort;
   readonly fs: FsPort;
   readonly clock: Clock;
+  /** The scheduler's check of a cron expression, for validating the registry. */
+  readonly scheduler: ScheduleCheck;
   /** Where nft and Squid commands run (the host, or a namespace). */
   readonly wrap?: CommandWrapper;
   readonly squidInstance?: string;
@@ -65,7 +67,7 @@ async function layerState(deps: HostDeps, layout: HostLayout, users: readonly st
 /** Reads what the planner needs about repo `name`. */
 export async function readRepoState(deps: HostDeps, layout: HostLayout, name: string): Promise<RepoState> {
   const registryText = (await deps.fs.readTextIfExists(layout.registryFile)) ?? '';
-  const repos = parseRegistry(registryText, layout.registryFile).registry.repos;
+  const repos = parseRegistry(registryText, layout.registryFile, deps.scheduler).registry.repos;
   const known = repos.find((repo) => repo.name === name);
   const user = known?.user ?? defaultUserFor(name);
   const account = await lookupAccount(deps.process, user);
@@ -77,6 +79,7 @@ export async function readRepoState(deps: HostDeps, layout: HostLayout, name: st
   const systemd = await systemdIsRunning(deps.fs);
   return {
     registryText,
+    schedules: deps.scheduler,
     account,
     clone: { exists: clone.stat !== undefined, ownerUid: clone.stat?.uid, isGit: clone.isGit },
     gitIdentity: { name: gitConfigValue(gitConfig, 'user', 'name'), email: gitConfigValue(gitConfig, 'user', 'email') },
@@ -92,12 +95,13 @@ export async function readRepoState(deps: HostDeps, layout: HostLayout, name: st
 
 export async function readRemoveState(deps: HostDeps, layout: HostLayout, name: string): Promise<RemoveState> {
   const registryText = (await deps.fs.readTextIfExists(layout.registryFile)) ?? '';
-  const repos = parseRegistry(registryText, layout.registryFile).registry.repos;
+  const repos = parseRegistry(registryText, layout.registryFile, deps.scheduler).registry.repos;
   const user = repos.find((repo) => repo.name === name)?.user ?? defaultUserFor(name);
   const account = await lookupUser(deps.process, user);
   const systemd = await systemdIsRunning(deps.fs);
   return {
     registryText,
+    schedules: deps.scheduler,
     account,
     homeExists: (await deps.fs.stat(account?.home ?? homeOf(user))) !== undefined,
     systemd,
@@ -163,14 +167,14 @@ export async function applySteps(deps: HostDeps, layout: HostLayout, steps: read
 
 /** Regenerates the ruleset from the registry on disk and the users that exist now, and loads it. */
 export async function reloadEgress(deps: HostDeps, layout: HostLayout): Promise<void> {
-  const registry = await readRegistry(deps.fs, layout.registryFile);
+  const registry = await readRegistry(deps, layout.registryFile);
   const uids = await uidsOf(deps.process, registry.repos.map((repo) => repo.user));
   await deps.fs.mkdirp(layout.configDir, 0o755);
   await applyRuleset({ process: deps.process, fs: deps.fs, wrap: deps.wrap ?? onHost }, egressRuleset(registry.repos, uids), { saveTo: layout.egressFile });
 }
 
 export async function reloadProxy(deps: HostDeps, layout: HostLayout): Promise<SquidApplyOutcome> {
-  const registry = await readRegistry(deps.fs, layout.registryFile);
+  const registry = await readRegistry(deps, layout.registryFile);
   const systemd = deps.wrap === undefined && (await systemdIsRunning(deps.fs));
   const squid = { process: deps.process, fs: deps.fs, clock: deps.clock, wrap: deps.wrap ?? onHost, ...(deps.squidInstance ? { instance: deps.squidInstance } : {}), serviceManager: systemd ? ('systemd' as const) : ('direct' as const) };
   const outcome = await applySquid(squid, { repos: registry.repos, layout: layout.squid, ...(deps.squidOptions ? { options: deps.squidOptions } : {}) });

@@ -11,7 +11,7 @@
 // never cost a DNS lookup).
 import * as path from 'node:path';
 import type { ConfigProblem, RegistryRepo } from '../../src/types.js';
-import { FIRST_PROXY_PORT } from '../../src/control/proxy-ports.js';
+import { FIRST_PROXY_PORT } from '../../src/control/registry/proxy-ports.js';
 
 /** Squid's `-n` service name: alphanumeric only (Squid refuses "agent-runner"). */
 export const SQUID_INSTANCE = 'agentrunner';

@@ -8,6 +8,7 @@ import type { Command } from '../../src/types.js';
 import type { FsPort, Ports, ProcessPort } from '../../src/ports.js';
 import { realPorts } from '../../src/io/real-ports.js';
 import { realControl } from '../../src/io/proc.js';
+import { realLocks } from '../../src/io/lock.js';
 import { Git } from '../../src/git/git.js';
 import { orchestrate } from '../../src/drain/orchestrate.js';
 import { applyOverrides, readRepoConfig } from '../../src/repo/config.js';
@@ -145,8 +146,8 @@ export async function profileDrain(baseEnv: Readonly<Record<string, string>>, co
     onEvent: (event) => events.push({ event: event.event, at: Date.parse(event.time), ...('taskId' in event && typeof event.taskId === 'string' ? { taskId: event.taskId } : {}) }),
     stop: new AbortController().signal,
     graceMs: 5000,
-    pid: process.pid,
     control: realControl,
+    locks: realLocks,
   });
   const seconds = (now() - begin) / 1000;
   const landed = summary.tasks.filter((task) => task.outcome === 'landed').length;

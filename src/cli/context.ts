@@ -1,18 +1,17 @@
 // What every command receives from the entry point. Commands never read
-// process.env, process.argv or the real ports themselves.
-import type { Ports } from '../ports.js';
+// process.env, process.argv or the real ports themselves: every port, the
+// control plane's too, comes in here (src/main.ts wires the real ones).
+import type { ControlPorts } from '../ports.js';
 
 export interface CliContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
-  readonly ports: Ports;
+  readonly ports: ControlPorts;
   readonly stdoutIsTTY: boolean;
   /** Results: data or the human rendering of it. */
   out(text: string): void;
   /** Diagnostics and progress. */
   err(text: string): void;
-  /** This process's pid (recorded in locks). */
-  readonly pid: number;
   /** Aborted on SIGTERM or SIGINT: long commands stop at the next boundary. */
   readonly terminate: AbortSignal;
   /** The process's own uid (0 means root). */
@@ -20,6 +19,3 @@ export interface CliContext {
   /** Path of bin/agent-runner, for commands that start a child agent-runner. */
   readonly selfBin: string;
 }
-
-/** What a command action returns: the exit code. */
-export type CommandAction = Promise<number>;

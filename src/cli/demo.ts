@@ -3,10 +3,10 @@
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
+import { EXIT } from '../errors.js';
 import { runDemo } from '../demo/demo.js';
 import { progressPrinter, renderTaskTable } from './drain-output.js';
 import { renderStatus } from './status.js';
-import { realControl } from '../io/proc.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
@@ -21,8 +21,8 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         onEvent: progressPrinter(context, 'human'),
         onStep: (text) => context.err(`${text}\n`),
         stop: context.terminate,
-        pid: context.pid,
-        control: realControl,
+        control: context.ports.control,
+        locks: context.ports.locks,
       });
       const seconds = ((context.ports.clock.now() - started) / 1000).toFixed(1);
       const mismatches = result.summary.tasks.filter((task) => result.expected[task.id] !== task.outcome).map((task) => `${task.id} ${task.outcome} (expected ${result.expected[task.id]})`);
@@ -39,9 +39,9 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       if (!options.keep) await context.ports.fs.remove(result.root);
       if (mismatches.length || untouched.length) {
         context.err(`demo: unexpected outcomes: ${[...mismatches, ...untouched.map(([id]) => `${id} was started`)].join('; ')}\n`);
-        setExit(1);
+        setExit(EXIT.failed);
         return;
       }
-      setExit(0);
+      setExit(EXIT.ok);
     });
 }

@@ -2,6 +2,7 @@
 // remove task branches and worktrees (parked ones too).
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
+import { EXIT } from '../errors.js';
 import { discard } from '../staging/lifecycle.js';
 import { lifecycleInput, withWorkspaceLock } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
@@ -21,6 +22,6 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
           ? `${JSON.stringify(result)}\n`
           : `auto/work ${result.discarded ? 'reset' : 'already'} at ${input.baseBranch} (${result.to.slice(0, 10)})${result.pushed ? ', pushed' : ''}; removed ${result.removedBranches.length} task branch(es)\n`,
       );
-      setExit(0);
+      setExit(EXIT.ok);
     });
 }

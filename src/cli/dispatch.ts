@@ -4,14 +4,13 @@
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { UsageError } from '../errors.js';
-import { findRepo } from '../control/registry.js';
-import { acquireLock, runLockPath } from '../control/lock.js';
+import { findRepo } from '../control/registry/parse.js';
+import { acquireLock } from '../lock.js';
+import { runLockPath } from '../paths.js';
 import { dispatchExitCode, dispatchRun, StopRequest } from '../control/dispatch.js';
 import { installPaths, loadRegistry, progressLine, requireRoot } from '../control/cli-support.js';
 import { renderRunHuman } from '../control/render.js';
 import { describeSweep } from '../control/user-sweep.js';
-import { realLocks } from '../io/lock.js';
-import { realControl } from '../io/proc.js';
 import { parsePositiveInt } from './options.js';
 
 interface DispatchOptions {
@@ -51,8 +50,8 @@ async function dispatch(context: CliContext, repoName: string, options: Dispatch
     const asked = parsePositiveInt('--max-parallel', options.maxParallel, 64);
     args.push('--max-parallel', String(Math.min(asked, repo.maxParallel)));
   }
-  const { process, clock, ids } = context.ports;
-  const lock = await acquireLock({ locks: realLocks, process, clock }, runLockPath(state, repo.name), {
+  const { process, clock, ids, locks, control } = context.ports;
+  const lock = await acquireLock({ locks, process, clock }, runLockPath(state, repo.name), {
     command: `dispatch ${repo.name}`,
     wait: Boolean(options.wait),
     what: `repo "${repo.name}"`,
@@ -60,11 +59,11 @@ async function dispatch(context: CliContext, repoName: string, options: Dispatch
     onCompromised: (error) => context.err(`dispatch: the lock of repo "${repo.name}" was lost: ${error.message}\n`),
   });
   const stop = new StopRequest();
-  const unsubscribe = [realControl.onSignal('SIGTERM', () => stop.request()), realControl.onSignal('SIGINT', () => stop.request())];
+  const unsubscribe = [control.onSignal('SIGTERM', () => stop.request()), control.onSignal('SIGINT', () => stop.request())];
   try {
     const progress = context.stdoutIsTTY ? 'human' : 'json';
     const record = await dispatchRun(
-      { ...context.ports, control: realControl },
+      context.ports,
       { repo, state, install: await installPaths(context), orchestrateArgs: args, trigger: 'manual', progress, runId: ids.next() },
       {
         onStderrLine: (line) => context.err(progress === 'human' ? `${line}\n` : `${progressLine(repo.name, line, new Date(clock.now()).toISOString())}\n`),

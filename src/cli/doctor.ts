@@ -5,8 +5,8 @@ import { printableLine } from '../printable.js';
 import type { Command } from 'commander';
 import * as path from 'node:path';
 import type { CliContext } from './context.js';
-import { UsageError } from '../errors.js';
-import { findRepo, readRegistry } from '../control/registry.js';
+import { EXIT, UsageError } from '../errors.js';
+import { findRepo, readRegistry } from '../control/registry/parse.js';
 import { parsePositiveInt } from './options.js';
 import { hostLayout } from '../../backends/host/layout.js';
 import { inNetns } from '../../backends/host/exec.js';
@@ -35,10 +35,10 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       if (context.uid !== 0) throw new UsageError('doctor acts as each repo user and reads the nft table: run it as root');
       if (options.netns !== undefined && !/^[A-Za-z0-9_.-]+$/.test(options.netns)) throw new UsageError(`--netns: "${options.netns}" is not a namespace name`);
       const layout = hostLayout(context.env);
-      const registry = await readRegistry(context.ports.fs, layout.registryFile);
+      const registry = await readRegistry(context.ports, layout.registryFile);
       const repos = name ? [findRepo(registry, name, layout.registryFile)] : registry.repos;
       if (!repos.length) throw new UsageError(`${layout.registryFile}: no repos registered; add one with agent-runner provision repo NAME --url URL`);
-      const deps = { process: context.ports.process, fs: context.ports.fs, clock: context.ports.clock, ...(options.netns ? { wrap: inNetns(options.netns) } : {}) };
+      const deps = { process: context.ports.process, fs: context.ports.fs, clock: context.ports.clock, scheduler: context.ports.scheduler, ...(options.netns ? { wrap: inNetns(options.netns) } : {}) };
       const targets = {
         directAddress: options.directAddress ?? DEFAULT_TARGETS.directAddress,
         directPort: options.directPort ? parsePositiveInt('--direct-port', options.directPort, 65535) : DEFAULT_TARGETS.directPort,
@@ -60,6 +60,6 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         }
         context.out(failed.length ? `\n${failed.length} check${failed.length === 1 ? '' : 's'} failed\n` : `\nall checks passed (${path.basename(layout.registryFile)}: ${repos.length} repo${repos.length === 1 ? '' : 's'})\n`);
       }
-      setExit(failed.length ? 1 : 0);
+      setExit(failed.length ? EXIT.failed : EXIT.ok);
     });
 }

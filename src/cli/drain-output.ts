@@ -9,7 +9,7 @@ export function progressPrinter(context: Pick<CliContext, 'err'>, format: 'human
   return (event) => context.err(`${printableLine(describeEvent(event))}\n`);
 }
 
-export function describeEvent(event: DrainEvent): string {
+function describeEvent(event: DrainEvent): string {
   const clock = event.time.slice(11, 19);
   const task = event.taskId ? `${event.taskId} ` : '';
   const seconds = event.durationMs !== undefined ? ` (${(event.durationMs / 1000).toFixed(1)}s)` : '';

@@ -5,8 +5,8 @@
 import { printableLine } from '../printable.js';
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { UsageError } from '../errors.js';
-import { findRepo } from '../control/registry.js';
+import { EXIT, UsageError } from '../errors.js';
+import { findRepo } from '../control/registry/parse.js';
 import { loadRegistry, requireRoot } from '../control/cli-support.js';
 import { describeWork, Spool, type Job, type JobWork } from '../control/spool.js';
 import { isSafeTaskId } from '../board/parse.js';
@@ -40,7 +40,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
 }
 
 /** Pure: the work a set of flags asks for. */
-export function workFromOptions(options: EnqueueOptions): JobWork {
+function workFromOptions(options: EnqueueOptions): JobWork {
   const chosen = [options.task !== undefined, Boolean(options.drain), options.prompt !== undefined].filter(Boolean).length;
   if (chosen !== 1) throw new UsageError('give exactly one of --task ID, --drain or --prompt TEXT (or --list, --cancel ID)');
   if (options.model !== undefined && options.prompt === undefined) {
@@ -71,18 +71,18 @@ async function enqueue(context: CliContext, repoName: string, options: EnqueueOp
   if (options.list) {
     const jobs = [...(await spool.list('running')).map((job) => ({ ...job, state: 'running' })), ...(await spool.list('queue')).map((job) => ({ ...job, state: 'queued' }))];
     context.out(options.json ? `${JSON.stringify({ repo: repo.name, jobs }, null, 2)}\n` : renderJobs(jobs));
-    return 0;
+    return EXIT.ok;
   }
   requireRoot(context, 'enqueue', 'the queue lives in the root-owned state dir');
   if (options.cancel !== undefined) {
     const job = await spool.cancel(options.cancel, now);
     context.out(`${job.id}\n`);
     context.err(`enqueue: cancelled ${describeWork(job.work)} on ${repo.name}\n`);
-    return 0;
+    return EXIT.ok;
   }
   const work = workFromOptions(options);
   const job = await spool.enqueue(context.ports.ids, now, work, options.model);
   context.out(`${job.id}\n`);
   context.err(`enqueue: queued ${describeWork(work)} on ${repo.name}${repo.enabled ? '' : ' (the repo is disabled: its watcher runs no jobs until it is enabled)'}\n`);
-  return 0;
+  return EXIT.ok;
 }

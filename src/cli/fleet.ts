@@ -5,13 +5,13 @@ import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { registryFile, stateDir } from '../paths.js';
 import { gatherFleet, renderFleetHuman } from '../control/fleet.js';
-import { realLocks } from '../io/lock.js';
+import { EXIT } from '../errors.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command.option('--json', 'print the fleet as JSON (the shape the dashboard reads)').action(async (options: { json?: boolean }) => {
-    const { fs, process, clock } = context.ports;
-    const fleet = await gatherFleet({ fs, process, locks: realLocks }, registryFile(context.env), stateDir(context.env), clock.now());
+    const { fs, process, clock, locks, scheduler } = context.ports;
+    const fleet = await gatherFleet({ fs, process, locks, scheduler }, registryFile(context.env), stateDir(context.env), clock.now());
     context.out(options.json ? `${JSON.stringify(fleet, null, 2)}\n` : renderFleetHuman(fleet));
-    setExit(fleet.problems.length ? 2 : 0);
+    setExit(fleet.problems.length ? EXIT.usage : EXIT.ok);
   });
 }

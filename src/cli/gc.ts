@@ -3,6 +3,7 @@
 // nothing is running while it cleans.
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
+import { EXIT } from '../errors.js';
 import { removeAllTaskBranches } from '../staging/lifecycle.js';
 import { lifecycleInput, withWorkspaceLock } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
@@ -18,6 +19,6 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       const input = await lifecycleInput(context, route.workspace, false);
       const removed = await withWorkspaceLock(context, input, 'gc', () => removeAllTaskBranches(input));
       context.out(options.json ? `${JSON.stringify({ removed })}\n` : removed.length ? `removed ${removed.join(', ')}\n` : 'nothing to remove\n');
-      setExit(0);
+      setExit(EXIT.ok);
     });
 }

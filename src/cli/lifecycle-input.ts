@@ -1,14 +1,14 @@
 // The common start of status, promote, discard and gc: a checked workspace,
 // its config's base branch, a git with a clean environment, and (for the
 // commands that change things) the workspace lock a drain also takes.
-import * as path from 'node:path';
 import type { CliContext } from './context.js';
 import { checkWorkspace, ensureStateDir } from '../repo/workspace.js';
 import { readRepoConfig } from '../repo/config.js';
 import { agentBaseEnv } from '../agent/env.js';
 import { Git } from '../git/git.js';
-import { stateDir, workspaceStateDir } from '../paths.js';
-import { acquireWorkspaceLock, type WorkspaceLock } from '../drain/workspace-lock.js';
+import { stateDir, workspaceLockPath, workspaceStateDir } from '../paths.js';
+import { acquireWorkspaceLock } from '../drain/workspace-lock.js';
+import type { HeldLock } from '../ports.js';
 import type { LifecycleInput } from '../staging/lifecycle.js';
 
 export async function lifecycleInput(context: CliContext, workspaceOption: string | undefined, fetch: boolean): Promise<LifecycleInput> {
@@ -29,13 +29,8 @@ export async function withWorkspaceLock<T>(context: CliContext, input: Lifecycle
   }
 }
 
-async function lockWorkspace(context: CliContext, input: LifecycleInput, purpose: string): Promise<WorkspaceLock> {
-  const dir = workspaceStateDir(input.stateDir, input.workspace);
-  await ensureStateDir(context.ports.fs, dir);
-  return acquireWorkspaceLock({ fs: context.ports.fs, process: context.ports.process }, path.join(dir, 'orchestrate.lock'), {
-    pid: context.pid,
-    startTime: await context.ports.process.startTimeOf(context.pid),
-    since: new Date(context.ports.clock.now()).toISOString(),
-    purpose,
-  });
+async function lockWorkspace(context: CliContext, input: LifecycleInput, purpose: string): Promise<HeldLock> {
+  await ensureStateDir(context.ports.fs, workspaceStateDir(input.stateDir, input.workspace));
+  const { locks, process, clock } = context.ports;
+  return acquireWorkspaceLock({ locks, process, clock }, workspaceLockPath(input.stateDir, input.workspace), purpose);
 }

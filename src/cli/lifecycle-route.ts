@@ -9,7 +9,7 @@ import type { CliContext } from './context.js';
 import type { Registry, RegistryRepo } from '../types.js';
 import { EXIT } from '../errors.js';
 import { registryFile } from '../paths.js';
-import { readRegistry } from '../control/registry.js';
+import { readRegistry } from '../control/registry/parse.js';
 import { installPaths } from '../control/cli-support.js';
 import { repoUser, runnerCommandAsUser } from '../control/as-repo-user.js';
 import { chooseLifecycleRunner, registeredRepoAt, type PathStep, type WorkspaceFacts } from '../control/lifecycle-target.js';
@@ -32,7 +32,7 @@ async function registryFor(context: CliContext, options: WorkspaceChoice): Promi
   if (options.repo === undefined && (context.uid !== 0 || options.workspace === undefined)) return undefined;
   // Root without --repo can work on a root-owned checkout on a host with no registry.
   if (options.repo === undefined && !(await context.ports.fs.stat(file))) return undefined;
-  return { registry: await readRegistry(context.ports.fs, file), file };
+  return { registry: await readRegistry(context.ports, file), file };
 }
 
 /** lstat of every component of dir from / down, never following a link; stops at a link or a missing component. */

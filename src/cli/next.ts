@@ -31,7 +31,7 @@ export interface NextJson {
   notReady: { id: string | null; file: string; title: string; reasons: string[] }[];
 }
 
-export function nextJson(readiness: Readiness): NextJson {
+function nextJson(readiness: Readiness): NextJson {
   return {
     ready: readiness.ready.map((task) => ({ id: task.id, title: task.title, priority: task.priority ?? null, labels: [...task.labels] })),
     notReady: readiness.notReady.map((entry) => ({
@@ -44,7 +44,7 @@ export function nextJson(readiness: Readiness): NextJson {
 }
 
 /** The human table: for people, may change. */
-export function renderNext(readiness: Readiness): string {
+function renderNext(readiness: Readiness): string {
   const lines: string[] = [];
   if (!readiness.ready.length && !readiness.notReady.length) return 'No tasks in backlog/tasks.\n';
   lines.push(`Ready (${readiness.ready.length}):`);

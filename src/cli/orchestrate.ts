@@ -3,7 +3,7 @@
 // stdout (--json: one object).
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { UsageError } from '../errors.js';
+import { EXIT, UsageError } from '../errors.js';
 import { checkWorkspace, ensureStateDir } from '../repo/workspace.js';
 import { readRepoConfig, applyOverrides } from '../repo/config.js';
 import { adapterFor } from '../agent/adapters/index.js';
@@ -16,7 +16,6 @@ import { stateDir, workspaceStateDir } from '../paths.js';
 import { parsePositiveInt } from './options.js';
 import { progressPrinter, renderSummary } from './drain-output.js';
 import { isSafeTaskId } from '../board/parse.js';
-import { realControl } from '../io/proc.js';
 
 interface OrchestrateOptions {
   workspace?: string;
@@ -88,9 +87,9 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
     onEvent: progressPrinter(context, options.progress === 'json' ? 'json' : 'human'),
     stop: context.terminate,
     graceMs: graceSec * 1000,
-    pid: context.pid,
-    control: realControl,
+    control: context.ports.control,
+    locks: context.ports.locks,
   });
   context.out(options.json ? `${JSON.stringify(summary)}\n` : renderSummary(summary));
-  return summary.outcome === 'failed' ? 1 : 0;
+  return summary.outcome === 'failed' ? EXIT.failed : EXIT.ok;
 }

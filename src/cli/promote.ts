@@ -1,6 +1,7 @@
 // agent-runner promote: fast-forward the base branch to auto/work and push it.
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
+import { EXIT } from '../errors.js';
 import { promote } from '../staging/lifecycle.js';
 import { lifecycleInput, withWorkspaceLock } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
@@ -16,6 +17,6 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       const input = await lifecycleInput(context, route.workspace, true);
       const result = await withWorkspaceLock(context, input, 'promote', () => promote(input));
       context.out(options.json ? `${JSON.stringify(result)}\n` : `${result.detail}${result.pushed ? `; pushed ${input.baseBranch}` : ''}\n`);
-      setExit(0);
+      setExit(EXIT.ok);
     });
 }

@@ -6,7 +6,8 @@ import type { Command } from 'commander';
 import * as path from 'node:path';
 import type { CliContext } from './context.js';
 import { requireRoot } from '../control/cli-support.js';
-import { FailedError, UsageError } from '../errors.js';
+import { installRoot } from '../paths.js';
+import { EXIT, FailedError, UsageError } from '../errors.js';
 import { hostLayout } from '../../backends/host/layout.js';
 import { inNetns } from '../../backends/host/exec.js';
 import { planRemove, planRepo, type ProvisionStep } from '../../backends/host/provision-plan.js';
@@ -27,6 +28,7 @@ function hostDeps(context: CliContext, options: CommonOptions): HostDeps {
     process: context.ports.process,
     fs: context.ports.fs,
     clock: context.ports.clock,
+    scheduler: context.ports.scheduler,
     ...(options.netns ? { wrap: inNetns(options.netns), squidInstance: `${SQUID_INSTANCE}${options.netns.replace(/[^A-Za-z0-9]/g, '')}` } : {}),
     ...(options.hostsFile ? { squidOptions: { hostsFile: path.resolve(context.cwd, options.hostsFile) } } : {}),
   };
@@ -50,7 +52,7 @@ function report(context: CliContext, subject: string, steps: readonly ProvisionS
   const reports: StepReport[] = steps.map((step) => ({ description: step.description, outcome: step.skip || options.dryRun ? 'skipped' : 'done', ...(step.skip || options.dryRun ? { detail: step.skip ?? 'dry run' } : {}) }));
   if (options.json) {
     context.out(`${JSON.stringify({ subject, dryRun: Boolean(options.dryRun), changed: pending.length > 0 && !options.dryRun, steps: reports, plan: steps.map((step) => describeStep(step)), checklist }, null, 2)}\n`);
-    return 0;
+    return EXIT.ok;
   }
   if (!pending.length && !options.dryRun) {
     context.out(`${subject}: no change\n${steps.map((step) => `  skipped: ${step.description} (${step.skip})\n`).join('')}`);
@@ -58,7 +60,7 @@ function report(context: CliContext, subject: string, steps: readonly ProvisionS
   else if (options.dryRun) context.out(`${subject}: plan (dry run, nothing done)\n${steps.map((step) => `  - ${describeStep(step)}`).join('\n')}\n`);
   else context.out(`${subject}: ${pending.length} step${pending.length === 1 ? '' : 's'} done${steps.length > pending.length ? `, ${steps.length - pending.length} skipped` : ''}\n`);
   if (checklist.length) context.out(`\nStill to do by hand:\n${checklist.map((item) => `  [ ] ${item}`).join('\n')}\n`);
-  return 0;
+  return EXIT.ok;
 }
 
 function describeStep(step: ProvisionStep): string {
@@ -76,7 +78,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       requireRootUnlessDryRun(context, options);
       const layout = hostLayout(context.env);
       const deps = hostDeps(context, options);
-      const root = path.resolve(path.dirname(context.selfBin), '..');
+      const root = installRoot(context.selfBin);
       const systemd = await systemdIsRunning(context.ports.fs);
       const state = await readHostState(deps.process, deps.fs, layout, path.join(root, 'systemd'), systemd);
       const steps = planHost(state, layout, path.join(root, 'provision', 'install-packages.sh'));

@@ -3,6 +3,7 @@
 import { printableLine } from '../printable.js';
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
+import { EXIT } from '../errors.js';
 import { stagingStatus, type StagingStatus } from '../staging/lifecycle.js';
 import { lifecycleInput } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
@@ -19,7 +20,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       if (route.kind === 'ran-as-user') return setExit(route.exitCode);
       const status = await stagingStatus(await lifecycleInput(context, route.workspace, options.fetch));
       context.out(options.json ? `${JSON.stringify(status, null, 2)}\n` : renderStatus(status));
-      setExit(0);
+      setExit(EXIT.ok);
     });
 }
 

@@ -3,13 +3,12 @@
 // this command runs, so other commands never pay for loading it.
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { UsageError } from '../errors.js';
+import { EXIT, UsageError } from '../errors.js';
 import { registryFile, stateDir } from '../paths.js';
 import { gatherFleet, type Fleet } from '../control/fleet.js';
 import type { BoardSnapshot } from '../control/board-snapshot.js';
-import { realLocks } from '../io/lock.js';
 
-export const DEFAULT_INTERVAL_SEC = 2;
+const DEFAULT_INTERVAL_SEC = 2;
 const MIN_INTERVAL_SEC = 0.5;
 const MAX_INTERVAL_SEC = 3600;
 
@@ -28,20 +27,20 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--once', 'print one frame as plain text and exit (for scripts; exit 2 on registry problems, like fleet)')
     .action(async (options: { interval: string; once?: boolean }) => {
       const intervalSec = parseInterval(options.interval);
-      const { fs, process, clock } = context.ports;
+      const { fs, process, clock, locks, scheduler } = context.ports;
       const snapshots = new Map<string, BoardSnapshot>();
-      const loadFleet = (): Promise<Fleet> => gatherFleet({ fs, process, locks: realLocks, snapshots }, registryFile(context.env), stateDir(context.env), clock.now());
+      const loadFleet = (): Promise<Fleet> => gatherFleet({ fs, process, locks, scheduler, snapshots }, registryFile(context.env), stateDir(context.env), clock.now());
       if (options.once) {
         const { buildView, renderFrameText } = await import('../../tui/view-model.js');
         const fleet = await loadFleet();
         const now = clock.now();
         context.out(renderFrameText(buildView(fleet, null, now, { lastReadAt: now, error: null, reading: false, intervalSec })));
-        setExit(fleet.problems.length ? 2 : 0);
+        setExit(fleet.problems.length ? EXIT.usage : EXIT.ok);
         return;
       }
       if (!context.stdoutIsTTY) throw new UsageError('tui needs a terminal on stdout; use "tui --once" or "fleet --json" in scripts');
       const { runDashboard } = await import('../../tui/dashboard.js');
       await runDashboard({ loadFleet, clock, intervalSec, terminate: context.terminate });
-      setExit(0);
+      setExit(EXIT.ok);
     });
 }

@@ -3,13 +3,10 @@
 // boundary (see RepoWatcher.stop).
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { UsageError } from '../errors.js';
-import { findRepo } from '../control/registry.js';
+import { EXIT, UsageError } from '../errors.js';
+import { findRepo } from '../control/registry/parse.js';
 import { installPaths, loadRegistry, requireRoot } from '../control/cli-support.js';
 import { RepoWatcher, type LogEvent } from '../control/watch.js';
-import { cronScheduler } from '../io/cron.js';
-import { realLocks } from '../io/lock.js';
-import { realControl } from '../io/proc.js';
 import { parsePositiveInt } from './options.js';
 
 interface WatchOptions {
@@ -36,14 +33,13 @@ async function watch(context: CliContext, repoName: string | undefined, options:
   const { registry, registryFile, state } = await loadRegistry(context);
   const repos = repoName ? [findRepo(registry, repoName, registryFile)] : registry.repos.filter((repo) => repo.enabled);
   if (!repos.length) throw new UsageError(`${registryFile}: no enabled repos to watch`);
-  const { clock } = context.ports;
+  const { clock, control, scheduler } = context.ports;
   const log = (event: LogEvent) => context.err(`${JSON.stringify({ time: new Date(clock.now()).toISOString(), ...event })}\n`);
-  const self = await realControl.self();
+  const self = await control.self();
   const deps = {
     ...context.ports,
-    locks: realLocks,
-    control: realControl,
-    scheduler: options.once ? { schedule: () => ({ stop: () => undefined }) } : cronScheduler,
+    // --once ticks by hand: nothing is scheduled.
+    scheduler: options.once ? { schedule: () => ({ stop: () => undefined }), isValid: scheduler.isValid } : scheduler,
     install: await installPaths(context),
     state,
     registryFile,
@@ -64,7 +60,7 @@ async function watch(context: CliContext, repoName: string | undefined, options:
       log({ event: 'repo-not-watched', repo: repo.name, error: (error as Error).message });
     }
   }
-  if (!watchers.length) return 1;
+  if (!watchers.length) return EXIT.failed;
   let stopped!: () => void;
   const done = new Promise<void>((resolve) => {
     stopped = resolve;
@@ -73,16 +69,16 @@ async function watch(context: CliContext, repoName: string | undefined, options:
     log({ event: 'stop-requested', repo: '*' });
     void Promise.all(watchers.map((watcher) => watcher.stop())).then(() => stopped());
   };
-  const unsubscribe = [realControl.onSignal('SIGTERM', stopAll), realControl.onSignal('SIGINT', stopAll)];
+  const unsubscribe = [control.onSignal('SIGTERM', stopAll), control.onSignal('SIGINT', stopAll)];
   try {
     await Promise.all(watchers.map((watcher) => watcher.tick()));
     if (options.once) {
       await Promise.all(watchers.map((watcher) => watcher.idle()));
       await Promise.all(watchers.map((watcher) => watcher.stop()));
-      return 0;
+      return EXIT.ok;
     }
     await done;
-    return 0;
+    return EXIT.ok;
   } finally {
     for (const off of unsubscribe) off();
   }

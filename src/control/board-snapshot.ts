@@ -12,7 +12,7 @@ import { assessReadiness } from '../board/readiness.js';
 import { assembleBoard, statusesFrom } from '../board/read.js';
 import { isParked } from '../board/parking.js';
 
-export const STAGING_REF = 'refs/heads/auto/work';
+const STAGING_REF = 'refs/heads/auto/work';
 
 export interface BoardSummary {
   /** Which refs the board was read from; empty when neither exists. */
@@ -89,7 +89,7 @@ export function combineBoards(staging: Board | undefined, base: Board | undefine
   };
 }
 
-export function summarize(board: Board, refs: readonly string[]): BoardSummary {
+function summarize(board: Board, refs: readonly string[]): BoardSummary {
   const readiness = assessReadiness(board);
   return {
     refs,

@@ -1,11 +1,10 @@
 // What the root commands (dispatch, enqueue, watch, fleet) share: the root
 // check, the registry, the install paths and progress relaying.
-import * as path from 'node:path';
 import type { CliContext } from '../cli/context.js';
 import type { Registry } from '../types.js';
 import { UsageError } from '../errors.js';
-import { registryFile, stateDir } from '../paths.js';
-import { readRegistry } from './registry.js';
+import { installMainFile, registryFile, stateDir } from '../paths.js';
+import { readRegistry } from './registry/parse.js';
 import type { Install } from './dispatch.js';
 
 export function requireRoot(context: CliContext, command: string, why: string): void {
@@ -20,12 +19,12 @@ export interface RootSetup {
 
 export async function loadRegistry(context: CliContext): Promise<RootSetup> {
   const file = registryFile(context.env);
-  return { registry: await readRegistry(context.ports.fs, file), registryFile: file, state: stateDir(context.env) };
+  return { registry: await readRegistry(context.ports, file), registryFile: file, state: stateDir(context.env) };
 }
 
 /** node and dist/src/main.js of this install, as absolute paths. */
 export async function installPaths(context: CliContext): Promise<Install> {
-  const main = path.resolve(path.dirname(context.selfBin), '..', 'dist', 'src', 'main.js');
+  const main = installMainFile(context.selfBin);
   const node = (await context.ports.process.which('node', context.env.PATH ?? '/usr/local/bin:/usr/bin:/bin')) ?? '/usr/bin/node';
   return { node, main };
 }

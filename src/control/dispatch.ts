@@ -6,13 +6,12 @@
 // run left (user-sweep.ts) and records the outcome. Nothing from the repo
 // runs as root: root only starts setpriv, and signals only that direct child
 // of its own (whose pid cannot be recycled while root has not reaped it).
-import type { Ports } from '../ports.js';
+import type { Ports, ProcessControl } from '../ports.js';
 import type { Command, RegistryRepo } from '../types.js';
 import { dropPrivileges, type UserAccount } from './privdrop.js';
-import { UsageError } from '../errors.js';
+import { EXIT, UsageError, type ExitCode } from '../errors.js';
 import { repoUserStateDir } from '../paths.js';
 import { finishRun, writeRun, type RunRecord, type RunTrigger } from './runs.js';
-import type { ProcessControl } from './ports.js';
 import { confineCommand, confinementFor, stopUnitCommand, SYSTEMD_RUNTIME_DIR, type Confinement } from './run-limits.js';
 import { describeSweep, endRunProcesses, type SweepResult } from './user-sweep.js';
 import { repoUser, runnerCommandAsUser, type Install } from './as-repo-user.js';
@@ -62,7 +61,7 @@ export interface DispatchDeps extends Ports {
 }
 
 /** After the run: how long the user's leftover processes get between SIGTERM and SIGKILL. */
-export const LEFTOVER_GRACE_MS = 5_000;
+const LEFTOVER_GRACE_MS = 5_000;
 
 /** Whether systemd is PID 1 here (sd_booted(3): its runtime dir exists). */
 export async function systemdIsRunning(fs: Ports['fs']): Promise<boolean> {
@@ -70,12 +69,12 @@ export async function systemdIsRunning(fs: Ports['fs']): Promise<boolean> {
 }
 
 /** Pure: the confinement as the run record keeps it. */
-export function confinementRecord(confinement: Confinement): NonNullable<RunRecord['confinement']> {
+function confinementRecord(confinement: Confinement): NonNullable<RunRecord['confinement']> {
   return { kind: confinement.kind, ...(confinement.kind === 'systemd-scope' ? { unit: confinement.unit } : {}), ...confinement.limits };
 }
 
 /** How long orchestrate gets after SIGTERM to wind down its agents before its groups are killed. */
-export const STOP_GRACE_MS = 60_000;
+const STOP_GRACE_MS = 60_000;
 
 const SYSTEM_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
 
@@ -98,7 +97,7 @@ export function orchestrateCommand(input: DispatchInput, user: UserAccount): Com
 }
 
 /** Creates the user's own state dir (as the user: root never writes in its home) and checks the user can run the install. */
-export async function prepareUser(ports: Ports, input: DispatchInput, user: UserAccount): Promise<void> {
+async function prepareUser(ports: Ports, input: DispatchInput, user: UserAccount): Promise<void> {
   const dir = repoUserStateDir(user.home);
   const made = await ports.process.run(dropPrivileges(user, { program: 'mkdir', args: ['-p', '-m', '0700', '--', dir], env: { PATH: SYSTEM_PATH }, cwd: '/' }));
   if (made.exitCode !== 0) throw new UsageError(`repo "${input.repo.name}": user ${user.name} cannot create its state dir ${dir}: ${made.stderr.trim()}; check that ${user.home} exists and belongs to ${user.name}`);
@@ -172,8 +171,8 @@ export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hook
   return recorded;
 }
 
-/** The exit code of a dispatch: orchestrate's own, or 1 when it died without one. */
-export function dispatchExitCode(record: RunRecord): number {
-  if (record.exitCode === 0 || record.exitCode === 1 || record.exitCode === 2 || record.exitCode === 75) return record.exitCode;
-  return 1;
+/** The exit code of a dispatch: orchestrate's own when it is one of the EXIT table, else failed (it died without one). */
+export function dispatchExitCode(record: RunRecord): ExitCode {
+  const known: readonly number[] = Object.values(EXIT);
+  return record.exitCode !== null && record.exitCode !== undefined && known.includes(record.exitCode) ? (record.exitCode as ExitCode) : EXIT.failed;
 }

@@ -3,13 +3,12 @@
 // people). The JSON shape is documented in docs/operations.md ("fleet --json").
 import { printableLine } from '../printable.js';
 import { lookupUser } from './privdrop.js';
-import type { FsPort, ProcessPort } from '../ports.js';
+import type { FsPort, LockPort, ProcessPort, ScheduleCheck } from '../ports.js';
 import type { ConfigProblem, RegistryRepo } from '../types.js';
 import { outsiderReadCommand } from '../git/git.js';
-import { parseRegistry } from './registry.js';
-import { watchLockPath } from './lock.js';
+import { parseRegistry } from './registry/parse.js';
+import { watchLockPath } from '../paths.js';
 import { isSameProcess } from '../process-identity.js';
-import type { LockHolder, LockPort } from './ports.js';
 import { Spool } from './spool.js';
 import { latestRuns, type RunRecord } from './runs.js';
 import { runningAgentTasks } from './fleet-agents.js';
@@ -138,6 +137,7 @@ export interface FleetDeps {
   readonly fs: FsPort;
   readonly process: ProcessPort;
   readonly locks: LockPort;
+  readonly scheduler: ScheduleCheck;
   /** Board snapshots kept between gathers (the dashboard's refresh), so an unchanged board is not read again. */
   readonly snapshots?: Map<string, BoardSnapshot>;
 }
@@ -178,7 +178,7 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
   const status = await attempt('watch status', () => readWatchStatus(deps.fs, state, repo.name));
   const lock = await attempt('watch lock', () => deps.locks.inspect(watchLockPath(state, repo.name)));
   let watcherAlive = false;
-  if (lock?.locked && lock.holder) watcherAlive = isSameProcess(lock.holder as LockHolder, await deps.process.startTimeOf(lock.holder.pid));
+  if (lock?.locked && lock.holder) watcherAlive = isSameProcess(lock.holder, await deps.process.startTimeOf(lock.holder.pid));
   const runs = (await attempt('run records', () => latestRuns(deps.fs, state, repo.name, 10))) ?? [];
   const spool = new Spool(deps.fs, state, repo.name);
   const queued = (await attempt('queue', () => spool.ids('queue')))?.length ?? 0;
@@ -207,7 +207,7 @@ export async function gatherFleet(deps: FleetDeps, registryFile: string, state: 
   const text = await deps.fs.readTextIfExists(registryFile);
   const { registry, problems } = text === undefined
     ? { registry: { repos: [] }, problems: [{ file: registryFile, key: '(file)', problem: 'the registry does not exist', fix: 'create it (see control/registry.example.toml) or set AGENT_RUNNER_CONFIG' }] }
-    : parseRegistry(text, registryFile);
+    : parseRegistry(text, registryFile, deps.scheduler);
   const repos = await Promise.all(registry.repos.map((repo) => gatherRepo(deps, state, repo, now)));
   return { generatedAt: new Date(now).toISOString(), registry: registryFile, problems, repos };
 }

@@ -12,7 +12,7 @@ export function accountComment(repo: string): string {
 }
 
 /** UID_MIN when /etc/login.defs does not say. */
-export const DEFAULT_UID_MIN = 1000;
+const DEFAULT_UID_MIN = 1000;
 
 /** UID_MIN from the text of /etc/login.defs. */
 export function parseUidMin(text: string | undefined): number {

@@ -1,9 +1,8 @@
 // Run records: one JSON file per dispatch under <state>/repos/NAME/runs/,
 // written when the run starts (before the drain can change anything) and
 // rewritten when it ends, so a restart always knows what was in flight.
-import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
-import { repoStateDir } from '../paths.js';
+import { runFile, runsDir } from '../paths.js';
 import { ensureRepoStateDir, ROOT_ONLY_DIR_MODE } from './state-dirs.js';
 
 export type RunTrigger = 'manual' | 'watch' | 'job';
@@ -68,21 +67,13 @@ export interface RunRecord {
   };
 }
 
-export function runsDir(state: string, repo: string): string {
-  return path.join(repoStateDir(state, repo), 'runs');
-}
-
-export function runFile(state: string, repo: string, runId: string): string {
-  return path.join(runsDir(state, repo), `${runId}.json`);
-}
-
 export async function writeRun(fs: FsPort, state: string, record: RunRecord): Promise<void> {
   await ensureRepoStateDir(fs, state, record.repo);
   await fs.mkdirp(runsDir(state, record.repo), ROOT_ONLY_DIR_MODE);
   await fs.writeAtomic(runFile(state, record.repo, record.id), `${JSON.stringify(record, null, 2)}\n`, 0o600);
 }
 
-export async function readRun(fs: FsPort, state: string, repo: string, runId: string): Promise<RunRecord | undefined> {
+async function readRun(fs: FsPort, state: string, repo: string, runId: string): Promise<RunRecord | undefined> {
   const text = await fs.readTextIfExists(runFile(state, repo, runId));
   if (text === undefined) return undefined;
   try {
@@ -93,7 +84,7 @@ export async function readRun(fs: FsPort, state: string, repo: string, runId: st
 }
 
 /** Run ids, oldest first (ids sort by creation time). */
-export async function listRunIds(fs: FsPort, state: string, repo: string): Promise<string[]> {
+async function listRunIds(fs: FsPort, state: string, repo: string): Promise<string[]> {
   return (await fs.list(runsDir(state, repo)))
     .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
     .map((name) => name.slice(0, -'.json'.length))

@@ -5,15 +5,14 @@
 //   or failed/ once it has been started maxAttempts times.
 // Ids sort by creation time, so listing queue/ in name order is FIFO, and a
 // requeued job goes back to the front.
-import * as path from 'node:path';
 import type { FsPort, Ids } from '../ports.js';
 import type { TaskId } from '../types.js';
-import { repoStateDir } from '../paths.js';
+import { spoolJobFile, spoolStateDir } from '../paths.js';
 import { ensureRepoStateDir } from './state-dirs.js';
 import { UsageError } from '../errors.js';
 
 export type JobState = 'queue' | 'running' | 'done' | 'failed';
-export const JOB_STATES: readonly JobState[] = ['queue', 'running', 'done', 'failed'];
+const JOB_STATES: readonly JobState[] = ['queue', 'running', 'done', 'failed'];
 
 export type JobWork = { readonly kind: 'task'; readonly taskId: TaskId } | { readonly kind: 'drain' } | { readonly kind: 'prompt'; readonly prompt: string };
 
@@ -41,17 +40,13 @@ export interface Job {
 
 export const DEFAULT_MAX_ATTEMPTS = 3;
 
-export function spoolDir(state: string, repo: string): string {
-  return path.join(repoStateDir(state, repo), 'spool');
-}
-
 function jobFile(state: string, repo: string, where: JobState, id: string): string {
-  return path.join(spoolDir(state, repo), where, `${id}.json`);
+  return spoolJobFile(state, repo, where, id);
 }
 
 const JOB_ID = /^[A-Za-z0-9._-]{1,100}$/;
 
-export function parseJob(text: string, file: string): Job {
+function parseJob(text: string, file: string): Job {
   const job = JSON.parse(text) as Job;
   if (typeof job.id !== 'string' || !JOB_ID.test(job.id) || typeof job.work !== 'object' || typeof job.attempt !== 'number') {
     throw new Error(`${file}: not a job record`);
@@ -77,7 +72,7 @@ export class Spool {
   async ensure(): Promise<void> {
     // The repo dir first, world-traversable: the repo user reaches its own state below it.
     await ensureRepoStateDir(this.fs, this.state, this.repo);
-    for (const where of JOB_STATES) await this.fs.mkdirp(path.join(spoolDir(this.state, this.repo), where), 0o700);
+    for (const where of JOB_STATES) await this.fs.mkdirp(spoolStateDir(this.state, this.repo, where), 0o700);
   }
 
   /** Writes a new job into queue/ (atomically: the watcher never sees half of it). */
@@ -90,7 +85,7 @@ export class Spool {
 
   /** Ids in one state, oldest first. */
   async ids(where: JobState): Promise<string[]> {
-    const names = await this.fs.list(path.join(spoolDir(this.state, this.repo), where));
+    const names = await this.fs.list(spoolStateDir(this.state, this.repo, where));
     return names
       .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
       .map((name) => name.slice(0, -'.json'.length))

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
 import { repoStateDir } from '../paths.js';
 
-export const STATE_DIR_MODE = 0o750;
+const STATE_DIR_MODE = 0o750;
 export const ROOT_ONLY_DIR_MODE = 0o700;
 
 /** Creates $STATE/repos/NAME (and what is missing above it) with the modes above; returns it. */

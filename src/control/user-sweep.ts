@@ -8,10 +8,9 @@
 // process is hit, whatever the user wrote anywhere. Then /proc tells whether
 // anything of the uid survived (a zombie holds nothing but its pid and is
 // not counted).
-import type { Clock, ProcessPort } from '../ports.js';
+import type { Clock, ProcessControl, ProcessPort, UserProcess } from '../ports.js';
 import type { Command } from '../types.js';
 import { dropPrivileges, type UserAccount } from './privdrop.js';
-import type { ProcessControl, UserProcess } from './ports.js';
 
 const SYSTEM_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
 

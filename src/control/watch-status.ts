@@ -1,9 +1,8 @@
 // <state>/repos/NAME/watch.json: what the watcher of a repo is doing, for
 // fleet and the dashboard. Rewritten atomically on every change and as a
 // heartbeat while a run goes on.
-import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
-import { repoStateDir } from '../paths.js';
+import { watchStatusFile } from '../paths.js';
 import { ensureRepoStateDir } from './state-dirs.js';
 
 export interface WatchStatus {
@@ -19,10 +18,6 @@ export interface WatchStatus {
   readonly lastResult?: { readonly runId: string; readonly outcome: string; readonly exitCode: number | null | undefined; readonly endedAt: string | undefined };
   /** The last problem that made a tick skip the repo (bad config, missing user, unreadable board). */
   readonly lastError?: { readonly at: string; readonly message: string };
-}
-
-export function watchStatusFile(state: string, repo: string): string {
-  return path.join(repoStateDir(state, repo), 'watch.json');
 }
 
 export async function writeWatchStatus(fs: FsPort, state: string, status: WatchStatus): Promise<void> {

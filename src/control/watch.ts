@@ -5,9 +5,10 @@
 // period, interrupt it. A broken repo is logged and skipped every tick; it
 // never throws out of tick().
 import type { Registry, RegistryRepo } from '../types.js';
-import { BusyError, ExitError } from '../errors.js';
-import { readRegistry } from './registry.js';
-import { acquireLock, clearDeadLock, runLockPath, watchLockPath } from './lock.js';
+import { BusyError, EXIT, ExitError } from '../errors.js';
+import { readRegistry } from './registry/parse.js';
+import { acquireLock, clearDeadLock } from '../lock.js';
+import { runLockPath, watchLockPath } from '../paths.js';
 import { DEFAULT_MAX_ATTEMPTS, describeWork, orchestrateArgsFor, Spool, type Job } from './spool.js';
 import { BoardSnapshot } from './board-snapshot.js';
 import { decideTick, needsBoard } from './tick.js';
@@ -16,19 +17,13 @@ import { latestRuns, writeRun, type RunRecord } from './runs.js';
 import { runUnitPattern, stopUnitCommand } from './run-limits.js';
 import { describeSweep, endRunProcesses } from './user-sweep.js';
 import { writeWatchStatus, type WatchStatus } from './watch-status.js';
-import type { ControlPorts, HeldLock } from './ports.js';
+import type { ControlPorts, HeldLock } from '../ports.js';
 import { createPromptTask } from './prompt-task.js';
 import { repoUser } from './as-repo-user.js';
-
-export interface Scheduler {
-  /** Calls fn on each match of the cron expression; never overlapping calls. */
-  schedule(expression: string, fn: () => Promise<void>): { stop(): void };
-}
 
 export type LogEvent = { readonly event: string; readonly repo: string } & Record<string, unknown>;
 
 export interface WatchDeps extends ControlPorts {
-  readonly scheduler: Scheduler;
   readonly install: Install;
   readonly state: string;
   readonly registryFile: string;
@@ -190,7 +185,7 @@ export class RepoWatcher {
   private async registry(): Promise<Registry> {
     const text = await this.deps.fs.readTextIfExists(this.deps.registryFile);
     if (text !== undefined && this.registryCache?.text === text) return this.registryCache.registry;
-    const registry = await readRegistry(this.deps.fs, this.deps.registryFile);
+    const registry = await readRegistry(this.deps, this.deps.registryFile);
     if (text !== undefined) this.registryCache = { text, registry };
     return registry;
   }
@@ -273,7 +268,7 @@ export class RepoWatcher {
           await this.deps.fs.rename(`${this.spoolPath('running', job.id)}`, `${this.spoolPath('queue', job.id)}`);
           this.log('job-requeued', { jobId: job.id });
         } else {
-          await this.spool.finish(job, { outcome: record.exitCode === 0 ? 'succeeded' : 'failed', runId, exitCode: record.exitCode ?? -1, finishedAt: this.now(), ...(record.detail ? { detail: record.detail } : {}) });
+          await this.spool.finish(job, { outcome: record.exitCode === EXIT.ok ? 'succeeded' : 'failed', runId, exitCode: record.exitCode ?? -1, finishedAt: this.now(), ...(record.detail ? { detail: record.detail } : {}) });
         }
       }
       await this.setStatus({ state: this.stopping ? 'stopping' : 'idle', runId: undefined, jobId: undefined, runStartedAt: undefined, lastResult: { runId, outcome: record.outcome ?? record.status, exitCode: record.exitCode, endedAt: record.endedAt }, lastError: undefined });

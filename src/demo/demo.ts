@@ -20,8 +20,8 @@ export interface DemoInput {
   readonly onEvent: (event: DrainEvent) => void;
   readonly onStep: (text: string) => void;
   readonly stop: AbortSignal;
-  readonly pid: number;
   readonly control: OrchestrateInput['control'];
+  readonly locks: OrchestrateInput['locks'];
 }
 
 export interface DemoResult {
@@ -100,8 +100,8 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
     onEvent: input.onEvent,
     stop: input.stop,
     graceMs: 5000,
-    pid: input.pid,
     control: input.control,
+    locks: input.locks,
   });
   const lifecycle = { ports, git, workspace: clone, baseBranch: 'main', stateDir: state, fetch: true };
   const status = await stagingStatus(lifecycle);

@@ -2,7 +2,7 @@
 // up what a killed drain left, drain the board through parallel workers and
 // the serialized integrator, publish, and write the drain's summary.
 import * as path from 'node:path';
-import type { Ports } from '../ports.js';
+import type { LockPort, Ports, ProcessControl } from '../ports.js';
 import type { AgentAdapter, RepoConfig, TaskId } from '../types.js';
 import type { Git } from '../git/git.js';
 import { acquireWorkspaceLock } from './workspace-lock.js';
@@ -14,11 +14,10 @@ import type { WorkerContext } from './task-worker.js';
 import { DrainBook } from './book.js';
 import { integrateRecovered, runTaskFlow, type TaskFlow } from './task-flow.js';
 import { recoverTaskBranches } from './recovery.js';
-import { workspaceStateDir } from '../paths.js';
+import { workspaceLockPath, workspaceStateDir } from '../paths.js';
 import type { DrainEvent, DrainSummary } from './types.js';
 import { lastDrainFile, AgentTracker } from './records.js';
 import { agentGroups, reapGroups } from './orphan-agents.js';
-import type { ProcessControl } from '../control/ports.js';
 import { committedConfig, gateSpecFrom } from './trusted-config.js';
 
 export interface OrchestrateInput {
@@ -38,22 +37,17 @@ export interface OrchestrateInput {
   /** Aborted when the drain must stop (SIGTERM): start nothing new, then end running agents after graceMs. */
   readonly stop: AbortSignal;
   readonly graceMs: number;
-  /** This process's pid, recorded in the workspace lock. */
-  readonly pid: number;
   /** Signals process groups this drain did not start (agents a killed drain left running). */
   readonly control: Pick<ProcessControl, 'signalGroup'>;
+  /** Takes the workspace lock. */
+  readonly locks: LockPort;
 }
 
 export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInput): Promise<DrainSummary> {
   const { fs, clock, process } = ports;
   const wsState = workspaceStateDir(input.stateDir, input.workspace);
   await fs.mkdirp(path.join(wsState, 'agents'), 0o700);
-  const lock = await acquireWorkspaceLock({ fs, process }, path.join(wsState, 'orchestrate.lock'), {
-    pid: input.pid,
-    startTime: await process.startTimeOf(input.pid),
-    since: new Date(clock.now()).toISOString(),
-    purpose: `orchestrate ${input.runId}`,
-  });
+  const lock = await acquireWorkspaceLock({ locks: input.locks, process, clock }, workspaceLockPath(input.stateDir, input.workspace), `orchestrate ${input.runId}`);
   const startedAt = clock.now();
   await reapOrphanedAgents(ports, input, wsState);
   const emit = (event: Omit<DrainEvent, 'time' | 'runId'>) => input.onEvent({ time: new Date(clock.now()).toISOString(), runId: input.runId, ...event } as DrainEvent);

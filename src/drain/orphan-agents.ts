@@ -5,8 +5,7 @@
 // end of a run root ends every process of the user instead
 // (src/control/user-sweep.ts). A group is signalled only while its leader is
 // provably the recorded process (src/process-identity.ts).
-import type { Clock, FsPort, ProcessPort } from '../ports.js';
-import type { ProcessControl } from '../control/ports.js';
+import type { Clock, FsPort, ProcessControl, ProcessPort } from '../ports.js';
 import { readAgentRecords } from './records.js';
 import { stillRunning, type ProcessIdentity } from '../process-identity.js';
 

@@ -1,6 +1,9 @@
 // The real scheduler: node-cron, one task per repo, never overlapping itself.
-import { schedule as cronSchedule } from 'node-cron';
-import type { Scheduler } from '../control/watch.js';
+// Its grammar is the registry's too: the registry checks a schedule with
+// isValid (wired in through the Scheduler port), so what it accepts is what
+// node-cron runs.
+import { schedule as cronSchedule, validate } from 'node-cron';
+import type { Scheduler } from '../ports.js';
 
 export const cronScheduler: Scheduler = {
   schedule(expression, fn) {
@@ -11,4 +14,5 @@ export const cronScheduler: Scheduler = {
       },
     };
   },
+  isValid: (expression) => validate(expression),
 };

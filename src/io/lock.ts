@@ -4,29 +4,51 @@
 // holder frozen longer than `stale` (SIGSTOP, a suspended VM) loses its lock:
 // onCompromised tells it so. The holder record (pid, start time, command,
 // since) is a sibling JSON file written right after the lock is taken.
+// The drain's workspace lock lives in a repo user's home, which root also
+// locks (lifecycle commands): the holder record is read without following
+// links and bounded, and anything but a directory at the lock's path is
+// refused, never followed or removed.
 import lockfile from 'proper-lockfile';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { realFs, realProcess } from './real-ports.js';
-import type { LockHolder, LockPort } from '../control/ports.js';
+import type { LockHolder, LockPort } from '../ports.js';
+import { FailedError } from '../errors.js';
 
 /** A lock whose heartbeat is older than this is stale. */
 const STALE_MS = 30_000;
 const UPDATE_MS = 5_000;
 const BREAK_GUARD_STALE_MS = 10_000;
+/** A holder record is one short JSON line. */
+const MAX_HOLDER_BYTES = 4096;
 
 function holderFile(lockPath: string): string {
   return `${lockPath}.holder.json`;
 }
 
 async function readHolder(lockPath: string): Promise<LockHolder | undefined> {
-  const text = await realFs.readTextIfExists(holderFile(lockPath));
+  const file = holderFile(lockPath);
+  let text: string | undefined;
+  try {
+    text = await realFs.readUntrusted(path.dirname(file), path.basename(file), MAX_HOLDER_BYTES);
+  } catch {
+    return undefined; // a link, a fifo, too large: no record root will believe
+  }
   if (text === undefined) return undefined;
   try {
     return JSON.parse(text) as LockHolder;
   } catch {
     return undefined;
   }
+}
+
+/** Refuses a lock path that holds anything but a lock directory (a planted link or fifo, a file of another lock scheme). */
+async function refuseNonDirectory(lockPath: string): Promise<void> {
+  const found = await fs.lstat(lockPath).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  if (found && !found.isDirectory()) throw new FailedError(`${lockPath} is not a lock directory; remove it (it is a file, link or fifo no agent-runner lock leaves there)`);
 }
 
 function target(lockPath: string): string {
@@ -37,8 +59,10 @@ function target(lockPath: string): string {
 
 export const realLocks: LockPort = {
   async tryLock(lockPath, command, since, onCompromised) {
-    // The lock lives in $STATE/repos/NAME: root-only (control/state-dirs.ts).
+    // Control-plane locks live in $STATE/repos/NAME, root-only (control/state-dirs.ts); the
+    // workspace lock's directory exists already (the drain and lifecycle commands make it).
     await fs.mkdir(path.dirname(lockPath), { recursive: true, mode: 0o700 });
+    await refuseNonDirectory(lockPath);
     let release: () => Promise<void>;
     try {
       release = await lockfile.lock(target(lockPath), {

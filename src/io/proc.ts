@@ -3,7 +3,7 @@
 // Linux only: identity checks rely on /proc (see realProcess.startTimeOf).
 import { readdir, readFile } from 'node:fs/promises';
 import { realProcess } from './real-ports.js';
-import type { ProcessControl, StopSignal, UserProcess } from '../control/ports.js';
+import type { ProcessControl, StopSignal, UserProcess } from '../ports.js';
 
 /** Pure: the real uid, state and name from the text of /proc/PID/status. */
 export function parseProcStatus(text: string): { realUid: number; zombie: boolean; name: string } | undefined {

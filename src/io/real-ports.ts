@@ -216,7 +216,7 @@ export const realClock: Clock = {
 };
 
 /** Ids sortable by time; the counter keeps two ids of one second apart and in order. */
-export function createIds(): Ids {
+function createIds(): Ids {
   let counter = 0;
   return {
     next() {

@@ -2,8 +2,9 @@
 // field set, and the file layout of one proxy instance under a temp root.
 import * as path from 'node:path';
 import type { RegistryRepo } from '../../src/types.js';
-import { RUN_LIMIT_DEFAULTS } from '../../src/control/registry-limits.js';
+import { RUN_LIMIT_DEFAULTS } from '../../src/control/registry/limits.js';
 import type { SquidLayout } from '../../backends/host/squid-config.js';
+import { cronScheduler } from '../../src/io/cron.js';
 import type { RepoState } from '../../backends/host/provision-plan.js';
 
 export function aRepo(name: string, overrides: Partial<RegistryRepo> = {}): RegistryRepo {
@@ -36,6 +37,7 @@ export function squidLayoutUnder(root: string): SquidLayout {
 export function emptyRepoState(): RepoState {
   return {
     registryText: '',
+    schedules: cronScheduler,
     uids: new Map(),
     account: undefined,
     clone: { exists: false, ownerUid: undefined, isGit: false },

@@ -3,7 +3,7 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../../src/cli/commands.js';
-import { realPorts } from '../../src/io/real-ports.js';
+import { realControlPorts } from '../../src/io/wire.js';
 
 const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/agent-runner');
 
@@ -13,13 +13,12 @@ export async function cli(env: Record<string, string>, args: string[]): Promise<
   const code = await runCli(args, {
     env,
     cwd: '/',
-    ports: realPorts(),
+    ports: realControlPorts(),
     stdoutIsTTY: false,
     out: (text) => void (out += text),
     err: (text) => void (err += text),
     uid: process.getuid?.() ?? -1,
-    pid: process.pid,
-    terminate: new AbortController().signal,
+      terminate: new AbortController().signal,
     selfBin,
   });
   return { code, out, err };

@@ -9,8 +9,8 @@ import { gitDaemon } from '../helpers/git-daemon.js';
 import { systemTestMayRun } from '../helpers/system.js';
 import { originAndClone, tempDir } from '../helpers/temp.js';
 import { killSquidByPidFile, netns, uniqueName, waitForPort } from '../helpers/netns.js';
-import { defaultUserFor } from '../../src/control/registry.js';
-import { FIRST_PROXY_PORT } from '../../src/control/proxy-ports.js';
+import { defaultUserFor } from '../../src/control/registry/parse.js';
+import { FIRST_PROXY_PORT } from '../../src/control/registry/proxy-ports.js';
 
 const UPSTREAM = '203.0.113.2';
 

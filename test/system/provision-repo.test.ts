@@ -11,7 +11,8 @@ import { gitDaemon } from '../helpers/git-daemon.js';
 import { systemTestMayRun } from '../helpers/system.js';
 import { originAndClone, tempDir, git } from '../helpers/temp.js';
 import { killSquidByPidFile, netns, uniqueName } from '../helpers/netns.js';
-import { defaultUserFor, parseRegistry } from '../../src/control/registry.js';
+import { defaultUserFor, parseRegistry } from '../../src/control/registry/parse.js';
+import { cronScheduler } from '../../src/io/cron.js';
 
 
 if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
@@ -61,7 +62,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
       ['create user ' + user, 'create user ' + user, 'clone ' + url + ' (main)', 'author of agent', 'author of agent', 'register repo ' + name, 'regenerate and load', 'regenerate the proxy', 'add the Blocked', 'commit the board'],
     );
     t.match(report.checklist.join('\n'), /\.git-credentials/);
-    const { registry, problems } = parseRegistry(readFileSync(env.AGENT_RUNNER_CONFIG, 'utf8'), 'registry.toml');
+    const { registry, problems } = parseRegistry(readFileSync(env.AGENT_RUNNER_CONFIG, 'utf8'), 'registry.toml', cronScheduler);
     t.same(problems, []);
     t.same(registry.repos.map((repo) => [repo.name, repo.user, repo.proxyPort, repo.allow, repo.path]), [[name, user, 700, ['allowed.test', '.example.org'], `/home/${user}/${name}`]]);
     const uid = Number(spawnSync('id', ['-u', user], { encoding: 'utf8' }).stdout.trim());
@@ -87,7 +88,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
     const result = await cli(env, ['provision', 'repo', name, '--remove', '--netns', ns.name]);
     t.equal(result.code, 0, result.err);
     t.equal(spawnSync('getent', ['passwd', user]).status, 2, 'user deleted');
-    t.same(parseRegistry(readFileSync(env.AGENT_RUNNER_CONFIG, 'utf8'), 'r').registry.repos, []);
+    t.same(parseRegistry(readFileSync(env.AGENT_RUNNER_CONFIG, 'utf8'), 'r', cronScheduler).registry.repos, []);
     const aside = readdirSync(path.join(root, 'state', 'removed'));
     t.equal(aside.length, 1);
     t.match(aside[0], new RegExp(`^${name}-\\d{8}T\\d{6}Z$`));

@@ -14,7 +14,7 @@ import { systemTestMayRun } from '../helpers/system.js';
 import { originAndClone, tempDir } from '../helpers/temp.js';
 import { killSquidByPidFile, netns, uniqueName } from '../helpers/netns.js';
 import { hostileKit, makeVictim } from '../helpers/hostile-repo.js';
-import { defaultUserFor } from '../../src/control/registry.js';
+import { defaultUserFor } from '../../src/control/registry/parse.js';
 
 const WITHIN_MS = 30_000;
 

@@ -13,7 +13,7 @@ import { systemTestMayRun } from '../helpers/system.js';
 import { originAndClone } from '../helpers/temp.js';
 import { PROJECT_ROOT, waitFor } from '../helpers/drain-fixture.js';
 import { bootContainer, type Container } from '../helpers/nspawn.js';
-import { defaultUserFor } from '../../src/control/registry.js';
+import { defaultUserFor } from '../../src/control/registry/parse.js';
 
 // The documented install path; the project is bind-mounted there read-only.
 const INSTALL = '/opt/agent-runner';

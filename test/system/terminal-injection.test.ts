@@ -16,7 +16,7 @@ import { originAndClone, tempDir } from '../helpers/temp.js';
 import { killSquidByPidFile, netns, uniqueName } from '../helpers/netns.js';
 import { BIN, controlFixture, landed, probeAgent } from '../helpers/control-fixture.js';
 import { hostileKit, hostilePrograms, rootMarkers, typedMarkers, type Programs } from '../helpers/hostile-repo.js';
-import { defaultUserFor } from '../../src/control/registry.js';
+import { defaultUserFor } from '../../src/control/registry/parse.js';
 
 const TOOLS = ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'script', 'perl'];
 

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { runCli } from '../../src/cli/commands.js';
 import type { CliContext } from '../../src/cli/context.js';
-import { realPorts } from '../../src/io/real-ports.js';
+import { realControlPorts } from '../../src/io/wire.js';
 import { gitRepo, tempDir } from '../helpers/temp.js';
 import { taskFileText } from '../helpers/board-builder.js';
 
@@ -15,11 +15,10 @@ async function next(cwd: string, ...args: string[]): Promise<{ code: number; out
   const context: CliContext = {
     env: {},
     cwd,
-    ports: realPorts(),
+    ports: realControlPorts(),
     stdoutIsTTY: false,
     out: (text) => void (out += text),
     err: (text) => void (err += text),
-    pid: process.pid,
     terminate: new AbortController().signal,
     uid: 1000,
     selfBin: '/nonexistent/agent-runner',

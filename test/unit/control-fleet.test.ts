@@ -2,7 +2,7 @@
 import t from 'tap';
 import { fleetEntry, renderFleetHuman, type FleetInputs } from '../../src/control/fleet.js';
 import type { RegistryRepo } from '../../src/types.js';
-import { RUN_LIMIT_DEFAULTS } from '../../src/control/registry-limits.js';
+import { RUN_LIMIT_DEFAULTS } from '../../src/control/registry/limits.js';
 
 const repo: RegistryRepo = {
   name: 'web', path: '/srv/web', user: 'agent-web', baseBranch: 'main', proxyPort: 700, schedule: '* * * * *', maxParallel: 3, allow: [], loopbackPorts: [],

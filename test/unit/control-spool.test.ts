@@ -2,7 +2,8 @@
 import t from 'tap';
 import { existsSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { decideRecovery, orchestrateArgsFor, Spool, spoolDir, type Job } from '../../src/control/spool.js';
+import { decideRecovery, orchestrateArgsFor, Spool, type Job } from '../../src/control/spool.js';
+import { spoolDir } from '../../src/paths.js';
 import { realFs } from '../../src/io/real-ports.js';
 import { UsageError } from '../../src/errors.js';
 import { tempDir } from '../helpers/temp.js';

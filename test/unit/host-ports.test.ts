@@ -7,9 +7,12 @@ import { planRepo, type RepoState } from '../../backends/host/provision-plan.js'
 import { emptyRepoState } from '../helpers/host-fixtures.js';
 import { registryModeStep } from '../../backends/host/provision-ports.js';
 import { hostLayout } from '../../backends/host/layout.js';
-import { FIRST_PROXY_PORT, nextProxyPort, PRIVILEGED_PORT_LIMIT, proxyPortProblem } from '../../src/control/proxy-ports.js';
-import { FIRST_PROXY_PORT as REGISTRY_FIRST_PORT, parseRegistry, upsertRepo } from '../../src/control/registry.js';
+import { FIRST_PROXY_PORT, nextProxyPort, PRIVILEGED_PORT_LIMIT, proxyPortProblem } from '../../src/control/registry/proxy-ports.js';
+import { FIRST_PROXY_PORT as REGISTRY_FIRST_PORT } from '../../src/control/registry/proxy-ports.js';
+import { parseRegistry } from '../../src/control/registry/parse.js';
+import { upsertRepo } from '../../src/control/registry/edit.js';
 import { accountComment, accountProblem, parseUidMin } from '../../src/control/repo-account.js';
+import { cronScheduler } from '../../src/io/cron.js';
 
 const SS = [
   'LISTEN 0      4096   127.0.0.1:700 0.0.0.0:* users:(("squid",pid=41,fd=9))',
@@ -65,7 +68,7 @@ const registryOf = (plan: ReturnType<typeof planRepo>) => (plan.steps.find((step
 t.test('provision hands out a port nothing listens on', async (t) => {
   const squatted = { ...fresh, ports: { ...fresh.ports, listeners: parseListeners('LISTEN 0 5 127.0.0.1:700 0.0.0.0:* users:(("python3",pid=9,fd=3))\nLISTEN 0 5 0.0.0.0:701 0.0.0.0:*\n') } };
   const plan = planRepo(request, squatted, layout);
-  t.equal(parseRegistry(registryOf(plan)!.text, 'r').registry.repos[0]!.proxyPort, 702);
+  t.equal(parseRegistry(registryOf(plan)!.text, 'r', cronScheduler).registry.repos[0]!.proxyPort, 702);
 });
 
 t.test('an existing repo whose port a stranger holds: refused, naming port and holder', async (t) => {
@@ -79,11 +82,11 @@ t.test('an existing repo whose port a stranger holds: refused, naming port and h
 
 t.test('repos still on unprivileged ports are moved, each with a line', async (t) => {
   const text = '[repos.web]\npath = "/home/agent-web/web"\nproxy_port = 3200\nurl = "https://example.org/web.git"\n\n[repos.api]\npath = "/srv/api"\nproxy_port = 3201\n';
-  t.match(parseRegistry(text, 'r').problems.map((p) => `${p.key}: ${p.problem}; ${p.fix}`).join('\n'), /repos.web.proxy_port: must be a privileged port 1-1023, got 3200.*; run agent-runner provision repo web: it moves the repo/);
+  t.match(parseRegistry(text, 'r', cronScheduler).problems.map((p) => `${p.key}: ${p.problem}; ${p.fix}`).join('\n'), /repos.web.proxy_port: must be a privileged port 1-1023, got 3200.*; run agent-runner provision repo web: it moves the repo/);
   const plan = planRepo(request, { ...fresh, registryText: text }, layout);
   const step = plan.steps.find((entry) => 'write' in entry)!;
   t.match(step.description, /proxy port of repo web moves from 3200 to 700 .*proxy port of repo api moves from 3201 to 701/);
-  t.same(parseRegistry(registryOf(plan)!.text, 'r').registry.repos.map((repo) => [repo.name, repo.proxyPort]), [['web', 700], ['api', 701]]);
+  t.same(parseRegistry(registryOf(plan)!.text, 'r', cronScheduler).registry.repos.map((repo) => [repo.name, repo.proxyPort]), [['web', 700], ['api', 701]]);
 });
 
 t.test('the registry is root-only: written 0600, an old 0644 file is chmodded', async (t) => {
@@ -111,19 +114,19 @@ t.test('a repo user must be one agent-runner made for that repo', async (t) => {
 
 t.test('registry: loopback_ports may not name a proxy port, its own or another repo\'s', async (t) => {
   const text = '[repos.a]\npath = "/a"\nproxy_port = 700\nloopback_ports = [5432, 701]\n\n[repos.b]\npath = "/b"\nproxy_port = 701\nloopback_ports = [701]\n';
-  const { problems, registry } = parseRegistry(text, 'r.toml');
+  const { problems, registry } = parseRegistry(text, 'r.toml', cronScheduler);
   t.same(problems.map((p) => `${p.file} ${p.key}: ${p.problem}`), [
     'r.toml:4 repos.a.loopback_ports: port 701 is the proxy port of repo "b": repo "a" would use "b"\'s allowlist',
     'r.toml:9 repos.b.loopback_ports: port 701 is repo "b"\'s own proxy port',
   ]);
   t.same(registry.repos, []);
-  const defaults = parseRegistry('[defaults]\nloopback_ports = [700]\n\n[repos.a]\npath = "/a"\nproxy_port = 700\n', 'r.toml').problems;
+  const defaults = parseRegistry('[defaults]\nloopback_ports = [700]\n\n[repos.a]\npath = "/a"\nproxy_port = 700\n', 'r.toml', cronScheduler).problems;
   t.match(defaults[0]!.problem, /own proxy port/, 'a [defaults] entry counts too');
-  t.equal(parseRegistry('[repos.a]\npath = "/a"\nproxy_port = 700\nloopback_ports = [5432]\n', 'r.toml').problems.length, 0);
+  t.equal(parseRegistry('[repos.a]\npath = "/a"\nproxy_port = 700\nloopback_ports = [5432]\n', 'r.toml', cronScheduler).problems.length, 0);
 });
 
 t.test('upsert picks ports from the shared first port', async (t) => {
   const one = upsertRepo('', { name: 'a', path: '/a' });
   const two = upsertRepo(one, { name: 'b', path: '/b' });
-  t.same(parseRegistry(two, 'r').registry.repos.map((repo) => repo.proxyPort), [700, 701]);
+  t.same(parseRegistry(two, 'r', cronScheduler).registry.repos.map((repo) => repo.proxyPort), [700, 701]);
 });

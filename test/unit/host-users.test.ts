@@ -7,7 +7,8 @@ import { emptyRepoState } from '../helpers/host-fixtures.js';
 import { hostLayout } from '../../backends/host/layout.js';
 import { egressRuleset, renderRuleset } from '../../backends/host/nftables.js';
 import { squidConfig } from '../../backends/host/squid-config.js';
-import { parseRegistry } from '../../src/control/registry.js';
+import { parseRegistry } from '../../src/control/registry/parse.js';
+import { cronScheduler } from '../../src/io/cron.js';
 
 t.test('user commands are data', async (t) => {
   t.same(
@@ -59,7 +60,7 @@ t.test('the repo planner: a new repo, then a provisioned one plans nothing', asy
   ]);
   t.equal((first.steps.find((step) => 'write' in step) as { write: { mode: number } }).write.mode, 0o600, 'the registry is written root-only');
   const registryText = (first.steps.find((step) => 'write' in step) as { write: { text: string } }).write.text;
-  const repos = parseRegistry(registryText, 'r').registry.repos;
+  const repos = parseRegistry(registryText, 'r', cronScheduler).registry.repos;
   const uids = new Map([['agent-web', 1500]]);
   const rendered = squidConfig(repos, layout.squid);
   const ruleset = egressRuleset(repos, uids);

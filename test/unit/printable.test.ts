@@ -71,7 +71,7 @@ t.test('every CLI output passes the sink guard', async (t) => {
   let out = '';
   let err = '';
   const code = await runCli(['no-such-command', `${ESC}]0;pwned\u0007`], {
-    env: {}, cwd: '/', ports: {} as never, stdoutIsTTY: false, out: (text) => (out += text), err: (text) => (err += text), pid: 1, terminate: new AbortController().signal, uid: 1000, selfBin: '/x',
+    env: {}, cwd: '/', ports: {} as never, stdoutIsTTY: false, out: (text) => (out += text), err: (text) => (err += text), terminate: new AbortController().signal, uid: 1000, selfBin: '/x',
   });
   t.not(code, 0);
   t.notMatch(out + err, /[\u001b\u0007]/);

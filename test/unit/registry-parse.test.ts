@@ -1,11 +1,13 @@
 // Registry validation: every problem at once, with line, key and fix.
 import t from 'tap';
-import { defaultUserFor, findRepo, parseRegistry, readRegistry, removeRepo, REPO_NAME_PATTERN, upsertRepo } from '../../src/control/registry.js';
+import { defaultUserFor, findRepo, parseRegistry, readRegistry, REPO_NAME_PATTERN } from '../../src/control/registry/parse.js';
+import { removeRepo, upsertRepo } from '../../src/control/registry/edit.js';
 import { realFs } from '../../src/io/real-ports.js';
 import { UsageError } from '../../src/errors.js';
 import { tempDir } from '../helpers/temp.js';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { cronScheduler } from '../../src/io/cron.js';
 
 const GOOD = `# fleet
 [defaults]
@@ -36,7 +38,7 @@ cpu_weight = 50
 `;
 
 t.test('a valid registry with defaults applied', async (t) => {
-  const { registry, problems } = parseRegistry(GOOD, '/etc/agent-runner/registry.toml');
+  const { registry, problems } = parseRegistry(GOOD, '/etc/agent-runner/registry.toml', cronScheduler);
   t.same(problems, []);
   t.same(registry.repos, [
     {
@@ -91,7 +93,7 @@ proxy_port = 702
 [extra]
 x = 1
 `;
-  const { registry, problems } = parseRegistry(text, 'reg.toml');
+  const { registry, problems } = parseRegistry(text, 'reg.toml', cronScheduler);
   const lines = problems.map((p) => `${p.file} ${p.key}: ${p.problem}`);
   t.same(lines, [
     'reg.toml:34 extra: unknown top-level key',
@@ -126,7 +128,7 @@ path = "/srv/a"
 proxy_port = 700
 user = "agent-a"
 `;
-  const { registry, problems } = parseRegistry(text, 'r.toml');
+  const { registry, problems } = parseRegistry(text, 'r.toml', cronScheduler);
   t.same(problems.map((p) => `${p.file} ${p.key}: ${p.problem}`), [
     'r.toml:7 repos.b.proxy_port: proxy port 700 is already used by repo "a"',
     'r.toml:8 repos.b.user: user "agent-a" is already used by repo "a"',
@@ -136,7 +138,7 @@ user = "agent-a"
 });
 
 t.test('a syntax error names its line', async (t) => {
-  const { problems } = parseRegistry('[repos.a]\npath = "/x"\nproxy_port = [\n', 'r.toml');
+  const { problems } = parseRegistry('[repos.a]\npath = "/x"\nproxy_port = [\n', 'r.toml', cronScheduler);
   t.equal(problems.length, 1);
   t.equal(problems[0]!.file, 'r.toml:4');
   t.equal(problems[0]!.key, '(syntax)');
@@ -146,13 +148,13 @@ t.test('readRegistry throws one UsageError listing every problem', async (t) => 
   const dir = tempDir(t);
   const file = path.join(dir, 'registry.toml');
   writeFileSync(file, '[repos.a]\nproxy_port = 1024\n');
-  const error = await readRegistry(realFs, file).catch((e: unknown) => e);
+  const error = await readRegistry({ fs: realFs, scheduler: cronScheduler }, file).catch((e: unknown) => e);
   t.ok(error instanceof UsageError);
   t.equal((error as UsageError).message, `the registry has 2 problems:\n${file}:2: repos.a.proxy_port: must be a privileged port 1-1023, got 1024: any user, an agent too, can bind a port from 1024 up and cut the repo off from its proxy; run agent-runner provision repo a: it moves the repo to a free port from 700 up (or set one below 1024 yourself, one per repo)\n${file}:1: repos.a: path is missing; add path = "/absolute/path/of/the/checkout"`);
-  const missing = await readRegistry(realFs, path.join(dir, 'none.toml')).catch((e: unknown) => e);
+  const missing = await readRegistry({ fs: realFs, scheduler: cronScheduler }, path.join(dir, 'none.toml')).catch((e: unknown) => e);
   t.match((missing as Error).message, /the registry does not exist; create it/);
   writeFileSync(file, GOOD);
-  const registry = await readRegistry(realFs, file);
+  const registry = await readRegistry({ fs: realFs, scheduler: cronScheduler }, file);
   t.equal(findRepo(registry, 'api', file).user, 'svc-api');
   t.throws(() => findRepo(registry, 'nope', file), { message: `${file}: repos.nope: no such repo; registered repos: web, api` });
 });
@@ -161,12 +163,12 @@ t.test('upsertRepo adds, replaces and keeps everything else byte for byte', asyn
   const added = upsertRepo(GOOD, { name: 'docs', path: '/srv/docs', allow: ['pypi.org'], env: { A: 'b c' } });
   t.ok(added.startsWith(GOOD.trimEnd()), 'the old text is untouched');
   t.equal(added.slice(GOOD.trimEnd().length), '\n\n[repos.docs]\npath = "/srv/docs"\nproxy_port = 702\nallow = ["pypi.org"]\nenv = { A = "b c" }\n');
-  const parsed = parseRegistry(added, 'r');
+  const parsed = parseRegistry(added, 'r', cronScheduler);
   t.same(parsed.problems, []);
   t.same(parsed.registry.repos.map((r) => [r.name, r.proxyPort, r.user]), [['web', 700, 'agent-web'], ['api', 701, 'svc-api'], ['docs', 702, 'agent-docs']]);
 
   const replaced = upsertRepo(added, { name: 'web', path: '/srv/web2', maxParallel: 5 });
-  const again = parseRegistry(replaced, 'r');
+  const again = parseRegistry(replaced, 'r', cronScheduler);
   t.same(again.problems, []);
   const web = again.registry.repos.find((r) => r.name === 'web')!;
   t.equal(web.path, '/srv/web2');
@@ -182,7 +184,7 @@ t.test('removeRepo removes the section and its sub-tables only', async (t) => {
   const text = `[repos.a]\npath = "/a"\nproxy_port = 700\n\n[repos.a.env]\nX = "1"\n\n# b is next\n[repos.b]\npath = "/b"\nproxy_port = 701\n`;
   t.equal(removeRepo(text, 'a'), '\n# b is next\n[repos.b]\npath = "/b"\nproxy_port = 701\n');
   t.equal(removeRepo(text, 'zzz'), text);
-  t.same(parseRegistry(removeRepo(text, 'b'), 'r').registry.repos.map((r) => [r.name, r.env]), [['a', { X: '1' }]]);
+  t.same(parseRegistry(removeRepo(text, 'b'), 'r', cronScheduler).registry.repos.map((r) => [r.name, r.env]), [['a', { X: '1' }]]);
 });
 
 t.test('names and users', async (t) => {

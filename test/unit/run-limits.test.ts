@@ -1,15 +1,17 @@
 // The run-limit builders and parsers, and the one process-identity rule.
 import t from 'tap';
 import { confineCommand, confinementFor, runUnitName, runUnitPattern, stopUnitCommand } from '../../src/control/run-limits.js';
-import { formatSize, parseSize, readRunLimit, resolveRunLimits, RUN_LIMIT_DEFAULTS, type RunLimitFields } from '../../src/control/registry-limits.js';
-import { parseRegistry, upsertRepo } from '../../src/control/registry.js';
+import { formatSize, parseSize, readRunLimit, resolveRunLimits, RUN_LIMIT_DEFAULTS, type RunLimitFields } from '../../src/control/registry/limits.js';
+import { parseRegistry } from '../../src/control/registry/parse.js';
+import { upsertRepo } from '../../src/control/registry/edit.js';
 import { describeSweep, endUserProcesses, signalEveryProcessAsUser } from '../../src/control/user-sweep.js';
 import { isSameProcess, stillRunning } from '../../src/process-identity.js';
 import { stateDirProblems } from '../../src/control/state-dirs.js';
 import { parseAgentRecord } from '../../src/drain/records.js';
 import { parseProcStatus } from '../../src/io/proc.js';
 import type { Command } from '../../src/types.js';
-import type { UserProcess } from '../../src/control/ports.js';
+import type { UserProcess } from '../../src/ports.js';
+import { cronScheduler } from '../../src/io/cron.js';
 
 const limits = { tasksMax: 40, memoryMax: 2 * 1024 ** 3, cpuWeight: 50 };
 const dropped: Command = { program: 'setpriv', args: ['--reuid=1001', '--', '/usr/bin/env', '-i', 'HOME=/h', 'node', 'main.js'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' }, cwd: '/srv/web' };
@@ -74,13 +76,13 @@ t.test('limit keys: sizes, ranges, defaults', async (t) => {
 
 t.test('the registry reports bad limits with line and fix, and keeps them through an upsert', async (t) => {
   const text = '[defaults]\ntasks_max = 10\n\n[repos.web]\npath = "/srv/web"\nproxy_port = 700\nmemory_max = "huge"\ncpu_weight = 100\n';
-  const { problems } = parseRegistry(text, '/r.toml');
+  const { problems } = parseRegistry(text, '/r.toml', cronScheduler);
   t.same(problems.map((problem) => `${problem.file} ${problem.key}`), ['/r.toml:2 defaults.tasks_max', '/r.toml:7 repos.web.memory_max']);
   t.match(problems[1]!.fix, 'memory_max = "8G"');
   const good = '[repos.web]\npath = "/srv/web"\nproxy_port = 700\ntasks_max = 64\nmemory_max = "2G"\n';
   const updated = upsertRepo(good, { name: 'web', path: '/srv/web', proxyPort: 700, limits: { tasks_max: 64, memory_max: '2G' } });
   t.match(updated, 'tasks_max = 64\nmemory_max = "2G"');
-  t.same(parseRegistry(updated, '/r.toml').registry.repos[0]!.limits, { tasksMax: 64, memoryMax: 2 * 1024 ** 3, cpuWeight: 100 });
+  t.same(parseRegistry(updated, '/r.toml', cronScheduler).registry.repos[0]!.limits, { tasksMax: 64, memoryMax: 2 * 1024 ** 3, cpuWeight: 100 });
 });
 
 t.test('one process-identity rule', async (t) => {

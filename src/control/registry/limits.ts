@@ -1,10 +1,10 @@
 // The registry's run limits: how much of the host one run of a repo may use.
 // tasks_max (processes and threads), memory_max (bytes, or "512M"/"8G"),
 // cpu_weight (systemd's CPUWeight, 1-10000). Parsed here, one key at a time,
-// for registry.ts (schema -> normalize -> rules); applied by run-limits.ts.
-import type { RunLimits } from '../types.js';
+// for the registry's key table (keys.ts); applied by control/run-limits.ts.
+import type { RunLimits } from '../../types.js';
 
-export type { RunLimits } from '../types.js';
+export type { RunLimits } from '../../types.js';
 
 const GIB = 1024 ** 3;
 
@@ -23,14 +23,10 @@ export const RUN_LIMIT_KEYS = {
 
 export type RunLimitKey = keyof typeof RUN_LIMIT_KEYS;
 
-export function isRunLimitKey(key: string): key is RunLimitKey {
-  return Object.hasOwn(RUN_LIMIT_KEYS, key);
-}
-
 /** Bounds: fewer tasks than this cannot even start orchestrate; less memory cannot run node. */
-export const TASKS_MAX_RANGE = [32, 4_194_304] as const;
-export const MEMORY_MAX_MIN = 256 * 1024 ** 2;
-export const CPU_WEIGHT_RANGE = [1, 10_000] as const;
+const TASKS_MAX_RANGE = [32, 4_194_304] as const;
+const MEMORY_MAX_MIN = 256 * 1024 ** 2;
+const CPU_WEIGHT_RANGE = [1, 10_000] as const;
 
 const UNITS: Readonly<Record<string, number>> = { '': 1, K: 1024, M: 1024 ** 2, G: GIB, T: 1024 ** 4 };
 

@@ -1,21 +1,11 @@
-// The per-repo locks: `run.lock` (one drain at a time: dispatch, watch and
-// queued jobs all take it) and `watch.lock` (one watcher per repo). A lock
-// whose recorded holder is dead (pid gone, or reused by another process) is
-// broken at once instead of waiting for the heartbeat to go stale.
-import * as path from 'node:path';
-import type { Clock, ProcessPort } from '../ports.js';
-import { BusyError } from '../errors.js';
-import { repoStateDir } from '../paths.js';
-import type { HeldLock, LockHolder, LockPort } from './ports.js';
-import { isSameProcess } from '../process-identity.js';
-
-export function runLockPath(state: string, repo: string): string {
-  return path.join(repoStateDir(state, repo), 'run.lock');
-}
-
-export function watchLockPath(state: string, repo: string): string {
-  return path.join(repoStateDir(state, repo), 'watch.lock');
-}
+// Taking a lock through the LockPort: the one lock abstraction, for the
+// control plane's per-repo locks (run.lock, watch.lock) and the drain's
+// workspace lock alike. A lock whose recorded holder is dead (by the one
+// process-identity rule: pid gone, or reused by another process) is broken at
+// once instead of waiting for the edge's heartbeat to go stale.
+import type { Clock, HeldLock, LockHolder, LockPort, ProcessPort } from './ports.js';
+import { BusyError } from './errors.js';
+import { isSameProcess } from './process-identity.js';
 
 export function describeHolder(holder: LockHolder | undefined, now: number): string {
   if (!holder) return 'held by a process that has not recorded itself yet';
@@ -25,7 +15,7 @@ export function describeHolder(holder: LockHolder | undefined, now: number): str
 
 export interface LockDeps {
   readonly locks: LockPort;
-  readonly process: ProcessPort;
+  readonly process: Pick<ProcessPort, 'startTimeOf'>;
   readonly clock: Clock;
 }
 
@@ -45,12 +35,14 @@ export interface AcquireOptions {
   readonly pollMs?: number;
   /** For the busy message: "repo \"web\"". */
   readonly what: string;
+  /** The busy message, when the default ("WHAT is busy: held by ...; try again later, or pass --wait") does not fit. */
+  readonly busyMessage?: (holder: LockHolder | undefined, now: number) => string;
   readonly onCompromised?: (error: Error) => void;
   /** Called once when waiting starts, with the holder's description. */
   readonly onWaiting?: (description: string) => void;
 }
 
-/** Takes the lock, or throws BusyError naming the holder and since when. */
+/** Takes the lock, or throws BusyError (exit 75) naming the holder and since when. */
 export async function acquireLock(deps: LockDeps, lockPath: string, options: AcquireOptions): Promise<HeldLock> {
   let announced = false;
   let unrecorded = 0;
@@ -66,11 +58,11 @@ export async function acquireLock(deps: LockDeps, lockPath: string, options: Acq
       await deps.clock.sleep(50);
       continue;
     }
-    const description = describeHolder(attempt.holder, deps.clock.now());
-    if (!options.wait) throw new BusyError(`${options.what} is busy: ${description}; try again later, or pass --wait`);
+    const now = deps.clock.now();
+    if (!options.wait) throw new BusyError(options.busyMessage?.(attempt.holder, now) ?? `${options.what} is busy: ${describeHolder(attempt.holder, now)}; try again later, or pass --wait`);
     if (!announced) {
       announced = true;
-      options.onWaiting?.(description);
+      options.onWaiting?.(describeHolder(attempt.holder, now));
     }
     await deps.clock.sleep(options.pollMs ?? 1000);
   }

@@ -1,5 +1,5 @@
 // Rules across repos of the registry that say who may reach what. Pure.
-import type { RegistryRepo } from '../types.js';
+import type { RegistryRepo } from '../../types.js';
 
 /**
  * A loopback port the agent may reach must not be a proxy port: another

@@ -1,0 +1,116 @@
+// Editing the registry as text: upsert and remove one [repos.NAME] section,
+// keeping the rest of the file (the operator's comments and layout) byte for
+// byte. Pure; the caller validates the result with parseRegistry before
+// writing it.
+import { parse } from 'smol-toml';
+import { UsageError } from '../../errors.js';
+import { FIRST_PROXY_PORT } from './proxy-ports.js';
+import { renderRunLimitLines, type RawRunLimits } from './limits.js';
+import { isTable } from './keys.js';
+import { sectionRange } from './locate.js';
+import { REPO_NAME_PATTERN } from './parse.js';
+
+/** A repo as the operator (or provisioning) asks for it; unset fields take the defaults. */
+export interface RegistryRepoInput {
+  readonly name: string;
+  readonly path: string;
+  readonly user?: string;
+  readonly baseBranch?: string;
+  /** Omitted: the lowest port from FIRST_PROXY_PORT up that no other repo uses. */
+  readonly proxyPort?: number;
+  readonly schedule?: string;
+  readonly maxParallel?: number;
+  readonly allow?: readonly string[];
+  readonly loopbackPorts?: readonly number[];
+  readonly toolchainPath?: string;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly enabled?: boolean;
+  readonly url?: string;
+  readonly authorName?: string;
+  readonly authorEmail?: string;
+  /** tasks_max, memory_max, cpu_weight as written (limits.ts). */
+  readonly limits?: RawRunLimits;
+}
+
+function tomlString(value: string): string {
+  return JSON.stringify(value).replace(/[\u007f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+function tomlKey(key: string): string {
+  return /^[A-Za-z0-9_-]+$/.test(key) ? key : tomlString(key);
+}
+
+/** The [repos.NAME] section for an entry, as text. */
+function renderRepoSection(entry: RegistryRepoInput & { proxyPort: number }): string {
+  const lines = [`[repos.${entry.name}]`, `path = ${tomlString(entry.path)}`];
+  const add = (key: string, value: string | undefined) => {
+    if (value !== undefined) lines.push(`${key} = ${value}`);
+  };
+  add('user', entry.user === undefined ? undefined : tomlString(entry.user));
+  add('base', entry.baseBranch === undefined ? undefined : tomlString(entry.baseBranch));
+  add('proxy_port', String(entry.proxyPort));
+  add('schedule', entry.schedule === undefined ? undefined : tomlString(entry.schedule));
+  add('max_parallel', entry.maxParallel === undefined ? undefined : String(entry.maxParallel));
+  add('allow', entry.allow === undefined ? undefined : `[${entry.allow.map(tomlString).join(', ')}]`);
+  add('loopback_ports', entry.loopbackPorts === undefined ? undefined : `[${entry.loopbackPorts.join(', ')}]`);
+  add('toolchain_path', entry.toolchainPath === undefined ? undefined : tomlString(entry.toolchainPath));
+  add('env', entry.env === undefined ? undefined : `{ ${Object.entries(entry.env).map(([k, v]) => `${tomlKey(k)} = ${tomlString(v)}`).join(', ')} }`.replace('{  }', '{}'));
+  add('enabled', entry.enabled === undefined ? undefined : String(entry.enabled));
+  add('url', entry.url === undefined ? undefined : tomlString(entry.url));
+  add('author_name', entry.authorName === undefined ? undefined : tomlString(entry.authorName));
+  add('author_email', entry.authorEmail === undefined ? undefined : tomlString(entry.authorEmail));
+  lines.push(...renderRunLimitLines(entry.limits));
+  return `${lines.join('\n')}\n`;
+}
+
+/** The proxy_port of every repo in the text, by repo name; empty when the text is not TOML. */
+function proxyPortsByRepo(text: string): Map<string, number> {
+  try {
+    const document = parse(text) as Record<string, unknown>;
+    const repos = isTable(document.repos) ? document.repos : {};
+    const ports = new Map<string, number>();
+    for (const [name, repo] of Object.entries(repos)) {
+      if (isTable(repo) && typeof repo.proxy_port === 'number' && Number.isInteger(repo.proxy_port)) ports.set(name, repo.proxy_port);
+    }
+    return ports;
+  } catch {
+    return new Map();
+  }
+}
+
+/** The port an entry gets: its own, else the one it has, else the lowest free one from FIRST_PROXY_PORT. */
+function proxyPortFor(text: string, entry: RegistryRepoInput): number {
+  if (entry.proxyPort !== undefined) return entry.proxyPort;
+  const ports = proxyPortsByRepo(text);
+  const current = ports.get(entry.name);
+  if (current !== undefined) return current;
+  const used = new Set([...ports].filter(([name]) => name !== entry.name).map(([, port]) => port));
+  let port = FIRST_PROXY_PORT;
+  while (used.has(port)) port++;
+  return port;
+}
+
+/** The registry text with repo `entry.name` added or replaced. */
+export function upsertRepo(text: string, entry: RegistryRepoInput): string {
+  if (!REPO_NAME_PATTERN.test(entry.name)) {
+    throw new UsageError(`repo name "${entry.name}" is not allowed; use lowercase letters, digits and "-", starting with a letter, at most 24 characters`);
+  }
+  const section = renderRepoSection({ ...entry, proxyPort: proxyPortFor(text, entry) });
+  const lines = text.split('\n');
+  const range = sectionRange(lines, entry.name);
+  if (!range) {
+    const body = text.replace(/\n*$/, '');
+    return body === '' ? section : `${body}\n\n${section}`;
+  }
+  const replaced = [...lines.slice(0, range.start), ...section.replace(/\n$/, '').split('\n'), ...lines.slice(range.end)];
+  return replaced.join('\n');
+}
+
+/** The registry text without repo `name` (unchanged when it is not there). */
+export function removeRepo(text: string, name: string): string {
+  const lines = text.split('\n');
+  const range = sectionRange(lines, name);
+  if (!range) return text;
+  const kept = [...lines.slice(0, range.start), ...lines.slice(range.end)];
+  return kept.join('\n').replace(/\n{3,}/g, '\n\n');
+}

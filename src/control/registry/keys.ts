@@ -1,0 +1,233 @@
+// The registry's keys as a table: where each may appear, what it means, and
+// the rule that reads it (schema -> normalize). A rule either sets its field
+// or reports what is wrong with the fix; it never stops at the first problem.
+import * as path from 'node:path';
+import type { ScheduleCheck } from '../../ports.js';
+import { FIRST_PROXY_PORT, PRIVILEGED_PORT_LIMIT, proxyPortProblem } from './proxy-ports.js';
+import { readRunLimit, RUN_LIMIT_KEYS, type RunLimitFields, type RunLimitKey } from './limits.js';
+
+/** What useradd accepts (and what privdrop's lookupUser will look up). */
+const USER_NAME_PATTERN = /^[a-z_][a-z0-9_-]{0,31}$/;
+
+/** Upper bound on max_parallel: more agents than this on one host is a typo. */
+const MAX_PARALLEL_LIMIT = 64;
+
+/** Variables agent-runner sets itself; the registry may not override them. */
+const RESERVED_ENV = new Set(['HOME', 'USER', 'LOGNAME', 'PATH', 'SHELL', 'AGENT_RUNNER_STATE', 'AGENT_RUNNER_CONFIG', 'http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY']);
+const SECRET_ENV = /TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL/i;
+const DOMAIN = /^\.?(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+const BRANCH = /^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*\.lock$)[A-Za-z0-9._/-]{1,200}(?<![/.])$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The valid fields of one table ([defaults] or [repos.NAME]). */
+export type Fields = {
+  base?: string;
+  schedule?: string;
+  maxParallel?: number;
+  allow?: string[];
+  loopbackPorts?: number[];
+  toolchainPath?: string;
+  env?: Record<string, string>;
+  enabled?: boolean;
+  authorName?: string;
+  authorEmail?: string;
+  path?: string;
+  user?: string;
+  proxyPort?: number;
+  url?: string;
+  limits?: RunLimitFields;
+};
+
+export type Scope = 'repo' | 'defaults';
+
+/** What a rule reads into and reports through. */
+export interface KeyContext {
+  /** "repos.web" or "defaults". */
+  readonly table: string;
+  readonly fields: Fields;
+  readonly schedules: ScheduleCheck;
+  /** Reports a problem with this key. */
+  bad(problem: string, fix: string): void;
+  /** Reports a problem with one entry of this key's table (env.NAME). */
+  badEntry(entry: string, problem: string, fix: string): void;
+}
+
+export interface KeyRule {
+  readonly scopes: readonly Scope[];
+  readonly describe: string;
+  read(value: unknown, at: KeyContext): void;
+}
+
+export function isTable(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
+}
+
+const BOTH: readonly Scope[] = ['repo', 'defaults'];
+const REPO: readonly Scope[] = ['repo'];
+
+function readEnv(value: unknown, at: KeyContext): void {
+  if (!isTable(value)) return at.bad('must be a table of strings', 'e.g. env = { NODE_OPTIONS = "--max-old-space-size=4096" }');
+  const env: Record<string, string> = {};
+  let ok = true;
+  for (const [name, item] of Object.entries(value)) {
+    const bad = (problem: string, fix: string) => {
+      ok = false;
+      at.badEntry(name, problem, fix);
+    };
+    if (!ENV_NAME.test(name)) bad('not a valid variable name', 'use letters, digits and "_", not starting with a digit');
+    else if (SECRET_ENV.test(name)) bad('looks like a secret; the registry is not a secret store', "put secrets in the repo user's home (mode 0600), never in the registry");
+    else if (RESERVED_ENV.has(name)) bad('is set by agent-runner itself', name === 'PATH' ? 'use toolchain_path instead' : 'remove it');
+    else if (typeof item !== 'string') bad(`must be a string, got ${JSON.stringify(item)}`, 'quote the value');
+    else env[name] = item;
+  }
+  if (ok) at.fields.env = env;
+}
+
+function readAllow(value: unknown, at: KeyContext): void {
+  if (!Array.isArray(value) || value.some((item) => typeof item !== 'string')) return at.bad('must be an array of domain names', 'e.g. allow = ["registry.npmjs.org", ".pythonhosted.org"]');
+  const wrong = value.filter((item) => !DOMAIN.test(String(item).toLowerCase()));
+  if (wrong.length) at.bad(`not domain names: ${wrong.map((item) => JSON.stringify(item)).join(', ')}`, 'write bare domains (no scheme, port or path); a leading "." also allows subdomains');
+  else at.fields.allow = value.map((item) => String(item).toLowerCase());
+}
+
+function runLimitRule(key: RunLimitKey, describe: string): KeyRule {
+  return { scopes: BOTH, describe, read: (value, at) => readRunLimit(key, value, (at.fields.limits ??= {}), at.bad) };
+}
+
+export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
+  path: {
+    scopes: REPO,
+    describe: 'absolute path of the repo checkout',
+    read(value, at) {
+      if (typeof value !== 'string' || !path.isAbsolute(value)) at.bad(`must be an absolute path, got ${JSON.stringify(value)}`, 'write the full path of the checkout, e.g. "/srv/repos/web"');
+      else at.fields.path = path.normalize(value).replace(/(.)\/$/, '$1');
+    },
+  },
+  user: {
+    scopes: REPO,
+    describe: 'Linux user the agents run as',
+    read(value, at) {
+      if (typeof value !== 'string' || !USER_NAME_PATTERN.test(value)) at.bad(`not a valid Linux user name: ${JSON.stringify(value)}`, 'use lowercase letters, digits, "-" or "_", at most 32 characters, starting with a letter');
+      else if (value === 'root') at.bad('agents never run as root', 'name the repo\'s own user, e.g. "agent-NAME"');
+      else at.fields.user = value;
+    },
+  },
+  proxy_port: {
+    scopes: REPO,
+    describe: 'loopback port of the repo proxy',
+    read(value, at) {
+      if (typeof value !== 'number' || proxyPortProblem(value) !== undefined) {
+        at.bad(
+          `must be a privileged port 1-${PRIVILEGED_PORT_LIMIT - 1}, got ${JSON.stringify(value)}: any user, an agent too, can bind a port from ${PRIVILEGED_PORT_LIMIT} up and cut the repo off from its proxy`,
+          `run agent-runner provision repo ${at.table.replace(/^repos\./, '')}: it moves the repo to a free port from ${FIRST_PROXY_PORT} up (or set one below ${PRIVILEGED_PORT_LIMIT} yourself, one per repo)`,
+        );
+      } else at.fields.proxyPort = value;
+    },
+  },
+  url: {
+    scopes: REPO,
+    describe: 'clone URL',
+    read(value, at) {
+      if (typeof value !== 'string' || value.trim() === '') at.bad('must be a non-empty string', 'write the clone URL, or remove the key');
+      else at.fields.url = value;
+    },
+  },
+  base: {
+    scopes: BOTH,
+    describe: 'base branch',
+    read(value, at) {
+      if (typeof value !== 'string' || !BRANCH.test(value)) at.bad(`not a valid branch name: ${JSON.stringify(value)}`, 'write the base branch, e.g. "main"');
+      else at.fields.base = value;
+    },
+  },
+  schedule: {
+    scopes: BOTH,
+    describe: 'cron expression of the watch tick',
+    read(value, at) {
+      if (typeof value !== 'string' || !at.schedules.isValid(value)) at.bad(`not a valid cron expression: ${JSON.stringify(value)}`, 'use five fields (minute hour day month weekday), e.g. "*/5 * * * *"');
+      else at.fields.schedule = value;
+    },
+  },
+  max_parallel: {
+    scopes: BOTH,
+    describe: 'cap on parallel agents',
+    read(value, at) {
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_PARALLEL_LIMIT) at.bad(`must be an integer 1-${MAX_PARALLEL_LIMIT}, got ${JSON.stringify(value)}`, 'set how many agents may run at once for this repo');
+      else at.fields.maxParallel = value;
+    },
+  },
+  allow: { scopes: BOTH, describe: 'extra allowlisted domains', read: readAllow },
+  loopback_ports: {
+    scopes: BOTH,
+    describe: 'loopback ports the agent may reach',
+    read(value, at) {
+      if (!Array.isArray(value) || value.some((item) => typeof item !== 'number' || !Number.isInteger(item) || item < 1 || item > 65535)) at.bad(`must be an array of ports 1-65535, got ${JSON.stringify(value)}`, 'e.g. loopback_ports = [5432]');
+      else at.fields.loopbackPorts = value as number[];
+    },
+  },
+  toolchain_path: {
+    scopes: BOTH,
+    describe: 'PATH for the agent user',
+    read(value, at) {
+      if (typeof value !== 'string' || value.split(':').some((dir) => !path.isAbsolute(dir))) at.bad(`must be a ":"-separated list of absolute directories, got ${JSON.stringify(value)}`, 'e.g. "/opt/node/bin:/usr/local/bin:/usr/bin:/bin"');
+      else at.fields.toolchainPath = value;
+    },
+  },
+  env: { scopes: BOTH, describe: 'non-secret environment', read: readEnv },
+  enabled: {
+    scopes: BOTH,
+    describe: 'whether watch runs the repo',
+    read(value, at) {
+      if (typeof value !== 'boolean') at.bad(`must be true or false, got ${JSON.stringify(value)}`, 'write enabled = true or enabled = false');
+      else at.fields.enabled = value;
+    },
+  },
+  author_name: {
+    scopes: BOTH,
+    describe: 'commit author name',
+    read(value, at) {
+      if (typeof value !== 'string' || value.trim() === '' || /[<>\n]/.test(value)) at.bad('must be a name without <, > or newlines', 'e.g. author_name = "Release Bot"');
+      else at.fields.authorName = value;
+    },
+  },
+  author_email: {
+    scopes: BOTH,
+    describe: 'commit author email',
+    read(value, at) {
+      if (typeof value !== 'string' || !/^[^\s@<>]+@[^\s@<>]+$/.test(value)) at.bad(`not an email address: ${JSON.stringify(value)}`, 'e.g. author_email = "bot@example.com"');
+      else at.fields.authorEmail = value;
+    },
+  },
+  ...Object.fromEntries((Object.entries(RUN_LIMIT_KEYS) as [RunLimitKey, string][]).map(([key, describe]) => [key, runLimitRule(key, describe)])),
+};
+
+/** The keys allowed in a table of `scope`, in table order. */
+export function keysFor(scope: Scope): string[] {
+  return Object.entries(KEY_RULES)
+    .filter(([, rule]) => rule.scopes.includes(scope))
+    .map(([name]) => name);
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+      previous = current;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** The nearest allowed key (at most two edits away), for "did you mean". */
+export function suggestKey(key: string, candidates: readonly string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of candidates) {
+    const distance = editDistance(key.toLowerCase(), name);
+    if (distance <= 2 && (!best || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name;
+}

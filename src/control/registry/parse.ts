@@ -1,0 +1,178 @@
+// The registry: root's list of repos and what each may do. Read -> validate
+// (pure, every problem at once, each at its file:line) -> use. The per-key
+// rules are the table in keys.ts; the rules across repos are here and in
+// rules.ts.
+import { parse, TomlError } from 'smol-toml';
+import type { FsPort, ScheduleCheck } from '../../ports.js';
+import type { ConfigProblem, Registry, RegistryRepo } from '../../types.js';
+import { configValueError, formatProblems, UsageError } from '../../errors.js';
+import { loopbackPortClashes } from './rules.js';
+import { resolveRunLimits } from './limits.js';
+import { isTable, KEY_RULES, keysFor, suggestKey, type Fields, type KeyContext, type Scope } from './keys.js';
+import { lineOf, locate } from './locate.js';
+
+/** Repo names become user names, unit instance names and directory names. */
+export const REPO_NAME_PATTERN = /^[a-z][a-z0-9-]{0,23}$/;
+
+const REGISTRY_DEFAULTS = {
+  base: 'main',
+  schedule: '* * * * *',
+  maxParallel: 2,
+  toolchainPath: '/usr/local/bin:/usr/bin:/bin',
+  enabled: true,
+} as const;
+
+/** The default Linux user of a repo: `agent-<name>` (at most 30 characters). */
+export function defaultUserFor(repoName: string): string {
+  return `agent-${repoName}`.slice(0, 32);
+}
+
+interface Collected {
+  readonly problems: ConfigProblem[];
+  readonly text: string;
+  readonly file: string;
+  readonly schedules: ScheduleCheck;
+}
+
+function report(c: Collected, table: string, key: string | undefined, problem: string, fix: string): void {
+  c.problems.push({ file: locate(c.text, c.file, table, key), key: key === undefined ? table : `${table}.${key}`, problem, fix });
+}
+
+/** Checks one table's keys by the key table; returns the valid fields, reporting every bad one. */
+function readFields(c: Collected, table: string, scope: Scope, raw: Record<string, unknown>): Fields {
+  const fields: Fields = {};
+  const allowedHere = keysFor(scope);
+  for (const [key, value] of Object.entries(raw)) {
+    const rule = Object.hasOwn(KEY_RULES, key) ? KEY_RULES[key] : undefined;
+    if (!rule || !rule.scopes.includes(scope)) {
+      const near = suggestKey(key, allowedHere);
+      const why = rule ? `"${key}" belongs in [repos.NAME], not in [defaults]` : 'unknown key';
+      report(c, table, key, why, near && !rule ? `did you mean "${near}"? (see control/registry.example.toml)` : `remove it; allowed keys here: ${allowedHere.join(', ')}`);
+      continue;
+    }
+    const at: KeyContext = {
+      table,
+      fields,
+      schedules: c.schedules,
+      bad: (problem, fix) => report(c, table, key, problem, fix),
+      badEntry: (entry, problem, fix) => report(c, table, `${key}.${entry}`, problem, fix),
+    };
+    rule.read(value, at);
+  }
+  return fields;
+}
+
+/** A repo from its valid fields and [defaults]. */
+function resolveRepo(name: string, fields: Fields & { path: string; proxyPort: number }, defaults: Fields): RegistryRepo {
+  return {
+    name,
+    path: fields.path,
+    user: fields.user ?? defaultUserFor(name),
+    baseBranch: fields.base ?? defaults.base ?? REGISTRY_DEFAULTS.base,
+    proxyPort: fields.proxyPort,
+    schedule: fields.schedule ?? defaults.schedule ?? REGISTRY_DEFAULTS.schedule,
+    maxParallel: fields.maxParallel ?? defaults.maxParallel ?? REGISTRY_DEFAULTS.maxParallel,
+    allow: [...new Set([...(defaults.allow ?? []), ...(fields.allow ?? [])])],
+    loopbackPorts: [...new Set([...(defaults.loopbackPorts ?? []), ...(fields.loopbackPorts ?? [])])],
+    toolchainPath: fields.toolchainPath ?? defaults.toolchainPath ?? REGISTRY_DEFAULTS.toolchainPath,
+    env: { ...(defaults.env ?? {}), ...(fields.env ?? {}) },
+    enabled: fields.enabled ?? defaults.enabled ?? REGISTRY_DEFAULTS.enabled,
+    url: fields.url,
+    authorName: fields.authorName ?? defaults.authorName,
+    authorEmail: fields.authorEmail ?? defaults.authorEmail,
+    limits: resolveRunLimits(fields.limits ?? {}, defaults.limits ?? {}),
+  };
+}
+
+/** Across repos: one proxy port, one user, one checkout each; no loopback port that is a proxy port. */
+function reportClashes(c: Collected, repos: readonly RegistryRepo[]): void {
+  const clash = (label: string, pick: (repo: RegistryRepo) => string | number, key: string, fix: string) => {
+    const seen = new Map<string | number, string>();
+    for (const repo of repos) {
+      const value = pick(repo);
+      const other = seen.get(value);
+      if (other !== undefined) report(c, `repos.${repo.name}`, key, `${label} ${JSON.stringify(value)} is already used by repo "${other}"`, fix);
+      else seen.set(value, repo.name);
+    }
+  };
+  clash('proxy port', (repo) => repo.proxyPort, 'proxy_port', 'give every repo its own proxy_port');
+  clash('user', (repo) => repo.user, 'user', 'give every repo its own user: isolation between repos is per user');
+  clash('path', (repo) => repo.path, 'path', 'register each checkout once');
+  for (const found of loopbackPortClashes(repos)) report(c, `repos.${found.repo}`, 'loopback_ports', found.problem, found.fix);
+}
+
+/**
+ * Parses and validates registry.toml. Pure: the text in, every problem out.
+ * `schedules` is the scheduler's own check of a cron expression (the
+ * Scheduler port), so the registry accepts exactly what watch can run.
+ */
+export function parseRegistry(text: string, file: string, schedules: ScheduleCheck): { registry: Registry; problems: ConfigProblem[] } {
+  const problems: ConfigProblem[] = [];
+  let document: Record<string, unknown>;
+  try {
+    document = parse(text, { unsafeKeyBehaviour: 'throw' }) as Record<string, unknown>;
+  } catch (error) {
+    const where = error instanceof TomlError ? `${file}:${error.line}` : file;
+    const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+    problems.push({ file: where, key: '(syntax)', problem: `not valid TOML: ${message}`, fix: 'fix the syntax at that line (see control/registry.example.toml)' });
+    return { registry: { repos: [] }, problems };
+  }
+  const c: Collected = { problems, text, file, schedules };
+  for (const key of Object.keys(document)) {
+    if (key !== 'defaults' && key !== 'repos') {
+      const line = lineOf(text, key) ?? lineOf(text, '', key);
+      problems.push({ file: line === undefined ? file : `${file}:${line}`, key, problem: 'unknown top-level key', fix: 'only [defaults] and [repos.NAME] tables belong here' });
+    }
+  }
+  let defaults: Fields = {};
+  if (document.defaults !== undefined) {
+    if (isTable(document.defaults)) defaults = readFields(c, 'defaults', 'defaults', document.defaults);
+    else report(c, '', 'defaults', 'must be a table', 'write it as a [defaults] section');
+  }
+  const repos: RegistryRepo[] = [];
+  const reposRaw = document.repos ?? {};
+  if (!isTable(reposRaw)) {
+    report(c, '', 'repos', 'must be a table of repos', 'write one [repos.NAME] section per repo');
+    return { registry: { repos: [] }, problems };
+  }
+  for (const [name, raw] of Object.entries(reposRaw)) {
+    const table = `repos.${name}`;
+    if (!REPO_NAME_PATTERN.test(name)) {
+      report(c, table, undefined, `repo name "${name}" is not allowed`, 'use lowercase letters, digits and "-", starting with a letter, at most 24 characters');
+      continue;
+    }
+    if (!isTable(raw)) {
+      report(c, table, undefined, 'must be a table', `write it as a [${table}] section`);
+      continue;
+    }
+    const before = problems.length;
+    const fields = readFields(c, table, 'repo', raw);
+    if (raw.path === undefined) report(c, table, undefined, 'path is missing', 'add path = "/absolute/path/of/the/checkout"');
+    if (raw.proxy_port === undefined) report(c, table, undefined, 'proxy_port is missing', 'add proxy_port = <a free port, one per repo>');
+    const { path, proxyPort } = fields;
+    if (problems.length > before || path === undefined || proxyPort === undefined) continue;
+    repos.push(resolveRepo(name, { ...fields, path, proxyPort }, defaults));
+  }
+  reportClashes(c, repos);
+  const valid = problems.length === 0 ? repos : repos.filter((repo) => !problems.some((p) => p.key.startsWith(`repos.${repo.name}.`) || p.key === `repos.${repo.name}`));
+  return { registry: { repos: valid }, problems };
+}
+
+/** Reads and validates the registry; throws UsageError naming every problem. */
+export async function readRegistry(deps: { readonly fs: Pick<FsPort, 'readTextIfExists'>; readonly scheduler: ScheduleCheck }, file: string): Promise<Registry> {
+  const text = await deps.fs.readTextIfExists(file);
+  if (text === undefined) throw new UsageError(configValueError(file, '(file)', 'the registry does not exist', 'create it (see control/registry.example.toml) or set AGENT_RUNNER_CONFIG'));
+  const { registry, problems } = parseRegistry(text, file, deps.scheduler);
+  if (problems.length) throw new UsageError(`the registry has ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n${formatProblems(problems)}`);
+  return registry;
+}
+
+/** The repo named `name`, or a UsageError listing the registered ones. */
+export function findRepo(registry: Registry, name: string, file: string): RegistryRepo {
+  const repo = registry.repos.find((candidate) => candidate.name === name);
+  if (!repo) {
+    const known = registry.repos.map((candidate) => candidate.name);
+    throw new UsageError(configValueError(file, `repos.${name}`, 'no such repo', known.length ? `registered repos: ${known.join(', ')}` : 'register it first (agent-runner provision repo ...)'));
+  }
+  return repo;
+}
