@@ -140,7 +140,7 @@ export async function tcpPortAnswers(deps: Pick<SquidDeps, 'process' | 'wrap'>, 
  * and accepts connections on every port given (the pid file is
  * written before the listening sockets open).
  */
-export async function startSquid(deps: SquidDeps, configFile: string, stateDir: string, probePorts: readonly number[] = []): Promise<void> {
+async function startSquid(deps: SquidDeps, configFile: string, stateDir: string, probePorts: readonly number[] = []): Promise<void> {
   const wrap = deps.wrap ?? onHost;
   const instance = deps.instance ?? SQUID_INSTANCE;
   const result = await deps.process.run(wrap(systemCommand('squid', ['-n', instance, '-f', configFile])));

@@ -45,7 +45,7 @@ export interface RenderedSquid {
 }
 
 /** Destinations no agent may reach through the proxy, whatever its allowlist says. */
-export const DENIED_DESTINATIONS: readonly string[] = [
+const DENIED_DESTINATIONS: readonly string[] = [
   '0.0.0.0/8', // "this host": connects to 0.0.0.0 land on loopback
   '10.0.0.0/8',
   '100.64.0.0/10', // carrier-grade NAT

@@ -21,5 +21,3 @@ export interface CliContext {
   readonly selfBin: string;
 }
 
-/** What a command action returns: the exit code. */
-export type CommandAction = Promise<number>;

@@ -9,6 +9,8 @@ import type { ConfigProblem, Registry, RegistryRepo } from '../types.js';
 import { configValueError, formatProblems, UsageError } from '../errors.js';
 import { FIRST_PROXY_PORT, PRIVILEGED_PORT_LIMIT, proxyPortProblem } from './proxy-ports.js';
 import { loopbackPortClashes } from './registry-rules.js';
+import { SECRET_NAME } from '../agent/secrets.js';
+import { MAX_PARALLEL_CEILING } from '../repo/config.js';
 import { isRunLimitKey, readRunLimit, renderRunLimitLines, resolveRunLimits, RUN_LIMIT_KEYS, type RawRunLimits, type RunLimitFields } from './registry-limits.js';
 
 /** Repo names become user names, unit instance names and directory names. */
@@ -28,12 +30,8 @@ export const REGISTRY_DEFAULTS = {
 /** The first proxy port upsertRepo hands out when the caller does not pick one (src/control/proxy-ports.ts). */
 export { FIRST_PROXY_PORT } from './proxy-ports.js';
 
-/** Upper bound on max_parallel: more agents than this on one host is a typo. */
-export const MAX_PARALLEL_LIMIT = 64;
-
 /** Variables agent-runner sets itself; the registry may not override them. */
 const RESERVED_ENV = new Set(['HOME', 'USER', 'LOGNAME', 'PATH', 'SHELL', 'AGENT_RUNNER_STATE', 'AGENT_RUNNER_CONFIG', 'http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY']);
-const SECRET_ENV = /TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL/i;
 
 /** A repo as the operator (or provisioning) asks for it; unset fields take the defaults. */
 export interface RegistryRepoInput {
@@ -224,7 +222,7 @@ function readFields(c: Collected, table: string, scope: Scope, raw: Record<strin
         else fields.schedule = value;
         break;
       case 'max_parallel':
-        if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > MAX_PARALLEL_LIMIT) bad(`must be an integer 1-${MAX_PARALLEL_LIMIT}, got ${JSON.stringify(value)}`, 'set how many agents may run at once for this repo');
+        if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > MAX_PARALLEL_CEILING) bad(`must be an integer 1-${MAX_PARALLEL_CEILING}, got ${JSON.stringify(value)}`, 'set how many agents may run at once for this repo');
         else fields.maxParallel = value as number;
         break;
       case 'allow':
@@ -256,7 +254,7 @@ function readFields(c: Collected, table: string, scope: Scope, raw: Record<strin
               report(c, table, `env.${name}`, problem, fix);
             };
             if (!ENV_NAME.test(name)) at('not a valid variable name', 'use letters, digits and "_", not starting with a digit');
-            else if (SECRET_ENV.test(name)) at('looks like a secret; the registry is not a secret store', "put secrets in the repo user's home (mode 0600), never in the registry");
+            else if (SECRET_NAME.test(name)) at('looks like a secret; the registry is not a secret store', "put secrets in the repo user's home (mode 0600), never in the registry");
             else if (RESERVED_ENV.has(name)) at('is set by agent-runner itself', name === 'PATH' ? 'use toolchain_path instead' : 'remove it');
             else if (typeof item !== 'string') at(`must be a string, got ${JSON.stringify(item)}`, 'quote the value');
             else env[name] = item;
