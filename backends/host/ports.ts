@@ -6,7 +6,7 @@
 // visible from here (same pid namespace); a socket with no visible process is
 // reported as held by an unknown process. net.ipv4.ip_unprivileged_port_start
 // is per network namespace, so it is read where the ports are.
-import * as path from 'node:path';
+import { squidPidFile } from '../../src/paths.js';
 import type { FsPort, ProcessPort } from '../../src/ports.js';
 import { FailedError } from '../../src/errors.js';
 import { nextProxyPort, proxyPortProblem } from '../../src/control/proxy-ports.js';
@@ -65,7 +65,7 @@ async function readListeners(process: ProcessPort, wrap: CommandWrapper = onHost
 
 /** The pid in Squid's pid file and all its descendants (the kid that holds the ports, its helpers). */
 async function readSquidPids(fs: FsPort, squidStateDir: string): Promise<number[]> {
-  const text = (await fs.readTextIfExists(path.join(squidStateDir, 'squid.pid')))?.trim();
+  const text = (await fs.readTextIfExists(squidPidFile(squidStateDir)))?.trim();
   if (!text || !/^\d+$/.test(text)) return [];
   const pids: number[] = [];
   const queue = [Number(text)];
