@@ -45,9 +45,14 @@ export function repoUserStateDir(home: string): string {
   return path.join(home, '.agent-runner');
 }
 
+/** Where every repo's control-plane state dir lives (root only). */
+export function reposStateDir(state: string): string {
+  return path.join(state, 'repos');
+}
+
 /** Per-repo control-plane state (locks, spool, run records, watcher status). */
 export function repoStateDir(state: string, repo: string): string {
-  return path.join(state, 'repos', repo);
+  return path.join(reposStateDir(state), repo);
 }
 
 /** Where a drain keeps its worktrees: beside the repo, never inside it. */
@@ -112,4 +117,56 @@ export function installRoot(selfBin: string): string {
 /** dist/src/main.js of the install: what a child agent-runner runs. */
 export function installMainFile(selfBin: string): string {
   return path.join(installRoot(selfBin), 'dist', 'src', 'main.js');
+}
+
+// ------------------------------------------------ the host backend (backends/host)
+
+/** The registry's directory: the host's other config files live beside it. */
+export function configDir(env: Readonly<Record<string, string | undefined>>): string {
+  return path.dirname(registryFile(env));
+}
+
+/** The applied egress ruleset, restored at boot by agent-runner-egress.service. */
+export function egressFile(config: string): string {
+  return path.join(config, 'egress.json');
+}
+
+/** The live Squid config. */
+export function squidConfigFile(config: string): string {
+  return path.join(config, 'squid.conf');
+}
+
+/** One `<repo>.txt` allowlist per repo. */
+export function squidAllowlistDir(config: string): string {
+  return path.join(config, 'allow');
+}
+
+export function squidAllowlistFile(allowlistDir: string, repo: string): string {
+  return path.join(allowlistDir, `${repo}.txt`);
+}
+
+/** Squid's pid file and logs, writable by its effective user. */
+export function squidStateDir(state: string): string {
+  return path.join(state, 'squid');
+}
+
+export function squidPidFile(squidState: string): string {
+  return path.join(squidState, 'squid.pid');
+}
+
+export function squidCacheLog(squidState: string): string {
+  return path.join(squidState, 'cache.log');
+}
+
+export function squidAccessLog(squidState: string): string {
+  return path.join(squidState, 'access.log');
+}
+
+/** Where a removed repo's home goes: moved aside, never deleted. */
+export function removedDir(state: string): string {
+  return path.join(state, 'removed');
+}
+
+export function removedHomeDir(removed: string, repo: string, stamp: string): string {
+  return path.join(removed, `${repo}-${stamp}`);
 }

@@ -70,7 +70,8 @@ export interface RepoConfig {
   readonly workBranchMode: WorkBranchMode;
   readonly maxParallel: number;
   readonly gates: string;
-  readonly setup: readonly string[] | undefined;
+  /** Run in each new worktree before the agent: an argv array, or the path of a script in the repo (run from the worktree). */
+  readonly setup: readonly string[] | string | undefined;
   readonly agentIdleTimeoutSec: number;
   readonly agentWallClockSec: number;
   readonly maxAttempts: number;

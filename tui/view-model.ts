@@ -65,7 +65,7 @@ export function formatAge(sec: number | null): string {
   return `${Math.round(sec / 86400)}d`;
 }
 
-export function watcherTone(repo: FleetRepo, heartbeatAgeSec: number | null): Tone {
+function watcherTone(repo: FleetRepo, heartbeatAgeSec: number | null): Tone {
   switch (repo.watcher.state) {
     case 'dead':
       return 'bad';
@@ -82,7 +82,7 @@ export function watcherTone(repo: FleetRepo, heartbeatAgeSec: number | null): To
   }
 }
 
-export function outcomeTone(outcome: string): Tone {
+function outcomeTone(outcome: string): Tone {
   if (outcome === 'drained') return 'ok';
   if (outcome === 'nothing-to-do') return 'muted';
   if (outcome === 'interrupted') return 'warn';

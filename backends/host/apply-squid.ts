@@ -5,6 +5,7 @@
 // Squid is down, agents have no way out at all (nftables only lets them
 // reach their proxy port), so a dead proxy fails closed.
 import * as path from 'node:path';
+import { squidCacheLog, squidPidFile } from '../../src/paths.js';
 import type { Clock, FsPort, ProcessPort } from '../../src/ports.js';
 import type { RegistryRepo } from '../../src/types.js';
 import { FailedError } from '../../src/errors.js';
@@ -99,7 +100,7 @@ export async function applySquid(deps: SquidDeps, input: SquidInput): Promise<Sq
   if (await squidServing(deps, rendered.configFile, probePorts)) {
     if (!changed) return 'unchanged';
     const result = await deps.process.run(wrap(systemCommand('squid', ['-k', 'reconfigure', '-n', instance, '-f', rendered.configFile])));
-    if (result.exitCode !== 0) throw new FailedError(`squid -k reconfigure failed (${describeFailure(result)}); see ${path.join(input.layout.stateDir, 'cache.log')}`);
+    if (result.exitCode !== 0) throw new FailedError(`squid -k reconfigure failed (${describeFailure(result)}); see ${squidCacheLog(input.layout.stateDir)}`);
     return 'reconfigured';
   }
   await clearStalePidFile(deps, input.layout.stateDir);
@@ -120,7 +121,7 @@ export async function squidServing(deps: Pick<SquidDeps, 'process' | 'wrap' | 'i
  * whose process is gone or a zombie is removed before a start.
  */
 async function clearStalePidFile(deps: SquidDeps, stateDir: string): Promise<void> {
-  const pidFile = path.join(stateDir, 'squid.pid');
+  const pidFile = squidPidFile(stateDir);
   const pid = (await deps.fs.readTextIfExists(pidFile))?.trim();
   if (!pid || !/^\d+$/.test(pid)) return;
   const stat = await deps.fs.readTextIfExists(`/proc/${pid}/stat`);
@@ -140,16 +141,16 @@ export async function tcpPortAnswers(deps: Pick<SquidDeps, 'process' | 'wrap'>, 
  * and accepts connections on every port given (the pid file is
  * written before the listening sockets open).
  */
-export async function startSquid(deps: SquidDeps, configFile: string, stateDir: string, probePorts: readonly number[] = []): Promise<void> {
+async function startSquid(deps: SquidDeps, configFile: string, stateDir: string, probePorts: readonly number[] = []): Promise<void> {
   const wrap = deps.wrap ?? onHost;
   const instance = deps.instance ?? SQUID_INSTANCE;
   const result = await deps.process.run(wrap(systemCommand('squid', ['-n', instance, '-f', configFile])));
-  if (result.exitCode !== 0) throw new FailedError(`squid did not start (${describeFailure(result)}); see ${path.join(stateDir, 'cache.log')}`);
+  if (result.exitCode !== 0) throw new FailedError(`squid did not start (${describeFailure(result)}); see ${squidCacheLog(stateDir)}`);
   for (let attempt = 0; attempt < 50; attempt += 1) {
     if (await squidServing(deps, configFile, probePorts)) return;
     await deps.clock.sleep(100);
   }
-  throw new FailedError(`squid started but is not running after 5 s; see ${path.join(stateDir, 'cache.log')}`);
+  throw new FailedError(`squid started but is not running after 5 s; see ${squidCacheLog(stateDir)}`);
 }
 
 /** Writes what differs, removes lists of repos that are gone; true when anything changed. */

@@ -36,7 +36,7 @@ export function hidesOtherProcesses(options: readonly string[]): boolean {
   return options.some((option) => /^hidepid=(2|invisible|4|ptraceable)$/.test(option));
 }
 
-export const HIDEPID_FIX =
+const HIDEPID_FIX =
   'mount -o remount,hidepid=invisible /proc, and make it last with this /etc/fstab line: "proc /proc proc defaults,hidepid=invisible 0 0" ' +
   '(add gid=GROUP, e.g. hidepid=invisible,gid=monitoring, for monitoring users that must see every process; known caveat: systemd-logind and polkit ' +
   'need to see other processes: add their users to that group, or give systemd-logind SupplementaryGroups=GROUP in a drop-in)';

@@ -20,7 +20,7 @@ export interface LimitsFacts {
   readonly controllers: ReadonlySet<string> | undefined;
 }
 
-export async function readLimitsFacts(deps: { fs: FsPort; process: ProcessPort }): Promise<LimitsFacts> {
+async function readLimitsFacts(deps: { fs: FsPort; process: ProcessPort }): Promise<LimitsFacts> {
   const systemd = (await deps.fs.stat(SYSTEMD_RUNTIME_DIR))?.isDirectory === true;
   const tools = new Set<string>();
   for (const tool of ['systemd-run', 'systemctl', 'prlimit', 'kill']) if (await deps.process.which(tool, SYSTEM_PATH)) tools.add(tool);
@@ -29,7 +29,7 @@ export async function readLimitsFacts(deps: { fs: FsPort; process: ProcessPort }
 }
 
 /** Pure: the check from the facts and the repo's limits. */
-export function runLimitsCheck(repo: RegistryRepo, facts: LimitsFacts): Check {
+function runLimitsCheck(repo: RegistryRepo, facts: LimitsFacts): Check {
   const { tasksMax, memoryMax, cpuWeight } = repo.limits;
   const name = 'run limits';
   const missing = (tools: readonly string[]) => tools.filter((tool) => !facts.tools.has(tool));

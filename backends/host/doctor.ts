@@ -2,6 +2,7 @@
 // network probes run as the repo user (setpriv), inside the namespace the
 // wrapper names (tests), against targets the caller may aim elsewhere.
 import * as path from 'node:path';
+import { reposStateDir } from '../../src/paths.js';
 import type { RegistryRepo, Registry } from '../../src/types.js';
 import { agentEnvironment, dropPrivileges, lookupUser } from '../../src/control/privdrop.js';
 import { stateDirProblems } from '../../src/control/state-dirs.js';
@@ -116,7 +117,7 @@ async function stateDirsCheck(fs: HostDeps['fs'], stateDir: string): Promise<Che
   const name = 'state and lock dirs are safe';
   const state = await fs.stat(stateDir);
   if (!state) return check(name, false, `${stateDir} does not exist`, 'agent-runner provision host');
-  const reposDir = path.join(stateDir, 'repos');
+  const reposDir = reposStateDir(stateDir);
   const dirs: { path: string; mode: number; uid: number }[] = [];
   for (const dir of [reposDir, ...(await fs.list(reposDir)).map((entry) => path.join(reposDir, entry))]) {
     const stat = await fs.stat(dir);

@@ -2,7 +2,7 @@
 // registry's directory (AGENT_RUNNER_CONFIG) and the state dir
 // (AGENT_RUNNER_STATE), so a test points both at temp dirs.
 import * as path from 'node:path';
-import { registryFile, stateDir } from '../../src/paths.js';
+import { configDir as configDirOf, egressFile, registryFile, removedDir, squidAllowlistDir, squidConfigFile, squidStateDir, stateDir } from '../../src/paths.js';
 import type { SquidLayout } from './squid-config.js';
 
 export interface HostLayout {
@@ -19,15 +19,15 @@ export interface HostLayout {
 
 export function hostLayout(env: Readonly<Record<string, string | undefined>>): HostLayout {
   const registry = registryFile(env);
-  const configDir = path.dirname(registry);
+  const configDir = configDirOf(env);
   const state = stateDir(env);
   return {
     registryFile: registry,
     configDir,
     stateDir: state,
-    egressFile: path.join(configDir, 'egress.json'),
-    squid: { configFile: path.join(configDir, 'squid.conf'), allowlistDir: path.join(configDir, 'allow'), stateDir: path.join(state, 'squid') },
-    removedDir: path.join(state, 'removed'),
+    egressFile: egressFile(configDir),
+    squid: { configFile: squidConfigFile(configDir), allowlistDir: squidAllowlistDir(configDir), stateDir: squidStateDir(state) },
+    removedDir: removedDir(state),
     unitDir: '/etc/systemd/system',
   };
 }

@@ -6,7 +6,7 @@
 // visible from here (same pid namespace); a socket with no visible process is
 // reported as held by an unknown process. net.ipv4.ip_unprivileged_port_start
 // is per network namespace, so it is read where the ports are.
-import * as path from 'node:path';
+import { squidPidFile } from '../../src/paths.js';
 import type { FsPort, ProcessPort } from '../../src/ports.js';
 import { FailedError } from '../../src/errors.js';
 import { nextProxyPort, proxyPortProblem } from '../../src/control/registry/proxy-ports.js';
@@ -50,22 +50,22 @@ export function parseListeners(text: string): Listener[] {
 }
 
 /** The live sysctl, read where the wrapper runs. */
-export async function readUnprivilegedStart(process: ProcessPort, wrap: CommandWrapper = onHost): Promise<number> {
+async function readUnprivilegedStart(process: ProcessPort, wrap: CommandWrapper = onHost): Promise<number> {
   const result = await process.run(wrap(systemCommand('cat', ['/proc/sys/net/ipv4/ip_unprivileged_port_start'])));
   const value = Number(result.stdout.trim());
   if (result.exitCode !== 0 || !/^\d+$/.test(result.stdout.trim())) throw new FailedError(`cannot read net.ipv4.ip_unprivileged_port_start (${describeFailure(result)})`);
   return value;
 }
 
-export async function readListeners(process: ProcessPort, wrap: CommandWrapper = onHost): Promise<Listener[]> {
+async function readListeners(process: ProcessPort, wrap: CommandWrapper = onHost): Promise<Listener[]> {
   const result = await process.run(wrap(systemCommand('ss', ['-H', '-l', '-t', '-n', '-p'])));
   if (result.exitCode !== 0) throw new FailedError(`cannot list listening sockets with ss (${describeFailure(result)}); install iproute2`);
   return parseListeners(result.stdout);
 }
 
 /** The pid in Squid's pid file and all its descendants (the kid that holds the ports, its helpers). */
-export async function readSquidPids(fs: FsPort, squidStateDir: string): Promise<number[]> {
-  const text = (await fs.readTextIfExists(path.join(squidStateDir, 'squid.pid')))?.trim();
+async function readSquidPids(fs: FsPort, squidStateDir: string): Promise<number[]> {
+  const text = (await fs.readTextIfExists(squidPidFile(squidStateDir)))?.trim();
   if (!text || !/^\d+$/.test(text)) return [];
   const pids: number[] = [];
   const queue = [Number(text)];

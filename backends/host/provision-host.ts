@@ -2,6 +2,7 @@
 // with their modes, and the systemd units. Pure planner; the reader and the
 // applier are in provision-run.ts and below.
 import * as path from 'node:path';
+import { reposStateDir } from '../../src/paths.js';
 import type { FsPort, ProcessPort } from '../../src/ports.js';
 import { lookupUser } from '../../src/control/privdrop.js';
 import { systemCommand, SYSTEM_PATH } from './exec.js';
@@ -87,7 +88,7 @@ export async function readHostState(process: ProcessPort, fs: FsPort, layout: Ho
   }
   const proxy = await lookupUser(process, 'proxy');
   const proxyUid = proxy?.uid;
-  const reposDir = path.join(layout.stateDir, 'repos');
+  const reposDir = reposStateDir(layout.stateDir);
   const repoStateDirs = new Map<string, DirState>([[reposDir, await dirState(reposDir)]]);
   for (const entry of (await fs.list(reposDir)).sort()) {
     const stat = await fs.stat(path.join(reposDir, entry));

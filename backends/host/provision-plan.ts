@@ -3,6 +3,7 @@
 // run does, and a second run over a provisioned host plans nothing.
 import { parse } from 'smol-toml';
 import * as path from 'node:path';
+import { removedHomeDir } from '../../src/paths.js';
 import type { Command, RegistryRepo } from '../../src/types.js';
 import type { UserAccount } from '../../src/control/privdrop.js';
 import { formatProblems, UsageError } from '../../src/errors.js';
@@ -261,7 +262,7 @@ export function planRemove(name: string, state: RemoveState, layout: HostLayout,
     steps.push({ description: `delete user ${user} (its home is kept)`, command: removeUserCommand(user) });
   }
   if (state.homeExists) {
-    const aside = path.join(layout.removedDir, `${name}-${stamp}`);
+    const aside = removedHomeDir(layout.removedDir, name, stamp);
     steps.push({ description: `move ${home} (clone, worktrees, secrets) aside to ${aside}, root only`, command: systemCommand('mkdir', ['-p', '-m', '0700', layout.removedDir]) });
     steps.push({ description: `move ${home} aside to ${aside}`, command: systemCommand('mv', ['--no-target-directory', home, aside]) });
     steps.push({ description: `give ${aside} to root (its uid may be reused)`, command: systemCommand('chown', ['-R', '-h', '-P', 'root:root', '--', aside]) });

@@ -15,6 +15,7 @@ import type { SquidOptions } from './squid-config.js';
 import { homeOf, type HostLayout } from './layout.js';
 import { readPortsState } from './ports.js';
 import { lookupAccount, readUidMin } from '../../src/control/repo-account.js';
+import { SYSTEMD_RUNTIME_DIR } from '../../src/control/run-limits.js';
 import { readCloneFacts } from './user-tree.js';
 import { WATCH_UNIT, type ProvisionStep, type RemoveState, type RepoState } from './provision-plan.js';
 
@@ -31,7 +32,7 @@ export interface HostDeps {
 }
 
 export async function systemdIsRunning(fs: FsPort): Promise<boolean> {
-  return (await fs.stat('/run/systemd/system'))?.isDirectory === true;
+  return (await fs.stat(SYSTEMD_RUNTIME_DIR))?.isDirectory === true;
 }
 
 async function unitEnabled(process: ProcessPort, unit: string): Promise<boolean> {
@@ -111,7 +112,7 @@ export async function readRemoveState(deps: HostDeps, layout: HostLayout, name: 
 }
 
 /** The value of `key` in `[section]` of a git config file (plain, no includes). */
-export function gitConfigValue(text: string, section: string, key: string): string | undefined {
+function gitConfigValue(text: string, section: string, key: string): string | undefined {
   let current = '';
   let value: string | undefined;
   for (const raw of text.split('\n')) {
@@ -166,14 +167,14 @@ export async function applySteps(deps: HostDeps, layout: HostLayout, steps: read
 }
 
 /** Regenerates the ruleset from the registry on disk and the users that exist now, and loads it. */
-export async function reloadEgress(deps: HostDeps, layout: HostLayout): Promise<void> {
+async function reloadEgress(deps: HostDeps, layout: HostLayout): Promise<void> {
   const registry = await readRegistry(deps, layout.registryFile);
   const uids = await uidsOf(deps.process, registry.repos.map((repo) => repo.user));
   await deps.fs.mkdirp(layout.configDir, 0o755);
   await applyRuleset({ process: deps.process, fs: deps.fs, wrap: deps.wrap ?? onHost }, egressRuleset(registry.repos, uids), { saveTo: layout.egressFile });
 }
 
-export async function reloadProxy(deps: HostDeps, layout: HostLayout): Promise<SquidApplyOutcome> {
+async function reloadProxy(deps: HostDeps, layout: HostLayout): Promise<SquidApplyOutcome> {
   const registry = await readRegistry(deps, layout.registryFile);
   const systemd = deps.wrap === undefined && (await systemdIsRunning(deps.fs));
   const squid = { process: deps.process, fs: deps.fs, clock: deps.clock, wrap: deps.wrap ?? onHost, ...(deps.squidInstance ? { instance: deps.squidInstance } : {}), serviceManager: systemd ? ('systemd' as const) : ('direct' as const) };

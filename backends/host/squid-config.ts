@@ -9,9 +9,9 @@
 // resolves the name, so an allowlisted name that points into a private
 // range is still refused (it is evaluated last, so names not on the list
 // never cost a DNS lookup).
-import * as path from 'node:path';
 import type { ConfigProblem, RegistryRepo } from '../../src/types.js';
 import { FIRST_PROXY_PORT } from '../../src/control/registry/proxy-ports.js';
+import { squidAccessLog, squidAllowlistFile, squidCacheLog, squidPidFile } from '../../src/paths.js';
 
 /** Squid's `-n` service name: alphanumeric only (Squid refuses "agent-runner"). */
 export const SQUID_INSTANCE = 'agentrunner';
@@ -45,7 +45,7 @@ export interface RenderedSquid {
 }
 
 /** Destinations no agent may reach through the proxy, whatever its allowlist says. */
-export const DENIED_DESTINATIONS: readonly string[] = [
+const DENIED_DESTINATIONS: readonly string[] = [
   '0.0.0.0/8', // "this host": connects to 0.0.0.0 land on loopback
   '10.0.0.0/8',
   '100.64.0.0/10', // carrier-grade NAT
@@ -59,7 +59,7 @@ export const DENIED_DESTINATIONS: readonly string[] = [
 ];
 
 export function allowlistFile(layout: SquidLayout, repo: string): string {
-  return path.join(layout.allowlistDir, `${repo}.txt`);
+  return squidAllowlistFile(layout.allowlistDir, repo);
 }
 
 const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
@@ -123,10 +123,10 @@ export function squidConfig(repos: readonly RegistryRepo[], layout: SquidLayout,
     "# only that repo's allowlist applies. nftables lets each repo user reach",
     '# only its own port.',
     '',
-    `pid_filename ${path.join(state, 'squid.pid')}`,
-    `cache_log ${path.join(state, 'cache.log')}`,
+    `pid_filename ${squidPidFile(state)}`,
+    `cache_log ${squidCacheLog(state)}`,
     'logformat agent_runner %ts.%03tu repo=%{repo}note client=%>a:%>p status=%Ss/%03>Hs bytes=%<st method=%rm url=%ru upstream=%<a',
-    `access_log stdio:${path.join(state, 'access.log')} agent_runner`,
+    `access_log stdio:${squidAccessLog(state)} agent_runner`,
     `coredump_dir ${state}`,
     `cache_effective_user ${options.effectiveUser ?? 'proxy'}`,
     'visible_hostname agent-runner',

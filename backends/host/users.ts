@@ -11,11 +11,10 @@ import { systemCommand } from './exec.js';
 import { dropPrivileges } from '../../src/control/privdrop.js';
 import { accountComment } from '../../src/control/repo-account.js';
 
-export const REPO_USER_SHELL = '/bin/bash';
+const REPO_USER_SHELL = '/bin/bash';
 
 // agent-runner is the committer of every agent commit (src/git/git.ts); the author comes from the clone's config.
 import { committerEnvironment, NO_REPO_PROGRAMS } from '../../src/git/git.js';
-export { committerEnvironment, RUNNER_IDENTITY as COMMITTER } from '../../src/git/git.js';
 
 export function createUserCommands(user: string, home: string, repo: string): Command[] {
   return [
@@ -30,7 +29,7 @@ export function removeUserCommand(user: string): Command {
 }
 
 /** A command run as a named user, for plans made before the user has a uid (src/control/privdrop.ts does the drop). */
-export function asNamedUser(user: string, home: string, command: Omit<Command, 'env'> & { env?: Readonly<Record<string, string>> }): Command {
+function asNamedUser(user: string, home: string, command: Omit<Command, 'env'> & { env?: Readonly<Record<string, string>> }): Command {
   const env = { HOME: home, USER: user, LOGNAME: user, PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', ...(command.env ?? {}) };
   return dropPrivileges({ name: user }, { ...command, env });
 }
@@ -98,8 +97,3 @@ export function writeFileAsUserCommand(user: string, home: string, file: string,
   const script = 'set -e; tmp=$(mktemp -- "$1.agent-runner.XXXXXX"); trap \'rm -f -- "$tmp"\' EXIT; cat > "$tmp"; chmod -- "$2" "$tmp"; mv -f -T -- "$tmp" "$1"; trap - EXIT';
   return asNamedUser(user, home, { program: '/bin/sh', args: ['-c', script, 'agent-runner-write', file, mode.toString(8)], cwd: home, stdin: text });
 }
-
-// ---------------------------------------------------------------- secrets
-
-// Secrets live in src/agent/secrets.ts: the transcript writer redacts with them too.
-export { SECRET_FILES, extractSecrets, secretValues, redactSecrets } from '../../src/agent/secrets.js';

@@ -2,7 +2,7 @@
 // plus a directive naming the task. Pure.
 import type { Task } from '../types.js';
 
-export const DEFAULT_BASE_PROMPT = `You are working unattended in a git worktree of this repository. Nobody will
+const DEFAULT_BASE_PROMPT = `You are working unattended in a git worktree of this repository. Nobody will
 answer questions; decide, and record what you decided.
 
 Lifecycle of your task (it is a Backlog.md task file under backlog/tasks/):

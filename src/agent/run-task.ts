@@ -6,6 +6,7 @@ import type { Clock, FsPort, Ports, ProcessPort, StartedProcess } from '../ports
 import type { AgentAdapter, AgentResult, RepoConfig, Task, TaskId } from '../types.js';
 import type { Git } from '../git/git.js';
 import { readBoard, findTask } from '../board/read.js';
+import { DONE_STATUS } from '../board/readiness.js';
 import { buildPrompt } from './prompt.js';
 import { resolveModelChoice } from '../repo/config.js';
 import { superviseAgent } from './supervise.js';
@@ -89,7 +90,7 @@ async function readTreeState(deps: RunDeps, workspace: string, taskId: TaskId): 
 /** Pure: what one session meant, given the tree before and after it. */
 export function judgeSession(before: TreeState, after: TreeState, result: AgentResult): RunOutcome | undefined {
   if (after.unreadable) return { kind: 'unreadable', reason: `task status unreadable after the session: ${after.unreadable}` };
-  if (after.status === 'Done') return { kind: 'done' };
+  if (after.status === DONE_STATUS) return { kind: 'done' };
   if (after.status === 'Blocked') return { kind: 'blocked', reason: blockedReason(after.task) };
   if (!result.ok) return { kind: 'agent-failed', reason: `${result.failure ?? 'failed'}${result.detail ? `: ${result.detail}` : ''}` };
   if (after.head === before.head && after.status === before.status) {

@@ -3,9 +3,25 @@
 // user's home (git token, agent logins). Pure, except secretValues, which
 // reads the home through the port it is given.
 /** Files in a repo user's home that hold credentials (mode 0600, never elsewhere). */
-export const SECRET_FILES: readonly string[] = ['.git-credentials', '.claude/.credentials.json', '.codex/auth.json', '.config/gh/hosts.yml'];
+const SECRET_FILES: readonly string[] = ['.git-credentials', '.claude/.credentials.json', '.codex/auth.json', '.config/gh/hosts.yml'];
 
-const SECRET_KEY = /token|secret|key|password|credential/i;
+/**
+ * The words that mark a name (an environment variable, a JSON key, a
+ * `key: value` line) as holding a secret. The union of what each place used
+ * to check on its own: redacting one value too many costs a word in a log,
+ * missing one leaks a credential. Not broader: "auth" would catch
+ * GIT_AUTHOR_NAME, "pass" bypass/passthrough, "pwd" the working directory.
+ */
+const SECRET_WORDS = ['token', 'secret', 'key', 'password', 'passwd', 'credential'] as const;
+const SECRET_WORD = `(?:${SECRET_WORDS.join('|')})`;
+
+/** A name that holds a secret: used for redaction here and by the registry to keep secrets out of its env tables. */
+export const SECRET_NAME = new RegExp(SECRET_WORD, 'i');
+/** A secret-named key and its value anywhere in text that should have been JSON. */
+const SECRET_PAIR = new RegExp(`(\\w*${SECRET_WORD}\\w*)\\W+([A-Za-z0-9._~+/=-]{8,})`, 'gi');
+/** A `secret-named-key: value` line (YAML such as gh's hosts.yml). */
+const SECRET_LINE = new RegExp(`^\\s*[\\w-]*${SECRET_WORD}[\\w-]*\\s*:\\s*["']?([^"'\\s]+)`, 'gim');
+
 /** Shorter strings would redact ordinary words; real tokens are long. */
 const MIN_SECRET_LENGTH = 8;
 
@@ -23,10 +39,10 @@ export function extractSecrets(file: string, text: string): string[] {
       collect(JSON.parse(text), false, found);
     } catch {
       // Not JSON after all: fall back to key: value lines.
-      for (const match of text.matchAll(/(\w*(?:token|secret|key|password)\w*)\W+([A-Za-z0-9._~+/=-]{8,})/gi)) found.add(match[2]!);
+      for (const match of text.matchAll(SECRET_PAIR)) found.add(match[2]!);
     }
   } else {
-    for (const match of text.matchAll(/^\s*[\w-]*(?:token|secret|key|password)[\w-]*\s*:\s*["']?([^"'\s]+)/gim)) found.add(match[1]!);
+    for (const match of text.matchAll(SECRET_LINE)) found.add(match[1]!);
   }
   return [...found].filter((secret) => secret.length >= MIN_SECRET_LENGTH);
 }
@@ -37,7 +53,7 @@ function collect(value: unknown, underSecretKey: boolean, into: Set<string>): vo
   } else if (Array.isArray(value)) {
     for (const item of value) collect(item, underSecretKey, into);
   } else if (value && typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value)) collect(inner, underSecretKey || SECRET_KEY.test(key), into);
+    for (const [key, inner] of Object.entries(value)) collect(inner, underSecretKey || SECRET_NAME.test(key), into);
   }
 }
 
@@ -61,9 +77,9 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
 }
 
 /** Variable values that must never appear in a transcript or a log. */
-export function secretValuesIn(env: Readonly<Record<string, string>>): string[] {
+function secretValuesIn(env: Readonly<Record<string, string>>): string[] {
   return Object.entries(env)
-    .filter(([key, value]) => /TOKEN|KEY|SECRET|PASSWORD/i.test(key) && value.length >= 8)
+    .filter(([key, value]) => SECRET_NAME.test(key) && value.length >= MIN_SECRET_LENGTH)
     .map(([, value]) => value);
 }
 

@@ -21,9 +21,9 @@ export type OutputStream = 'stdout' | 'stderr';
 /** stdout lines kept (the newest); a transcript belongs in a file via onLine. */
 export const MAX_STDOUT_LINES = 5000;
 /** One stdout line longer than this is cut (a result line is far smaller). */
-export const MAX_LINE_CHARS = 1024 * 1024;
+const MAX_LINE_CHARS = 1024 * 1024;
 /** Characters of stderr kept (the end). */
-export const MAX_STDERR_TAIL_CHARS = 64 * 1024;
+const MAX_STDERR_TAIL_CHARS = 64 * 1024;
 
 /** Keeps the newest lines, at most `limit` of them, in insertion order. */
 class LineRing {

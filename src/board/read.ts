@@ -34,7 +34,7 @@ export function assembleBoard(parsed: readonly (Task | UnreadableTask)[], config
 }
 
 /** One task file; `file` is relative to the workspace. Never throws for the file's content. */
-export async function readTaskFile(fs: FsPort, workspace: string, file: string): Promise<Task | UnreadableTask> {
+async function readTaskFile(fs: FsPort, workspace: string, file: string): Promise<Task | UnreadableTask> {
   const full = path.join(workspace, file);
   try {
     // The size check comes before the read, so a huge file is never loaded.

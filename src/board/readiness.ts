@@ -8,9 +8,9 @@
 import type { Board, NotReadyReason, Readiness, Task, TaskId } from '../types.js';
 import { isParked, parkedReason } from './parking.js';
 
-export const READY_STATUS = 'To Do';
+const READY_STATUS = 'To Do';
 export const DONE_STATUS = 'Done';
-export const NEEDS_HUMAN_LABEL = 'risk:needs-human';
+const NEEDS_HUMAN_LABEL = 'risk:needs-human';
 
 export function assessReadiness(board: Board): Readiness {
   const statusById = new Map<string, string>();
@@ -68,7 +68,7 @@ export function describeReason(reason: NotReadyReason): string {
 const PRIORITY_RANK = { high: 0, medium: 1, low: 2 } as const;
 
 /** The board order: priority, then ordinal, then the id's numbers. */
-export function compareTasks(a: Task, b: Task): number {
+function compareTasks(a: Task, b: Task): number {
   const byPriority = (a.priority ? PRIORITY_RANK[a.priority] : 3) - (b.priority ? PRIORITY_RANK[b.priority] : 3);
   if (byPriority) return byPriority;
   const byOrdinal = (a.ordinal ?? Number.POSITIVE_INFINITY) - (b.ordinal ?? Number.POSITIVE_INFINITY);

@@ -5,10 +5,12 @@ import * as path from 'node:path';
 import type { Ports } from '../ports.js';
 import type { DrainEvent, DrainSummary } from '../drain/types.js';
 import { Git } from '../git/git.js';
+import { cloneRepo, commitEverything, initBare, pushBranch } from '../git/new-repo.js';
 import { orchestrate, type OrchestrateInput } from '../drain/orchestrate.js';
-import { applyOverrides, readRepoConfig } from '../repo/config.js';
+import { applyOverrides, CONFIG_FILE, readRepoConfig } from '../repo/config.js';
 import { adapterFor } from '../agent/adapters/index.js';
 import { renderTaskFile, taskFileName } from '../board/render.js';
+import { CONFIG_FILE as BOARD_CONFIG_FILE, TASKS_DIR } from '../board/read.js';
 import { promote, stagingStatus, type PromoteResult, type StagingStatus } from '../staging/lifecycle.js';
 import { DEMO_BACKLOG_CONFIG, DEMO_GATES, DEMO_README, DEMO_TASKS, demoConfig } from './demo-repo.js';
 
@@ -59,28 +61,26 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
   const git = new Git(ports.process, { env, identity: { name: 'demo operator', email: 'operator@demo.invalid' } });
 
   input.onStep(`demo repo: ${clone} (origin ${origin})`);
-  await git.run(root, ['init', '--quiet', '--bare', '--initial-branch=main', origin]);
-  await git.run(root, ['clone', '--quiet', origin, clone]);
+  await initBare(git, root, origin, 'main');
+  await cloneRepo(git, root, origin, clone);
   const created = stamp(clock.now());
   const files: Record<string, string> = {
     'README.md': DEMO_README,
     VERSION: '1.0.0\n',
-    'backlog/config.yml': DEMO_BACKLOG_CONFIG,
-    '.agent/config.json': demoConfig(input.agentCommand),
+    [BOARD_CONFIG_FILE]: DEMO_BACKLOG_CONFIG,
+    [CONFIG_FILE]: demoConfig(input.agentCommand),
     '.agent/gates.sh': DEMO_GATES,
   };
   for (const task of DEMO_TASKS) {
     const { expect: _expect, ...fields } = task;
-    files[path.join('backlog/tasks', taskFileName(task.id, task.title))] = renderTaskFile({ ...fields, createdDate: created });
+    files[path.join(TASKS_DIR, taskFileName(task.id, task.title))] = renderTaskFile({ ...fields, createdDate: created });
   }
   for (const [name, text] of Object.entries(files)) {
     await fs.mkdirp(path.dirname(path.join(clone, name)));
     await fs.writeAtomic(path.join(clone, name), text, name.endsWith('.sh') ? 0o755 : 0o644);
   }
-  await git.run(clone, ['checkout', '--quiet', '-B', 'main']);
-  await git.run(clone, ['add', '-A']);
-  await git.run(clone, ['commit', '--quiet', '-m', 'Demo project with a board of nine tasks']);
-  await git.run(clone, ['push', '--quiet', 'origin', 'main']);
+  await commitEverything(git, clone, 'main', 'Demo project with a board of nine tasks');
+  await pushBranch(git, clone, 'origin', 'main');
 
   const { config: repoConfig } = await readRepoConfig(fs, clone);
   const config = applyOverrides(repoConfig, {});

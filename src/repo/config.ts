@@ -10,7 +10,7 @@ import { effortLabel, modelLabel } from '../board/labels.js';
 export const CONFIG_FILE = '.agent/config.json';
 
 export const ASSISTANTS: readonly AssistantName[] = ['claude', 'codex', 'command'];
-export const EFFORTS = ['minimal', 'low', 'medium', 'high', 'xhigh'] as const;
+const EFFORTS = ['minimal', 'low', 'medium', 'high', 'xhigh'] as const;
 const WORK_BRANCH_MODES: readonly WorkBranchMode[] = ['reset', 'accumulate'];
 
 export const DEFAULT_CONFIG: RepoConfig = {
@@ -29,7 +29,14 @@ export const DEFAULT_CONFIG: RepoConfig = {
   baseBranch: 'main',
 };
 
-/** A hard ceiling whatever the config says; the registry usually caps lower. */
+/**
+ * The most agents one repo may run at once: the bound the repo config and
+ * the registry's max_parallel are both checked against (the cap a run gets
+ * is still the lower of the two, see applyOverrides). 16, not the 64 the
+ * registry used to accept: every run was already clamped to 16, so no drain
+ * runs differently, and a registry asking for more now hears so instead of
+ * being lowered in silence.
+ */
 export const MAX_PARALLEL_CEILING = 16;
 
 interface Field {
@@ -103,6 +110,7 @@ export function validateConfig(json: unknown, file: string = CONFIG_FILE): Confi
     if (problem) problems.push({ file, key: field.key, problem, fix: field.fix });
     else config[field.key] = value;
   }
+  // Every value written above passed its field's check, which accepts exactly the RepoConfig type of that key.
   const result = config as unknown as RepoConfig;
   if (result.assistant === 'command' && !result.command && !problems.some((p) => p.key === 'command' || p.key === 'assistant')) {
     problems.push({ file, key: 'command', problem: 'is required when "assistant" is "command"', fix: 'set "command" to the agent argv, e.g. ["./agent.sh"]' });
@@ -115,8 +123,6 @@ export function validateConfig(json: unknown, file: string = CONFIG_FILE): Confi
   }
   return { config: result, problems, warnings };
 }
-
-export { formatProblems } from '../errors.js';
 
 /** Reads and validates the repo's config; a missing file means the defaults. Throws UsageError with every problem. */
 export async function readRepoConfig(fs: FsPort, workspace: string): Promise<ConfigValidation> {

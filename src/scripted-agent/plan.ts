@@ -1,6 +1,7 @@
 // What the scripted agent will do for a task, decided from its instruction
 // block before anything is touched; and the task file it leaves behind. Pure.
 import { appendNote, checkCriterion, setStatus } from '../board/edit.js';
+import { DONE_STATUS } from '../board/readiness.js';
 import type { Task } from '../types.js';
 import type { ClaudeResultKind, Instruction } from './instructions.js';
 
@@ -58,7 +59,7 @@ export function finishedTaskText(text: string, task: Pick<Task, 'acceptanceCrite
     case 'blocked':
       return appendNote(setStatus(text, 'Blocked'), `Blocked: ${ending.reason}`);
     case 'done':
-      return task.acceptanceCriteria.reduce((current, criterion) => checkCriterion(current, criterion.index), setStatus(text, 'Done'));
+      return task.acceptanceCriteria.reduce((current, criterion) => checkCriterion(current, criterion.index), setStatus(text, DONE_STATUS));
   }
 }
 

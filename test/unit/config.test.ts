@@ -1,6 +1,9 @@
 // .agent/config.json: schema, every problem at once, precedence and caps.
 import t from 'tap';
-import { applyOverrides, DEFAULT_CONFIG, resolveModelChoice, validateConfig, formatProblems } from '../../src/repo/config.js';
+import { applyOverrides, DEFAULT_CONFIG, MAX_PARALLEL_CEILING, resolveModelChoice, validateConfig } from '../../src/repo/config.js';
+import { parseRegistry } from '../../src/control/registry/parse.js';
+import { cronScheduler } from '../../src/io/cron.js';
+import { formatProblems } from '../../src/errors.js';
 import { aTask } from '../helpers/board-builder.js';
 
 t.test('an empty object is the defaults', async (t) => {
@@ -51,4 +54,31 @@ t.test('a task label sits above flag, config and default for model and effort', 
   t.same(resolveModelChoice(config, plain), { model: 'flag-model', effort: 'low', modelSource: 'flag-or-config', effortSource: 'flag-or-config' });
   t.same(resolveModelChoice(config, labelled), { model: 'opus', effort: 'high', modelSource: 'label', effortSource: 'label' });
   t.same(resolveModelChoice(DEFAULT_CONFIG, plain), { model: undefined, effort: undefined, modelSource: 'default', effortSource: 'default' });
+});
+
+t.test('setup is an argv array or a script path, kept as given', async (t) => {
+  const cases: { setup: unknown; kept?: readonly string[] | string; problem?: true }[] = [
+    { setup: ['npm', 'ci'], kept: ['npm', 'ci'] },
+    { setup: '.agent/setup.sh', kept: '.agent/setup.sh' },
+    { setup: null, kept: undefined },
+    { setup: '/usr/bin/make', problem: true },
+    { setup: '../outside.sh', problem: true },
+    { setup: [], problem: true },
+    { setup: ['npm', ''], problem: true },
+  ];
+  for (const { setup, kept, problem } of cases) {
+    const result = validateConfig({ setup });
+    if (problem) t.same(result.problems.map((p) => p.key), ['setup'], `${JSON.stringify(setup)} is refused`);
+    else t.same([result.problems, result.config.setup], [[], kept], `${JSON.stringify(setup)} is kept as given`);
+  }
+});
+
+t.test('one parallel cap: the repo config and the registry are bounded by the same number', async (t) => {
+  t.equal(MAX_PARALLEL_CEILING, 16);
+  t.same(validateConfig({ maxParallel: MAX_PARALLEL_CEILING }).problems, [], 'the repo config may ask for the ceiling');
+  t.same(validateConfig({ maxParallel: MAX_PARALLEL_CEILING + 1 }).problems.map((p) => p.key), ['maxParallel'], 'but not one more');
+  const registry = (maxParallel: number) => parseRegistry(`[repos.web]\npath = "/srv/web"\nproxy_port = 700\nmax_parallel = ${maxParallel}\n`, '/etc/agent-runner/registry.toml', cronScheduler);
+  t.same(registry(MAX_PARALLEL_CEILING).problems, [], 'the registry may set the ceiling');
+  t.same(registry(MAX_PARALLEL_CEILING + 1).problems.map((p) => p.key), ['repos.web.max_parallel'], 'but not one more');
+  t.equal(applyOverrides(validateConfig({ maxParallel: MAX_PARALLEL_CEILING }).config, { maxParallel: 99 }).maxParallel, MAX_PARALLEL_CEILING, 'nothing raises a run above it');
 });

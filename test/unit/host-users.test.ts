@@ -1,7 +1,9 @@
 // The repo user as commands, secrets extraction and redaction, and the
 // repo planner over builder states.
 import t from 'tap';
-import { createUserCommands, cloneCommand, extractSecrets, redactSecrets, secretValues, committerEnvironment } from '../../backends/host/users.js';
+import { createUserCommands, cloneCommand } from '../../backends/host/users.js';
+import { extractSecrets, redactSecrets, secretValues } from '../../src/agent/secrets.js';
+import { committerEnvironment } from '../../src/git/git.js';
 import { planRepo, withBlockedStatus, type RepoState } from '../../backends/host/provision-plan.js';
 import { emptyRepoState } from '../helpers/host-fixtures.js';
 import { hostLayout } from '../../backends/host/layout.js';

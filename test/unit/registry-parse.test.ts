@@ -102,7 +102,7 @@ x = 1
     'reg.toml:6 repos.web.path: must be an absolute path, got "relative/web"',
     'reg.toml:7 repos.web.proxy_port: must be a privileged port 1-1023, got 3130: any user, an agent too, can bind a port from 1024 up and cut the repo off from its proxy',
     'reg.toml:8 repos.web.schedule: not a valid cron expression: "every minute"',
-    'reg.toml:9 repos.web.max_parallel: must be an integer 1-64, got 0',
+    'reg.toml:9 repos.web.max_parallel: must be an integer 1-16, got 0',
     'reg.toml:10 repos.web.allow: not domain names: "https://evil.example/x"',
     'reg.toml:11 repos.web.env.GITHUB_TOKEN: looks like a secret; the registry is not a secret store',
     'reg.toml:11 repos.web.env.PATH: is set by agent-runner itself',

@@ -9,9 +9,6 @@ import type { AgentAdapter, AgentInvocation, AgentOutput, AgentResult, Command }
 import { describeExit, isSilent, jsonObjects, lastStderrLine, numberField, objectField, stringField, type JsonObject } from './jsonl.js';
 import { parseResetTime } from './reset-time.js';
 
-/** The values `claude --effort` accepts (2.1.197). */
-export const CLAUDE_EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
-
 const NOT_LOGGED_IN = /not logged in|please run \/login|invalid api key|authentication_failed|oauth token (?:has )?expired|credit balance is too low/i;
 const RATE_LIMITED = /usage limit|hit your limit|limit reached|rate[_ ]limit|too many requests|\b429\b|overloaded/i;
 

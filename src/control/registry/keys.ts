@@ -1,6 +1,8 @@
 // The registry's keys as a table: where each may appear, what it means, and
 // the rule that reads it (schema -> normalize). A rule either sets its field
 // or reports what is wrong with the fix; it never stops at the first problem.
+import { SECRET_NAME } from '../../agent/secrets.js';
+import { MAX_PARALLEL_CEILING } from '../../repo/config.js';
 import * as path from 'node:path';
 import type { ScheduleCheck } from '../../ports.js';
 import { FIRST_PROXY_PORT, PRIVILEGED_PORT_LIMIT, proxyPortProblem } from './proxy-ports.js';
@@ -9,12 +11,9 @@ import { readRunLimit, RUN_LIMIT_KEYS, type RunLimitFields, type RunLimitKey } f
 /** What useradd accepts (and what privdrop's lookupUser will look up). */
 const USER_NAME_PATTERN = /^[a-z_][a-z0-9_-]{0,31}$/;
 
-/** Upper bound on max_parallel: more agents than this on one host is a typo. */
-const MAX_PARALLEL_LIMIT = 64;
 
 /** Variables agent-runner sets itself; the registry may not override them. */
 const RESERVED_ENV = new Set(['HOME', 'USER', 'LOGNAME', 'PATH', 'SHELL', 'AGENT_RUNNER_STATE', 'AGENT_RUNNER_CONFIG', 'http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY']);
-const SECRET_ENV = /TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL/i;
 const DOMAIN = /^\.?(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 const BRANCH = /^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*\.lock$)[A-Za-z0-9._/-]{1,200}(?<![/.])$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -75,7 +74,7 @@ function readEnv(value: unknown, at: KeyContext): void {
       at.badEntry(name, problem, fix);
     };
     if (!ENV_NAME.test(name)) bad('not a valid variable name', 'use letters, digits and "_", not starting with a digit');
-    else if (SECRET_ENV.test(name)) bad('looks like a secret; the registry is not a secret store', "put secrets in the repo user's home (mode 0600), never in the registry");
+    else if (SECRET_NAME.test(name)) bad('looks like a secret; the registry is not a secret store', "put secrets in the repo user's home (mode 0600), never in the registry");
     else if (RESERVED_ENV.has(name)) bad('is set by agent-runner itself', name === 'PATH' ? 'use toolchain_path instead' : 'remove it');
     else if (typeof item !== 'string') bad(`must be a string, got ${JSON.stringify(item)}`, 'quote the value');
     else env[name] = item;
@@ -152,7 +151,7 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: BOTH,
     describe: 'cap on parallel agents',
     read(value, at) {
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_PARALLEL_LIMIT) at.bad(`must be an integer 1-${MAX_PARALLEL_LIMIT}, got ${JSON.stringify(value)}`, 'set how many agents may run at once for this repo');
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_PARALLEL_CEILING) at.bad(`must be an integer 1-${MAX_PARALLEL_CEILING}, got ${JSON.stringify(value)}`, 'set how many agents may run at once for this repo');
       else at.fields.maxParallel = value;
     },
   },

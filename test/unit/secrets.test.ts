@@ -1,0 +1,36 @@
+// One secret-name rule: the redaction of an agent's environment and home
+// files and the registry's refusal of secret-looking env entries all ask
+// SECRET_NAME, so a name one of them treats as a secret the others do too.
+import t from 'tap';
+import { extractSecrets, knownSecrets, SECRET_NAME } from '../../src/agent/secrets.js';
+import { parseRegistry } from '../../src/control/registry/parse.js';
+import { cronScheduler } from '../../src/io/cron.js';
+
+const SECRET = ['GITHUB_TOKEN', 'ANTHROPIC_API_KEY', 'client_secret', 'DB_PASSWORD', 'MYSQL_PASSWD', 'aws_credentials', 'accessToken'];
+const PLAIN = ['PATH', 'HOME', 'PWD', 'GIT_AUTHOR_NAME', 'NODE_ENV', 'LOG', 'bypass'];
+const noHome = { readTextIfExists: async () => undefined };
+
+t.test('which names hold a secret', async (t) => {
+  for (const name of SECRET) t.ok(SECRET_NAME.test(name), `${name} holds a secret`);
+  for (const name of PLAIN) t.notOk(SECRET_NAME.test(name), `${name} does not`);
+});
+
+t.test('the environment: every secret-named value is known, the rest is not', async (t) => {
+  const env = Object.fromEntries([...SECRET, ...PLAIN].map((name) => [name, `value-of-${name}`]));
+  t.same((await knownSecrets(noHome, env)).sort(), SECRET.map((name) => `value-of-${name}`).sort());
+});
+
+t.test('home files: secret-named keys in JSON, broken JSON and key: value lines', async (t) => {
+  for (const name of SECRET) {
+    t.same(extractSecrets('.codex/auth.json', JSON.stringify({ [name]: 'json-secret-value', other: 'visible-value' })), ['json-secret-value'], `${name} in JSON`);
+    t.same(extractSecrets('.codex/auth.json', `{ ${name}: "broken-json-secret" `), ['broken-json-secret'], `${name} in broken JSON`);
+    t.same(extractSecrets('.config/gh/hosts.yml', `github.com:\n  ${name}: yaml-secret-value\n  user: visible-value\n`), ['yaml-secret-value'], `${name} in YAML`);
+  }
+});
+
+t.test('the registry refuses exactly the secret-named env entries', async (t) => {
+  const table = [...SECRET, ...PLAIN].filter((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && name !== 'PATH' && name !== 'HOME');
+  const text = `[repos.web]\npath = "/srv/web"\nproxy_port = 700\nenv = { ${table.map((name) => `${name} = "x"`).join(', ')} }\n`;
+  const refused = parseRegistry(text, '/etc/agent-runner/registry.toml', cronScheduler).problems.filter((p) => p.problem.includes('looks like a secret'));
+  t.same(refused.map((p) => p.key).sort(), SECRET.filter((name) => table.includes(name)).map((name) => `repos.web.env.${name}`).sort());
+});
