@@ -55,3 +55,38 @@ export function worktreesDir(workspace: string): string {
   const resolved = path.resolve(workspace);
   return path.join(path.dirname(resolved), `.${path.basename(resolved)}.worktrees`);
 }
+
+/** A task's worktree: `<worktrees>/<task id>`. */
+export function taskWorktree(workspace: string, taskId: string): string {
+  return path.join(worktreesDir(workspace), taskId);
+}
+
+/** The staging worktree, where auto/work is checked out for the integrator. */
+export function stagingWorktree(workspace: string): string {
+  return path.join(worktreesDir(workspace), 'staging');
+}
+
+/** The lock file that keeps one drain (or lifecycle command) per workspace. */
+export function workspaceLockFile(workspaceState: string): string {
+  return path.join(workspaceState, 'orchestrate.lock');
+}
+
+/** The last drain's summary (status shows it). */
+export function lastDrainFile(workspaceState: string): string {
+  return path.join(workspaceState, 'last-drain.json');
+}
+
+/** Failed attempts per task, kept across drains. */
+export function attemptsFile(workspaceState: string): string {
+  return path.join(workspaceState, 'attempts.json');
+}
+
+/** The folder of running agents' records. */
+export function agentRecordsDir(workspaceState: string): string {
+  return path.join(workspaceState, 'agents');
+}
+
+/** One file per running agent: pid and kernel start time, for whoever reaps after a crash. */
+export function agentRecordFile(workspaceState: string, taskId: string): string {
+  return path.join(agentRecordsDir(workspaceState), `${taskId}.json`);
+}
