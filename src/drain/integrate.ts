@@ -40,7 +40,7 @@ export interface GateSpec {
 const TAIL_LINES = 15;
 
 /** Runs the gates script in dir. A missing or non-executable script is red, never green. */
-export async function runGate(deps: IntegratorDeps, dir: string, gate: GateSpec): Promise<GateResult> {
+async function runGate(deps: IntegratorDeps, dir: string, gate: GateSpec): Promise<GateResult> {
   if (gate.script === undefined) return { ok: true, detail: 'no gates configured', tail: '', durationMs: 0 };
   const script = path.join(dir, gate.script);
   const stat = await deps.fs.stat(script);

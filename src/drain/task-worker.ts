@@ -9,7 +9,6 @@ import type { AgentProcessEvent } from '../agent/run-task.js';
 import { runTask } from '../agent/run-task.js';
 import { superviseAgent } from '../agent/supervise.js';
 import { commitLeftovers } from './leftovers.js';
-import { taskBranch } from '../staging/names.js';
 import { cutTaskWorktree } from '../staging/task-branches.js';
 import { transcriptFile } from '../paths.js';
 import type { Mutex } from './mutex.js';
@@ -32,13 +31,9 @@ export interface WorkerContext {
 }
 
 export interface WorkerResult {
-  readonly task: Task;
-  readonly worktree: string;
-  readonly branch: string;
   readonly outcome: WorkOutcome;
   /** The adapter's typed failure, when the agent itself failed (outcome agent-failed). */
   readonly failure: AgentFailure | undefined;
-  readonly transcript: string | undefined;
 }
 
 async function runSetup(context: WorkerContext, dir: string): Promise<string | undefined> {
@@ -61,9 +56,8 @@ async function runSetup(context: WorkerContext, dir: string): Promise<string | u
 
 export async function workOnTask(context: WorkerContext, task: Task, retryReason: string | undefined): Promise<WorkerResult> {
   const dir = await cutTaskWorktree(context, task.id);
-  const branch = taskBranch(task.id);
   const setupFailure = await runSetup(context, dir);
-  if (setupFailure) return { task, worktree: dir, branch, outcome: { kind: 'setup-failed', reason: setupFailure }, failure: undefined, transcript: undefined };
+  if (setupFailure) return { outcome: { kind: 'setup-failed', reason: setupFailure }, failure: undefined };
 
   const report = await runTask(
     { ports: context.ports, git: context.git },
@@ -85,5 +79,5 @@ export async function workOnTask(context: WorkerContext, task: Task, retryReason
   if (report.leftovers && (report.outcome.kind === 'done' || report.outcome.kind === 'blocked')) await commitLeftovers(context.git, dir, task.id);
   // The session that ended the run is the last one; its result says how the agent failed, typed.
   const failure = report.outcome.kind === 'agent-failed' ? report.sessions.at(-1)?.result.failure : undefined;
-  return { task, worktree: dir, branch, outcome: report.outcome, failure, transcript: report.transcript };
+  return { outcome: report.outcome, failure };
 }

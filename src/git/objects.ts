@@ -10,7 +10,7 @@ export interface TreeEntry {
 }
 
 /** Pure: one `git ls-tree -z` entry, or undefined when the output is empty. */
-export function parseTreeEntry(output: string): TreeEntry | undefined {
+function parseTreeEntry(output: string): TreeEntry | undefined {
   const entry = output.split('\0')[0];
   if (!entry) return undefined;
   const [meta] = entry.split('\t');

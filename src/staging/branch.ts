@@ -61,7 +61,7 @@ async function repairWorktree(git: Git, fs: FsPort, workspace: string, dir: stri
 }
 
 /** Makes sure the staging worktree exists, is on auto/work, and is clean (recovering a killed merge). */
-export async function ensureStagingWorktree(git: Git, fs: FsPort, workspace: string): Promise<{ dir: string; recovered: string[] }> {
+async function ensureStagingWorktree(git: Git, fs: FsPort, workspace: string): Promise<{ dir: string; recovered: string[] }> {
   const dir = stagingWorktree(workspace);
   const recovered: string[] = [];
   const done = new Set<WorktreeRepair['kind']>();
