@@ -61,16 +61,6 @@ export function worktreesDir(workspace: string): string {
   return path.join(path.dirname(resolved), `.${path.basename(resolved)}.worktrees`);
 }
 
-/** The drain's workspace lock (one drain, or one lifecycle command, per workspace at a time). */
-export function workspaceLockPath(state: string, workspace: string): string {
-  return path.join(workspaceStateDir(state, workspace), 'orchestrate.lock');
-}
-
-/** The records of a drain's running agents (one JSON file per task). */
-export function agentRecordsDir(state: string, workspace: string): string {
-  return path.join(workspaceStateDir(state, workspace), 'agents');
-}
-
 /** One drain at a time per repo: dispatch, watch and queued jobs all take it. */
 export function runLockPath(state: string, repo: string): string {
   return path.join(repoStateDir(state, repo), 'run.lock');
@@ -169,4 +159,41 @@ export function removedDir(state: string): string {
 
 export function removedHomeDir(removed: string, repo: string, stamp: string): string {
   return path.join(removed, `${repo}-${stamp}`);
+}
+
+// ------------------------------------------------ a drain's worktrees and records
+
+/** A task's worktree: `<worktrees>/<task id>`. */
+export function taskWorktree(workspace: string, taskId: string): string {
+  return path.join(worktreesDir(workspace), taskId);
+}
+
+/** The staging worktree, where auto/work is checked out for the integrator. */
+export function stagingWorktree(workspace: string): string {
+  return path.join(worktreesDir(workspace), 'staging');
+}
+
+/** The lock file that keeps one drain (or lifecycle command) per workspace. */
+export function workspaceLockFile(workspaceState: string): string {
+  return path.join(workspaceState, 'orchestrate.lock');
+}
+
+/** The last drain's summary (status shows it). */
+export function lastDrainFile(workspaceState: string): string {
+  return path.join(workspaceState, 'last-drain.json');
+}
+
+/** Failed attempts per task, kept across drains. */
+export function attemptsFile(workspaceState: string): string {
+  return path.join(workspaceState, 'attempts.json');
+}
+
+/** The folder of running agents' records. */
+export function agentRecordsDir(workspaceState: string): string {
+  return path.join(workspaceState, 'agents');
+}
+
+/** One file per running agent: pid and kernel start time, for whoever reaps after a crash. */
+export function agentRecordFile(workspaceState: string, taskId: string): string {
+  return path.join(agentRecordsDir(workspaceState), `${taskId}.json`);
 }

@@ -5,6 +5,7 @@
 // operator reads on the screen is unit-tested here.
 import { printableLine } from '../src/printable.js';
 import type { Fleet, FleetRepo } from '../src/control/fleet.js';
+import { STAGING_BRANCH } from '../src/staging/names.js';
 
 /** What a piece of text means; the terminal layer picks the colour. */
 export type Tone = 'plain' | 'ok' | 'busy' | 'warn' | 'bad' | 'muted';
@@ -168,8 +169,8 @@ function detailLines(repo: FleetRepo, drift: number): DetailLine[] {
 
   add('queue', `${repo.queue.queued} queued, ${repo.queue.running} running`, repo.queue.queued ? 'busy' : 'plain');
   if (!repo.staging) add('staging', 'unknown (could not read git)', 'warn');
-  else if (!repo.staging.exists) add('staging', 'no auto/work branch', 'muted');
-  else add('staging', `auto/work ${repo.staging.ahead} ahead, ${repo.staging.behind} behind ${repo.baseBranch}`, repo.staging.ahead ? 'ok' : 'plain');
+  else if (!repo.staging.exists) add('staging', `no ${STAGING_BRANCH} branch`, 'muted');
+  else add('staging', `${STAGING_BRANCH} ${repo.staging.ahead} ahead, ${repo.staging.behind} behind ${repo.baseBranch}`, repo.staging.ahead ? 'ok' : 'plain');
 
   if (!repo.board) add('board', 'unknown (could not read the board)', 'warn');
   else {

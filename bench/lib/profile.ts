@@ -16,8 +16,7 @@ import { adapterFor } from '../../src/agent/adapters/index.js';
 import { resolveAgentBinary } from '../../src/agent/binary.js';
 import { agentBaseEnv } from '../../src/agent/env.js';
 import { readBoard } from '../../src/board/read.js';
-import { stagingWorktree } from '../../src/staging/branch.js';
-import { worktreesDir } from '../../src/paths.js';
+import { stagingWorktree, worktreesDir } from '../../src/paths.js';
 import type { Copy } from './repo.js';
 import { median, round } from './stats.js';
 

@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import type { CliContext } from './context.js';
 import { escapeForTerminal } from '../printable.js';
 import { EXIT, ExitError } from '../errors.js';
+import { STAGING_BRANCH } from '../staging/names.js';
 
 export interface CommandModule {
   /** Adds options and the action to the command. The action resolves to an exit code. */
@@ -13,10 +14,10 @@ export interface CommandModule {
 const COMMANDS: readonly { name: string; summary: string; load: () => Promise<CommandModule> }[] = [
   { name: 'run', summary: 'one agent session on one task in the current tree', load: () => import('./run.js') },
   { name: 'next', summary: 'the ready tasks in order, and why the others are not ready', load: () => import('./next.js') },
-  { name: 'orchestrate', summary: 'drain the board into parallel worktrees and integrate into auto/work', load: () => import('./orchestrate.js') },
+  { name: 'orchestrate', summary: `drain the board into parallel worktrees and integrate into ${STAGING_BRANCH}`, load: () => import('./orchestrate.js') },
   { name: 'status', summary: 'staging branch, landed, parked and blocked tasks', load: () => import('./status.js') },
-  { name: 'promote', summary: 'fast-forward the base branch to auto/work and push it', load: () => import('./promote.js') },
-  { name: 'discard', summary: 'reset auto/work to the base branch', load: () => import('./discard.js') },
+  { name: 'promote', summary: `fast-forward the base branch to ${STAGING_BRANCH} and push it`, load: () => import('./promote.js') },
+  { name: 'discard', summary: `reset ${STAGING_BRANCH} to the base branch`, load: () => import('./discard.js') },
   { name: 'gc', summary: 'remove parked worktrees and branches of tasks no longer parked', load: () => import('./gc.js') },
   { name: 'doctor', summary: 'check the isolation of one repo or all of them, for real', load: () => import('./doctor.js') },
   { name: 'fleet', summary: 'every registered repo at a glance', load: () => import('./fleet.js') },

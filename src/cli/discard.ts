@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { EXIT } from '../errors.js';
 import { discard } from '../staging/lifecycle.js';
+import { STAGING_BRANCH } from '../staging/names.js';
 import { lifecycleInput, withWorkspaceLock } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
 
@@ -20,7 +21,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       context.out(
         options.json
           ? `${JSON.stringify(result)}\n`
-          : `auto/work ${result.discarded ? 'reset' : 'already'} at ${input.baseBranch} (${result.to.slice(0, 10)})${result.pushed ? ', pushed' : ''}; removed ${result.removedBranches.length} task branch(es)\n`,
+          : `${STAGING_BRANCH} ${result.discarded ? 'reset' : 'already'} at ${input.baseBranch} (${result.to.slice(0, 10)})${result.pushed ? ', pushed' : ''}; removed ${result.removedBranches.length} task branch(es)\n`,
       );
       setExit(EXIT.ok);
     });

@@ -12,6 +12,7 @@ import { installPaths, loadRegistry, progressLine, requireRoot } from '../contro
 import { renderRunHuman } from '../control/render.js';
 import { describeSweep } from '../control/user-sweep.js';
 import { parsePositiveInt } from './options.js';
+import { STAGING_BRANCH } from '../staging/names.js';
 
 interface DispatchOptions {
   task?: string;
@@ -28,7 +29,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .argument('<repo>', 'a repo name from the registry')
     .option('--drain', 'run every ready task (the default)')
     .option('--task <id>', 'run this one task')
-    .option('--no-push', 'do not publish auto/work to origin')
+    .option('--no-push', `do not publish ${STAGING_BRANCH} to origin`)
     .option('--force', 'passed to orchestrate')
     .option('--max-parallel <n>', "at most this many agents (never more than the registry's max_parallel)")
     .option('--wait', 'wait for the repo lock instead of exiting 75 when it is held')

@@ -3,6 +3,7 @@
 import { printableLine } from '../printable.js';
 import type { CliContext } from './context.js';
 import type { DrainEvent, DrainSummary } from '../drain/types.js';
+import { STAGING_BRANCH } from '../staging/names.js';
 
 export function progressPrinter(context: Pick<CliContext, 'err'>, format: 'human' | 'json'): (event: DrainEvent) => void {
   if (format === 'json') return (event) => context.err(`${JSON.stringify(event)}\n`);
@@ -11,21 +12,26 @@ export function progressPrinter(context: Pick<CliContext, 'err'>, format: 'human
 
 function describeEvent(event: DrainEvent): string {
   const clock = event.time.slice(11, 19);
-  const task = event.taskId ? `${event.taskId} ` : '';
-  const seconds = event.durationMs !== undefined ? ` (${(event.durationMs / 1000).toFixed(1)}s)` : '';
+  const task = 'taskId' in event ? `${event.taskId} ` : '';
+  const seconds = 'durationMs' in event ? ` (${(event.durationMs / 1000).toFixed(1)}s)` : '';
   switch (event.event) {
     case 'staging-ready':
-      return `${clock} staging auto/work at ${String(event.head).slice(0, 10)}${event.created ? ' (created)' : event.mergedBase ? ' (base merged in)' : event.reset ? ' (reset to base)' : ''}`;
+      return `${clock} staging ${STAGING_BRANCH} at ${event.head.slice(0, 10)}${event.created ? ' (created)' : event.mergedBase ? ' (base merged in)' : event.reset ? ' (reset to base)' : ''}`;
     case 'task-started':
-      return `${clock} ${task}started: ${event.title ?? ''}${event.retry ? ` (retry: ${String(event.retry)})` : ''}`;
+      return `${clock} ${task}started: ${event.title}${event.retry ? ` (retry: ${event.retry})` : ''}`;
     case 'task-landed':
       return `${clock} ${task}landed${seconds}${event.commit ? ` as ${event.commit.slice(0, 10)}` : ''}`;
     case 'task-retrying':
-      return `${clock} ${task}retrying: ${event.reason ?? ''}`;
+      return `${clock} ${task}retrying: ${event.reason}`;
     case 'drain-finished':
-      return `${clock} drain ${event.outcome as string}${event.reason ? `: ${event.reason}` : ''}`;
+      return `${clock} drain ${event.outcome}${event.reason ? `: ${event.reason}` : ''}`;
+    case 'recovered':
+    case 'stopping':
+    case 'published':
+    case 'publish-skipped':
+      return `${clock} ${event.event}${event.detail ? `: ${event.detail}` : ''}`;
     default:
-      return `${clock} ${task}${event.event.replace(/^task-/, '')}${seconds}${event.reason ? `: ${event.reason}` : ''}${event.detail ? `: ${event.detail}` : ''}`;
+      return `${clock} ${task}${event.event.replace(/^task-/, '')}${seconds}${event.reason ? `: ${event.reason}` : ''}`;
   }
 }
 
@@ -47,6 +53,6 @@ export function renderTaskTable(tasks: DrainSummary['tasks']): string {
 }
 
 export function renderSummary(summary: DrainSummary): string {
-  const head = `drain ${summary.runId}: ${summary.outcome}${summary.failure ? ` (${summary.failure})` : ''}; auto/work ${summary.staging.head.slice(0, 10) || '-'}${summary.pushed ? ', pushed' : ''}\n`;
+  const head = `drain ${summary.runId}: ${summary.outcome}${summary.failure ? ` (${summary.failure})` : ''}; ${STAGING_BRANCH} ${summary.staging.head.slice(0, 10) || '-'}${summary.pushed ? ', pushed' : ''}\n`;
   return head + renderTaskTable(summary.tasks);
 }

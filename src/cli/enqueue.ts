@@ -10,6 +10,7 @@ import { findRepo } from '../control/registry/parse.js';
 import { loadRegistry, requireRoot } from '../control/cli-support.js';
 import { describeWork, Spool, type Job, type JobWork } from '../control/spool.js';
 import { isSafeTaskId } from '../board/parse.js';
+import { STAGING_BRANCH } from '../staging/names.js';
 
 interface EnqueueOptions {
   task?: string;
@@ -29,7 +30,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .argument('<repo>', 'a repo name from the registry')
     .option('--task <id>', 'run this task')
     .option('--drain', 'run a drain')
-    .option('--prompt <text>', 'turn this text into a new task on auto/work, then run it')
+    .option('--prompt <text>', `turn this text into a new task on ${STAGING_BRANCH}, then run it`)
     .option('--model <id>', 'with --prompt: the model for that task (as its model:<id> label)')
     .option('--list', 'list queued and running jobs')
     .option('--cancel <job-id>', 'cancel a queued job')

@@ -6,7 +6,7 @@ import { checkWorkspace, ensureStateDir } from '../repo/workspace.js';
 import { readRepoConfig } from '../repo/config.js';
 import { agentBaseEnv } from '../agent/env.js';
 import { Git } from '../git/git.js';
-import { stateDir, workspaceLockPath, workspaceStateDir } from '../paths.js';
+import { stateDir, workspaceLockFile, workspaceStateDir } from '../paths.js';
 import { acquireWorkspaceLock } from '../drain/workspace-lock.js';
 import type { HeldLock } from '../ports.js';
 import type { LifecycleInput } from '../staging/lifecycle.js';
@@ -32,5 +32,5 @@ export async function withWorkspaceLock<T>(context: CliContext, input: Lifecycle
 async function lockWorkspace(context: CliContext, input: LifecycleInput, purpose: string): Promise<HeldLock> {
   await ensureStateDir(context.ports.fs, workspaceStateDir(input.stateDir, input.workspace));
   const { locks, process, clock } = context.ports;
-  return acquireWorkspaceLock({ locks, process, clock }, workspaceLockPath(input.stateDir, input.workspace), purpose);
+  return acquireWorkspaceLock({ locks, process, clock }, workspaceLockFile(workspaceStateDir(input.stateDir, input.workspace)), purpose);
 }

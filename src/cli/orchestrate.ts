@@ -16,6 +16,7 @@ import { stateDir, workspaceStateDir } from '../paths.js';
 import { parsePositiveInt } from './options.js';
 import { progressPrinter, renderSummary } from './drain-output.js';
 import { isSafeTaskId } from '../board/parse.js';
+import { STAGING_BRANCH } from '../staging/names.js';
 
 interface OrchestrateOptions {
   workspace?: string;
@@ -37,7 +38,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--drain', 'work until nothing is ready and nothing is running (the default)')
     .option('--task <id>', 'run only this task')
     .option('--max-parallel <n>', 'agents at once (never above the config or registry cap)')
-    .option('--no-push', 'do not publish auto/work to origin')
+    .option('--no-push', `do not publish ${STAGING_BRANCH} to origin`)
     .option('--force', 'workBranchMode reset: throw away landed, unpromoted work')
     .option('--json', 'print the summary as one JSON object')
     .option('--run-id <id>', 'the run id to record (dispatch passes its own)')

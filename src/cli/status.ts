@@ -8,6 +8,7 @@ import { stagingStatus, type StagingStatus } from '../staging/lifecycle.js';
 import { lifecycleInput } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
 import { renderTaskTable } from './drain-output.js';
+import { STAGING_BRANCH } from '../staging/names.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
@@ -27,7 +28,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
 export function renderStatus(status: StagingStatus): string {
   const lines = [
     `base     ${status.baseBranch} (${status.baseRef.replace(/^refs\//, '')}) ${status.base.slice(0, 12)}`,
-    `staging  auto/work ${status.staging ? `${status.staging.slice(0, 12)}: ${status.ahead} ahead, ${status.behind} behind` : 'does not exist yet'}`,
+    `staging  ${STAGING_BRANCH} ${status.staging ? `${status.staging.slice(0, 12)}: ${status.ahead} ahead, ${status.behind} behind` : 'does not exist yet'}`,
     `landed   ${status.landed.length}${status.landed.map((landing) => `\n  ${printableLine(landing.taskId)}  ${landing.commit.slice(0, 10)}  ${printableLine(landing.subject)}`).join('')}`,
     `parked   ${status.parked.length}${status.parked.map((task) => `\n  ${printableLine(task.id)}  ${printableLine(task.reason)}`).join('')}`,
     `blocked  ${status.blocked.length}${status.blocked.map((task) => `\n  ${printableLine(task.id)}  ${printableLine(task.reason)}`).join('')}`,

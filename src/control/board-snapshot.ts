@@ -11,8 +11,7 @@ import { parseTaskFile } from '../board/parse.js';
 import { assessReadiness } from '../board/readiness.js';
 import { assembleBoard, statusesFrom } from '../board/read.js';
 import { isParked } from '../board/parking.js';
-
-const STAGING_REF = 'refs/heads/auto/work';
+import { STAGING_BRANCH, STAGING_REF } from '../staging/names.js';
 
 export interface BoardSummary {
   /** Which refs the board was read from; empty when neither exists. */
@@ -131,7 +130,7 @@ export class BoardSnapshot {
     const baseBoard = base.tasks && base.tasks !== staging.tasks ? await this.board(base.tasks, base.config) : undefined;
     // Forget parsed blobs no longer on either board, so the cache stays the size of the board.
     for (const oid of this.blobs.keys()) if (!this.live.has(oid)) this.blobs.delete(oid);
-    const used = [stagingBoard ? 'auto/work' : undefined, baseBoard ? base.ref.replace(/^refs\/(heads|remotes)\//, '') : undefined].filter((ref): ref is string => ref !== undefined);
+    const used = [stagingBoard ? STAGING_BRANCH : undefined, baseBoard ? base.ref.replace(/^refs\/(heads|remotes)\//, '') : undefined].filter((ref): ref is string => ref !== undefined);
     const summary = summarize(combineBoards(stagingBoard, baseBoard), used);
     this.cached = { key, summary };
     return summary;

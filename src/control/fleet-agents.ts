@@ -6,7 +6,7 @@
 // process named there.
 import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
-import { agentRecordsDir, repoUserStateDir } from '../paths.js';
+import { agentRecordsDir, repoUserStateDir, workspaceStateDir } from '../paths.js';
 import { MAX_AGENT_RECORD_BYTES, parseAgentRecord } from '../drain/records.js';
 import { UntrustedPathError } from '../errors.js';
 
@@ -15,7 +15,7 @@ const MAX_RECORDS = 256;
 
 /** Task ids with a running-agent record under `home` for `workspace`, sorted; malformed records are skipped. */
 export async function runningAgentTasks(fs: FsPort, home: string, workspace: string): Promise<string[]> {
-  const agentsDir = path.relative(home, agentRecordsDir(repoUserStateDir(home), workspace));
+  const agentsDir = path.relative(home, agentRecordsDir(workspaceStateDir(repoUserStateDir(home), workspace)));
   const names = (await fs.listUntrusted(home, agentsDir, MAX_RECORDS)).filter((name) => name.endsWith('.json') && !name.startsWith('.')).sort();
   const tasks: string[] = [];
   for (const name of names) {

@@ -6,6 +6,7 @@
 import type { Ports } from '../ports.js';
 import type { Command, RegistryRepo, TaskId } from '../types.js';
 import { gitCommand } from '../git/git.js';
+import { STAGING_BRANCH, STAGING_REF } from '../staging/names.js';
 import { dropPrivileges } from './privdrop.js';
 import { renderTaskFile, taskFileName as boardTaskFileName } from '../board/render.js';
 import { backlogTimestamp } from '../board/edit.js';
@@ -60,9 +61,9 @@ export async function createPromptTask(ports: Ports, repo: RegistryRepo, job: Jo
   };
   // A private index in the user's own git dir, so the checkout's index is never touched.
   indexFile = `${await run(['rev-parse', '--absolute-git-dir'])}/agent-runner-index-${job.id}`;
-  const staging = await tryRef('refs/heads/auto/work');
+  const staging = await tryRef(STAGING_REF);
   const parent = staging ?? (await tryRef(`refs/remotes/origin/${repo.baseBranch}`)) ?? (await tryRef(`refs/heads/${repo.baseBranch}`));
-  if (!parent) throw new Error(`creating the task for job ${job.id}: ${repo.path} has neither auto/work nor ${repo.baseBranch}`);
+  if (!parent) throw new Error(`creating the task for job ${job.id}: ${repo.path} has neither ${STAGING_BRANCH} nor ${repo.baseBranch}`);
   const files = (await run(['ls-tree', '-r', '--name-only', parent, 'backlog/'])).split('\n');
   const number = nextTaskNumber(files);
   const id = `TASK-${number}`;
@@ -74,7 +75,7 @@ export async function createPromptTask(ports: Ports, repo: RegistryRepo, job: Jo
     const tree = await run(['write-tree'], undefined, true);
     const commit = await run(['commit-tree', tree, '-p', parent, '-m', `${id}: ${titleOf(job.work.prompt)}\n\nQueued as job ${job.id}.`]);
     // Compare-and-swap: fails if auto/work moved since we read it.
-    await run(['update-ref', '-m', `agent-runner: queued prompt ${job.id}`, 'refs/heads/auto/work', commit, staging ?? ZERO_OID]);
+    await run(['update-ref', '-m', `agent-runner: queued prompt ${job.id}`, STAGING_REF, commit, staging ?? ZERO_OID]);
   } finally {
     await ports.process.run(dropPrivileges(user, { program: 'rm', args: ['-f', indexFile], env: { PATH: '/usr/bin:/bin' }, cwd: '/' }));
   }

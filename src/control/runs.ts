@@ -4,28 +4,9 @@
 import type { FsPort } from '../ports.js';
 import { runFile, runsDir } from '../paths.js';
 import { ensureRepoStateDir, ROOT_ONLY_DIR_MODE } from './state-dirs.js';
+import type { OrchestrateSummary, TaskSummary } from '../drain/types.js';
 
 export type RunTrigger = 'manual' | 'watch' | 'job';
-
-export type TaskOutcome = 'landed' | 'parked' | 'blocked' | 'failed' | 'interrupted';
-
-export interface RunTaskOutcome {
-  readonly id: string;
-  readonly title: string;
-  readonly outcome: TaskOutcome;
-  readonly reason?: string;
-  readonly durationMs: number;
-  readonly stagingCommit?: string;
-}
-
-/** What `orchestrate --json` prints last on stdout. */
-export interface OrchestrateSummary {
-  readonly runId: string;
-  readonly outcome: 'drained' | 'nothing-to-do' | 'failed' | 'interrupted';
-  readonly tasks: readonly RunTaskOutcome[];
-  readonly staging?: { readonly base: string; readonly head: string };
-  readonly pushed?: boolean;
-}
 
 export type RunStatus = 'running' | 'finished' | 'interrupted';
 
@@ -45,7 +26,7 @@ export interface RunRecord {
   readonly exitCode?: number | null;
   readonly signal?: string | null;
   readonly outcome?: OrchestrateSummary['outcome'] | 'error';
-  readonly tasks?: readonly RunTaskOutcome[];
+  readonly tasks?: readonly TaskSummary[];
   readonly staging?: OrchestrateSummary['staging'];
   readonly pushed?: boolean;
   /** Why the run failed or was interrupted, in words. */

@@ -1,8 +1,8 @@
 // Failed attempts per task, kept across drains so a task that keeps failing
 // is parked with its reason instead of being retried forever.
-import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
 import type { TaskId } from '../types.js';
+import { attemptsFile } from '../paths.js';
 
 export interface AttemptRecord {
   readonly failures: number;
@@ -11,10 +11,6 @@ export interface AttemptRecord {
 }
 
 export type Attempts = Readonly<Record<TaskId, AttemptRecord>>;
-
-export function attemptsFile(workspaceState: string): string {
-  return path.join(workspaceState, 'attempts.json');
-}
 
 export async function readAttempts(fs: FsPort, workspaceState: string): Promise<Attempts> {
   const text = await fs.readTextIfExists(attemptsFile(workspaceState));

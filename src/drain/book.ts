@@ -3,10 +3,8 @@
 // atomically before anything depends on them).
 import type { Clock, FsPort } from '../ports.js';
 import type { Task, TaskId } from '../types.js';
-import type { DrainEvent, TaskOutcome, TaskSummary } from './types.js';
-import { forget, readAttempts, recordConflictRetry, recordFailure, writeAttempts, type Attempts } from './attempts.js';
-
-export type Emit = (event: Omit<DrainEvent, 'time' | 'runId'>) => void;
+import type { Emit, TaskOutcome, TaskSummary } from './types.js';
+import { forget, readAttempts, recordConflictRetry, recordFailure, writeAttempts, type AttemptRecord, type Attempts } from './attempts.js';
 
 export class DrainBook {
   readonly results = new Map<TaskId, TaskSummary>();
@@ -34,14 +32,14 @@ export class DrainBook {
     this.emit({ event: `task-${outcome}`, taskId: task.id, title: task.title, ...(reason ? { reason } : {}), ...(commit ? { commit } : {}), durationMs: summary.durationMs });
   }
 
-  /** A failed attempt; returns how many the task has had. */
-  async failed(taskId: TaskId, reason: string): Promise<number> {
+  /** A failed attempt, counted. */
+  async failed(taskId: TaskId, reason: string): Promise<void> {
     await this.save(recordFailure(this.attempts, taskId, reason));
-    return this.attempts[taskId]!.failures;
   }
 
-  conflictRetried(taskId: TaskId): boolean {
-    return Boolean(this.attempts[taskId]?.conflictRetried);
+  /** The task's failed attempts and conflict retry so far (kept across drains). */
+  attemptsOf(taskId: TaskId): AttemptRecord | undefined {
+    return this.attempts[taskId];
   }
 
   /** The task runs again in this drain, and its agent is told why. */

@@ -4,11 +4,9 @@
 // before the merge. Plumbing only, so no diff.* config of the repo applies.
 import type { Git } from '../git/git.js';
 import { protectedRoots } from './protected-paths.js';
-
-const nulSeparated = (text: string): string[] => text.split('\0').filter(Boolean);
-
-/** Literal pathspecs: a configured path with glob characters matches only itself. */
-const literal = (roots: readonly string[]): string[] => roots.map((root) => `:(literal)${root}`);
+import { mergeBase } from '../git/refs.js';
+import { changedBetween, literalPathspecs, stagedChanges, treePaths, untrackedFiles, worktreeChanges } from '../git/diff.js';
+import { refreshIndex } from '../git/tree.js';
 
 /**
  * Paths the branch changed between its merge base with `onto` and its tip,
@@ -16,23 +14,23 @@ const literal = (roots: readonly string[]): string[] => roots.map((root) => `:(l
  * history) every path of the branch counts as changed.
  */
 export async function changedSinceFork(git: Git, cwd: string, onto: string, branch: string): Promise<string[]> {
-  const base = await git.try(cwd, ['merge-base', onto, branch]);
-  if (base.exitCode !== 0) return nulSeparated(await git.run(cwd, ['ls-tree', '-r', '-z', '--name-only', '--full-tree', branch]));
-  return nulSeparated(await git.run(cwd, ['diff-tree', '-r', '-z', '--no-renames', '--name-only', base.stdout.trim(), branch]));
+  const base = await mergeBase(git, cwd, onto, branch);
+  if (base === undefined) return treePaths(git, cwd, branch);
+  return changedBetween(git, cwd, base, branch);
 }
 
 /**
  * Protected paths that differ from commit `before` in the index, the
  * worktree, or as untracked (or ignored) files; [] when they are all as
  * before. A replaced directory (say a link in place of .agent/) shows as its
- * tracked files deleted.
+ * tracked files deleted. A configured path with glob characters matches only itself.
  */
 export async function protectedPathsDrift(git: Git, cwd: string, before: string, gatesScript: string | undefined): Promise<string[]> {
-  const specs = literal(protectedRoots(gatesScript));
-  const staged = nulSeparated(await git.run(cwd, ['diff-index', '--cached', '-z', '--no-renames', '--name-only', before, '--', ...specs]));
+  const specs = literalPathspecs(protectedRoots(gatesScript));
+  const staged = await stagedChanges(git, cwd, before, specs);
   // Stat data a merge left stale would list unchanged files as changed.
-  await git.try(cwd, ['update-index', '-q', '--refresh']);
-  const worktree = nulSeparated(await git.run(cwd, ['diff-index', '-z', '--no-renames', '--name-only', before, '--', ...specs]));
-  const untracked = nulSeparated(await git.run(cwd, ['ls-files', '-z', '--others', '--', ...specs]));
+  await refreshIndex(git, cwd);
+  const worktree = await worktreeChanges(git, cwd, before, specs);
+  const untracked = await untrackedFiles(git, cwd, specs);
   return [...new Set([...staged, ...worktree, ...untracked])];
 }

@@ -2,34 +2,22 @@
 // made with --no-commit and committed only after the gates pass on the merged
 // tree, so auto/work only ever moves to gated states: a kill between merge
 // and gate leaves a half-done merge in the staging worktree, which the next
-// drain aborts (staging.ts), and nothing has landed.
+// drain aborts (staging/branch.ts), and nothing has landed.
 import * as path from 'node:path';
 import type { Clock, FsPort, ProcessPort } from '../ports.js';
 import type { Git } from '../git/git.js';
 import type { Task, TaskId } from '../types.js';
 import { superviseAgent } from '../agent/supervise.js';
 import { readBoard, findTask, CONFIG_FILE } from '../board/read.js';
-import { ensureBlockedStatusFile } from '../board/write.js';
+import { ensureBlockedStatusFile, updateTaskFile } from '../board/write.js';
 import { addLabel, appendNote, setStatus } from '../board/edit.js';
 import { parkNote } from '../board/parking.js';
 import { judgeCandidate } from './protected-paths.js';
 import { changedSinceFork, protectedPathsDrift } from './integrate-guard.js';
-
-export interface GateResult {
-  readonly ok: boolean;
-  readonly detail: string;
-  /** The last lines of the gate's output, for park notes. */
-  readonly tail: string;
-  readonly durationMs: number;
-}
-
-export type IntegrationOutcome =
-  | { readonly kind: 'landed'; readonly commit: string; readonly gate: GateResult }
-  | { readonly kind: 'already-landed'; readonly commit: string }
-  | { readonly kind: 'conflict'; readonly files: readonly string[] }
-  /** The branch changes .agent/ or the gates script: parked for a human, never merged. */
-  | { readonly kind: 'protected-paths'; readonly paths: readonly string[]; readonly reason: string }
-  | { readonly kind: 'gate-failed'; readonly gate: GateResult };
+import { conflictOutcome, judgeMergedTree, type GateResult, type IntegrationOutcome } from './verdict/after-integration.js';
+import { isAncestor, resolveCommit } from '../git/refs.js';
+import { abortMerge, conflictedFiles, mergeNoCommit } from '../git/merge.js';
+import { commitIndex, resetAndClean, stagePaths } from '../git/tree.js';
 
 export interface IntegratorDeps {
   readonly process: ProcessPort;
@@ -52,7 +40,7 @@ export interface GateSpec {
 const TAIL_LINES = 15;
 
 /** Runs the gates script in dir. A missing or non-executable script is red, never green. */
-export async function runGate(deps: IntegratorDeps, dir: string, gate: GateSpec): Promise<GateResult> {
+async function runGate(deps: IntegratorDeps, dir: string, gate: GateSpec): Promise<GateResult> {
   if (gate.script === undefined) return { ok: true, detail: 'no gates configured', tail: '', durationMs: 0 };
   const script = path.join(dir, gate.script);
   const stat = await deps.fs.stat(script);
@@ -98,59 +86,54 @@ export function landingMessage(meta: LandingMeta, gate: GateResult): string {
   ].join('\n');
 }
 
-async function cleanStaging(git: Git, dir: string, to: string): Promise<void> {
-  await git.run(dir, ['reset', '--quiet', '--hard', to]);
-  await git.run(dir, ['clean', '-fdq']);
+/** Back to auto/work as it was: the merge abandoned, the tree exactly at `to`. */
+async function abandonMerge(git: Git, dir: string, to: string): Promise<void> {
+  await abortMerge(git, dir);
+  await resetAndClean(git, dir, to);
 }
 
 /** Merges a task branch into auto/work (checked out in stagingDir) and gates it. */
 export async function integrateBranch(deps: IntegratorDeps, stagingDir: string, meta: LandingMeta, gate: GateSpec): Promise<IntegrationOutcome> {
   const { git } = deps;
-  const before = (await git.resolve(stagingDir, 'HEAD'))!;
-  if (meta.mayBeLanded && (await git.isAncestor(stagingDir, meta.branch, 'HEAD'))) {
+  const before = (await resolveCommit(git, stagingDir, 'HEAD'))!;
+  if (meta.mayBeLanded && (await isAncestor(git, stagingDir, meta.branch, 'HEAD'))) {
     return { kind: 'already-landed', commit: before };
   }
   // A task never judges itself: one that changes the gate or the runner's
   // config is not merged at all.
-  const verdict = judgeCandidate(await changedSinceFork(git, stagingDir, before, meta.branch), gate.script);
-  if (verdict.kind === 'park') return { kind: 'protected-paths', paths: verdict.paths, reason: verdict.reason };
-  const merge = await git.try(stagingDir, ['merge', '--no-ff', '--no-commit', meta.branch]);
-  if (merge.exitCode !== 0) {
-    const files = (await git.try(stagingDir, ['diff', '--name-only', '--diff-filter=U'])).stdout.trim().split('\n').filter(Boolean);
-    await git.try(stagingDir, ['merge', '--abort']);
-    await cleanStaging(git, stagingDir, before);
-    return { kind: 'conflict', files: files.length ? files : [`(merge failed: ${merge.stderr.trim().split('\n').at(-1) ?? 'unknown'})`] };
+  const candidate = judgeCandidate(await changedSinceFork(git, stagingDir, before, meta.branch), gate.script);
+  if (candidate.kind === 'park') return { kind: 'protected-paths', paths: candidate.paths, reason: candidate.reason };
+  const merge = await mergeNoCommit(git, stagingDir, meta.branch);
+  if (!merge.ok) {
+    const files = await conflictedFiles(git, stagingDir);
+    await abandonMerge(git, stagingDir, before);
+    return conflictOutcome(files, merge.stderr);
   }
   // The gate that runs is auto/work's own: after the merge, .agent/ and the
   // gates script must still be exactly what they were (else red, unrun).
   const drift = await protectedPathsDrift(git, stagingDir, before, gate.script);
-  if (drift.length) {
-    await git.try(stagingDir, ['merge', '--abort']);
-    await cleanStaging(git, stagingDir, before);
-    const detail = `after the merge, ${drift.slice(0, 5).join(', ')} differ from auto/work before it; the gate was not run`;
-    return { kind: 'gate-failed', gate: { ok: false, detail, tail: '', durationMs: 0 } };
+  let ran: { result: GateResult; headMoved: boolean } | undefined;
+  if (!drift.length) {
+    const result = await runGate(deps, stagingDir, gate);
+    ran = { result, headMoved: (await resolveCommit(git, stagingDir, 'HEAD')) !== before };
   }
-  const result = await runGate(deps, stagingDir, gate);
-  const headAfterGate = await git.resolve(stagingDir, 'HEAD');
-  if (headAfterGate !== before) {
-    await git.try(stagingDir, ['merge', '--abort']);
-    await cleanStaging(git, stagingDir, before);
-    return { kind: 'gate-failed', gate: { ...result, ok: false, detail: 'the gates script moved HEAD (gates must not commit)' } };
+  const verdict = judgeMergedTree(drift, ran);
+  if (verdict.kind === 'reject') {
+    await abandonMerge(git, stagingDir, before);
+    return { kind: 'gate-failed', gate: verdict.gate };
   }
-  if (!result.ok) {
-    await git.try(stagingDir, ['merge', '--abort']);
-    await cleanStaging(git, stagingDir, before);
-    return { kind: 'gate-failed', gate: result };
-  }
-  await git.run(stagingDir, ['commit', '--quiet', '--no-verify', '-m', landingMessage(meta, result)]);
+  await commitIndex(git, stagingDir, landingMessage(meta, verdict.gate));
   const after = await git.treeState(stagingDir);
   const commit = after.head!;
   // Whatever the gates built or changed is not part of the landing.
-  if (after.dirty) await cleanStaging(git, stagingDir, commit);
-  return { kind: 'landed', commit, gate: result };
+  if (after.dirty) await resetAndClean(git, stagingDir, commit);
+  return { kind: 'landed', commit, gate: verdict.gate };
 }
 
-/** Edits one task's file on auto/work and commits it (park, block). Returns the commit, or undefined when the task is gone. */
+/**
+ * Edits one task's file on auto/work (with the board's own size guard) and
+ * commits it (park, block). Returns the commit, or undefined when the task is gone.
+ */
 async function commitTaskEdit(
   deps: IntegratorDeps,
   stagingDir: string,
@@ -162,16 +145,12 @@ async function commitTaskEdit(
   const board = await readBoard(deps.fs, stagingDir);
   const task = findTask(board, taskId);
   if (!task) return undefined;
-  const file = path.join(stagingDir, task.file);
-  const text = await deps.fs.readText(file);
-  const edited = edit(text);
-  if (edited === text) return deps.git.resolve(stagingDir, 'HEAD');
-  await deps.fs.writeAtomic(file, edited);
-  await deps.git.run(stagingDir, ['add', '--', task.file]);
+  if (!(await updateTaskFile(deps.fs, stagingDir, task, edit))) return resolveCommit(deps.git, stagingDir, 'HEAD');
+  await stagePaths(deps.git, stagingDir, [task.file]);
   // The backlog CLI refuses a status its config does not list.
-  if (alsoEnsureBlockedStatus && (await ensureBlockedStatusFile(deps.fs, stagingDir))) await deps.git.run(stagingDir, ['add', '--', CONFIG_FILE]);
-  await deps.git.run(stagingDir, ['commit', '--quiet', '--no-verify', '-m', message]);
-  return deps.git.resolve(stagingDir, 'HEAD');
+  if (alsoEnsureBlockedStatus && (await ensureBlockedStatusFile(deps.fs, stagingDir))) await stagePaths(deps.git, stagingDir, [CONFIG_FILE]);
+  await commitIndex(deps.git, stagingDir, message);
+  return resolveCommit(deps.git, stagingDir, 'HEAD');
 }
 
 /** Parks a task on auto/work: label `parked` and a note with the reason and the branch. */

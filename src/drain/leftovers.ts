@@ -2,12 +2,13 @@
 // work in the tree. The runner commits it rather than lose it, and says so.
 import type { Git } from '../git/git.js';
 import type { TaskId } from '../types.js';
+import { commitIndex, isDirty, stageAll } from '../git/tree.js';
+import { resolveCommit } from '../git/refs.js';
 
 /** Commits everything uncommitted in the tree; returns the new commit, or undefined when clean. */
 export async function commitLeftovers(git: Git, worktree: string, taskId: TaskId): Promise<string | undefined> {
-  const status = await git.run(worktree, ['status', '--porcelain', '--untracked-files=all']);
-  if (!status.trim()) return undefined;
-  await git.run(worktree, ['add', '-A']);
-  await git.run(worktree, ['commit', '-q', '--no-verify', '-m', `${taskId}: commit what the agent left uncommitted`]);
-  return git.value(worktree, ['rev-parse', 'HEAD']);
+  if (!(await isDirty(git, worktree, 'all'))) return undefined;
+  await stageAll(git, worktree);
+  await commitIndex(git, worktree, `${taskId}: commit what the agent left uncommitted`);
+  return resolveCommit(git, worktree, 'HEAD');
 }

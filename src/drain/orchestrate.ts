@@ -6,7 +6,8 @@ import type { LockPort, Ports, ProcessControl } from '../ports.js';
 import type { AgentAdapter, RepoConfig, TaskId } from '../types.js';
 import type { Git } from '../git/git.js';
 import { acquireWorkspaceLock } from './workspace-lock.js';
-import { fetchAndResolveBase, prepareStaging, publishStaging, STAGING_BRANCH } from '../staging/branch.js';
+import { fetchAndResolveBase, prepareStaging, publishedStaging, publishStaging } from '../staging/branch.js';
+import { STAGING_BRANCH } from '../staging/names.js';
 import { readBoard } from '../board/read.js';
 import { drainLoop } from './schedule.js';
 import { Mutex } from './mutex.js';
@@ -14,9 +15,11 @@ import type { WorkerContext } from './task-worker.js';
 import { DrainBook } from './book.js';
 import { integrateRecovered, runTaskFlow, type TaskFlow } from './task-flow.js';
 import { recoverTaskBranches } from './recovery.js';
-import { workspaceLockPath, workspaceStateDir } from '../paths.js';
-import type { DrainEvent, DrainSummary } from './types.js';
-import { lastDrainFile, AgentTracker } from './records.js';
+import { agentRecordsDir, lastDrainFile, workspaceLockFile, workspaceStateDir } from '../paths.js';
+import type { DrainEvent, DrainEventBody, DrainSummary, Emit } from './types.js';
+import { AgentTracker } from './records.js';
+import { drainOutcome, shouldPublish, type DrainFacts } from './verdict/outcome.js';
+import { resolveCommit } from '../git/refs.js';
 import { agentGroups, reapGroups } from './orphan-agents.js';
 import { committedConfig, gateSpecFrom } from './trusted-config.js';
 
@@ -46,11 +49,11 @@ export interface OrchestrateInput {
 export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInput): Promise<DrainSummary> {
   const { fs, clock, process } = ports;
   const wsState = workspaceStateDir(input.stateDir, input.workspace);
-  await fs.mkdirp(path.join(wsState, 'agents'), 0o700);
-  const lock = await acquireWorkspaceLock({ locks: input.locks, process, clock }, workspaceLockPath(input.stateDir, input.workspace), `orchestrate ${input.runId}`);
+  await fs.mkdirp(agentRecordsDir(wsState), 0o700);
+  const lock = await acquireWorkspaceLock({ locks: input.locks, process, clock }, workspaceLockFile(wsState), `orchestrate ${input.runId}`);
   const startedAt = clock.now();
-  await reapOrphanedAgents(ports, input, wsState);
-  const emit = (event: Omit<DrainEvent, 'time' | 'runId'>) => input.onEvent({ time: new Date(clock.now()).toISOString(), runId: input.runId, ...event } as DrainEvent);
+  const emit: Emit = (event: DrainEventBody) => input.onEvent({ time: new Date(clock.now()).toISOString(), runId: input.runId, ...event });
+  await reapOrphanedAgents(ports, input, wsState, emit);
   let outcome: DrainSummary['outcome'] = 'drained';
   let failure: string | undefined;
   let staging = { base: '', head: '' };
@@ -59,7 +62,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
   let book: DrainBook | undefined;
   try {
     const refs = await fetchAndResolveBase(git, input.workspace, input.config.baseBranch, true);
-    const remoteBefore = refs.hasOrigin ? await git.resolve(input.workspace, `refs/remotes/origin/${STAGING_BRANCH}`) : undefined;
+    const remoteBefore = await publishedStaging(git, input.workspace, refs);
     const prepared = await prepareStaging(git, fs, input.workspace, refs, input.config.workBranchMode, input.force);
     for (const note of prepared.recovered) emit({ event: 'recovered', detail: note });
     emit({ event: 'staging-ready', base: prepared.baseHead, head: prepared.head, created: prepared.created, mergedBase: prepared.mergedBase, reset: prepared.reset });
@@ -119,32 +122,22 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     stopTimer?.cancel();
     input.stop.removeEventListener('abort', onStop);
 
-    if (input.only && ![...book.results.keys()].some((id) => id.toLowerCase() === input.only!.toLowerCase())) {
-      const board = await readBoard(fs, stagingDir);
-      const present = board.tasks.some((task) => task.id.toLowerCase() === input.only!.toLowerCase());
-      failure = present ? `${input.only} is not ready; \`agent-runner next\` says why` : `no task ${input.only} on ${STAGING_BRANCH}`;
-      outcome = 'failed';
-    }
-    if (systemicFailure) {
-      outcome = 'failed';
-      failure = `stopped: the agent cannot work (${systemicFailure}); fix it and run again`;
-    } else if (input.stop.aborted) {
-      outcome = 'interrupted';
-    } else if (book.results.size === 0 && outcome !== 'failed') {
-      outcome = 'nothing-to-do';
-    }
+    const same = (id: string) => id.toLowerCase() === input.only!.toLowerCase();
+    const ran = input.only !== undefined && [...book.results.keys()].some(same);
+    const only = input.only === undefined ? undefined : { id: input.only, ran, onBoard: ran || (await readBoard(fs, stagingDir)).tasks.some((task) => same(task.id)) };
 
-    const head = (await git.resolve(stagingDir, 'HEAD'))!;
+    const head = (await resolveCommit(git, stagingDir, 'HEAD'))!;
     staging = { base: prepared.baseHead, head };
-    if (input.push && head !== remoteBefore) {
-      const publish = await publishStaging(git, input.workspace, refs, remoteBefore);
-      pushed = publish.pushed;
-      emit({ event: pushed ? 'published' : 'publish-skipped', detail: publish.reason ?? `${STAGING_BRANCH} at ${head.slice(0, 12)}` });
-      if (!pushed && refs.hasOrigin) {
-        outcome = 'failed';
-        failure = publish.reason;
-      }
+    let publish: DrainFacts['publish'];
+    if (shouldPublish(input.push, head, remoteBefore)) {
+      const result = await publishStaging(git, input.workspace, refs, remoteBefore);
+      pushed = result.pushed;
+      publish = { pushed: result.pushed, reason: result.reason, hasOrigin: refs.hasOrigin };
+      emit({ event: pushed ? 'published' : 'publish-skipped', detail: result.reason ?? `${STAGING_BRANCH} at ${head.slice(0, 12)}` });
     }
+    const verdict = drainOutcome({ ...(only ? { only } : {}), systemicFailure, stopped: input.stop.aborted, tasksEnded: book.results.size, ...(publish ? { publish } : {}) });
+    outcome = verdict.outcome;
+    failure = verdict.failure;
   } catch (error) {
     outcome = 'failed';
     failure = error instanceof Error ? error.message : String(error);
@@ -168,14 +161,14 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
 }
 
 /** Ends agents a killed drain left running: they would keep writing into worktrees this drain removes. */
-async function reapOrphanedAgents(ports: Ports, input: OrchestrateInput, wsState: string): Promise<void> {
+async function reapOrphanedAgents(ports: Ports, input: OrchestrateInput, wsState: string, emit: Emit): Promise<void> {
   const { fs, clock, process } = ports;
   const orphans = await agentGroups(fs, wsState);
   const reaped = orphans.length ? await reapGroups({ process, control: input.control, clock }, orphans, 5000) : [];
   for (const entry of reaped) {
-    input.onEvent({ time: new Date(clock.now()).toISOString(), runId: input.runId, event: 'recovered', detail: `ended ${entry.label} (pid ${entry.pid}) left running by an interrupted drain` });
+    emit({ event: 'recovered', detail: `ended ${entry.label} (pid ${entry.pid}) left running by an interrupted drain` });
   }
-  const dir = path.join(wsState, 'agents');
+  const dir = agentRecordsDir(wsState);
   // Records, and temp files of record writes a crash interrupted.
   for (const name of await fs.list(dir)) await fs.remove(path.join(dir, name));
 }

@@ -37,7 +37,7 @@ export type CandidateVerdict = { readonly kind: 'integrate' } | { readonly kind:
 const LISTED = 5;
 
 /** The park reason for a task that changed protected paths. */
-export function protectedPathsReason(paths: readonly string[]): string {
+function protectedPathsReason(paths: readonly string[]): string {
   const shown = paths.slice(0, LISTED).join(', ') + (paths.length > LISTED ? ` and ${paths.length - LISTED} more` : '');
   return `changes ${AGENT_DIR}/ or the gates script (${shown}): a task may not change the runner's config or the gate that judges it; a human must review the branch and merge it by hand`;
 }

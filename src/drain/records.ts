@@ -4,16 +4,7 @@ import type { TaskId } from '../types.js';
 import type { FsPort, Ports } from '../ports.js';
 import type { AgentProcessEvent } from '../agent/run-task.js';
 import { Mutex } from './mutex.js';
-
-/** The last drain's summary (status shows it). */
-export function lastDrainFile(workspaceState: string): string {
-  return path.join(workspaceState, 'last-drain.json');
-}
-
-/** One file per running agent: pid and kernel start time, for the watcher to reap after a crash. */
-export function agentRecordFile(workspaceState: string, taskId: TaskId): string {
-  return path.join(workspaceState, 'agents', `${taskId}.json`);
-}
+import { agentRecordFile, agentRecordsDir } from '../paths.js';
 
 export interface AgentRecord {
   readonly pid: number;
@@ -52,7 +43,7 @@ export function parseAgentRecord(name: string, text: string, file: string): Agen
 
 /** The agents a drain recorded as running (read by orchestrate, as the user, in its own state dir); malformed records are skipped. */
 export async function readAgentRecords(fs: FsPort, workspaceState: string): Promise<AgentRecord[]> {
-  const dir = path.join(workspaceState, 'agents');
+  const dir = agentRecordsDir(workspaceState);
   const records: AgentRecord[] = [];
   for (const name of (await fs.list(dir)).sort()) {
     const file = path.join(dir, name);

@@ -1,16 +1,18 @@
-// What happens to one task after its agent ends: Done goes through the
-// integrator (landed, retried after a conflict, or parked), Blocked is
-// committed onto auto/work, anything else is a counted failed attempt that
-// parks the task after maxAttempts.
+// A task's trip through a drain: its worker runs the agent, the verdicts
+// (verdict/) say what that means (integrate, block, fail, park, stop), a Done
+// task goes through the integrator and its result is judged too, and every
+// ending is applied through one path (applyVerdict): count a failure, commit
+// onto auto/work, settle or record attempts, tidy the worktree, report.
 import type { Task } from '../types.js';
 import type { Mutex } from './mutex.js';
 import type { DrainBook } from './book.js';
 import { blockTask, integrateBranch, parkTask, type GateSpec, type IntegratorDeps } from './integrate.js';
-import { removeTaskWorktree, workOnTask, type WorkerContext } from './task-worker.js';
-import { taskBranch } from '../staging/branch.js';
-
-/** Agent failures that say nothing about the task: stop the drain instead of counting attempts. */
-const SYSTEMIC = /^(not-logged-in|rate-limited)\b/;
+import { workOnTask, type WorkerContext } from './task-worker.js';
+import { removeTaskWorktree } from '../staging/task-branches.js';
+import { taskBranch } from '../staging/names.js';
+import { afterAgent, afterInternalError } from './verdict/after-agent.js';
+import { afterIntegration, afterRecoveredIntegration, type IntegrationOutcome } from './verdict/after-integration.js';
+import { planFor, type TaskVerdict } from './verdict/task.js';
 
 export interface TaskFlow {
   readonly worker: WorkerContext;
@@ -26,49 +28,36 @@ export interface TaskFlow {
   readonly onSystemicFailure: (reason: string) => void;
 }
 
-async function park(flow: TaskFlow, task: Task, reason: string, started: number): Promise<void> {
-  const commit = await flow.integrator.run(() => parkTask(flow.integratorDeps, flow.stagingDir, task.id, reason, taskBranch(task.id)));
-  await flow.book.settle(task.id);
-  flow.book.finish(task, 'parked', reason, started, commit);
-}
-
-function integrate(flow: TaskFlow, task: Task, mayBeLanded = false) {
+function integrate(flow: TaskFlow, task: Task, mayBeLanded = false): Promise<IntegrationOutcome> {
   const meta = { task, branch: taskBranch(task.id), runId: flow.worker.runId, gatesScript: flow.gate.script, mayBeLanded };
   return flow.integrator.run(() => integrateBranch(flow.integratorDeps, flow.stagingDir, meta, flow.gate));
 }
 
-async function integrateDone(flow: TaskFlow, task: Task, started: number): Promise<void> {
-  const integration = await integrate(flow, task);
-  if (integration.kind === 'landed' || integration.kind === 'already-landed') {
-    await flow.book.settle(task.id);
-    await removeTaskWorktree(flow.worker, task.id, true);
-    flow.book.finish(task, 'landed', undefined, started, integration.commit);
-  } else if (integration.kind === 'protected-paths') {
-    await park(flow, task, integration.reason, started);
-  } else if (integration.kind === 'conflict') {
-    const reason = `merge conflict in ${integration.files.join(', ')}`;
-    if (flow.book.conflictRetried(task.id)) return park(flow, task, reason, started);
-    await flow.book.retryAfterConflict(task.id, reason, `${reason}; another task changed the same lines and landed first`);
-    await removeTaskWorktree(flow.worker, task.id, true);
-    flow.book.emit({ event: 'task-retrying', taskId: task.id, title: task.title, reason });
-  } else {
-    const tail = integration.gate.tail.split('\n').filter(Boolean).slice(-3).join(' | ');
-    await park(flow, task, `gate failed: ${integration.gate.detail}${tail ? `: ${tail}` : ''}`, started);
+/** The one path every ending of a task takes. */
+async function applyVerdict(flow: TaskFlow, task: Task, verdict: TaskVerdict, started: number): Promise<void> {
+  const plan = planFor(task.id, verdict);
+  const { book } = flow;
+  if (plan.systemic) flow.onSystemicFailure(plan.systemic);
+  if (plan.countFailure) {
+    const counted = book.failed(task.id, plan.countFailure.reason);
+    await (plan.countFailure.bestEffort ? counted.catch(() => undefined) : counted);
   }
-}
-
-async function failedAttempt(flow: TaskFlow, task: Task, reason: string, started: number): Promise<void> {
-  if (SYSTEMIC.test(reason)) {
-    flow.onSystemicFailure(`${task.id}: ${reason}`);
-    await removeTaskWorktree(flow.worker, task.id, true);
-    flow.book.excluded.add(task.id);
-    flow.book.finish(task, 'failed', reason, started);
-    return;
-  }
-  const failures = await flow.book.failed(task.id, reason);
-  if (failures >= flow.maxAttempts) return park(flow, task, `failed ${failures} time(s); last: ${reason}`, started);
-  await removeTaskWorktree(flow.worker, task.id, true);
-  flow.book.finish(task, 'failed', `${reason} (attempt ${failures} of ${flow.maxAttempts})`, started);
+  const edit = plan.stagingEdit;
+  const stagingCommit = edit
+    ? await flow.integrator.run(() =>
+        edit.kind === 'park'
+          ? parkTask(flow.integratorDeps, flow.stagingDir, task.id, edit.reason, taskBranch(task.id))
+          : blockTask(flow.integratorDeps, flow.stagingDir, task.id, edit.reason),
+      )
+    : undefined;
+  if (plan.attempts === 'settle') await book.settle(task.id);
+  else if (plan.attempts !== 'keep') await book.retryAfterConflict(task.id, plan.attempts.conflictRetry, plan.attempts.tellAgent);
+  if (plan.worktree !== 'keep') await removeTaskWorktree(flow.worker, task.id, plan.worktree === 'remove');
+  if (plan.exclude) book.excluded.add(task.id);
+  const report = plan.report;
+  if ('finish' in report) book.finish(task, report.finish, report.reason, started, report.commit ?? stagingCommit);
+  else if ('retrying' in report) book.emit({ event: 'task-retrying', taskId: task.id, title: task.title, reason: report.retrying });
+  else book.emit({ event: 'recovered', detail: report.recovered });
 }
 
 /** Runs one task to its end in this drain. Never throws: an internal error is a failed attempt. */
@@ -80,25 +69,18 @@ export async function runTaskFlow(flow: TaskFlow, task: Task, releaseSlot: () =>
     const work = await workOnTask(flow.worker, task, retryReason);
     // The agent is done: its slot goes to the next task while this one waits for the integrator.
     releaseSlot();
-    const outcome = work.outcome;
-    if (outcome.kind === 'done') return await integrateDone(flow, task, started);
-    if (outcome.kind === 'blocked') {
-      const commit = await flow.integrator.run(() => blockTask(flow.integratorDeps, flow.stagingDir, task.id, outcome.reason));
-      await flow.book.settle(task.id);
-      await removeTaskWorktree(flow.worker, task.id, true);
-      return flow.book.finish(task, 'blocked', outcome.reason, started, commit);
-    }
-    if (flow.stop.aborted) {
-      // Cut short by the stop, not a fault of the task: no attempt is counted.
-      await removeTaskWorktree(flow.worker, task.id, true);
-      return flow.book.finish(task, 'interrupted', 'the drain was stopped', started);
-    }
-    await failedAttempt(flow, task, outcome.reason, started);
+    const verdict = afterAgent({
+      outcome: work.outcome,
+      failure: work.failure,
+      stopped: flow.stop.aborted,
+      attempts: flow.book.attemptsOf(task.id),
+      maxAttempts: flow.maxAttempts,
+    });
+    if (verdict.kind !== 'integrate') return await applyVerdict(flow, task, verdict, started);
+    const integration = await integrate(flow, task);
+    await applyVerdict(flow, task, afterIntegration(integration, Boolean(flow.book.attemptsOf(task.id)?.conflictRetried)), started);
   } catch (error) {
-    const reason = `internal error: ${error instanceof Error ? error.message : String(error)}`;
-    flow.book.excluded.add(task.id);
-    await flow.book.failed(task.id, reason).catch(() => undefined);
-    flow.book.finish(task, 'failed', reason, started);
+    await applyVerdict(flow, task, afterInternalError(error), started).catch(() => undefined);
   }
 }
 
@@ -106,16 +88,5 @@ export async function runTaskFlow(flow: TaskFlow, task: Task, releaseSlot: () =>
 export async function integrateRecovered(flow: TaskFlow, task: Task): Promise<void> {
   const started = flow.worker.ports.clock.now();
   const integration = await integrate(flow, task, true);
-  // A branch parked for a human stays for review; any other is done with.
-  await removeTaskWorktree(flow.worker, task.id, integration.kind !== 'protected-paths');
-  if (integration.kind === 'landed' || integration.kind === 'already-landed') {
-    await flow.book.settle(task.id);
-    flow.book.finish(task, 'landed', 'recovered: integrated the finished work of an interrupted drain', started, integration.commit);
-  } else if (integration.kind === 'protected-paths') {
-    // Running it again would only produce the same change: a human decides.
-    await park(flow, task, integration.reason, started);
-  } else {
-    // No longer clean: the task is still To Do on auto/work and simply runs again.
-    flow.book.emit({ event: 'recovered', detail: `${task.id}: finished work from an interrupted drain no longer integrates (${integration.kind}); it will run again` });
-  }
+  await applyVerdict(flow, task, afterRecoveredIntegration(task.id, integration), started);
 }

@@ -3,15 +3,16 @@
 // not done here: the worker hands a Done task to the integrator.
 import * as path from 'node:path';
 import type { Ports } from '../ports.js';
-import type { AgentAdapter, RepoConfig, Task } from '../types.js';
+import type { AgentAdapter, AgentFailure, RepoConfig, Task } from '../types.js';
 import type { Git } from '../git/git.js';
-import type { AgentProcessEvent, RunOutcome } from '../agent/run-task.js';
+import type { AgentProcessEvent } from '../agent/run-task.js';
 import { runTask } from '../agent/run-task.js';
 import { superviseAgent } from '../agent/supervise.js';
 import { commitLeftovers } from './leftovers.js';
-import { STAGING_BRANCH, taskBranch } from '../staging/branch.js';
-import { transcriptFile, worktreesDir } from '../paths.js';
+import { cutTaskWorktree } from '../staging/task-branches.js';
+import { transcriptFile } from '../paths.js';
 import type { Mutex } from './mutex.js';
+import type { WorkOutcome } from './verdict/after-agent.js';
 
 export interface WorkerContext {
   readonly ports: Ports;
@@ -30,32 +31,9 @@ export interface WorkerContext {
 }
 
 export interface WorkerResult {
-  readonly task: Task;
-  readonly worktree: string;
-  readonly branch: string;
-  readonly outcome: RunOutcome | { readonly kind: 'setup-failed'; readonly reason: string };
-  readonly transcript: string | undefined;
-}
-
-export function taskWorktree(workspace: string, taskId: string): string {
-  return path.join(worktreesDir(workspace), taskId);
-}
-
-/** Removes a task's worktree and (optionally) its branch; tolerant of either being gone already. */
-export async function removeTaskWorktree(context: Pick<WorkerContext, 'git' | 'ports' | 'workspace' | 'refs'>, taskId: string, deleteBranch: boolean): Promise<void> {
-  await context.refs.run(async () => {
-    await dropWorktree(context, taskWorktree(context.workspace, taskId));
-    if (deleteBranch) await context.git.try(context.workspace, ['branch', '-D', taskBranch(taskId)]);
-  });
-}
-
-/** The worktree and its folder gone; git's bookkeeping pruned only when git could not remove it itself. */
-async function dropWorktree(context: Pick<WorkerContext, 'git' | 'ports' | 'workspace'>, dir: string): Promise<void> {
-  if (!(await context.ports.fs.stat(dir))) return;
-  const removed = await context.git.try(context.workspace, ['worktree', 'remove', '--force', '--force', dir]);
-  if (removed.exitCode === 0) return;
-  await context.ports.fs.remove(dir);
-  await context.git.try(context.workspace, ['worktree', 'prune']);
+  readonly outcome: WorkOutcome;
+  /** The adapter's typed failure, when the agent itself failed (outcome agent-failed). */
+  readonly failure: AgentFailure | undefined;
 }
 
 async function runSetup(context: WorkerContext, dir: string): Promise<string | undefined> {
@@ -77,24 +55,9 @@ async function runSetup(context: WorkerContext, dir: string): Promise<string | u
 }
 
 export async function workOnTask(context: WorkerContext, task: Task, retryReason: string | undefined): Promise<WorkerResult> {
-  const dir = taskWorktree(context.workspace, task.id);
-  const branch = taskBranch(task.id);
-  await context.refs.run(async () => {
-    await dropWorktree(context, dir);
-    await context.ports.fs.mkdirp(path.dirname(dir), 0o700);
-    // -B: a retry starts over from the current auto/work, not from the last attempt.
-    // --no-checkout: only the cheap ref and bookkeeping part runs under the lock.
-    const add = ['worktree', 'add', '--quiet', '--no-checkout', '-B', branch, dir, `refs/heads/${STAGING_BRANCH}`];
-    if ((await context.git.try(context.workspace, add)).exitCode !== 0) {
-      // A registration whose folder is gone blocks the add: prune it and try once more.
-      await context.git.try(context.workspace, ['worktree', 'prune']);
-      await context.git.run(context.workspace, add);
-    }
-  });
-  // The checkout itself, in parallel with other tasks' work.
-  await context.git.run(dir, ['reset', '--quiet', '--hard', 'HEAD']);
+  const dir = await cutTaskWorktree(context, task.id);
   const setupFailure = await runSetup(context, dir);
-  if (setupFailure) return { task, worktree: dir, branch, outcome: { kind: 'setup-failed', reason: setupFailure }, transcript: undefined };
+  if (setupFailure) return { outcome: { kind: 'setup-failed', reason: setupFailure }, failure: undefined };
 
   const report = await runTask(
     { ports: context.ports, git: context.git },
@@ -114,5 +77,7 @@ export async function workOnTask(context: WorkerContext, task: Task, retryReason
     },
   );
   if (report.leftovers && (report.outcome.kind === 'done' || report.outcome.kind === 'blocked')) await commitLeftovers(context.git, dir, task.id);
-  return { task, worktree: dir, branch, outcome: report.outcome, transcript: report.transcript };
+  // The session that ended the run is the last one; its result says how the agent failed, typed.
+  const failure = report.outcome.kind === 'agent-failed' ? report.sessions.at(-1)?.result.failure : undefined;
+  return { outcome: report.outcome, failure };
 }

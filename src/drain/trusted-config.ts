@@ -7,27 +7,19 @@ import type { Git } from '../git/git.js';
 import type { RepoConfig } from '../types.js';
 import type { GateSpec } from './integrate.js';
 import { CONFIG_FILE, parseRepoConfig } from '../repo/config.js';
-import { STAGING_BRANCH } from '../staging/branch.js';
+import { STAGING_BRANCH } from '../staging/names.js';
 import { UsageError } from '../errors.js';
-
-/** One `git ls-tree -z` entry: mode, type and object of a path, or undefined when the tree has no such path. */
-function parseTreeEntry(output: string): { mode: string; type: string; object: string } | undefined {
-  const entry = output.split('\0')[0];
-  if (!entry) return undefined;
-  const [meta] = entry.split('\t');
-  const [mode, type, object] = (meta ?? '').split(' ');
-  return mode && type && object ? { mode, type, object } : undefined;
-}
+import { readBlob, treeEntry } from '../git/objects.js';
 
 /** The repo config committed at `commit` (auto/work's head before the merges); the defaults when it has none. */
 export async function committedConfig(git: Git, cwd: string, commit: string): Promise<RepoConfig> {
   const where = `${STAGING_BRANCH} (${commit.slice(0, 12)}):${CONFIG_FILE}`;
-  const entry = parseTreeEntry(await git.run(cwd, ['ls-tree', '-z', commit, '--', `:(literal)${CONFIG_FILE}`]));
+  const entry = await treeEntry(git, cwd, commit, CONFIG_FILE);
   if (!entry) return parseRepoConfig(undefined, where).config;
   if (entry.type !== 'blob' || entry.mode === '120000') {
     throw new UsageError(`${where} is not a regular file (git mode ${entry.mode}); commit a plain JSON file there`);
   }
-  return parseRepoConfig(await git.run(cwd, ['cat-file', 'blob', entry.object]), where).config;
+  return parseRepoConfig(await readBlob(git, cwd, entry.object), where).config;
 }
 
 /** Pure: the gate of a drain from the trusted config. */

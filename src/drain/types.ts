@@ -1,8 +1,11 @@
-// What a drain reports: progress events while it runs and the summary at the
-// end (orchestrate --json prints the summary; dispatch records it).
+// What a drain reports, defined once: progress events while it runs and the
+// summary at the end (orchestrate --json prints the summary; dispatch reads
+// it back through OrchestrateSummary and records it).
 import type { TaskId } from '../types.js';
 
 export type TaskOutcome = 'landed' | 'parked' | 'blocked' | 'failed' | 'interrupted';
+
+export type DrainOutcome = 'drained' | 'nothing-to-do' | 'failed' | 'interrupted';
 
 export interface TaskSummary {
   readonly id: TaskId;
@@ -16,7 +19,7 @@ export interface TaskSummary {
 
 export interface DrainSummary {
   readonly runId: string;
-  readonly outcome: 'drained' | 'nothing-to-do' | 'failed' | 'interrupted';
+  readonly outcome: DrainOutcome;
   readonly failure?: string;
   readonly tasks: readonly TaskSummary[];
   readonly staging: { readonly base: string; readonly head: string };
@@ -25,15 +28,62 @@ export interface DrainSummary {
   readonly endedAt: string;
 }
 
-export interface DrainEvent {
-  readonly time: string;
-  readonly runId: string;
-  readonly event: string;
-  readonly taskId?: TaskId;
-  readonly title?: string;
-  readonly reason?: string;
-  readonly detail?: string;
-  readonly commit?: string;
-  readonly durationMs?: number;
-  readonly [key: string]: unknown;
+/**
+ * The summary as a reader of `orchestrate --json` relies on it: the outcome
+ * and the tasks always, staging and pushed when the runner wrote them.
+ */
+export type OrchestrateSummary = Pick<DrainSummary, 'runId' | 'outcome' | 'tasks'> & Partial<Pick<DrainSummary, 'staging' | 'pushed'>>;
+
+/** Something the drain noticed and tidied, or a stop request, or the push: a line of detail. */
+export interface DrainNoteEvent {
+  readonly event: 'recovered' | 'stopping' | 'published' | 'publish-skipped';
+  readonly detail: string;
 }
+
+export interface StagingReadyEvent {
+  readonly event: 'staging-ready';
+  readonly base: string;
+  readonly head: string;
+  readonly created: boolean;
+  readonly mergedBase: boolean;
+  readonly reset: boolean;
+}
+
+export interface TaskStartedEvent {
+  readonly event: 'task-started';
+  readonly taskId: TaskId;
+  readonly title: string;
+  /** Why it runs again (the conflict of its last attempt). */
+  readonly retry?: string;
+}
+
+export interface TaskRetryingEvent {
+  readonly event: 'task-retrying';
+  readonly taskId: TaskId;
+  readonly title: string;
+  readonly reason: string;
+}
+
+/** A task's end in this drain (DrainBook.finish). */
+export interface TaskFinishedEvent {
+  readonly event: `task-${TaskOutcome}`;
+  readonly taskId: TaskId;
+  readonly title: string;
+  readonly reason?: string;
+  readonly commit?: string;
+  readonly durationMs: number;
+}
+
+export interface DrainFinishedEvent {
+  readonly event: 'drain-finished';
+  readonly outcome: DrainOutcome;
+  readonly reason?: string;
+}
+
+/** An event as the drain emits it; orchestrate adds the time and the run id. */
+export type DrainEventBody = DrainNoteEvent | StagingReadyEvent | TaskStartedEvent | TaskRetryingEvent | TaskFinishedEvent | DrainFinishedEvent;
+
+export type DrainEvent = DrainEventBody & { readonly time: string; readonly runId: string };
+
+/** Where the drain's modules send events. */
+export type Emit = (event: DrainEventBody) => void;

@@ -37,7 +37,7 @@ export function committerEnvironment(): Record<string, string> {
 }
 
 /** The environment every git invocation gets, derived from the caller's base env. */
-export function sanitizedGitEnv(base: Readonly<Record<string, string>>, identity?: GitIdentity): Record<string, string> {
+function sanitizedGitEnv(base: Readonly<Record<string, string>>, identity?: GitIdentity): Record<string, string> {
   const env: Record<string, string> = {};
   for (const key of ['HOME', 'PATH', 'LANG', 'TZ', 'http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY', 'USER', 'LOGNAME']) {
     const value = base[key];

@@ -1,23 +1,20 @@
-// The staging branch auto/work and its worktree: prepare it for a drain,
-// report on it, promote it to the base branch, or discard it. Nothing here
-// touches the base branch except promote.
+// The staging branch auto/work and its worktree: prepare it for a drain and
+// publish it. Nothing here touches the base branch (promote does, in
+// lifecycle.ts). Each step gathers facts, asks verdict.ts, applies the answer.
 import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
 import type { Git } from '../git/git.js';
 import type { WorkBranchMode } from '../types.js';
 import { FailedError } from '../errors.js';
-import { worktreesDir } from '../paths.js';
-
-export const STAGING_BRANCH = 'auto/work';
-export const TASK_BRANCH_PREFIX = 'auto/';
-
-export function taskBranch(taskId: string): string {
-  return `${TASK_BRANCH_PREFIX}${taskId}`;
-}
-
-export function stagingWorktree(workspace: string): string {
-  return path.join(worktreesDir(workspace), 'staging');
-}
+import { stagingWorktree } from '../paths.js';
+import { STAGING_BRANCH, STAGING_REF } from './names.js';
+import { baseConflictMessage, baseStep, nextWorktreeRepair, stagingStart, type WorktreeFacts, type WorktreeRepair } from './verdict.js';
+import { createBranch, currentBranch, headRef, isAncestor, remoteRef, resolveCommit, shortRefName } from '../git/refs.js';
+import { addWorktree, pruneWorktreesOrThrow } from '../git/worktree.js';
+import { abortMerge, abortMergeOrThrow, conflictedFiles, mergeInProgress, mergeWithMessage } from '../git/merge.js';
+import { checkoutForce, isDirty, resetAndClean, resetHard } from '../git/tree.js';
+import { fetchPrune, hasRemote, pushWithLease } from '../git/remote.js';
+import { countCommits } from '../git/history.js';
 
 export interface Refs {
   /** The ref the base is read from: origin/<base> when there is an origin, else <base>. */
@@ -25,49 +22,57 @@ export interface Refs {
   readonly hasOrigin: boolean;
 }
 
-export async function hasOrigin(git: Git, workspace: string): Promise<boolean> {
-  const remotes = await git.run(workspace, ['remote']);
-  return remotes.split('\n').some((name) => name.trim() === 'origin');
-}
-
 /** Fetches origin when there is one; returns where the base is read from. */
 export async function fetchAndResolveBase(git: Git, workspace: string, base: string, fetch: boolean): Promise<Refs> {
-  const origin = await hasOrigin(git, workspace);
-  if (origin && fetch) await git.run(workspace, ['fetch', '--quiet', '--prune', 'origin']);
-  const baseRef = origin && (await git.resolve(workspace, `refs/remotes/origin/${base}`)) ? `refs/remotes/origin/${base}` : `refs/heads/${base}`;
-  if (!(await git.resolve(workspace, baseRef))) {
+  const origin = await hasRemote(git, workspace, 'origin');
+  if (origin && fetch) await fetchPrune(git, workspace, 'origin');
+  const baseRef = origin && (await resolveCommit(git, workspace, remoteRef('origin', base))) ? remoteRef('origin', base) : headRef(base);
+  if (!(await resolveCommit(git, workspace, baseRef))) {
     throw new FailedError(`base branch "${base}" does not exist in ${workspace}; set "baseBranch" in .agent/config.json (or base in the registry)`);
   }
   return { baseRef, hasOrigin: origin };
 }
 
+/** auto/work as origin has it (published work), when there is an origin. */
+export function publishedStaging(git: Git, workspace: string, refs: Refs): Promise<string | undefined> {
+  return refs.hasOrigin ? resolveCommit(git, workspace, remoteRef('origin', STAGING_BRANCH)) : Promise.resolve(undefined);
+}
+
+async function worktreeFacts(git: Git, fs: FsPort, dir: string): Promise<WorktreeFacts> {
+  if (!(await fs.stat(path.join(dir, '.git')))) return { checkedOut: false };
+  return { checkedOut: true, mergeInProgress: await mergeInProgress(git, dir), branch: await currentBranch(git, dir), dirty: await isDirty(git, dir) };
+}
+
+async function repairWorktree(git: Git, fs: FsPort, workspace: string, dir: string, repair: WorktreeRepair): Promise<void> {
+  switch (repair.kind) {
+    case 'add':
+      await fs.remove(dir);
+      await fs.mkdirp(path.dirname(dir), 0o700);
+      return addWorktree(git, workspace, { dir, commitish: STAGING_BRANCH });
+    case 'abort-merge':
+      return abortMergeOrThrow(git, dir);
+    case 'checkout':
+      return checkoutForce(git, dir, STAGING_BRANCH);
+    case 'clean':
+      return resetAndClean(git, dir, 'HEAD');
+    case 'ready':
+      return;
+  }
+}
+
 /** Makes sure the staging worktree exists, is on auto/work, and is clean (recovering a killed merge). */
-export async function ensureStagingWorktree(git: Git, fs: FsPort, workspace: string): Promise<{ dir: string; recovered: string[] }> {
+async function ensureStagingWorktree(git: Git, fs: FsPort, workspace: string): Promise<{ dir: string; recovered: string[] }> {
   const dir = stagingWorktree(workspace);
   const recovered: string[] = [];
-  await git.run(workspace, ['worktree', 'prune']);
-  if (!(await fs.stat(path.join(dir, '.git')))) {
-    await fs.remove(dir);
-    await fs.mkdirp(path.dirname(dir), 0o700);
-    await git.run(workspace, ['worktree', 'add', '--quiet', dir, STAGING_BRANCH]);
-    return { dir, recovered };
+  const done = new Set<WorktreeRepair['kind']>();
+  await pruneWorktreesOrThrow(git, workspace);
+  for (;;) {
+    const repair = nextWorktreeRepair(await worktreeFacts(git, fs, dir), done);
+    if (repair.kind === 'ready') return { dir, recovered };
+    await repairWorktree(git, fs, workspace, dir, repair);
+    done.add(repair.kind);
+    if ('note' in repair) recovered.push(repair.note);
   }
-  if (await git.resolve(dir, 'MERGE_HEAD')) {
-    await git.run(dir, ['merge', '--abort']);
-    recovered.push('aborted a merge left half-done in the staging worktree');
-  }
-  const branch = (await git.try(dir, ['symbolic-ref', '--quiet', '--short', 'HEAD'])).stdout.trim();
-  if (branch !== STAGING_BRANCH) {
-    await git.run(dir, ['checkout', '--quiet', '--force', STAGING_BRANCH]);
-    recovered.push(`staging worktree was on ${branch || 'a detached HEAD'}; put back on ${STAGING_BRANCH}`);
-  }
-  const dirty = (await git.run(dir, ['status', '--porcelain'])).trim();
-  if (dirty) {
-    await git.run(dir, ['reset', '--quiet', '--hard', 'HEAD']);
-    await git.run(dir, ['clean', '-fdq']);
-    recovered.push('cleaned uncommitted changes from the staging worktree');
-  }
-  return { dir, recovered };
 }
 
 export interface PrepareResult {
@@ -86,40 +91,37 @@ export interface PrepareResult {
  * (accumulate) or recreates it (reset, refused over unpromoted work without force).
  */
 export async function prepareStaging(git: Git, fs: FsPort, workspace: string, refs: Refs, mode: WorkBranchMode, force: boolean): Promise<PrepareResult> {
-  const baseHead = (await git.resolve(workspace, refs.baseRef))!;
-  let created = false;
-  let reset = false;
-  let mergedBase = false;
-  if (!(await git.resolve(workspace, `refs/heads/${STAGING_BRANCH}`))) {
-    const published = refs.hasOrigin ? await git.resolve(workspace, `refs/remotes/origin/${STAGING_BRANCH}`) : undefined;
-    await git.run(workspace, ['branch', '--no-track', STAGING_BRANCH, published ?? baseHead]);
-    created = true;
-  }
+  const baseHead = (await resolveCommit(git, workspace, refs.baseRef))!;
+  const exists = (await resolveCommit(git, workspace, STAGING_REF)) !== undefined;
+  const start = stagingStart({ exists, published: exists ? undefined : await publishedStaging(git, workspace, refs), baseHead });
+  if (start.kind === 'create') await createBranch(git, workspace, STAGING_BRANCH, start.from);
+  const created = start.kind === 'create';
   const { dir, recovered } = await ensureStagingWorktree(git, fs, workspace);
-  const stagingHead = (await git.resolve(dir, 'HEAD'))!;
+  const stagingHead = (await resolveCommit(git, dir, 'HEAD'))!;
 
-  if (mode === 'reset' && !created && stagingHead !== baseHead) {
-    const unpromoted = (await git.run(dir, ['rev-list', '--count', `${baseHead}..HEAD`])).trim();
-    if (unpromoted !== '0' && !force) {
-      throw new FailedError(
-        `auto/work has ${unpromoted} commit(s) not on the base branch (landed, unpromoted work); workBranchMode "reset" would throw them away. Run \`agent-runner promote\` or \`agent-runner discard\` first, or pass --force`,
-      );
+  const step = baseStep({
+    mode,
+    created,
+    stagingHead,
+    baseHead,
+    unpromoted: await countCommits(git, dir, `${baseHead}..HEAD`),
+    baseContained: await isAncestor(git, dir, baseHead, 'HEAD'),
+    force,
+    baseName: shortRefName(refs.baseRef),
+    stagingDir: dir,
+  });
+  if (step.kind === 'refuse') throw new FailedError(step.message);
+  if (step.kind === 'reset') await resetHard(git, dir, baseHead);
+  if (step.kind === 'merge') {
+    const merge = await mergeWithMessage(git, dir, baseHead, step.message);
+    if (!merge.ok) {
+      const conflicts = await conflictedFiles(git, dir);
+      await abortMerge(git, dir);
+      throw new FailedError(baseConflictMessage(conflicts, dir));
     }
-    await git.run(dir, ['reset', '--quiet', '--hard', baseHead]);
-    reset = true;
-  } else if (!(await git.isAncestor(dir, baseHead, 'HEAD'))) {
-    const merge = await git.try(dir, ['merge', '--no-ff', '--no-edit', '-m', `Merge ${refs.baseRef.replace(/^refs\/(heads|remotes)\//, '')} into ${STAGING_BRANCH}`, baseHead]);
-    if (merge.exitCode !== 0) {
-      const conflicts = (await git.try(dir, ['diff', '--name-only', '--diff-filter=U'])).stdout.trim().split('\n').filter(Boolean);
-      await git.try(dir, ['merge', '--abort']);
-      throw new FailedError(
-        `merging the base branch into ${STAGING_BRANCH} conflicts${conflicts.length ? ` in ${conflicts.join(', ')}` : ''}; nothing was changed. Resolve it by hand in ${dir} (merge the base, commit), or run \`agent-runner discard\``,
-      );
-    }
-    mergedBase = true;
   }
-  const head = (await git.resolve(dir, 'HEAD'))!;
-  return { created, mergedBase, reset, head, baseHead, stagingDir: dir, recovered };
+  const head = (await resolveCommit(git, dir, 'HEAD'))!;
+  return { created, mergedBase: step.kind === 'merge', reset: step.kind === 'reset', head, baseHead, stagingDir: dir, recovered };
 }
 
 export interface PublishResult {
@@ -130,15 +132,12 @@ export interface PublishResult {
 /** Pushes auto/work to origin with a lease on what origin had when we fetched. */
 export async function publishStaging(git: Git, workspace: string, refs: Refs, expectedRemote: string | undefined): Promise<PublishResult> {
   if (!refs.hasOrigin) return { pushed: false, reason: 'no origin remote' };
-  const lease = `--force-with-lease=refs/heads/${STAGING_BRANCH}:${expectedRemote ?? ''}`;
-  const result = await git.try(workspace, ['push', '--quiet', lease, 'origin', `refs/heads/${STAGING_BRANCH}:refs/heads/${STAGING_BRANCH}`]);
-  if (result.exitCode !== 0) {
-    return { pushed: false, reason: `push of ${STAGING_BRANCH} refused: ${result.stderr.trim().split('\n').slice(-2).join(' ')}` };
-  }
+  const result = await pushWithLease(git, workspace, 'origin', STAGING_BRANCH, expectedRemote);
+  if (!result.ok) return { pushed: false, reason: `push of ${STAGING_BRANCH} refused: ${result.stderr.trim().split('\n').slice(-2).join(' ')}` };
   return { pushed: true };
 }
 
 /** Whether a branch's tip is already contained in auto/work. */
 export function isMergedIntoStaging(git: Git, cwd: string, ref: string): Promise<boolean> {
-  return git.isAncestor(cwd, ref, `refs/heads/${STAGING_BRANCH}`);
+  return isAncestor(git, cwd, ref, STAGING_REF);
 }

@@ -6,17 +6,20 @@ import type { Ports } from '../ports.js';
 import type { Git } from '../git/git.js';
 import type { Board } from '../types.js';
 import { FailedError } from '../errors.js';
-import { fetchAndResolveBase, STAGING_BRANCH, stagingWorktree, publishStaging, type Refs } from './branch.js';
-import { listTaskBranches } from '../drain/recovery.js';
-import { removeTaskWorktree } from '../drain/task-worker.js';
+import { fetchAndResolveBase, publishedStaging, publishStaging, type Refs } from './branch.js';
+import { STAGING_BRANCH, STAGING_REF, taskIdOfBranch } from './names.js';
+import { listTaskBranches, removeTaskWorktree, type RefsLock } from './task-branches.js';
+import { promoteVerdict, shouldPushBase } from './verdict.js';
 import { readBoard } from '../board/read.js';
 import { isParked, parkedReason } from '../board/parking.js';
-import { workspaceStateDir } from '../paths.js';
-import { lastDrainFile } from '../drain/records.js';
-import { attemptsFile } from '../drain/attempts.js';
-import { Mutex } from '../drain/mutex.js';
+import { attemptsFile, lastDrainFile, stagingWorktree, workspaceStateDir } from '../paths.js';
 import { blockedReason } from '../agent/run-task.js';
 import type { DrainSummary } from '../drain/types.js';
+import { createBranch, currentBranch, headRef, isAncestor, remoteRef, resolveCommit, shortRefName, updateRef } from '../git/refs.js';
+import { aheadBehind, mergeLog } from '../git/history.js';
+import { abortMergeOrThrow, fastForward, mergeInProgress } from '../git/merge.js';
+import { isDirty, resetAndClean } from '../git/tree.js';
+import { pushBranch } from '../git/remote.js';
 
 export interface Landing {
   readonly taskId: string;
@@ -38,7 +41,10 @@ export interface StagingStatus {
   readonly lastDrain: DrainSummary | undefined;
 }
 
-/** Pure: landings from `git log --format=%H%x1f%s%x1f%b%x1e` output of merge commits. */
+/** How landings are read back: hash, subject and body of each merge commit. */
+const LANDING_LOG_FORMAT = '%H%x1f%s%x1f%b%x1e';
+
+/** Pure: landings from `git log --format=LANDING_LOG_FORMAT` output of merge commits. */
 export function parseLandings(log: string): Landing[] {
   const landings: Landing[] = [];
   for (const record of log.split('\x1e')) {
@@ -69,16 +75,16 @@ async function stagingBoard(input: LifecycleInput): Promise<Board | undefined> {
 export async function stagingStatus(input: LifecycleInput): Promise<StagingStatus> {
   const { git, workspace } = input;
   const refs = await fetchAndResolveBase(git, workspace, input.baseBranch, input.fetch);
-  const base = (await git.resolve(workspace, refs.baseRef))!;
-  const staging = await git.resolve(workspace, `refs/heads/${STAGING_BRANCH}`);
+  const base = (await resolveCommit(git, workspace, refs.baseRef))!;
+  const staging = await resolveCommit(git, workspace, STAGING_REF);
   let ahead = 0;
   let behind = 0;
   let landed: Landing[] = [];
   if (staging) {
-    const counts = (await git.value(workspace, ['rev-list', '--left-right', '--count', `${base}...${staging}`])).split(/\s+/);
-    behind = Number(counts[0]);
-    ahead = Number(counts[1]);
-    landed = parseLandings(await git.run(workspace, ['log', '--merges', '--reverse', '--format=%H%x1f%s%x1f%b%x1e', `${base}..${staging}`]));
+    const counts = await aheadBehind(git, workspace, base, staging);
+    behind = counts.left;
+    ahead = counts.right;
+    landed = parseLandings(await mergeLog(git, workspace, `${base}..${staging}`, LANDING_LOG_FORMAT));
   }
   const board = staging ? await stagingBoard(input) : undefined;
   const parked = (board?.tasks ?? []).filter(isParked).map((task) => ({ id: task.id, title: task.title, reason: parkedReason(task) }));
@@ -102,44 +108,34 @@ export interface PromoteResult {
 }
 
 async function pushBase(git: Git, workspace: string, refs: Refs, branch: string): Promise<boolean> {
-  if (!refs.hasOrigin) return false;
-  const local = await git.resolve(workspace, `refs/heads/${branch}`);
-  const remote = await git.resolve(workspace, `refs/remotes/origin/${branch}`);
-  if (local === remote) return false;
-  const result = await git.try(workspace, ['push', '--quiet', 'origin', `refs/heads/${branch}:refs/heads/${branch}`]);
-  if (result.exitCode !== 0) throw new FailedError(`push of ${branch} to origin failed: ${result.stderr.trim().split('\n').slice(-2).join(' ')}; fetch, then run promote again`);
+  const local = await resolveCommit(git, workspace, headRef(branch));
+  const remote = await resolveCommit(git, workspace, remoteRef('origin', branch));
+  if (!shouldPushBase({ hasOrigin: refs.hasOrigin, local, remote })) return false;
+  const result = await pushBranch(git, workspace, 'origin', branch);
+  if (!result.ok) throw new FailedError(`push of ${branch} to origin failed: ${result.stderr.trim().split('\n').slice(-2).join(' ')}; fetch, then run promote again`);
   return true;
 }
 
 export async function promote(input: LifecycleInput): Promise<PromoteResult> {
   const { git, workspace, baseBranch } = input;
   const refs = await fetchAndResolveBase(git, workspace, baseBranch, input.fetch);
-  const staging = await git.resolve(workspace, `refs/heads/${STAGING_BRANCH}`);
-  if (!staging) throw new FailedError(`there is no ${STAGING_BRANCH} branch in ${workspace}: nothing to promote (run orchestrate first)`);
-  const remoteBase = (await git.resolve(workspace, refs.baseRef))!;
-  const localBase = await git.resolve(workspace, `refs/heads/${baseBranch}`);
-  for (const [name, sha] of [[refs.baseRef.replace(/^refs\/(remotes|heads)\//, ''), remoteBase], [baseBranch, localBase]] as const) {
-    if (sha && !(await git.isAncestor(workspace, sha, staging))) {
-      throw new FailedError(
-        `${name} has moved: it has commits that ${STAGING_BRANCH} does not, so promoting is not a fast-forward. Run orchestrate (it merges the base into ${STAGING_BRANCH} and re-gates), then promote again; or discard`,
-      );
-    }
+  const staging = await resolveCommit(git, workspace, STAGING_REF);
+  const remoteBase = (await resolveCommit(git, workspace, refs.baseRef))!;
+  const localBase = await resolveCommit(git, workspace, headRef(baseBranch));
+  const bases = [];
+  for (const [name, sha] of [[shortRefName(refs.baseRef), remoteBase], [baseBranch, localBase]] as const) {
+    if (sha) bases.push({ name, sha, contained: staging ? await isAncestor(git, workspace, sha, staging) : false });
   }
-  const from = localBase ?? remoteBase;
-  if (from !== staging) {
-    const current = (await git.try(workspace, ['symbolic-ref', '--quiet', '--short', 'HEAD'])).stdout.trim();
-    if (current === baseBranch) {
-      // The base is checked out here: move it with the tree, and never over local edits.
-      const dirty = (await git.run(workspace, ['status', '--porcelain', '--untracked-files=no'])).trim();
-      if (dirty) throw new FailedError(`${workspace} has uncommitted changes on ${baseBranch}; commit or stash them, then promote again`);
-      await git.run(workspace, ['merge', '--quiet', '--ff-only', `refs/heads/${STAGING_BRANCH}`]);
-    } else {
-      await git.run(workspace, ['update-ref', `refs/heads/${baseBranch}`, staging, ...(localBase ? [localBase] : [])]);
-    }
-  }
+  const onBase = (await currentBranch(git, workspace)) === baseBranch;
+  // Only the base's own checkout matters: never move it over local edits.
+  const dirty = onBase && (await isDirty(git, workspace, 'no'));
+  const verdict = promoteVerdict({ workspace, baseBranch, staging, bases, localBase, remoteBase, checkout: { onBase, dirty } });
+  if (verdict.kind === 'refuse') throw new FailedError(verdict.message);
+  if (verdict.kind === 'fast-forward' && verdict.how === 'checkout') await fastForward(git, workspace, STAGING_REF);
+  if (verdict.kind === 'fast-forward' && verdict.how === 'ref') await updateRef(git, workspace, headRef(baseBranch), verdict.to, localBase);
   const pushed = await pushBase(git, workspace, refs, baseBranch);
-  const promoted = from !== staging;
-  return { promoted, from, to: staging, pushed, detail: promoted ? `${baseBranch} fast-forwarded ${from.slice(0, 10)}..${staging.slice(0, 10)}` : `${baseBranch} is already at ${STAGING_BRANCH}` };
+  if (verdict.kind === 'nothing-to-do') return { promoted: false, from: verdict.at, to: verdict.at, pushed, detail: `${baseBranch} is already at ${STAGING_BRANCH}` };
+  return { promoted: true, from: verdict.from, to: verdict.to, pushed, detail: `${baseBranch} fast-forwarded ${verdict.from.slice(0, 10)}..${verdict.to.slice(0, 10)}` };
 }
 
 export interface DiscardResult {
@@ -152,9 +148,10 @@ export interface DiscardResult {
 /** Removes every task worktree and branch (parked ones too); nothing may be running. */
 export async function removeAllTaskBranches(input: LifecycleInput): Promise<string[]> {
   const branches = await listTaskBranches(input.git, input.workspace);
-  const refs = new Mutex();
+  // One at a time already: nothing else may be running.
+  const refs: RefsLock = { run: (work) => work() };
   for (const branch of branches) {
-    await removeTaskWorktree({ git: input.git, ports: input.ports, workspace: input.workspace, refs }, branch.slice('auto/'.length), true);
+    await removeTaskWorktree({ git: input.git, ports: input.ports, workspace: input.workspace, refs }, taskIdOfBranch(branch), true);
   }
   return branches;
 }
@@ -162,16 +159,15 @@ export async function removeAllTaskBranches(input: LifecycleInput): Promise<stri
 export async function discard(input: LifecycleInput): Promise<DiscardResult> {
   const { git, workspace, ports } = input;
   const refs = await fetchAndResolveBase(git, workspace, input.baseBranch, input.fetch);
-  const base = (await git.resolve(workspace, refs.baseRef))!;
-  const staging = await git.resolve(workspace, `refs/heads/${STAGING_BRANCH}`);
-  const remoteBefore = refs.hasOrigin ? await git.resolve(workspace, `refs/remotes/origin/${STAGING_BRANCH}`) : undefined;
+  const base = (await resolveCommit(git, workspace, refs.baseRef))!;
+  const staging = await resolveCommit(git, workspace, STAGING_REF);
+  const remoteBefore = await publishedStaging(git, workspace, refs);
   const dir = stagingWorktree(workspace);
   if (await ports.fs.stat(path.join(dir, '.git'))) {
-    if (await git.resolve(dir, 'MERGE_HEAD')) await git.run(dir, ['merge', '--abort']);
-    await git.run(dir, ['reset', '--quiet', '--hard', base]);
-    await git.run(dir, ['clean', '-fdq']);
+    if (await mergeInProgress(git, dir)) await abortMergeOrThrow(git, dir);
+    await resetAndClean(git, dir, base);
   } else if (staging) {
-    await git.run(workspace, ['branch', '--force', '--no-track', STAGING_BRANCH, base]);
+    await createBranch(git, workspace, STAGING_BRANCH, base, { force: true });
   }
   const removedBranches = await removeAllTaskBranches(input);
   await ports.fs.remove(attemptsFile(workspaceStateDir(input.stateDir, workspace)));

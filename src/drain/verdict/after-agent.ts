@@ -1,0 +1,47 @@
+// What happens after a task's agent ended, from what its worker saw (the
+// task's status on its branch, or how it failed) and the task's attempts.
+// Typed on the adapter's AgentFailure, never on the words of a reason. Pure.
+import type { AgentFailure } from '../../types.js';
+import type { RunOutcome } from '../../agent/run-task.js';
+import type { AttemptRecord } from '../attempts.js';
+import type { TaskVerdict } from './task.js';
+
+/** How a task's work ended: the run loop's outcome, or its setup command failed. */
+export type WorkOutcome = RunOutcome | { readonly kind: 'setup-failed'; readonly reason: string };
+
+/** Failures that say nothing about the task: the drain stops instead of counting attempts. */
+export const SYSTEMIC_FAILURES: ReadonlySet<AgentFailure> = new Set<AgentFailure>(['not-logged-in', 'rate-limited']);
+
+export interface AgentFacts {
+  readonly outcome: WorkOutcome;
+  /** The adapter's typed failure when the agent itself failed (outcome agent-failed). */
+  readonly failure: AgentFailure | undefined;
+  /** The drain was asked to stop while the task ran. */
+  readonly stopped: boolean;
+  /** The task's failed attempts before this one. */
+  readonly attempts: AttemptRecord | undefined;
+  readonly maxAttempts: number;
+}
+
+export type AgentVerdict = { readonly kind: 'integrate' } | Extract<TaskVerdict, { kind: 'block' | 'interrupted' | 'systemic' | 'fail' | 'park' }>;
+
+export function isSystemic(outcome: WorkOutcome, failure: AgentFailure | undefined): boolean {
+  return outcome.kind === 'agent-failed' && failure !== undefined && SYSTEMIC_FAILURES.has(failure);
+}
+
+/** Pure: Done goes to the integrator, Blocked is committed, anything else is a failed attempt (or a stop). */
+export function afterAgent(facts: AgentFacts): AgentVerdict {
+  const { outcome } = facts;
+  if (outcome.kind === 'done') return { kind: 'integrate' };
+  if (outcome.kind === 'blocked') return { kind: 'block', reason: outcome.reason };
+  if (facts.stopped) return { kind: 'interrupted', reason: 'the drain was stopped' };
+  if (isSystemic(outcome, facts.failure)) return { kind: 'systemic', reason: outcome.reason };
+  const failures = (facts.attempts?.failures ?? 0) + 1;
+  if (failures >= facts.maxAttempts) return { kind: 'park', reason: `failed ${failures} time(s); last: ${outcome.reason}`, failedAttempt: outcome.reason };
+  return { kind: 'fail', reason: `${outcome.reason} (attempt ${failures} of ${facts.maxAttempts})`, failedAttempt: outcome.reason };
+}
+
+/** Pure: the runner itself failed while working on the task. */
+export function afterInternalError(error: unknown): Extract<TaskVerdict, { kind: 'internal-error' }> {
+  return { kind: 'internal-error', reason: `internal error: ${error instanceof Error ? error.message : String(error)}` };
+}

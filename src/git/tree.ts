@@ -1,0 +1,57 @@
+// The working tree and index as named verbs: status, reset, clean, stage,
+// commit, checkout. Thin typed wrappers over Git.
+import type { Git } from './git.js';
+
+export type UntrackedMode = 'all' | 'normal' | 'no';
+
+/** `status --porcelain` lines: what differs from HEAD (untracked files per `untracked`). */
+export async function statusLines(git: Git, cwd: string, untracked: UntrackedMode = 'normal'): Promise<string[]> {
+  const args = ['status', '--porcelain', ...(untracked === 'normal' ? [] : [`--untracked-files=${untracked}`])];
+  return (await git.run(cwd, args)).split('\n').filter((line) => line.trim());
+}
+
+/** Whether the tree has changes (untracked files per `untracked`). */
+export async function isDirty(git: Git, cwd: string, untracked: UntrackedMode = 'normal'): Promise<boolean> {
+  return (await statusLines(git, cwd, untracked)).length > 0;
+}
+
+/** HEAD, index and tree set to `to`. */
+export async function resetHard(git: Git, cwd: string, to: string): Promise<void> {
+  await git.run(cwd, ['reset', '--quiet', '--hard', to]);
+}
+
+/** Untracked files and folders removed (ignored ones stay). */
+export async function cleanUntracked(git: Git, cwd: string): Promise<void> {
+  await git.run(cwd, ['clean', '-fdq']);
+}
+
+/** The tree exactly at `to`: reset hard, then untracked files removed. */
+export async function resetAndClean(git: Git, cwd: string, to: string): Promise<void> {
+  await resetHard(git, cwd, to);
+  await cleanUntracked(git, cwd);
+}
+
+/** Stages the given repo-relative paths. */
+export async function stagePaths(git: Git, cwd: string, paths: readonly string[]): Promise<void> {
+  await git.run(cwd, ['add', '--', ...paths]);
+}
+
+/** Stages every change, untracked files included. */
+export async function stageAll(git: Git, cwd: string): Promise<void> {
+  await git.run(cwd, ['add', '-A']);
+}
+
+/** Commits the index (no hooks); returns nothing, read HEAD for the commit. */
+export async function commitIndex(git: Git, cwd: string, message: string): Promise<void> {
+  await git.run(cwd, ['commit', '--quiet', '--no-verify', '-m', message]);
+}
+
+/** Checks out a branch, discarding changes to tracked files. */
+export async function checkoutForce(git: Git, cwd: string, branch: string): Promise<void> {
+  await git.run(cwd, ['checkout', '--quiet', '--force', branch]);
+}
+
+/** Refreshes the index's stat data, so unchanged files stop looking changed (tolerant). */
+export async function refreshIndex(git: Git, cwd: string): Promise<void> {
+  await git.try(cwd, ['update-index', '-q', '--refresh']);
+}
