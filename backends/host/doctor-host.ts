@@ -2,7 +2,7 @@
 // the others: who can read the registry, and whether /proc shows other
 // users' processes (their argv, environment names, cwd).
 import type { FsPort } from '../../src/ports.js';
-import type { Check } from './doctor.js';
+import type { Check } from './check.js';
 
 /** The registry holds every repo's user, ports, allowlist and env: root only. */
 export async function registryModeCheck(fs: Pick<FsPort, 'stat'>, file: string): Promise<Check> {

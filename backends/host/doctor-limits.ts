@@ -7,7 +7,7 @@ import type { FsPort, ProcessPort } from '../../src/ports.js';
 import { formatSize } from '../../src/control/registry/limits.js';
 import { runUnitPattern, scopeProperties, SYSTEMD_RUNTIME_DIR } from '../../src/control/run-limits.js';
 import { SYSTEM_PATH } from './exec.js';
-import type { Check } from './doctor.js';
+import type { Check } from './check.js';
 
 /** cgroup v2 controllers a run scope's limits need. */
 const CONTROLLERS = ['pids', 'memory', 'cpu'] as const;

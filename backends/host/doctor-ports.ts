@@ -6,7 +6,7 @@ import { proxyPortProblem } from '../../src/control/registry/proxy-ports.js';
 import { describeHolders, foreignHolder, readPortsState, squidOwns } from './ports.js';
 import type { HostLayout } from './layout.js';
 import type { HostDeps } from './provision-run.js';
-import type { Check } from './doctor.js';
+import type { Check } from './check.js';
 
 export async function proxyPortChecks(deps: HostDeps, layout: HostLayout, repo: RegistryRepo): Promise<Check[]> {
   const state = await readPortsState(deps, layout.squid.stateDir);

@@ -12,18 +12,14 @@ import { listEgressTable } from './apply-nft.js';
 import { parseSquidConfig, tcpPortAnswers } from './apply-squid.js';
 import { egressRuleset, rulesetDifferences } from './nftables.js';
 import { allowlistFile, renderAllowlist } from './squid-config.js';
+import type { Check } from './check.js';
 import type { HostLayout } from './layout.js';
 import type { HostDeps } from './provision-run.js';
 import { proxyPortChecks } from './doctor-ports.js';
 import { inClone, MAX_USER_CONFIG_BYTES, statClone, userTreePath } from './user-tree.js';
 import { UntrustedPathError } from '../../src/errors.js';
 
-export interface Check {
-  readonly name: string;
-  readonly ok: boolean;
-  readonly detail: string;
-  readonly fix: string;
-}
+export type { Check } from './check.js';
 
 export interface DoctorTargets {
   /** A non-loopback address the agent must not reach directly. */

@@ -7,7 +7,7 @@ import type { FsPort, ProcessPort } from '../../src/ports.js';
 import { lookupUser } from '../../src/control/privdrop.js';
 import { systemCommand, SYSTEM_PATH } from './exec.js';
 import type { HostLayout } from './layout.js';
-import type { ProvisionStep } from './provision-plan.js';
+import type { ProvisionStep } from './provision-step.js';
 import { ROOT_ONLY_DIR_MODE } from '../../src/control/state-dirs.js';
 
 export const HOST_UNITS = ['agent-runner-egress.service', 'agent-runner-proxy.service'] as const;

@@ -4,13 +4,14 @@
 import { parse } from 'smol-toml';
 import * as path from 'node:path';
 import { removedHomeDir } from '../../src/paths.js';
-import type { Command, RegistryRepo } from '../../src/types.js';
+import type { RegistryRepo } from '../../src/types.js';
 import type { UserAccount } from '../../src/control/privdrop.js';
 import { formatProblems, UsageError } from '../../src/errors.js';
 import type { ScheduleCheck } from '../../src/ports.js';
 import { defaultUserFor, parseRegistry } from '../../src/control/registry/parse.js';
 import { removeRepo, upsertRepo, type RegistryRepoInput } from '../../src/control/registry/edit.js';
 import { rawRunLimits } from '../../src/control/registry/limits.js';
+import type { ProvisionStep } from './provision-step.js';
 import { egressRuleset, renderRuleset, rulesetDifferences } from './nftables.js';
 import { squidConfig, squidProblems, type SquidOptions } from './squid-config.js';
 import { cloneCommand, createUserCommands, gitCommitCommand, gitConfigCommand, removeUserCommand, writeFileAsUserCommand } from './users.js';
@@ -20,11 +21,7 @@ import { freeProxyPort, proxyPortProblems, type PortsState } from './ports.js';
 import { movedProxyPorts, registryModeStep, REGISTRY_MODE } from './provision-ports.js';
 import { accountProblem, type RepoAccount } from '../../src/control/repo-account.js';
 
-export type ProvisionStep =
-  | { readonly description: string; readonly command: Command; readonly skip?: string }
-  | { readonly description: string; readonly write: { readonly path: string; readonly text: string; readonly mode: number }; readonly skip?: string }
-  /** Regenerate from the registry as written by then, and load (needs uids that may not exist at plan time). */
-  | { readonly description: string; readonly reload: 'egress' | 'proxy'; readonly skip?: string };
+export type { ProvisionStep } from './provision-step.js';
 
 export const WATCH_UNIT = (repo: string) => `agent-runner-watch@${repo}.service`;
 

@@ -6,7 +6,7 @@
 // each of those repos to a free privileged port and says so in the step
 // line. Running agents of a moved repo lose their proxy until their next run.
 import { parse } from 'smol-toml';
-import type { ProvisionStep } from './provision-plan.js';
+import type { ProvisionStep } from './provision-step.js';
 import { PRIVILEGED_PORT_LIMIT } from '../../src/control/registry/proxy-ports.js';
 import { freeProxyPort, type PortsState } from './ports.js';
 import { systemCommand } from './exec.js';

@@ -32,7 +32,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       } else {
         context.out(`\n${renderTaskTable(result.summary.tasks)}`);
         context.out(`not started: ${Object.entries(result.expected).filter(([, expect]) => expect === 'not started').map(([id]) => `${id} (needs a human)`).join(', ')}\n\n`);
-        context.out(renderStatus(result.status));
+        context.out(renderStatus({ ...result.status, lastDrain: result.summary }));
         context.out(`\npromote: ${result.promotion.detail}${result.promotion.pushed ? ', pushed to origin' : ''}\n`);
         context.out(`demo finished in ${seconds}s${options.keep ? `; repos kept in ${result.root}` : ''}\n`);
       }

@@ -9,6 +9,9 @@ import { lifecycleInput } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
 import { renderTaskTable } from './drain-output.js';
 import { STAGING_BRANCH } from '../staging/names.js';
+import { readLastDrain } from '../drain/records.js';
+import type { DrainSummary } from '../drain/types.js';
+import { workspaceStateDir } from '../paths.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
@@ -19,13 +22,17 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .action(async (options: { workspace?: string; repo?: string; fetch: boolean; json?: boolean }) => {
       const route = await routeLifecycle(context, options, ['status', ...(options.fetch ? [] : ['--no-fetch']), ...(options.json ? ['--json'] : [])]);
       if (route.kind === 'ran-as-user') return setExit(route.exitCode);
-      const status = await stagingStatus(await lifecycleInput(context, route.workspace, options.fetch));
+      const input = await lifecycleInput(context, route.workspace, options.fetch);
+      const status: StatusReport = { ...(await stagingStatus(input)), lastDrain: await readLastDrain(context.ports.fs, workspaceStateDir(input.stateDir, input.workspace)) };
       context.out(options.json ? `${JSON.stringify(status, null, 2)}\n` : renderStatus(status));
       setExit(EXIT.ok);
     });
 }
 
-export function renderStatus(status: StagingStatus): string {
+/** Staging as it is, and what the last drain did. */
+export type StatusReport = StagingStatus & { readonly lastDrain: DrainSummary | undefined };
+
+export function renderStatus(status: StatusReport): string {
   const lines = [
     `base     ${status.baseBranch} (${status.baseRef.replace(/^refs\//, '')}) ${status.base.slice(0, 12)}`,
     `staging  ${STAGING_BRANCH} ${status.staging ? `${status.staging.slice(0, 12)}: ${status.ahead} ahead, ${status.behind} behind` : 'does not exist yet'}`,

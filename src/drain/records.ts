@@ -4,7 +4,8 @@ import type { TaskId } from '../types.js';
 import type { FsPort, Ports } from '../ports.js';
 import type { AgentProcessEvent } from '../agent/run-task.js';
 import { Mutex } from './mutex.js';
-import { agentRecordFile, agentRecordsDir } from '../paths.js';
+import { agentRecordFile, agentRecordsDir, lastDrainFile } from '../paths.js';
+import type { DrainSummary } from './types.js';
 
 export interface AgentRecord {
   readonly pid: number;
@@ -84,5 +85,15 @@ export class AgentTracker {
 
   signalAll(signal: 'SIGTERM' | 'SIGKILL'): void {
     for (const signalGroup of this.running.values()) signalGroup(signal);
+  }
+}
+
+/** The last drain's summary, as orchestrate wrote it; undefined when there is none or it does not parse. */
+export async function readLastDrain(fs: FsPort, workspaceState: string): Promise<DrainSummary | undefined> {
+  const text = await fs.readTextIfExists(lastDrainFile(workspaceState));
+  try {
+    return text ? (JSON.parse(text) as DrainSummary) : undefined;
+  } catch {
+    return undefined;
   }
 }

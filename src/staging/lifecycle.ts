@@ -12,9 +12,8 @@ import { listTaskBranches, removeTaskWorktree, type RefsLock } from './task-bran
 import { promoteVerdict, shouldPushBase } from './verdict.js';
 import { readBoard } from '../board/read.js';
 import { isParked, parkedReason } from '../board/parking.js';
-import { attemptsFile, lastDrainFile, stagingWorktree, workspaceStateDir } from '../paths.js';
+import { attemptsFile, stagingWorktree, workspaceStateDir } from '../paths.js';
 import { blockedReason } from '../agent/run-task.js';
-import type { DrainSummary } from '../drain/types.js';
 import { createBranch, currentBranch, headRef, isAncestor, remoteRef, resolveCommit, shortRefName, updateRef } from '../git/refs.js';
 import { aheadBehind, mergeLog } from '../git/history.js';
 import { abortMergeOrThrow, fastForward, mergeInProgress } from '../git/merge.js';
@@ -38,7 +37,6 @@ export interface StagingStatus {
   readonly landed: readonly Landing[];
   readonly parked: readonly { id: string; title: string; reason: string }[];
   readonly blocked: readonly { id: string; title: string; reason: string }[];
-  readonly lastDrain: DrainSummary | undefined;
 }
 
 /** How landings are read back: hash, subject and body of each merge commit. */
@@ -89,14 +87,7 @@ export async function stagingStatus(input: LifecycleInput): Promise<StagingStatu
   const board = staging ? await stagingBoard(input) : undefined;
   const parked = (board?.tasks ?? []).filter(isParked).map((task) => ({ id: task.id, title: task.title, reason: parkedReason(task) }));
   const blocked = (board?.tasks ?? []).filter((task) => task.status === 'Blocked').map((task) => ({ id: task.id, title: task.title, reason: blockedReason(task) }));
-  const lastText = await input.ports.fs.readTextIfExists(lastDrainFile(workspaceStateDir(input.stateDir, workspace)));
-  let lastDrain: DrainSummary | undefined;
-  try {
-    lastDrain = lastText ? (JSON.parse(lastText) as DrainSummary) : undefined;
-  } catch {
-    lastDrain = undefined;
-  }
-  return { baseBranch: input.baseBranch, baseRef: refs.baseRef, base, staging, ahead, behind, landed, parked, blocked, lastDrain };
+  return { baseBranch: input.baseBranch, baseRef: refs.baseRef, base, staging, ahead, behind, landed, parked, blocked };
 }
 
 export interface PromoteResult {
