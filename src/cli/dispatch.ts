@@ -8,7 +8,7 @@ import { findRepo } from '../control/registry/parse.js';
 import { acquireLock } from '../lock.js';
 import { runLockPath } from '../paths.js';
 import { dispatchExitCode, dispatchRun, StopRequest } from '../control/dispatch.js';
-import { installPaths, loadRegistry, progressLine, requireRoot } from '../control/cli-support.js';
+import { installPaths, loadRegistry, progressLine, requireRoot } from './root-support.js';
 import { renderRunHuman } from '../control/render.js';
 import { describeSweep } from '../control/user-sweep.js';
 import { parsePositiveInt } from './options.js';

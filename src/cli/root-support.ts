@@ -1,11 +1,11 @@
 // What the root commands (dispatch, enqueue, watch, fleet) share: the root
 // check, the registry, the install paths and progress relaying.
-import type { CliContext } from '../cli/context.js';
+import type { CliContext } from './context.js';
 import type { Registry } from '../types.js';
 import { UsageError } from '../errors.js';
 import { installMainFile, registryFile, stateDir } from '../paths.js';
-import { readRegistry } from './registry/parse.js';
-import type { Install } from './dispatch.js';
+import { readRegistry } from '../control/registry/parse.js';
+import type { Install } from '../control/dispatch.js';
 
 export function requireRoot(context: CliContext, command: string, why: string): void {
   if (context.uid !== 0) throw new UsageError(`${command} must run as root: ${why}`);
