@@ -7,6 +7,7 @@ import type { AgentAdapter, AgentResult, RepoConfig, Task, TaskId } from '../typ
 import type { Git } from '../git/git.js';
 import { readBoard, findTask } from '../board/read.js';
 import { DONE_STATUS } from '../board/readiness.js';
+import { blockedReason } from '../board/parking.js';
 import { buildPrompt } from './prompt.js';
 import { resolveModelChoice } from '../repo/config.js';
 import { superviseAgent } from './supervise.js';
@@ -97,15 +98,6 @@ export function judgeSession(before: TreeState, after: TreeState, result: AgentR
     return { kind: 'stalled', reason: 'stalled: the session changed nothing (no commit, no task status change)' };
   }
   return undefined;
-}
-
-/** The agent's reason for Blocked: the last note line that is not ours. */
-export function blockedReason(task: Task | undefined): string {
-  const lines = (task?.notes ?? '')
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line && !line.startsWith('Parked:'));
-  return lines.at(-1)?.replace(/^Blocked:\s*/i, '') ?? 'the agent gave no reason';
 }
 
 /** A process port that reports every agent process it starts. */
