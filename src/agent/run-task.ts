@@ -6,7 +6,7 @@ import type { Clock, FsPort, Ports, ProcessPort, StartedProcess } from '../ports
 import type { AgentAdapter, AgentResult, RepoConfig, Task, TaskId } from '../types.js';
 import type { Git } from '../git/git.js';
 import { readBoard, findTask } from '../board/read.js';
-import { DONE_STATUS } from '../board/readiness.js';
+import { BLOCKED_STATUS, DONE_STATUS } from '../board/readiness.js';
 import { blockedReason } from '../board/parking.js';
 import { buildPrompt } from './prompt.js';
 import { resolveModelChoice } from '../repo/config.js';
@@ -92,7 +92,7 @@ async function readTreeState(deps: RunDeps, workspace: string, taskId: TaskId): 
 export function judgeSession(before: TreeState, after: TreeState, result: AgentResult): RunOutcome | undefined {
   if (after.unreadable) return { kind: 'unreadable', reason: `task status unreadable after the session: ${after.unreadable}` };
   if (after.status === DONE_STATUS) return { kind: 'done' };
-  if (after.status === 'Blocked') return { kind: 'blocked', reason: blockedReason(after.task) };
+  if (after.status === BLOCKED_STATUS) return { kind: 'blocked', reason: blockedReason(after.task) };
   if (!result.ok) return { kind: 'agent-failed', reason: `${result.failure ?? 'failed'}${result.detail ? `: ${result.detail}` : ''}` };
   if (after.head === before.head && after.status === before.status) {
     return { kind: 'stalled', reason: 'stalled: the session changed nothing (no commit, no task status change)' };

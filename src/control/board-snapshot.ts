@@ -9,7 +9,7 @@ import type { Board, Task, UnreadableTask } from '../types.js';
 import { outsiderReadCommand } from '../git/git.js';
 import { parseTaskFile } from '../board/parse.js';
 import { assessReadiness } from '../board/readiness.js';
-import { assembleBoard, statusesFrom } from '../board/read.js';
+import { assembleBoard, CONFIG_FILE, statusesFrom, TASKS_DIR } from '../board/read.js';
 import { isParked } from '../board/parking.js';
 import { STAGING_BRANCH, STAGING_REF } from '../staging/names.js';
 
@@ -115,7 +115,7 @@ export class BoardSnapshot {
 
   async summary(): Promise<BoardSummary> {
     const refs = [STAGING_REF, `refs/remotes/origin/${this.baseBranch}`, `refs/heads/${this.baseBranch}`];
-    const names = refs.flatMap((ref) => [`${ref}:backlog/tasks`, `${ref}:backlog/config.yml`]);
+    const names = refs.flatMap((ref) => [`${ref}:${TASKS_DIR}`, `${ref}:${CONFIG_FILE}`]);
     const check = await this.process.run(git(this.repoPath, ['cat-file', '--batch-check'], `${names.join('\n')}\n`));
     if (check.exitCode !== 0) throw new BoardReadError(`cannot read the git objects of ${this.repoPath}: ${check.stderr.trim() || `git exited ${check.exitCode}`}`);
     const oids = parseBatchCheck(names, check.stdout);
@@ -138,7 +138,7 @@ export class BoardSnapshot {
 
   private async board(tree: string, config: string | undefined): Promise<Board> {
     const listing = await this.process.run(git(this.repoPath, ['ls-tree', tree]));
-    if (listing.exitCode !== 0) throw new BoardReadError(`cannot list backlog/tasks in ${this.repoPath}: ${listing.stderr.trim()}`);
+    if (listing.exitCode !== 0) throw new BoardReadError(`cannot list ${TASKS_DIR} in ${this.repoPath}: ${listing.stderr.trim()}`);
     const entries = parseLsTree(listing.stdout);
     for (const [oid] of entries) this.live.add(oid);
     const wanted = [...new Set(entries.map(([oid]) => oid).filter((oid) => !this.blobs.has(oid)))];
@@ -149,10 +149,10 @@ export class BoardSnapshot {
       if (batch.exitCode !== 0) throw new BoardReadError(`cannot read task files in ${this.repoPath}: ${batch.stderr.trim()}`);
       const texts = parseBatch(batch.stdout, toRead.length);
       const fileOf = new Map(entries);
-      wanted.forEach((oid, i) => this.blobs.set(oid, parseTaskFile(`backlog/tasks/${fileOf.get(oid)!}`, texts[i] ?? '')));
+      wanted.forEach((oid, i) => this.blobs.set(oid, parseTaskFile(`${TASKS_DIR}/${fileOf.get(oid)!}`, texts[i] ?? '')));
       if (config) configText = texts[wanted.length];
     }
     // The same rules as a drain's own read: a duplicated id makes both files unreadable.
-    return assembleBoard(entries.map(([oid, file]) => ({ ...this.blobs.get(oid)!, file: `backlog/tasks/${file}` })), configText);
+    return assembleBoard(entries.map(([oid, file]) => ({ ...this.blobs.get(oid)!, file: `${TASKS_DIR}/${file}` })), configText);
   }
 }

@@ -10,6 +10,7 @@ import { STAGING_BRANCH, STAGING_REF } from '../staging/names.js';
 import { dropPrivileges } from './privdrop.js';
 import { renderTaskFile, taskFileName as boardTaskFileName } from '../board/render.js';
 import { backlogTimestamp } from '../board/edit.js';
+import { TASKS_DIR } from '../board/read.js';
 import { repoUser } from './dispatch.js';
 import type { Job } from './spool.js';
 
@@ -71,7 +72,7 @@ export async function createPromptTask(ports: Ports, repo: RegistryRepo, job: Jo
   const blob = await run(['hash-object', '-w', '--stdin'], text);
   try {
     await run(['read-tree', parent], undefined, true);
-    await run(['update-index', '--add', '--cacheinfo', `100644,${blob},backlog/tasks/${taskFileName(number, titleOf(job.work.prompt))}`], undefined, true);
+    await run(['update-index', '--add', '--cacheinfo', `100644,${blob},${TASKS_DIR}/${taskFileName(number, titleOf(job.work.prompt))}`], undefined, true);
     const tree = await run(['write-tree'], undefined, true);
     const commit = await run(['commit-tree', tree, '-p', parent, '-m', `${id}: ${titleOf(job.work.prompt)}\n\nQueued as job ${job.id}.`]);
     // Compare-and-swap: fails if auto/work moved since we read it.

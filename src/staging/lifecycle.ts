@@ -12,6 +12,7 @@ import { listTaskBranches, removeTaskWorktree, type RefsLock } from './task-bran
 import { promoteVerdict, shouldPushBase } from './verdict.js';
 import { readBoard } from '../board/read.js';
 import { blockedReason, isParked, parkedReason } from '../board/parking.js';
+import { BLOCKED_STATUS } from '../board/readiness.js';
 import { attemptsFile, lastDrainFile, stagingWorktree, workspaceStateDir } from '../paths.js';
 import type { DrainSummary } from '../drain/types.js';
 import { createBranch, currentBranch, headRef, isAncestor, remoteRef, resolveCommit, shortRefName, updateRef } from '../git/refs.js';
@@ -87,7 +88,7 @@ export async function stagingStatus(input: LifecycleInput): Promise<StagingStatu
   }
   const board = staging ? await stagingBoard(input) : undefined;
   const parked = (board?.tasks ?? []).filter(isParked).map((task) => ({ id: task.id, title: task.title, reason: parkedReason(task) }));
-  const blocked = (board?.tasks ?? []).filter((task) => task.status === 'Blocked').map((task) => ({ id: task.id, title: task.title, reason: blockedReason(task) }));
+  const blocked = (board?.tasks ?? []).filter((task) => task.status === BLOCKED_STATUS).map((task) => ({ id: task.id, title: task.title, reason: blockedReason(task) }));
   const lastText = await input.ports.fs.readTextIfExists(lastDrainFile(workspaceStateDir(input.stateDir, workspace)));
   let lastDrain: DrainSummary | undefined;
   try {
