@@ -15,6 +15,7 @@ const REPO_USER_SHELL = '/bin/bash';
 
 // agent-runner is the committer of every agent commit (src/git/git.ts); the author comes from the clone's config.
 import { committerEnvironment, NO_REPO_PROGRAMS } from '../../src/git/git.js';
+import { USER_PATH } from '../../src/system-path.js';
 
 export function createUserCommands(user: string, home: string, repo: string): Command[] {
   return [
@@ -30,7 +31,7 @@ export function removeUserCommand(user: string): Command {
 
 /** A command run as a named user, for plans made before the user has a uid (src/control/privdrop.ts does the drop). */
 function asNamedUser(user: string, home: string, command: Omit<Command, 'env'> & { env?: Readonly<Record<string, string>> }): Command {
-  const env = { HOME: home, USER: user, LOGNAME: user, PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', ...(command.env ?? {}) };
+  const env = { HOME: home, USER: user, LOGNAME: user, PATH: USER_PATH, LANG: 'C.UTF-8', ...(command.env ?? {}) };
   return dropPrivileges({ name: user }, { ...command, env });
 }
 
