@@ -6,7 +6,7 @@
 // safe.directory=<repo> because root does not own the checkout.
 import type { ProcessPort } from '../ports.js';
 import type { Board, Task, UnreadableTask } from '../types.js';
-import { outsiderReadCommand } from '../git/git.js';
+import { catFileBatch, catFileBatchCheck, lsTree } from '../git/outsider.js';
 import { parseTaskFile } from '../board/parse.js';
 import { assessReadiness } from '../board/readiness.js';
 import { assembleBoard, CONFIG_FILE, statusesFrom, TASKS_DIR } from '../board/read.js';
@@ -25,11 +25,6 @@ export interface BoardSummary {
 interface Cached {
   readonly key: string;
   readonly summary: BoardSummary;
-}
-
-function git(repoPath: string, args: readonly string[], stdin?: string) {
-  const command = outsiderReadCommand(repoPath, args);
-  return stdin === undefined ? command : { ...command, stdin };
 }
 
 /** Pure: `cat-file --batch-check` output to oid per requested object name (absent when missing). */
@@ -116,7 +111,7 @@ export class BoardSnapshot {
   async summary(): Promise<BoardSummary> {
     const refs = [STAGING_REF, `refs/remotes/origin/${this.baseBranch}`, `refs/heads/${this.baseBranch}`];
     const names = refs.flatMap((ref) => [`${ref}:${TASKS_DIR}`, `${ref}:${CONFIG_FILE}`]);
-    const check = await this.process.run(git(this.repoPath, ['cat-file', '--batch-check'], `${names.join('\n')}\n`));
+    const check = await this.process.run(catFileBatchCheck(this.repoPath, names));
     if (check.exitCode !== 0) throw new BoardReadError(`cannot read the git objects of ${this.repoPath}: ${check.stderr.trim() || `git exited ${check.exitCode}`}`);
     const oids = parseBatchCheck(names, check.stdout);
     const trees = refs.map((ref, i) => ({ ref, tasks: oids[i * 2], config: oids[i * 2 + 1] }));
@@ -137,7 +132,7 @@ export class BoardSnapshot {
   }
 
   private async board(tree: string, config: string | undefined): Promise<Board> {
-    const listing = await this.process.run(git(this.repoPath, ['ls-tree', tree]));
+    const listing = await this.process.run(lsTree(this.repoPath, tree));
     if (listing.exitCode !== 0) throw new BoardReadError(`cannot list ${TASKS_DIR} in ${this.repoPath}: ${listing.stderr.trim()}`);
     const entries = parseLsTree(listing.stdout);
     for (const [oid] of entries) this.live.add(oid);
@@ -145,7 +140,7 @@ export class BoardSnapshot {
     const toRead = config ? [...wanted, config] : wanted;
     let configText: string | undefined;
     if (toRead.length) {
-      const batch = await this.process.run(git(this.repoPath, ['cat-file', '--batch'], `${toRead.join('\n')}\n`));
+      const batch = await this.process.run(catFileBatch(this.repoPath, toRead));
       if (batch.exitCode !== 0) throw new BoardReadError(`cannot read task files in ${this.repoPath}: ${batch.stderr.trim()}`);
       const texts = parseBatch(batch.stdout, toRead.length);
       const fileOf = new Map(entries);
