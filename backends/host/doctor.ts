@@ -18,6 +18,7 @@ import type { HostDeps } from './provision-run.js';
 import { proxyPortChecks } from './doctor-ports.js';
 import { inClone, MAX_USER_CONFIG_BYTES, statClone, userTreePath } from './user-tree.js';
 import { UntrustedPathError } from '../../src/errors.js';
+import { getConfigArgs } from '../../src/git/plumbing.js';
 
 export type { Check } from './check.js';
 
@@ -101,8 +102,8 @@ export async function doctorRepo(deps: HostDeps, layout: HostLayout, registry: R
     const peek = await asUser('ls', ['--', home]);
     checks.push(check(`cannot read ${other.name}`, peek.exitCode !== 0, peek.exitCode !== 0 ? `${home} is closed to ${repo.user}` : `${repo.user} can list ${home}`, `chmod 0700 ${home}`));
   }
-  const name = await asUser('git', ['-C', repo.path, 'config', 'user.name']);
-  const email = await asUser('git', ['-C', repo.path, 'config', 'user.email']);
+  const name = await asUser('git', getConfigArgs(repo.path, 'user.name'));
+  const email = await asUser('git', getConfigArgs(repo.path, 'user.email'));
   const identity = name.exitCode === 0 && email.exitCode === 0;
   checks.push(check('git identity resolves', identity, identity ? `${name.stdout.trim()} <${email.stdout.trim()}>` : 'user.name or user.email is not set in the clone', reprovision));
   return checks;

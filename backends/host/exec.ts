@@ -4,11 +4,9 @@
 // `ip netns exec NS` so nft and Squid act inside a namespace, never on the
 // host's own ruleset.
 import type { Command } from '../../src/types.js';
+import { ROOT_TOOLS_PATH } from '../../src/system-path.js';
 
 export type CommandWrapper = (command: Command) => Command;
-
-/** PATH for root's tools (nft, squid, useradd live in sbin). */
-export const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 export const onHost: CommandWrapper = (command) => command;
 
@@ -18,13 +16,13 @@ export function inNetns(namespace: string): CommandWrapper {
     ...command,
     program: 'ip',
     args: ['netns', 'exec', namespace, command.program, ...command.args],
-    env: { ...command.env, PATH: command.env.PATH ?? SYSTEM_PATH },
+    env: { ...command.env, PATH: command.env.PATH ?? ROOT_TOOLS_PATH },
   });
 }
 
 /** A root tool invocation with a minimal, fixed environment. */
 export function systemCommand(program: string, args: readonly string[], cwd = '/', stdin?: string): Command {
-  return { program, args: [...args], env: { PATH: SYSTEM_PATH, LANG: 'C.UTF-8' }, cwd, ...(stdin === undefined ? {} : { stdin }) };
+  return { program, args: [...args], env: { PATH: ROOT_TOOLS_PATH, LANG: 'C.UTF-8' }, cwd, ...(stdin === undefined ? {} : { stdin }) };
 }
 
 /** One line of a failed command's output, for error messages. */

@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import { reposStateDir } from '../../src/paths.js';
 import type { FsPort, ProcessPort } from '../../src/ports.js';
 import { lookupUser } from '../../src/control/privdrop.js';
-import { systemCommand, SYSTEM_PATH } from './exec.js';
+import { systemCommand } from './exec.js';
+import { ROOT_TOOLS_PATH } from '../../src/system-path.js';
 import type { HostLayout } from './layout.js';
 import type { ProvisionStep } from './provision-step.js';
 import { ROOT_ONLY_DIR_MODE } from '../../src/control/state-dirs.js';
@@ -73,7 +74,7 @@ export function planHost(state: HostState, layout: HostLayout, installScript: st
 
 export async function readHostState(process: ProcessPort, fs: FsPort, layout: HostLayout, unitSourceDir: string, systemd: boolean): Promise<HostState> {
   const missingTools: string[] = [];
-  for (const tool of REQUIRED_TOOLS) if (!(await process.which(tool, SYSTEM_PATH))) missingTools.push(tool);
+  for (const tool of REQUIRED_TOOLS) if (!(await process.which(tool, ROOT_TOOLS_PATH))) missingTools.push(tool);
   const dirState = async (target: string): Promise<DirState> => {
     const stat = await fs.stat(target);
     return { mode: stat?.mode, uid: stat?.uid, gid: stat?.gid };

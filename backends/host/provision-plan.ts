@@ -7,6 +7,7 @@ import { removedHomeDir } from '../../src/paths.js';
 import type { RegistryRepo } from '../../src/types.js';
 import type { UserAccount } from '../../src/control/privdrop.js';
 import { formatProblems, UsageError } from '../../src/errors.js';
+import { USER_PATH } from '../../src/system-path.js';
 import type { ScheduleCheck } from '../../src/ports.js';
 import { defaultUserFor, parseRegistry } from '../../src/control/registry/parse.js';
 import { removeRepo, upsertRepo, type RegistryRepoInput } from '../../src/control/registry/edit.js';
@@ -207,7 +208,7 @@ export function planRepo(request: RepoRequest, state: RepoState, layout: HostLay
   }
 
   checklist.push(
-    `log the agent CLI in as ${repo.user}: setpriv --reuid=${repo.user} --regid=${repo.user} --init-groups env -i HOME=${home} PATH=/usr/local/bin:/usr/bin:/bin claude /login (or codex login)`,
+    `log the agent CLI in as ${repo.user}: setpriv --reuid=${repo.user} --regid=${repo.user} --init-groups env -i HOME=${home} PATH=${USER_PATH} claude /login (or codex login)`,
     `put the git token in ${home}/.git-credentials (one line https://USER:TOKEN@HOST), owned by ${repo.user}, mode 0600, and run: git -C ${repo.path} config credential.helper store`,
     `check the result: agent-runner doctor ${repo.name}`,
   );

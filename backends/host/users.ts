@@ -15,6 +15,8 @@ const REPO_USER_SHELL = '/bin/bash';
 
 // agent-runner is the committer of every agent commit (src/git/git.ts); the author comes from the clone's config.
 import { committerEnvironment, NO_REPO_PROGRAMS } from '../../src/git/git.js';
+import { cloneArgs, setLocalConfigArgs } from '../../src/git/plumbing.js';
+import { USER_PATH } from '../../src/system-path.js';
 
 export function createUserCommands(user: string, home: string, repo: string): Command[] {
   return [
@@ -30,7 +32,7 @@ export function removeUserCommand(user: string): Command {
 
 /** A command run as a named user, for plans made before the user has a uid (src/control/privdrop.ts does the drop). */
 function asNamedUser(user: string, home: string, command: Omit<Command, 'env'> & { env?: Readonly<Record<string, string>> }): Command {
-  const env = { HOME: home, USER: user, LOGNAME: user, PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', ...(command.env ?? {}) };
+  const env = { HOME: home, USER: user, LOGNAME: user, PATH: USER_PATH, LANG: 'C.UTF-8', ...(command.env ?? {}) };
   return dropPrivileges({ name: user }, { ...command, env });
 }
 
@@ -40,11 +42,11 @@ const GIT_ENV = { GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' };
 export function cloneCommand(user: string, home: string, url: string, clonePath: string, base: string): Command {
   // A local path as URL only works when the repo user may own-read it: git
   // refuses a repository owned by someone else ("dubious ownership").
-  return asNamedUser(user, home, { program: 'git', args: ['clone', '--quiet', '--branch', base, '--', url, clonePath], env: GIT_ENV, cwd: home });
+  return asNamedUser(user, home, { program: 'git', args: cloneArgs(url, clonePath, base), env: GIT_ENV, cwd: home });
 }
 
 export function gitConfigCommand(user: string, home: string, clonePath: string, key: string, value: string): Command {
-  return asNamedUser(user, home, { program: 'git', args: ['-C', clonePath, 'config', '--local', key, value], env: GIT_ENV, cwd: home });
+  return asNamedUser(user, home, { program: 'git', args: setLocalConfigArgs(clonePath, key, value), env: GIT_ENV, cwd: home });
 }
 
 /** NO_REPO_PROGRAMS (`-c key=value` pairs) as GIT_CONFIG_* variables: they hold for every git a script starts. */

@@ -3,6 +3,7 @@
 // runner adds the task's own.
 import type { TaskId } from '../types.js';
 import { committerEnvironment } from '../git/git.js';
+import { USER_PATH } from '../system-path.js';
 
 /**
  * Variables a locally run agent legitimately needs from the operator's
@@ -26,7 +27,7 @@ export function agentBaseEnv(callerEnv: Readonly<Record<string, string | undefin
     const value = callerEnv[key];
     if (value !== undefined) env[key] = value;
   }
-  env.PATH ??= '/usr/local/bin:/usr/bin:/bin';
+  env.PATH ??= USER_PATH;
   return env;
 }
 

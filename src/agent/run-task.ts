@@ -6,7 +6,8 @@ import type { Clock, FsPort, Ports, ProcessPort, StartedProcess } from '../ports
 import type { AgentAdapter, AgentResult, RepoConfig, Task, TaskId } from '../types.js';
 import type { Git } from '../git/git.js';
 import { readBoard, findTask } from '../board/read.js';
-import { DONE_STATUS } from '../board/readiness.js';
+import { BLOCKED_STATUS, DONE_STATUS } from '../board/readiness.js';
+import { blockedReason } from '../board/parking.js';
 import { buildPrompt } from './prompt.js';
 import { resolveModelChoice } from '../repo/config.js';
 import { superviseAgent } from './supervise.js';
@@ -91,21 +92,12 @@ async function readTreeState(deps: RunDeps, workspace: string, taskId: TaskId): 
 export function judgeSession(before: TreeState, after: TreeState, result: AgentResult): RunOutcome | undefined {
   if (after.unreadable) return { kind: 'unreadable', reason: `task status unreadable after the session: ${after.unreadable}` };
   if (after.status === DONE_STATUS) return { kind: 'done' };
-  if (after.status === 'Blocked') return { kind: 'blocked', reason: blockedReason(after.task) };
+  if (after.status === BLOCKED_STATUS) return { kind: 'blocked', reason: blockedReason(after.task) };
   if (!result.ok) return { kind: 'agent-failed', reason: `${result.failure ?? 'failed'}${result.detail ? `: ${result.detail}` : ''}` };
   if (after.head === before.head && after.status === before.status) {
     return { kind: 'stalled', reason: 'stalled: the session changed nothing (no commit, no task status change)' };
   }
   return undefined;
-}
-
-/** The agent's reason for Blocked: the last note line that is not ours. */
-export function blockedReason(task: Task | undefined): string {
-  const lines = (task?.notes ?? '')
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line && !line.startsWith('Parked:'));
-  return lines.at(-1)?.replace(/^Blocked:\s*/i, '') ?? 'the agent gave no reason';
 }
 
 /** A process port that reports every agent process it starts. */

@@ -8,6 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { UsageError, configValueError } from '../errors.js';
 import { findEntry, findFrontmatter, newlineOf, type EntrySpan, type FrontmatterSpan } from './frontmatter.js';
 import { yamlScalar } from './yaml-scalar.js';
+import { BLOCKED_STATUS } from './readiness.js';
 
 const NOTES_BEGIN = '<!-- SECTION:NOTES:BEGIN -->';
 const NOTES_END = '<!-- SECTION:NOTES:END -->';
@@ -162,7 +163,7 @@ export function ensureBlockedStatus(configYmlText: string): string {
   if (list.some((status) => status.toLowerCase() === 'blocked')) return configYmlText;
   const doneIndex = list.findIndex((status) => status.toLowerCase() === 'done');
   const at = doneIndex >= 0 ? doneIndex : Math.max(0, list.length - 1);
-  const wanted = [...list.slice(0, at), 'Blocked', ...list.slice(at)];
+  const wanted = [...list.slice(0, at), BLOCKED_STATUS, ...list.slice(at)];
   const nl = newlineOf(configYmlText);
   const whole: FrontmatterSpan = { yamlStart: 0, yamlEnd: configYmlText.length, bodyStart: configYmlText.length };
   const entry = findEntry(configYmlText, whole, 'statuses');

@@ -10,6 +10,8 @@ import { isParked, parkedReason } from './parking.js';
 
 const READY_STATUS = 'To Do';
 export const DONE_STATUS = 'Done';
+/** The status an agent (or the drain) sets when a task needs a human. */
+export const BLOCKED_STATUS = 'Blocked';
 const NEEDS_HUMAN_LABEL = 'risk:needs-human';
 
 export function assessReadiness(board: Board): Readiness {

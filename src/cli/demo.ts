@@ -7,6 +7,7 @@ import { EXIT } from '../errors.js';
 import { runDemo } from '../demo/demo.js';
 import { progressPrinter, renderTaskTable } from './drain-output.js';
 import { renderStatus } from './status.js';
+import { USER_PATH } from '../system-path.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
@@ -17,7 +18,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       const agent = path.join(path.dirname(context.selfBin), 'scripted-agent');
       const result = await runDemo(context.ports, {
         agentCommand: [agent],
-        path: context.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+        path: context.env.PATH ?? USER_PATH,
         onEvent: progressPrinter(context, 'human'),
         onStep: (text) => context.err(`${text}\n`),
         stop: context.terminate,

@@ -8,10 +8,11 @@ import { findRepo } from '../control/registry/parse.js';
 import { acquireLock } from '../lock.js';
 import { runLockPath } from '../paths.js';
 import { dispatchExitCode, dispatchRun, StopRequest } from '../control/dispatch.js';
-import { installPaths, loadRegistry, progressLine, requireRoot } from '../control/cli-support.js';
+import { installPaths, loadRegistry, progressLine, requireRoot } from './root-support.js';
 import { renderRunHuman } from '../control/render.js';
 import { describeSweep } from '../control/user-sweep.js';
 import { parsePositiveInt } from './options.js';
+import { MAX_PARALLEL_CEILING } from '../repo/config.js';
 import { STAGING_BRANCH } from '../staging/names.js';
 
 interface DispatchOptions {
@@ -48,7 +49,7 @@ async function dispatch(context: CliContext, repoName: string, options: Dispatch
   if (!options.push) args.push('--no-push');
   if (options.force) args.push('--force');
   if (options.maxParallel !== undefined) {
-    const asked = parsePositiveInt('--max-parallel', options.maxParallel, 64);
+    const asked = parsePositiveInt('--max-parallel', options.maxParallel, MAX_PARALLEL_CEILING);
     args.push('--max-parallel', String(Math.min(asked, repo.maxParallel)));
   }
   const { process, clock, ids, locks, control } = context.ports;

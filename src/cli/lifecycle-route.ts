@@ -10,7 +10,7 @@ import type { Registry, RegistryRepo } from '../types.js';
 import { EXIT } from '../errors.js';
 import { registryFile } from '../paths.js';
 import { readRegistry } from '../control/registry/parse.js';
-import { installPaths } from '../control/cli-support.js';
+import { installPaths } from './root-support.js';
 import { repoUser, runnerCommandAsUser } from '../control/as-repo-user.js';
 import { chooseLifecycleRunner, registeredRepoAt, type PathStep, type WorkspaceFacts } from '../control/lifecycle-target.js';
 import { dropPrivileges, parsePasswdLine } from '../control/privdrop.js';

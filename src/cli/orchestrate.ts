@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { EXIT, UsageError } from '../errors.js';
 import { checkWorkspace, ensureStateDir } from '../repo/workspace.js';
-import { readRepoConfig, applyOverrides } from '../repo/config.js';
+import { readRepoConfig, applyOverrides, MAX_PARALLEL_CEILING } from '../repo/config.js';
 import { adapterFor } from '../agent/adapters/index.js';
 import { resolveAgentBinary } from '../agent/binary.js';
 import { agentBaseEnv } from '../agent/env.js';
@@ -57,7 +57,7 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
   if (options.runId && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$/.test(options.runId)) throw new UsageError(`--run-id "${options.runId}" may only contain letters, digits, . _ -`);
   if (options.progress !== 'human' && options.progress !== 'json') throw new UsageError(`--progress must be human or json, not "${options.progress}"`);
   const workspace = await checkWorkspace(fs, context.cwd, options.workspace);
-  const maxParallel = options.maxParallel ? parsePositiveInt('--max-parallel', options.maxParallel, 64) : undefined;
+  const maxParallel = options.maxParallel ? parsePositiveInt('--max-parallel', options.maxParallel, MAX_PARALLEL_CEILING) : undefined;
   const graceSec = parsePositiveInt('--grace-sec', options.graceSec, 3600);
   const { config: repoConfig, warnings } = await readRepoConfig(fs, workspace);
   // --max-parallel is a cap: it may lower the repo's own setting, never raise it.

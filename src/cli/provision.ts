@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import * as path from 'node:path';
 import type { CliContext } from './context.js';
-import { requireRoot } from '../control/cli-support.js';
+import { requireRoot } from './root-support.js';
 import { installRoot } from '../paths.js';
 import { EXIT, FailedError, UsageError } from '../errors.js';
 import { hostLayout } from '../../backends/host/layout.js';

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { EXIT, UsageError } from '../errors.js';
 import { findRepo } from '../control/registry/parse.js';
-import { installPaths, loadRegistry, requireRoot } from '../control/cli-support.js';
+import { installPaths, loadRegistry, requireRoot } from './root-support.js';
 import { RepoWatcher, type LogEvent } from '../control/watch.js';
 import { parsePositiveInt } from './options.js';
 

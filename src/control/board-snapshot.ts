@@ -6,10 +6,10 @@
 // safe.directory=<repo> because root does not own the checkout.
 import type { ProcessPort } from '../ports.js';
 import type { Board, Task, UnreadableTask } from '../types.js';
-import { outsiderReadCommand } from '../git/git.js';
+import { catFileBatch, catFileBatchCheck, lsTree } from '../git/outsider.js';
 import { parseTaskFile } from '../board/parse.js';
 import { assessReadiness } from '../board/readiness.js';
-import { assembleBoard, statusesFrom } from '../board/read.js';
+import { assembleBoard, CONFIG_FILE, statusesFrom, TASKS_DIR } from '../board/read.js';
 import { isParked } from '../board/parking.js';
 import { STAGING_BRANCH, STAGING_REF } from '../staging/names.js';
 
@@ -25,11 +25,6 @@ export interface BoardSummary {
 interface Cached {
   readonly key: string;
   readonly summary: BoardSummary;
-}
-
-function git(repoPath: string, args: readonly string[], stdin?: string) {
-  const command = outsiderReadCommand(repoPath, args);
-  return stdin === undefined ? command : { ...command, stdin };
 }
 
 /** Pure: `cat-file --batch-check` output to oid per requested object name (absent when missing). */
@@ -115,8 +110,8 @@ export class BoardSnapshot {
 
   async summary(): Promise<BoardSummary> {
     const refs = [STAGING_REF, `refs/remotes/origin/${this.baseBranch}`, `refs/heads/${this.baseBranch}`];
-    const names = refs.flatMap((ref) => [`${ref}:backlog/tasks`, `${ref}:backlog/config.yml`]);
-    const check = await this.process.run(git(this.repoPath, ['cat-file', '--batch-check'], `${names.join('\n')}\n`));
+    const names = refs.flatMap((ref) => [`${ref}:${TASKS_DIR}`, `${ref}:${CONFIG_FILE}`]);
+    const check = await this.process.run(catFileBatchCheck(this.repoPath, names));
     if (check.exitCode !== 0) throw new BoardReadError(`cannot read the git objects of ${this.repoPath}: ${check.stderr.trim() || `git exited ${check.exitCode}`}`);
     const oids = parseBatchCheck(names, check.stdout);
     const trees = refs.map((ref, i) => ({ ref, tasks: oids[i * 2], config: oids[i * 2 + 1] }));
@@ -137,22 +132,22 @@ export class BoardSnapshot {
   }
 
   private async board(tree: string, config: string | undefined): Promise<Board> {
-    const listing = await this.process.run(git(this.repoPath, ['ls-tree', tree]));
-    if (listing.exitCode !== 0) throw new BoardReadError(`cannot list backlog/tasks in ${this.repoPath}: ${listing.stderr.trim()}`);
+    const listing = await this.process.run(lsTree(this.repoPath, tree));
+    if (listing.exitCode !== 0) throw new BoardReadError(`cannot list ${TASKS_DIR} in ${this.repoPath}: ${listing.stderr.trim()}`);
     const entries = parseLsTree(listing.stdout);
     for (const [oid] of entries) this.live.add(oid);
     const wanted = [...new Set(entries.map(([oid]) => oid).filter((oid) => !this.blobs.has(oid)))];
     const toRead = config ? [...wanted, config] : wanted;
     let configText: string | undefined;
     if (toRead.length) {
-      const batch = await this.process.run(git(this.repoPath, ['cat-file', '--batch'], `${toRead.join('\n')}\n`));
+      const batch = await this.process.run(catFileBatch(this.repoPath, toRead));
       if (batch.exitCode !== 0) throw new BoardReadError(`cannot read task files in ${this.repoPath}: ${batch.stderr.trim()}`);
       const texts = parseBatch(batch.stdout, toRead.length);
       const fileOf = new Map(entries);
-      wanted.forEach((oid, i) => this.blobs.set(oid, parseTaskFile(`backlog/tasks/${fileOf.get(oid)!}`, texts[i] ?? '')));
+      wanted.forEach((oid, i) => this.blobs.set(oid, parseTaskFile(`${TASKS_DIR}/${fileOf.get(oid)!}`, texts[i] ?? '')));
       if (config) configText = texts[wanted.length];
     }
     // The same rules as a drain's own read: a duplicated id makes both files unreadable.
-    return assembleBoard(entries.map(([oid, file]) => ({ ...this.blobs.get(oid)!, file: `backlog/tasks/${file}` })), configText);
+    return assembleBoard(entries.map(([oid, file]) => ({ ...this.blobs.get(oid)!, file: `${TASKS_DIR}/${file}` })), configText);
   }
 }

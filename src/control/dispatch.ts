@@ -15,6 +15,7 @@ import { finishRun, writeRun, type RunRecord, type RunTrigger } from './runs.js'
 import { confineCommand, confinementFor, stopUnitCommand, SYSTEMD_RUNTIME_DIR, type Confinement } from './run-limits.js';
 import { describeSweep, endRunProcesses, type SweepResult } from './user-sweep.js';
 import { repoUser, runnerCommandAsUser, type Install } from './as-repo-user.js';
+import { SYSTEM_PATH } from '../system-path.js';
 
 export { repoUser, type Install } from './as-repo-user.js';
 
@@ -75,8 +76,6 @@ function confinementRecord(confinement: Confinement): NonNullable<RunRecord['con
 
 /** How long orchestrate gets after SIGTERM to wind down its agents before its groups are killed. */
 const STOP_GRACE_MS = 60_000;
-
-const SYSTEM_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** Pure: the orchestrate command for a repo, before the privilege drop. */
 export function orchestrateCommand(input: DispatchInput, user: UserAccount): Command {

@@ -5,7 +5,7 @@ import { printableLine } from '../printable.js';
 import { lookupUser } from './privdrop.js';
 import type { FsPort, LockPort, ProcessPort, ScheduleCheck } from '../ports.js';
 import type { ConfigProblem, RegistryRepo } from '../types.js';
-import { outsiderReadCommand } from '../git/git.js';
+import { existingRefs, revListLeftRightCount } from '../git/outsider.js';
 import { STAGING_BRANCH, STAGING_REF } from '../staging/names.js';
 import { parseRegistry } from './registry/parse.js';
 import { watchLockPath } from '../paths.js';
@@ -154,13 +154,12 @@ function snapshotFor(deps: FleetDeps, repo: RegistryRepo): BoardSnapshot {
 }
 
 async function stagingCounts(process: ProcessPort, repo: RegistryRepo): Promise<FleetRepo['staging']> {
-  const git = (args: string[]) => process.run(outsiderReadCommand(repo.path, args));
-  const refs = await git(['for-each-ref', '--format=%(refname)', STAGING_REF, `refs/remotes/origin/${repo.baseBranch}`, `refs/heads/${repo.baseBranch}`]);
+  const refs = await process.run(existingRefs(repo.path, [STAGING_REF, `refs/remotes/origin/${repo.baseBranch}`, `refs/heads/${repo.baseBranch}`]));
   if (refs.exitCode !== 0) throw new Error(`cannot read refs: ${refs.stderr.trim()}`);
   const names = refs.stdout.split('\n').filter(Boolean);
   if (!names.includes(STAGING_REF)) return { exists: false, ahead: 0, behind: 0 };
   const base = names.includes(`refs/remotes/origin/${repo.baseBranch}`) ? `refs/remotes/origin/${repo.baseBranch}` : `refs/heads/${repo.baseBranch}`;
-  const counts = await git(['rev-list', '--left-right', '--count', `${base}...${STAGING_REF}`]);
+  const counts = await process.run(revListLeftRightCount(repo.path, base, STAGING_REF));
   if (counts.exitCode !== 0) throw new Error(`cannot compare ${STAGING_BRANCH} with ${repo.baseBranch}: ${counts.stderr.trim()}`);
   const [behind, ahead] = counts.stdout.trim().split(/\s+/).map(Number);
   return { exists: true, ahead: ahead ?? 0, behind: behind ?? 0 };

@@ -4,6 +4,7 @@
 // gets exactly the environment built here and nothing of root's.
 import type { ProcessPort } from '../ports.js';
 import type { Command } from '../types.js';
+import { SYSTEM_PATH } from '../system-path.js';
 
 export interface UserAccount {
   readonly name: string;
@@ -72,7 +73,7 @@ export function dropPrivileges(user: DropTarget, command: Command, options: { pa
       command.program,
       ...command.args,
     ],
-    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
+    env: { PATH: SYSTEM_PATH },
     cwd: command.cwd,
     ...(command.stdin === undefined ? {} : { stdin: command.stdin }),
   };

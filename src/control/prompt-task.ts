@@ -6,10 +6,22 @@
 import type { Ports } from '../ports.js';
 import type { Command, RegistryRepo, TaskId } from '../types.js';
 import { gitCommand } from '../git/git.js';
+import {
+  absoluteGitDirArgs,
+  addBlobToIndexArgs,
+  commitTreeArgs,
+  hashObjectFromStdinArgs,
+  listFileNamesArgs,
+  readTreeArgs,
+  updateRefArgs,
+  verifyCommitArgs,
+  writeTreeArgs,
+} from '../git/plumbing.js';
 import { STAGING_BRANCH, STAGING_REF } from '../staging/names.js';
 import { dropPrivileges } from './privdrop.js';
 import { renderTaskFile, taskFileName as boardTaskFileName } from '../board/render.js';
 import { backlogTimestamp } from '../board/edit.js';
+import { TASKS_DIR } from '../board/read.js';
 import { repoUser } from './dispatch.js';
 import type { Job } from './spool.js';
 
@@ -56,26 +68,26 @@ export async function createPromptTask(ports: Ports, repo: RegistryRepo, job: Jo
     return result.stdout.trim();
   };
   const tryRef = async (ref: string) => {
-    const result = await ports.process.run(dropPrivileges(user, gitCommand(repo.path, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { env })));
+    const result = await ports.process.run(dropPrivileges(user, gitCommand(repo.path, verifyCommitArgs(ref), { env })));
     return result.exitCode === 0 ? result.stdout.trim() : undefined;
   };
   // A private index in the user's own git dir, so the checkout's index is never touched.
-  indexFile = `${await run(['rev-parse', '--absolute-git-dir'])}/agent-runner-index-${job.id}`;
+  indexFile = `${await run(absoluteGitDirArgs())}/agent-runner-index-${job.id}`;
   const staging = await tryRef(STAGING_REF);
   const parent = staging ?? (await tryRef(`refs/remotes/origin/${repo.baseBranch}`)) ?? (await tryRef(`refs/heads/${repo.baseBranch}`));
   if (!parent) throw new Error(`creating the task for job ${job.id}: ${repo.path} has neither ${STAGING_BRANCH} nor ${repo.baseBranch}`);
-  const files = (await run(['ls-tree', '-r', '--name-only', parent, 'backlog/'])).split('\n');
+  const files = (await run(listFileNamesArgs(parent, 'backlog/'))).split('\n');
   const number = nextTaskNumber(files);
   const id = `TASK-${number}`;
   const text = promptTaskText({ id, prompt: job.work.prompt, createdMs: Date.parse(job.createdAt) || 0, labels: job.model ? [`model:${job.model}`] : [] });
-  const blob = await run(['hash-object', '-w', '--stdin'], text);
+  const blob = await run(hashObjectFromStdinArgs(), text);
   try {
-    await run(['read-tree', parent], undefined, true);
-    await run(['update-index', '--add', '--cacheinfo', `100644,${blob},backlog/tasks/${taskFileName(number, titleOf(job.work.prompt))}`], undefined, true);
-    const tree = await run(['write-tree'], undefined, true);
-    const commit = await run(['commit-tree', tree, '-p', parent, '-m', `${id}: ${titleOf(job.work.prompt)}\n\nQueued as job ${job.id}.`]);
+    await run(readTreeArgs(parent), undefined, true);
+    await run(addBlobToIndexArgs(blob, `${TASKS_DIR}/${taskFileName(number, titleOf(job.work.prompt))}`), undefined, true);
+    const tree = await run(writeTreeArgs(), undefined, true);
+    const commit = await run(commitTreeArgs(tree, parent, `${id}: ${titleOf(job.work.prompt)}\n\nQueued as job ${job.id}.`));
     // Compare-and-swap: fails if auto/work moved since we read it.
-    await run(['update-ref', '-m', `agent-runner: queued prompt ${job.id}`, STAGING_REF, commit, staging ?? ZERO_OID]);
+    await run(updateRefArgs(STAGING_REF, commit, staging ?? ZERO_OID, `agent-runner: queued prompt ${job.id}`));
   } finally {
     await ports.process.run(dropPrivileges(user, { program: 'rm', args: ['-f', indexFile], env: { PATH: '/usr/bin:/bin' }, cwd: '/' }));
   }

@@ -23,6 +23,7 @@
 // Either way, dispatch ends every process of the user when the run ends
 // (user-sweep.ts).
 import type { Command, RunLimits } from '../types.js';
+import { SYSTEM_PATH } from '../system-path.js';
 
 /** Present when systemd is PID 1 (sd_booted(3)). */
 export const SYSTEMD_RUNTIME_DIR = '/run/systemd/system';
@@ -30,8 +31,6 @@ export const SYSTEMD_RUNTIME_DIR = '/run/systemd/system';
 export type Confinement =
   | { readonly kind: 'systemd-scope'; readonly unit: string; readonly limits: RunLimits }
   | { readonly kind: 'rlimits'; readonly limits: RunLimits };
-
-const SYSTEM_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
 
 /**
  * The run's unit. "_" never occurs in a repo name (REPO_NAME_PATTERN), so

@@ -11,8 +11,7 @@
 import type { Clock, ProcessControl, ProcessPort, UserProcess } from '../ports.js';
 import type { Command } from '../types.js';
 import { dropPrivileges, type UserAccount } from './privdrop.js';
-
-const SYSTEM_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
+import { SYSTEM_PATH } from '../system-path.js';
 
 /** After SIGKILL: how long the kernel gets to finish the processes off. */
 const KILL_SETTLE_MS = 3_000;

@@ -52,7 +52,7 @@ export class RepoWatcher {
   constructor(
     private readonly deps: WatchDeps,
     readonly name: string,
-    private readonly pid: number,
+    pid: number,
   ) {
     this.spool = new Spool(deps.fs, deps.state, name);
     this.status = { repo: name, state: 'starting', pid, heartbeat: this.now() };

@@ -11,7 +11,8 @@ import { superviseAgent } from '../agent/supervise.js';
 import { readBoard, findTask, CONFIG_FILE } from '../board/read.js';
 import { ensureBlockedStatusFile, updateTaskFile } from '../board/write.js';
 import { addLabel, appendNote, setStatus } from '../board/edit.js';
-import { parkNote } from '../board/parking.js';
+import { PARKED_LABEL, parkNote } from '../board/parking.js';
+import { BLOCKED_STATUS } from '../board/readiness.js';
 import { judgeCandidate } from './protected-paths.js';
 import { changedSinceFork, protectedPathsDrift } from './integrate-guard.js';
 import { conflictOutcome, judgeMergedTree, type GateResult, type IntegrationOutcome } from './verdict/after-integration.js';
@@ -156,7 +157,7 @@ async function commitTaskEdit(
 /** Parks a task on auto/work: label `parked` and a note with the reason and the branch. */
 export function parkTask(deps: IntegratorDeps, stagingDir: string, taskId: TaskId, reason: string, branch: string): Promise<string | undefined> {
   const oneLine = reason.replace(/\s+/g, ' ').trim();
-  return commitTaskEdit(deps, stagingDir, taskId, (text) => appendNote(addLabel(text, 'parked'), parkNote(oneLine, branch)), `Park ${taskId}: ${oneLine.slice(0, 120)}`);
+  return commitTaskEdit(deps, stagingDir, taskId, (text) => appendNote(addLabel(text, PARKED_LABEL), parkNote(oneLine, branch)), `Park ${taskId}: ${oneLine.slice(0, 120)}`);
 }
 
 /** Commits Blocked and its reason onto auto/work, so the task stops recurring. */
@@ -167,7 +168,7 @@ export function blockTask(deps: IntegratorDeps, stagingDir: string, taskId: Task
     stagingDir,
     taskId,
     (text) => {
-      const blocked = setStatus(text, 'Blocked');
+      const blocked = setStatus(text, BLOCKED_STATUS);
       return blocked.includes(oneLine) ? blocked : appendNote(blocked, `Blocked: ${oneLine}`);
     },
     `Block ${taskId}: ${oneLine.slice(0, 120)}`,

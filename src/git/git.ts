@@ -4,6 +4,7 @@
 import type { ProcessPort, CommandResult } from '../ports.js';
 import type { Command } from '../types.js';
 import { FailedError } from '../errors.js';
+import { USER_PATH } from '../system-path.js';
 
 export interface GitIdentity {
   readonly name: string;
@@ -43,7 +44,7 @@ function sanitizedGitEnv(base: Readonly<Record<string, string>>, identity?: GitI
     const value = base[key];
     if (value !== undefined) env[key] = value;
   }
-  env.PATH ??= '/usr/local/bin:/usr/bin:/bin';
+  env.PATH ??= USER_PATH;
   env.GIT_CONFIG_NOSYSTEM = '1';
   env.GIT_TERMINAL_PROMPT = '0';
   env.GIT_PAGER = 'cat';
@@ -72,7 +73,7 @@ export function gitCommand(cwd: string, args: readonly string[], options: GitOpt
  * board, refs): that one path is marked safe, and no home config is read.
  */
 export function outsiderReadCommand(repoPath: string, args: readonly string[]): Command {
-  return gitCommand(repoPath, ['-c', `safe.directory=${repoPath}`, ...args], { env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/nonexistent' } });
+  return gitCommand(repoPath, ['-c', `safe.directory=${repoPath}`, ...args], { env: { PATH: USER_PATH, HOME: '/nonexistent' } });
 }
 
 export class Git {

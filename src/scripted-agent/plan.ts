@@ -1,7 +1,7 @@
 // What the scripted agent will do for a task, decided from its instruction
 // block before anything is touched; and the task file it leaves behind. Pure.
 import { appendNote, checkCriterion, setStatus } from '../board/edit.js';
-import { DONE_STATUS } from '../board/readiness.js';
+import { BLOCKED_STATUS, DONE_STATUS } from '../board/readiness.js';
 import type { Task } from '../types.js';
 import type { ClaudeResultKind, Instruction } from './instructions.js';
 
@@ -57,7 +57,7 @@ export function finishedTaskText(text: string, task: Pick<Task, 'acceptanceCrite
     case 'leave-status':
       return text;
     case 'blocked':
-      return appendNote(setStatus(text, 'Blocked'), `Blocked: ${ending.reason}`);
+      return appendNote(setStatus(text, BLOCKED_STATUS), `Blocked: ${ending.reason}`);
     case 'done':
       return task.acceptanceCriteria.reduce((current, criterion) => checkCriterion(current, criterion.index), setStatus(text, DONE_STATUS));
   }

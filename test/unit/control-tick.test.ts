@@ -7,7 +7,7 @@ import { combineBoards, parseBatch, parseBatchCheck, parseLsTree } from '../../s
 import { nextTaskNumber, promptTaskText, taskFileName, titleOf } from '../../src/control/prompt-task.js';
 import { orchestrateCommand } from '../../src/control/dispatch.js';
 import { RUN_LIMIT_DEFAULTS } from '../../src/control/registry/limits.js';
-import { progressLine } from '../../src/control/cli-support.js';
+import { progressLine } from '../../src/cli/root-support.js';
 import { parseTaskFile } from '../../src/board/parse.js';
 import type { Board, RegistryRepo, Task } from '../../src/types.js';
 

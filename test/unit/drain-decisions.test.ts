@@ -1,7 +1,8 @@
 // The pure deciders of a drain: what a session meant, what to start next,
 // the prompt, landings read back from merge commits, attempts.
 import t from 'tap';
-import { judgeSession, blockedReason } from '../../src/agent/run-task.js';
+import { judgeSession } from '../../src/agent/run-task.js';
+import { blockedReason } from '../../src/board/parking.js';
 import { drainLoop, tasksToStart } from '../../src/drain/schedule.js';
 import { buildPrompt, taskDirective } from '../../src/agent/prompt.js';
 import { parseLandings } from '../../src/staging/lifecycle.js';

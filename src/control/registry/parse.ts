@@ -10,6 +10,7 @@ import { loopbackPortClashes } from './rules.js';
 import { resolveRunLimits } from './limits.js';
 import { isTable, KEY_RULES, keysFor, suggestKey, type Fields, type KeyContext, type Scope } from './keys.js';
 import { lineOf, locate } from './locate.js';
+import { USER_PATH } from '../../system-path.js';
 
 /** Repo names become user names, unit instance names and directory names. */
 export const REPO_NAME_PATTERN = /^[a-z][a-z0-9-]{0,23}$/;
@@ -18,7 +19,7 @@ const REGISTRY_DEFAULTS = {
   base: 'main',
   schedule: '* * * * *',
   maxParallel: 2,
-  toolchainPath: '/usr/local/bin:/usr/bin:/bin',
+  toolchainPath: USER_PATH,
   enabled: true,
 } as const;
 

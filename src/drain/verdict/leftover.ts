@@ -2,6 +2,7 @@
 // auto/work and the branch itself. Pure.
 import type { Task } from '../../types.js';
 import { isParked } from '../../board/parking.js';
+import { DONE_STATUS } from '../../board/readiness.js';
 import { STAGING_BRANCH } from '../../staging/names.js';
 
 export interface LeftoverFacts {
@@ -28,7 +29,7 @@ export function judgeLeftover(facts: LeftoverFacts): LeftoverVerdict {
   const { branch, task } = facts;
   if (task && isParked(task)) return { kind: 'keep-parked' };
   if (facts.landed) return { kind: 'tidy-landed', note: `${branch}: already landed; removed the branch` };
-  if (task && facts.statusOnBranch === 'Done') return { kind: 'integrate', task, note: `${branch}: finished by an interrupted drain; integrating it now` };
+  if (task && facts.statusOnBranch === DONE_STATUS) return { kind: 'integrate', task, note: `${branch}: finished by an interrupted drain; integrating it now` };
   return { kind: 'drop', note: `${branch}: unfinished work of an interrupted drain removed; ${task ? `${task.id} runs again` : `no such task on ${STAGING_BRANCH}`}` };
 }
 

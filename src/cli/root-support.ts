@@ -1,11 +1,12 @@
 // What the root commands (dispatch, enqueue, watch, fleet) share: the root
 // check, the registry, the install paths and progress relaying.
-import type { CliContext } from '../cli/context.js';
+import type { CliContext } from './context.js';
 import type { Registry } from '../types.js';
 import { UsageError } from '../errors.js';
 import { installMainFile, registryFile, stateDir } from '../paths.js';
-import { readRegistry } from './registry/parse.js';
-import type { Install } from './dispatch.js';
+import { readRegistry } from '../control/registry/parse.js';
+import type { Install } from '../control/dispatch.js';
+import { USER_PATH } from '../system-path.js';
 
 export function requireRoot(context: CliContext, command: string, why: string): void {
   if (context.uid !== 0) throw new UsageError(`${command} must run as root: ${why}`);
@@ -25,7 +26,7 @@ export async function loadRegistry(context: CliContext): Promise<RootSetup> {
 /** node and dist/src/main.js of this install, as absolute paths. */
 export async function installPaths(context: CliContext): Promise<Install> {
   const main = installMainFile(context.selfBin);
-  const node = (await context.ports.process.which('node', context.env.PATH ?? '/usr/local/bin:/usr/bin:/bin')) ?? '/usr/bin/node';
+  const node = (await context.ports.process.which('node', context.env.PATH ?? USER_PATH)) ?? '/usr/bin/node';
   return { node, main };
 }
 

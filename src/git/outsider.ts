@@ -1,0 +1,31 @@
+// Root's reads of a repo it does not own, as named commands (data): each is
+// an outsiderReadCommand (that one path marked safe, no home config, no hook),
+// run by the caller through its ProcessPort. Used by the control plane's
+// board snapshot and fleet view.
+import type { Command } from '../types.js';
+import { outsiderReadCommand } from './git.js';
+
+/** `git cat-file --batch-check` for `names` (`<rev>:<path>`, oids), fed on stdin one a line. */
+export function catFileBatchCheck(repoPath: string, names: readonly string[]): Command {
+  return { ...outsiderReadCommand(repoPath, ['cat-file', '--batch-check']), stdin: `${names.join('\n')}\n` };
+}
+
+/** `git cat-file --batch` for `objects`, fed on stdin one a line: each object's header and content. */
+export function catFileBatch(repoPath: string, objects: readonly string[]): Command {
+  return { ...outsiderReadCommand(repoPath, ['cat-file', '--batch']), stdin: `${objects.join('\n')}\n` };
+}
+
+/** `git ls-tree <tree>`: the tree's entries, one level. */
+export function lsTree(repoPath: string, tree: string): Command {
+  return outsiderReadCommand(repoPath, ['ls-tree', tree]);
+}
+
+/** The names of those of `refs` that exist, one a line. */
+export function existingRefs(repoPath: string, refs: readonly string[]): Command {
+  return outsiderReadCommand(repoPath, ['for-each-ref', '--format=%(refname)', ...refs]);
+}
+
+/** "<behind> <ahead>": the commits only on `left`, and only on `right`. */
+export function revListLeftRightCount(repoPath: string, left: string, right: string): Command {
+  return outsiderReadCommand(repoPath, ['rev-list', '--left-right', '--count', `${left}...${right}`]);
+}
