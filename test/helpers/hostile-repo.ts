@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import type { Test } from 'tap';
 import { tempDir } from './temp.js';
+import { startSleeper, startTimeOf } from './user-processes.js';
 import { testUser, type TestUser } from './netns.js';
 import { repoUserStateDir, workspaceStateDir } from '../../src/paths.js';
 
@@ -40,20 +41,6 @@ export interface Victim {
   snapshot(): Record<string, string>;
 }
 
-export function startTimeOf(pid: number): string {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
-}
-
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The victim side: another repo user with a token, a root-only file, a root-owned dir, a root process. */
 export function makeVictim(t: Test): Victim {
   const user = testUser(t);
@@ -71,16 +58,7 @@ export function makeVictim(t: Test): Victim {
   mkdirSync(rootDir, { mode: 0o755 });
   // A board config a root-side writer would want to change (no Blocked), so a followed link shows.
   writeFileSync(path.join(rootDir, 'config.yml'), 'project_name: "root"\nstatuses: ["To Do", "Done"]\n', { mode: 0o644 });
-  const child = spawn('sleep', ['3600'], { detached: true, stdio: 'ignore' });
-  child.unref();
-  const pid = child.pid!;
-  t.teardown(() => {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone (a failing test may have killed it)
-    }
-  });
+  const pid = startSleeper(t);
   const files = [credentials, rootOnlyFile, path.join(rootDir, 'config.yml')];
   return {
     user,

@@ -12,9 +12,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { systemTestMayRun } from '../helpers/system.js';
+import { running } from '../helpers/user-processes.js';
 import { BIN, controlFixture, type ControlFixture, type Finished } from '../helpers/control-fixture.js';
 import { netns } from '../helpers/netns.js';
-import { ANSI_TITLE, hostileKit, makeVictim, processAlive, RAW_CONTROL, rootMarkers, typedMarkers, type Kit, type Victim } from '../helpers/hostile-repo.js';
+import { ANSI_TITLE, hostileKit, makeVictim, RAW_CONTROL, rootMarkers, typedMarkers, type Kit, type Victim } from '../helpers/hostile-repo.js';
 
 const LIMIT_MS = 120_000;
 
@@ -135,7 +136,7 @@ t.test('every root-side command against a hostile repo', async (t) => {
       t.notMatch(output, victim.token, 'the other repo\'s token is not in the output');
       t.notMatch(output, victim.rootSecret, 'the root-only file is not in the output');
       t.equal(tokenInAttackerTree(kit, victim), false, 'the token is not in the attacker\'s tree');
-      t.equal(processAlive(victim.pid), true, 'the root process named by the forged record lives');
+      t.equal(running(victim.pid), true, 'the root process named by the forged record lives');
       t.notMatch(output, RAW_CONTROL, 'no raw control character from agent text');
       testCase.extra?.(t, output);
     });
