@@ -1,12 +1,11 @@
 // The integrator's reads for protected-paths.ts: what a task branch changed
 // since it forked from auto/work, and whether the runner's .agent/ (and the
 // gates script) in the staging index and worktree still equal auto/work
-// before the merge. Plumbing only, so no diff.* config of the repo applies.
+// before the merge.
 import type { Git } from '../git/git.js';
 import { protectedRoots } from './protected-paths.js';
 import { mergeBase } from '../git/refs.js';
-import { changedBetween, literalPathspecs, stagedChanges, treePaths, untrackedFiles, worktreeChanges } from '../git/diff.js';
-import { refreshIndex } from '../git/tree.js';
+import { changedAgainstHead, changedBetween, literalPathspecs, treePaths } from '../git/diff.js';
 
 /**
  * Paths the branch changed between its merge base with `onto` and its tip,
@@ -20,17 +19,12 @@ export async function changedSinceFork(git: Git, cwd: string, onto: string, bran
 }
 
 /**
- * Protected paths that differ from commit `before` in the index, the
- * worktree, or as untracked (or ignored) files; [] when they are all as
- * before. A replaced directory (say a link in place of .agent/) shows as its
- * tracked files deleted. A configured path with glob characters matches only itself.
+ * Protected paths that differ from HEAD (auto/work before the merge, which
+ * is not committed yet) in the index, the worktree, or as untracked (or
+ * ignored) files; [] when they are all as before. A replaced directory (say
+ * a link in place of .agent/) shows as its tracked files deleted and the
+ * link untracked. A configured path with glob characters matches only itself.
  */
-export async function protectedPathsDrift(git: Git, cwd: string, before: string, gatesScript: string | undefined): Promise<string[]> {
-  const specs = literalPathspecs(protectedRoots(gatesScript));
-  const staged = await stagedChanges(git, cwd, before, specs);
-  // Stat data a merge left stale would list unchanged files as changed.
-  await refreshIndex(git, cwd);
-  const worktree = await worktreeChanges(git, cwd, before, specs);
-  const untracked = await untrackedFiles(git, cwd, specs);
-  return [...new Set([...staged, ...worktree, ...untracked])];
+export async function protectedPathsDrift(git: Git, cwd: string, gatesScript: string | undefined): Promise<string[]> {
+  return [...new Set(await changedAgainstHead(git, cwd, literalPathspecs(protectedRoots(gatesScript))))];
 }

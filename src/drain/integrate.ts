@@ -112,7 +112,7 @@ export async function integrateBranch(deps: IntegratorDeps, stagingDir: string, 
   }
   // The gate that runs is auto/work's own: after the merge, .agent/ and the
   // gates script must still be exactly what they were (else red, unrun).
-  const drift = await protectedPathsDrift(git, stagingDir, before, gate.script);
+  const drift = await protectedPathsDrift(git, stagingDir, gate.script);
   let ran: { result: GateResult; headMoved: boolean } | undefined;
   if (!drift.length) {
     const result = await runGate(deps, stagingDir, gate);

@@ -1,6 +1,6 @@
-// Which paths changed, as named verbs over plumbing (no diff.* config of the
-// repo applies): between commits, in the index, in the tree, untracked, and
-// every path of a tree. Renames count as a delete and an add. NUL-separated
+// Which paths changed, as named verbs (plumbing where it can be, so no
+// diff.* config of the repo applies): between commits, against HEAD in the
+// index and the tree, and every path of a tree. Renames count as a delete and an add. NUL-separated
 // output, so any file name survives.
 import type { Git } from './git.js';
 
@@ -21,17 +21,13 @@ export async function treePaths(git: Git, cwd: string, commitish: string): Promi
   return nulSeparated(await git.run(cwd, ['ls-tree', '-r', '-z', '--name-only', '--full-tree', commitish]));
 }
 
-/** Paths whose staged content differs from `commit`, limited to `pathspecs`. */
-export async function stagedChanges(git: Git, cwd: string, commit: string, pathspecs: readonly string[]): Promise<string[]> {
-  return nulSeparated(await git.run(cwd, ['diff-index', '--cached', '-z', '--no-renames', '--name-only', commit, '--', ...pathspecs]));
-}
-
-/** Paths whose worktree content differs from `commit`, limited to `pathspecs`. */
-export async function worktreeChanges(git: Git, cwd: string, commit: string, pathspecs: readonly string[]): Promise<string[]> {
-  return nulSeparated(await git.run(cwd, ['diff-index', '-z', '--no-renames', '--name-only', commit, '--', ...pathspecs]));
-}
-
-/** Untracked files (ignored ones included), limited to `pathspecs`. */
-export async function untrackedFiles(git: Git, cwd: string, pathspecs: readonly string[]): Promise<string[]> {
-  return nulSeparated(await git.run(cwd, ['ls-files', '-z', '--others', '--', ...pathspecs]));
+/**
+ * Paths under `pathspecs` that differ from HEAD in the index or the
+ * worktree, or exist untracked or ignored: one `git status`, which compares
+ * content where the index's stat data is stale (a merge leaves it so).
+ */
+export async function changedAgainstHead(git: Git, cwd: string, pathspecs: readonly string[]): Promise<string[]> {
+  const entries = nulSeparated(await git.run(cwd, ['status', '--porcelain=v1', '-z', '--no-renames', '--untracked-files=all', '--ignored=matching', '--', ...pathspecs]));
+  // Each entry is "XY path": two status letters and a space.
+  return entries.map((entry) => entry.slice(3));
 }

@@ -50,8 +50,3 @@ export async function commitIndex(git: Git, cwd: string, message: string): Promi
 export async function checkoutForce(git: Git, cwd: string, branch: string): Promise<void> {
   await git.run(cwd, ['checkout', '--quiet', '--force', branch]);
 }
-
-/** Refreshes the index's stat data, so unchanged files stop looking changed (tolerant). */
-export async function refreshIndex(git: Git, cwd: string): Promise<void> {
-  await git.try(cwd, ['update-index', '-q', '--refresh']);
-}
