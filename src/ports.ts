@@ -62,8 +62,6 @@ export interface FsPort {
   /** Temp file in the same directory, fsync, rename: readers see old or new, never half. */
   writeAtomic(path: string, text: string, mode?: number): Promise<void>;
   appendLine(path: string, line: string): Promise<void>;
-  /** Creates the file only if it does not exist (O_EXCL); false when it already does. */
-  createExclusive(path: string, text: string, mode?: number): Promise<boolean>;
   /** Entry names of a directory; [] when it does not exist. */
   list(dir: string): Promise<string[]>;
   stat(path: string): Promise<FileStat | undefined>;

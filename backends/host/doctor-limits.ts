@@ -5,7 +5,7 @@
 import type { RegistryRepo } from '../../src/types.js';
 import type { FsPort, ProcessPort } from '../../src/ports.js';
 import { formatSize } from '../../src/control/registry/limits.js';
-import { runUnitPattern, scopeProperties, SYSTEMD_RUNTIME_DIR } from '../../src/control/run-limits.js';
+import { runUnitPattern, scopeProperties, systemdIsRunning } from '../../src/control/run-limits.js';
 import { ROOT_TOOLS_PATH } from '../../src/system-path.js';
 import type { Check } from './check.js';
 
@@ -21,7 +21,7 @@ export interface LimitsFacts {
 }
 
 async function readLimitsFacts(deps: { fs: FsPort; process: ProcessPort }): Promise<LimitsFacts> {
-  const systemd = (await deps.fs.stat(SYSTEMD_RUNTIME_DIR))?.isDirectory === true;
+  const systemd = await systemdIsRunning(deps.fs);
   const tools = new Set<string>();
   for (const tool of ['systemd-run', 'systemctl', 'prlimit', 'kill']) if (await deps.process.which(tool, ROOT_TOOLS_PATH)) tools.add(tool);
   const text = await deps.fs.readTextIfExists('/sys/fs/cgroup/cgroup.controllers').catch(() => undefined);

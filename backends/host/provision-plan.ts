@@ -20,7 +20,7 @@ import { defaultClonePath, homeOf, type HostLayout } from './layout.js';
 import { systemCommand } from './exec.js';
 import { freeProxyPort, proxyPortProblems, type PortsState } from './ports.js';
 import { movedProxyPorts, registryModeStep, REGISTRY_MODE } from './provision-ports.js';
-import { accountProblem, type RepoAccount } from '../../src/control/repo-account.js';
+import { accountProblem } from '../../src/control/repo-account.js';
 
 export type { ProvisionStep } from './provision-step.js';
 
@@ -41,7 +41,7 @@ export interface RepoState {
   readonly schedules: ScheduleCheck;
   /** uids of the users that exist, by name (every registry user, plus the requested one). */
   readonly uids: ReadonlyMap<string, number>;
-  readonly account: RepoAccount | undefined;
+  readonly account: UserAccount | undefined;
   readonly clone: { readonly exists: boolean; readonly ownerUid: number | undefined; readonly isGit: boolean };
   readonly gitIdentity: { readonly name: string | undefined; readonly email: string | undefined };
   readonly backlogConfig: string | undefined;

@@ -14,8 +14,8 @@ import { egressRuleset } from './nftables.js';
 import type { SquidOptions } from './squid-config.js';
 import { homeOf, type HostLayout } from './layout.js';
 import { readPortsState } from './ports.js';
-import { lookupAccount, readUidMin } from '../../src/control/repo-account.js';
-import { SYSTEMD_RUNTIME_DIR } from '../../src/control/run-limits.js';
+import { readUidMin } from '../../src/control/repo-account.js';
+import { systemdIsRunning } from '../../src/control/run-limits.js';
 import { readCloneFacts } from './user-tree.js';
 import { WATCH_UNIT, type ProvisionStep, type RemoveState, type RepoState } from './provision-plan.js';
 
@@ -29,10 +29,6 @@ export interface HostDeps {
   readonly wrap?: CommandWrapper;
   readonly squidInstance?: string;
   readonly squidOptions?: SquidOptions;
-}
-
-export async function systemdIsRunning(fs: FsPort): Promise<boolean> {
-  return (await fs.stat(SYSTEMD_RUNTIME_DIR))?.isDirectory === true;
 }
 
 async function unitEnabled(process: ProcessPort, unit: string): Promise<boolean> {
@@ -71,7 +67,7 @@ export async function readRepoState(deps: HostDeps, layout: HostLayout, name: st
   const repos = parseRegistry(registryText, layout.registryFile, deps.scheduler).registry.repos;
   const known = repos.find((repo) => repo.name === name);
   const user = known?.user ?? defaultUserFor(name);
-  const account = await lookupAccount(deps.process, user);
+  const account = await lookupUser(deps.process, user);
   const clonePath = known?.path ?? path.join(account?.home ?? homeOf(user), name);
   // The clone is the user's: read without following links (a config.yml
   // linked to another repo's credentials must not be read by root).

@@ -13,7 +13,7 @@ import { readRegistry } from '../control/registry/parse.js';
 import { installPaths } from './root-support.js';
 import { repoUser, runnerCommandAsUser } from '../control/as-repo-user.js';
 import { chooseLifecycleRunner, registeredRepoAt, type PathStep, type WorkspaceFacts } from '../control/lifecycle-target.js';
-import { dropPrivileges, parsePasswdLine } from '../control/privdrop.js';
+import { dropPrivileges, lookupUser } from '../control/privdrop.js';
 
 export interface WorkspaceChoice {
   readonly workspace?: string;
@@ -52,8 +52,7 @@ async function workspaceFacts(context: CliContext, dir: string): Promise<Workspa
   const dotGit = gitStat ? { path: path.join(dir, '.git'), uid: gitStat.uid, mode: gitStat.mode, isSymlink: gitStat.isSymlink, isDirectory: gitStat.isDirectory } : undefined;
   const names: Record<number, string> = {};
   for (const uid of new Set([...steps, ...(dotGit ? [dotGit] : [])].map((step) => step.uid).filter((uid) => uid !== 0))) {
-    const result = await process.run({ program: 'getent', args: ['passwd', String(uid)], env: { PATH: '/usr/bin:/bin' }, cwd: '/' });
-    const account = result.exitCode === 0 ? parsePasswdLine(result.stdout) : undefined;
+    const account = await lookupUser(process, uid);
     if (account) names[uid] = account.name;
   }
   return { steps, dotGit, names };

@@ -11,7 +11,8 @@ import { EXIT, FailedError, UsageError } from '../errors.js';
 import { hostLayout } from '../../backends/host/layout.js';
 import { inNetns } from '../../backends/host/exec.js';
 import { planRemove, planRepo, type ProvisionStep } from '../../backends/host/provision-plan.js';
-import { applySteps, readRemoveState, readRepoState, systemdIsRunning, type HostDeps, type StepReport } from '../../backends/host/provision-run.js';
+import { applySteps, readRemoveState, readRepoState, type HostDeps, type StepReport } from '../../backends/host/provision-run.js';
+import { systemdIsRunning } from '../control/run-limits.js';
 import { planHost, readHostState } from '../../backends/host/provision-host.js';
 import { SQUID_INSTANCE } from '../../backends/host/squid-config.js';
 

@@ -4,8 +4,8 @@
 // is started as that user: the same environment dispatch gives orchestrate.
 import type { Ports } from '../ports.js';
 import type { Command, RegistryRepo } from '../types.js';
-import { agentEnvironment, type UserAccount } from './privdrop.js';
-import { accountProblem, lookupAccount, readUidMin } from './repo-account.js';
+import { agentEnvironment, lookupUser, type UserAccount } from './privdrop.js';
+import { accountProblem, readUidMin } from './repo-account.js';
 import { repoUserStateDir } from '../paths.js';
 import { UsageError } from '../errors.js';
 
@@ -18,12 +18,11 @@ export interface Install {
 
 /** The repo's user, or a UsageError that says how to create it; never root, a system account or one agent-runner did not make for this repo. */
 export async function repoUser(ports: Pick<Ports, 'process' | 'fs'>, repo: RegistryRepo): Promise<UserAccount> {
-  const user = await lookupAccount(ports.process, repo.user);
+  const user = await lookupUser(ports.process, repo.user);
   if (!user) throw new UsageError(`repo "${repo.name}": user "${repo.user}" does not exist; create it with: agent-runner provision repo ${repo.name}`);
   const refused = accountProblem(repo.name, user, await readUidMin(ports.fs));
   if (refused) throw new UsageError(refused);
-  const { comment: _comment, ...account } = user;
-  return account;
+  return user;
 }
 
 /** Pure: `agent-runner <args>` as the repo's user, before the privilege drop. */

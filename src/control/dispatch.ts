@@ -12,7 +12,7 @@ import { dropPrivileges, type UserAccount } from './privdrop.js';
 import { EXIT, UsageError, type ExitCode } from '../errors.js';
 import { repoUserStateDir } from '../paths.js';
 import { finishRun, writeRun, type RunRecord, type RunTrigger } from './runs.js';
-import { confineCommand, confinementFor, stopUnitCommand, SYSTEMD_RUNTIME_DIR, type Confinement } from './run-limits.js';
+import { confineCommand, confinementFor, stopUnitCommand, systemdIsRunning, type Confinement } from './run-limits.js';
 import { describeSweep, endRunProcesses, type SweepResult } from './user-sweep.js';
 import { repoUser, runnerCommandAsUser, type Install } from './as-repo-user.js';
 import { SYSTEM_PATH } from '../system-path.js';
@@ -63,11 +63,6 @@ export interface DispatchDeps extends Ports {
 
 /** After the run: how long the user's leftover processes get between SIGTERM and SIGKILL. */
 const LEFTOVER_GRACE_MS = 5_000;
-
-/** Whether systemd is PID 1 here (sd_booted(3): its runtime dir exists). */
-export async function systemdIsRunning(fs: Ports['fs']): Promise<boolean> {
-  return (await fs.stat(SYSTEMD_RUNTIME_DIR))?.isDirectory === true;
-}
 
 /** Pure: the confinement as the run record keeps it. */
 function confinementRecord(confinement: Confinement): NonNullable<RunRecord['confinement']> {

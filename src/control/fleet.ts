@@ -183,7 +183,8 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
   const spool = new Spool(deps.fs, state, repo.name);
   const queued = (await attempt('queue', () => spool.ids('queue')))?.length ?? 0;
   const runningJobs = (await attempt('queue', () => spool.ids('running')))?.length ?? 0;
-  const account = await attempt('user', () => lookupUser(deps.process, repo.user));
+  // Only a run in progress has running tasks: an idle refresh spawns no getent and reads no user file.
+  const account = runs.some((run) => run.status === 'running') ? await attempt('user', () => lookupUser(deps.process, repo.user)) : undefined;
   const runningTasks = account ? ((await attempt('agents', () => runningAgentTasks(deps.fs, account.home, repo.path))) ?? []) : [];
   const staging = (await attempt('staging', () => stagingCounts(deps.process, repo))) ?? null;
   const board = await attempt('board', () => snapshotFor(deps, repo).summary());

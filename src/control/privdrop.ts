@@ -12,6 +12,8 @@ export interface UserAccount {
   readonly gid: number;
   readonly home: string;
   readonly shell: string;
+  /** The GECOS field: provisioning marks a repo user there (repo-account.ts). */
+  readonly comment?: string;
 }
 
 export interface AgentEnvInput {
@@ -79,19 +81,22 @@ export function dropPrivileges(user: DropTarget, command: Command, options: { pa
   };
 }
 
+/** What useradd accepts as a user name (and what lookupUser will look up). */
+export const USER_NAME_PATTERN = /^[a-z_][a-z0-9_-]{0,31}$/;
+
 /** Parses one `getent passwd` line. */
 export function parsePasswdLine(line: string): UserAccount | undefined {
   const fields = line.trim().split(':');
   if (fields.length < 7) return undefined;
-  const [name, , uid, gid, , home, shell] = fields as [string, string, string, string, string, string, string];
+  const [name, , uid, gid, comment, home, shell] = fields as [string, string, string, string, string, string, string];
   if (!/^\d+$/.test(uid) || !/^\d+$/.test(gid)) return undefined;
-  return { name, uid: Number(uid), gid: Number(gid), home, shell };
+  return { name, uid: Number(uid), gid: Number(gid), home, shell, comment };
 }
 
-/** Looks a user up by name; undefined when there is no such user. */
-export async function lookupUser(process: ProcessPort, name: string): Promise<UserAccount | undefined> {
-  if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(name)) return undefined;
-  const result = await process.run({ program: 'getent', args: ['passwd', name], env: { PATH: '/usr/bin:/bin' }, cwd: '/' });
+/** Looks a user up by name (or by uid); undefined when there is no such user. */
+export async function lookupUser(process: ProcessPort, who: string | number): Promise<UserAccount | undefined> {
+  if (typeof who === 'number' ? !Number.isInteger(who) || who < 0 : !USER_NAME_PATTERN.test(who)) return undefined;
+  const result = await process.run({ program: 'getent', args: ['passwd', String(who)], env: { PATH: '/usr/bin:/bin' }, cwd: '/' });
   if (result.exitCode !== 0) return undefined;
   return parsePasswdLine(result.stdout);
 }

@@ -3,8 +3,8 @@
 // UID_MIN) or any account agent-runner did not make would have root run
 // agents as it, with its files, groups and processes. Read (getent,
 // /etc/login.defs) -> decide (pure).
-import type { FsPort, ProcessPort } from '../ports.js';
-import { parsePasswdLine, type UserAccount } from './privdrop.js';
+import type { FsPort } from '../ports.js';
+import type { UserAccount } from './privdrop.js';
 
 /** The GECOS comment provisioning gives a repo user: the mark that agent-runner made it, and for which repo. */
 export function accountComment(repo: string): string {
@@ -24,22 +24,8 @@ export async function readUidMin(fs: Pick<FsPort, 'readTextIfExists'>): Promise<
   return parseUidMin(await fs.readTextIfExists('/etc/login.defs'));
 }
 
-export interface RepoAccount extends UserAccount {
-  /** The GECOS field. */
-  readonly comment: string;
-}
-
-/** getent passwd NAME with the comment; undefined when there is no such user. */
-export async function lookupAccount(process: ProcessPort, name: string): Promise<RepoAccount | undefined> {
-  if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(name)) return undefined;
-  const result = await process.run({ program: 'getent', args: ['passwd', name], env: { PATH: '/usr/bin:/bin' }, cwd: '/' });
-  if (result.exitCode !== 0) return undefined;
-  const account = parsePasswdLine(result.stdout);
-  return account ? { ...account, comment: result.stdout.trim().split(':')[4] ?? '' } : undefined;
-}
-
 /** Why `account` may not be repo `repo`'s user, with the fix; undefined when it may. */
-export function accountProblem(repo: string, account: Pick<RepoAccount, 'name' | 'uid'> & { comment?: string }, uidMin: number): string | undefined {
+export function accountProblem(repo: string, account: Pick<UserAccount, 'name' | 'uid' | 'comment'>, uidMin: number): string | undefined {
   const fix = `give repo "${repo}" its own user: remove the user line from [repos.${repo}] (default agent-${repo}) or name a user that does not exist yet, and run agent-runner provision repo ${repo}`;
   if (account.uid === 0) return `repo "${repo}": user "${account.name}" has uid 0; agents never run as root. ${fix}`;
   if (account.uid < uidMin) return `repo "${repo}": user "${account.name}" is a system account (uid ${account.uid} is below UID_MIN ${uidMin} of /etc/login.defs); agents never run as a system account. ${fix}`;

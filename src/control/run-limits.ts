@@ -23,10 +23,16 @@
 // Either way, dispatch ends every process of the user when the run ends
 // (user-sweep.ts).
 import type { Command, RunLimits } from '../types.js';
+import type { FsPort } from '../ports.js';
 import { SYSTEM_PATH } from '../system-path.js';
 
 /** Present when systemd is PID 1 (sd_booted(3)). */
 export const SYSTEMD_RUNTIME_DIR = '/run/systemd/system';
+
+/** Whether systemd is PID 1 here (sd_booted(3): its runtime dir exists). */
+export async function systemdIsRunning(fs: Pick<FsPort, 'stat'>): Promise<boolean> {
+  return (await fs.stat(SYSTEMD_RUNTIME_DIR))?.isDirectory === true;
+}
 
 export type Confinement =
   | { readonly kind: 'systemd-scope'; readonly unit: string; readonly limits: RunLimits }

@@ -162,22 +162,6 @@ export const realFs: FsPort = {
   async appendLine(file, line) {
     await fs.appendFile(file, line.endsWith('\n') ? line : `${line}\n`, 'utf8');
   },
-  async createExclusive(file, text, mode = 0o644) {
-    let handle;
-    try {
-      handle = await fs.open(file, 'wx', mode);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw error;
-    }
-    try {
-      await handle.writeFile(text, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    return true;
-  },
   async list(dir) {
     try {
       return await fs.readdir(dir);

@@ -14,7 +14,7 @@ import type { FileHandle } from 'node:fs/promises';
 import type { UntrustedStat } from '../ports.js';
 import { UntrustedPathError } from '../errors.js';
 
-type Kind = 'dir' | 'file' | 'any';
+type Kind = 'dir' | 'file';
 
 function components(relative: string, where: string): string[] {
   const parts = relative.split('/').filter((part) => part !== '' && part !== '.');

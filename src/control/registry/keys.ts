@@ -1,6 +1,7 @@
 // The registry's keys as a table: where each may appear, what it means, and
 // the rule that reads it (schema -> normalize). A rule either sets its field
 // or reports what is wrong with the fix; it never stops at the first problem.
+import { USER_NAME_PATTERN } from '../privdrop.js';
 import { SECRET_NAME } from '../../agent/secrets.js';
 import { MAX_PARALLEL_CEILING } from '../../repo/config.js';
 import * as path from 'node:path';
@@ -8,8 +9,6 @@ import type { ScheduleCheck } from '../../ports.js';
 import { FIRST_PROXY_PORT, PRIVILEGED_PORT_LIMIT, proxyPortProblem } from './proxy-ports.js';
 import { readRunLimit, RUN_LIMIT_KEYS, type RunLimitFields, type RunLimitKey } from './limits.js';
 
-/** What useradd accepts (and what privdrop's lookupUser will look up). */
-const USER_NAME_PATTERN = /^[a-z_][a-z0-9_-]{0,31}$/;
 
 
 /** Variables agent-runner sets itself; the registry may not override them. */
