@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Test } from 'tap';
+import { parseProcStatus } from '../../src/io/proc.js';
 
 /** Live (non-zombie) processes whose real uid is `uid`: "pid name" each. */
 export function processesOfUid(uid: number): string[] {
@@ -15,9 +16,9 @@ export function processesOfUid(uid: number): string[] {
     } catch {
       continue;
     }
-    const real = /^Uid:\s+(\d+)/m.exec(status)?.[1];
-    if (Number(real) !== uid || /^State:\s+Z/m.test(status)) continue;
-    found.push(`${entry} ${/^Name:\s*(.*)$/m.exec(status)?.[1] ?? ''}`);
+    const parsed = parseProcStatus(status);
+    if (parsed?.realUid !== uid || parsed.zombie) continue;
+    found.push(`${entry} ${parsed.name}`);
   }
   return found;
 }

@@ -5,16 +5,13 @@
 // naming the path, never read or write through the link, never hang; and a
 // plain clone still provisions.
 import t from 'tap';
-import { chmodSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { cli } from '../helpers/in-process-cli.js';
-import { gitDaemon } from '../helpers/git-daemon.js';
 import { systemTestMayRun } from '../helpers/system.js';
-import { originAndClone, tempDir } from '../helpers/temp.js';
-import { killSquidByPidFile, netns, uniqueName } from '../helpers/netns.js';
+import { provisionFixture } from '../helpers/provision-fixture.js';
 import { hostileKit, makeVictim } from '../helpers/hostile-repo.js';
-import { defaultUserFor } from '../../src/control/registry/parse.js';
 
 const WITHIN_MS = 30_000;
 
@@ -30,23 +27,9 @@ async function bounded<T>(work: Promise<T>): Promise<T> {
 
 if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'mkfifo'])) {
   const top = t;
-  const ns = netns(t);
-  const root = tempDir(t, 'agent-runner-provision-links-');
-  chmodSync(root, 0o755);
-  const env = { AGENT_RUNNER_CONFIG: path.join(root, 'etc', 'registry.toml'), AGENT_RUNNER_STATE: path.join(root, 'state'), PATH: process.env.PATH ?? '/usr/bin:/bin' };
-  const plainConfig = 'project_name: "demo"\nstatuses: ["To Do", "In Progress", "Done"]\n';
-  const { origin } = originAndClone(t, { 'README.md': '# demo\n', 'backlog/config.yml': plainConfig, '.agent/gates.sh': '#!/bin/sh\nexit 0\n' });
-  const daemon = gitDaemon(t, path.dirname(origin));
-  const name = uniqueName('l');
-  const user = defaultUserFor(name);
-  const home = `/home/${user}`;
-  const clone = path.join(home, name);
-  t.teardown(() => {
-    killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'));
-    spawnSync('userdel', ['--force', '--remove', user]);
-  });
+  const { ns, env, name, user, home, clone, provisionArgs } = await provisionFixture(t, { 'README.md': '# demo\n', 'backlog/config.yml': 'project_name: "demo"\nstatuses: ["To Do", "In Progress", "Done"]\n', '.agent/gates.sh': '#!/bin/sh\nexit 0\n' }, 'links');
   const victim = makeVictim(t);
-  const provision = () => bounded(cli(env, ['provision', 'repo', name, '--url', daemon.url('origin.git'), '--netns', ns.name]));
+  const provision = () => bounded(cli(env, provisionArgs));
   const config = path.join(clone, 'backlog', 'config.yml');
   /** Every file in the attacker's home, as root, plus its clone's history: the token must be nowhere. */
   const tokenInAttackerTree = () => {
@@ -61,7 +44,6 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'mkf
     execFileSync('chown', ['-R', '-h', `${user}:${user}`, path.join(clone, 'backlog')]);
   };
 
-  t.before(() => daemon.ready());
 
   t.test('a plain clone provisions (the legitimate path)', async (t) => {
     t.equal((await cli(env, ['provision', 'host'])).code, 0);
@@ -145,7 +127,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'mkf
   t.test('doctor: .agent/config.json linked to a root-only file is reported, not read', async (t) => {
     const agentConfig = path.join(clone, '.agent', 'config.json');
     kit.link(agentConfig, victim.rootOnlyFile);
-    const result = await bounded(cli(env, ['doctor', name, '--netns', ns.name, '--json']));
+    const result = await bounded(cli(env, ['doctor', name, '--netns', ns, '--json']));
     t.notMatch(result.out + result.err, victim.rootSecret, 'the root-only file\'s content is not in the output');
     const checks = JSON.parse(result.out) as { repos?: { checks: { name: string; ok: boolean; detail: string }[] }[] } | { name: string; ok: boolean; detail: string }[];
     const flat = JSON.stringify(checks);
@@ -153,7 +135,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'mkf
     execFileSync('rm', ['-f', agentConfig]);
     const gates = path.join(clone, '.agent', 'gates.sh');
     kit.link(gates, victim.rootOnlyFile);
-    const linked = await bounded(cli(env, ['doctor', name, '--netns', ns.name, '--json']));
+    const linked = await bounded(cli(env, ['doctor', name, '--netns', ns, '--json']));
     t.match(linked.out, `${gates} is a symbolic link`);
     execFileSync('rm', ['-f', gates]);
     execFileSync('git', ['-c', `safe.directory=${clone}`, '-c', 'core.hooksPath=/dev/null', '-C', clone, 'checkout', '--', '.agent'], { env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' } });

@@ -6,17 +6,15 @@
 // command reaches the shell that reads root's terminal afterwards. A control
 // shows the same planted program, sharing the terminal, does get through.
 import t, { type Test } from 'tap';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { cli } from '../helpers/in-process-cli.js';
-import { gitDaemon } from '../helpers/git-daemon.js';
 import { systemTestMayRun } from '../helpers/system.js';
-import { originAndClone, tempDir } from '../helpers/temp.js';
-import { killSquidByPidFile, netns, uniqueName } from '../helpers/netns.js';
+import { provisionFixture } from '../helpers/provision-fixture.js';
+import { tempDir } from '../helpers/temp.js';
 import { BIN, controlFixture, landed, probeAgent } from '../helpers/control-fixture.js';
 import { hostileKit, hostilePrograms, rootMarkers, typedMarkers, type Programs } from '../helpers/hostile-repo.js';
-import { defaultUserFor } from '../../src/control/registry/parse.js';
 
 const TOOLS = ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'script', 'perl'];
 
@@ -68,22 +66,7 @@ if (systemTestMayRun(t, TOOLS)) {
   });
 
   t.test('provision repo under a terminal: the Blocked-status commit runs no repo program', async (t) => {
-    const ns = netns(t);
-    const root = tempDir(t, 'agent-runner-pty-provision-');
-    chmodSync(root, 0o755);
-    const env = { AGENT_RUNNER_CONFIG: path.join(root, 'etc', 'registry.toml'), AGENT_RUNNER_STATE: path.join(root, 'state'), PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/root', LANG: 'C.UTF-8' };
-    const { origin } = originAndClone(t, { 'README.md': '# demo\n', 'backlog/config.yml': 'project_name: "demo"\nstatuses: ["To Do", "In Progress", "Done", "Blocked"]\n' });
-    const daemon = gitDaemon(t, path.dirname(origin));
-    await daemon.ready();
-    const name = uniqueName('p');
-    const user = defaultUserFor(name);
-    const home = `/home/${user}`;
-    const clone = path.join(home, name);
-    t.teardown(() => {
-      killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'));
-      spawnSync('userdel', ['--force', '--remove', user]);
-    });
-    const args = ['provision', 'repo', name, '--url', daemon.url('origin.git'), '--netns', ns.name];
+    const { env, user, home, clone, provisionArgs: args } = await provisionFixture(t, { 'README.md': '# demo\n', 'backlog/config.yml': 'project_name: "demo"\nstatuses: ["To Do", "In Progress", "Done", "Blocked"]\n' }, 'pty');
     t.equal((await cli(env, ['provision', 'host'])).code, 0);
     const first = await cli(env, args);
     t.equal(first.code, 0, first.err);
