@@ -173,9 +173,13 @@ export function stagingWorktree(workspace: string): string {
   return path.join(worktreesDir(workspace), 'staging');
 }
 
-/** The lock file that keeps one drain (or lifecycle command) per workspace. */
-export function workspaceLockFile(workspaceState: string): string {
-  return path.join(workspaceState, 'orchestrate.lock');
+/**
+ * The lock that keeps one drain (or lifecycle command) per repository: in the
+ * repository's own (common) git dir, so every drain of the repo meets it
+ * whatever its state dir and whichever worktree it was started from.
+ */
+export function repoDrainLock(gitCommonDir: string): string {
+  return path.join(gitCommonDir, 'agent-runner-drain.lock');
 }
 
 /** The last drain's summary (status shows it). */

@@ -126,9 +126,9 @@ export type LockAttempt = { readonly acquired: true; readonly lock: HeldLock } |
 export interface LockPort {
   /**
    * Takes the lock at `path` (a directory is created at `path`) or reports the
-   * holder. Never waits. The edge keeps the lock fresh while this process
-   * lives; a lock whose holder died is stale and taken over after a while.
-   * The holder's pid and start time are filled in by the edge.
+   * holder. Never waits, and never takes over a lock on its own: breaking a
+   * dead holder's lock is breakLock's. The holder's pid and start time are
+   * filled in by the edge.
    */
   tryLock(path: string, command: string, since: string, onCompromised: (error: Error) => void): Promise<LockAttempt>;
   /** Whether `path` is locked now, and by whom. */
@@ -136,9 +136,11 @@ export interface LockPort {
   /**
    * Removes a lock left by the dead holder `expected`, unless someone else
    * has broken and retaken it meanwhile (breakers are serialized, and the
-   * holder is re-read under that guard). True when it removed the lock.
+   * holder is re-read under that guard). `expected` undefined: a lock with no
+   * holder record, removed only once its heartbeat has stopped. True when it
+   * removed the lock.
    */
-  breakLock(path: string, expected: LockHolder): Promise<boolean>;
+  breakLock(path: string, expected: LockHolder | undefined): Promise<boolean>;
 }
 
 export type StopSignal = 'SIGTERM' | 'SIGINT';

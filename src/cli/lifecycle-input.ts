@@ -2,12 +2,12 @@
 // its config's base branch, a git with a clean environment, and (for the
 // commands that change things) the workspace lock a drain also takes.
 import type { CliContext } from './context.js';
-import { checkWorkspace, ensureStateDir } from '../repo/workspace.js';
+import { checkWorkspace } from '../repo/workspace.js';
 import { readRepoConfig } from '../repo/config.js';
 import { agentBaseEnv } from '../agent/env.js';
 import { Git } from '../git/git.js';
-import { stateDir, workspaceLockFile, workspaceStateDir } from '../paths.js';
-import { acquireWorkspaceLock } from '../drain/workspace-lock.js';
+import { stateDir } from '../paths.js';
+import { acquireRepoLock } from '../drain/workspace-lock.js';
 import type { HeldLock } from '../ports.js';
 import type { LifecycleInput } from '../staging/lifecycle.js';
 
@@ -30,7 +30,6 @@ export async function withWorkspaceLock<T>(context: CliContext, input: Lifecycle
 }
 
 async function lockWorkspace(context: CliContext, input: LifecycleInput, purpose: string): Promise<HeldLock> {
-  await ensureStateDir(context.ports.fs, workspaceStateDir(input.stateDir, input.workspace));
   const { locks, process, clock } = context.ports;
-  return acquireWorkspaceLock({ locks, process, clock }, workspaceLockFile(workspaceStateDir(input.stateDir, input.workspace)), purpose);
+  return acquireRepoLock({ locks, process, clock }, input.git, input.workspace, purpose);
 }

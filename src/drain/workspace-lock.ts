@@ -1,10 +1,15 @@
-// One drain per workspace: the lock at <state>/workspaces/<key>/orchestrate.lock,
-// taken through the one lock abstraction (src/lock.ts over the LockPort) by a
-// drain and by the lifecycle commands that change the staging branch. A lock
+// One drain per repository: the lock in the repository's common git dir
+// (paths.ts repoDrainLock), taken through the one lock abstraction
+// (src/lock.ts over the LockPort) by a drain and by the lifecycle commands
+// that change the staging branch. Being in the repository, it holds across
+// state dirs and across the worktrees a drain could be started from. A lock
 // whose holder is gone (or whose pid now belongs to another process) is taken
 // over at once, so a crash never wedges the repo; a live holder is busy (exit 75).
 import type { Clock, HeldLock, LockHolder, LockPort, ProcessPort } from '../ports.js';
+import type { Git } from '../git/git.js';
 import { acquireLock } from '../lock.js';
+import { repoDrainLock } from '../paths.js';
+import { commonGitDir } from '../git/worktree.js';
 
 export interface WorkspaceLockDeps {
   readonly locks: LockPort;
@@ -17,7 +22,12 @@ function busyMessage(file: string, holder: LockHolder | undefined): string {
   return `${file} is held by pid ${holder.pid} (${holder.command}) since ${holder.since}; wait for it to finish`;
 }
 
-/** Takes the workspace lock at `file` for `purpose`, or throws BusyError naming the holder. */
+/** Takes the lock at `file` for `purpose`, or throws BusyError naming the holder. */
 export async function acquireWorkspaceLock(deps: WorkspaceLockDeps, file: string, purpose: string): Promise<HeldLock> {
   return acquireLock(deps, file, { command: purpose, wait: false, what: file, busyMessage: (holder) => busyMessage(file, holder) });
+}
+
+/** Takes the repository's drain lock for the checkout at `workspace`. */
+export async function acquireRepoLock(deps: WorkspaceLockDeps, git: Git, workspace: string, purpose: string): Promise<HeldLock> {
+  return acquireWorkspaceLock(deps, repoDrainLock(await commonGitDir(git, workspace)), purpose);
 }

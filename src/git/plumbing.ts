@@ -12,6 +12,11 @@ export function absoluteGitDirArgs(): string[] {
   return ['rev-parse', '--absolute-git-dir'];
 }
 
+/** The git dir all worktrees of the repository share, as an absolute path. */
+export function commonGitDirArgs(): string[] {
+  return ['rev-parse', '--path-format=absolute', '--git-common-dir'];
+}
+
 /** Every file path under `prefix` in `treeish`, recursively, one a line. */
 export function listFileNamesArgs(treeish: string, prefix: string): string[] {
   return ['ls-tree', '-r', '--name-only', treeish, prefix];

@@ -1,6 +1,7 @@
 // Worktrees as named verbs: add, drop, prune. Thin typed wrappers over Git.
 import type { CommandResult } from '../ports.js';
 import type { Git } from './git.js';
+import { commonGitDirArgs } from './plumbing.js';
 
 export interface AddWorktree {
   /** The folder of the new worktree. */
@@ -40,4 +41,9 @@ export async function pruneWorktrees(git: Git, cwd: string): Promise<void> {
 /** Forgets worktrees whose folders are gone; throws GitError when git fails. */
 export async function pruneWorktreesOrThrow(git: Git, cwd: string): Promise<void> {
   await git.run(cwd, ['worktree', 'prune']);
+}
+
+/** The git dir every worktree of the repository shares (absolute). */
+export function commonGitDir(git: Git, cwd: string): Promise<string> {
+  return git.value(cwd, commonGitDirArgs());
 }

@@ -1,9 +1,15 @@
-// Locks that survive crashes: proper-lockfile's mkdir lock with an mtime
-// heartbeat (`update`), taken over once the heartbeat is older than `stale`.
-// Limits it lives with: mkdir locks are invisible to flock(2) users, and a
-// holder frozen longer than `stale` (SIGSTOP, a suspended VM) loses its lock:
-// onCompromised tells it so. The holder record (pid, start time, command,
-// since) is a sibling JSON file written right after the lock is taken.
+// Locks that survive crashes: proper-lockfile's mkdir lock (mkdir is atomic:
+// one holder) with an mtime heartbeat (`update`). proper-lockfile's own stale
+// takeover is remove-then-mkdir with nothing in between (two contenders that
+// both see it stale can both end up holding it), so it is never used here:
+// a lock is only ever removed by breakLock, under a guard directory that
+// serializes breakers, after re-reading what it is about to remove. Two
+// cases are broken: a recorded holder that is provably dead (src/lock.ts
+// decides), and a lock with no holder record whose heartbeat stopped (its
+// taker died between mkdir and writing the record). A live holder keeps its
+// lock however long it is frozen. mkdir locks are invisible to flock(2)
+// users. The holder record (pid, start time, command, since) is a sibling
+// JSON file written right after the lock is taken.
 // The drain's workspace lock lives in a repo user's home, which root also
 // locks (lifecycle commands): the holder record is read without following
 // links and bounded, and anything but a directory at the lock's path is
@@ -15,8 +21,10 @@ import { realFs, realProcess } from './real-ports.js';
 import type { LockHolder, LockPort } from '../ports.js';
 import { FailedError } from '../errors.js';
 
-/** A lock whose heartbeat is older than this is stale. */
-const STALE_MS = 30_000;
+/** A lock with no holder record whose heartbeat is older than this was left by a taker that died. */
+const HEARTBEAT_STALE_MS = 30_000;
+/** proper-lockfile never calls a lock stale on its own (see above). */
+const NEVER_STALE_MS = 2 ** 40;
 const UPDATE_MS = 5_000;
 const BREAK_GUARD_STALE_MS = 10_000;
 /** A holder record is one short JSON line. */
@@ -69,13 +77,16 @@ export const realLocks: LockPort = {
         lockfilePath: lockPath,
         realpath: false,
         retries: 0,
-        stale: STALE_MS,
+        stale: NEVER_STALE_MS,
         update: UPDATE_MS,
         onCompromised,
       });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ELOCKED') return { acquired: false, holder: await readHolder(lockPath) };
-      throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
+      const holder = await readHolder(lockPath);
+      // A taker that died between mkdir and writing its record: nobody else will ever remove it.
+      if (!holder) await realLocks.breakLock(lockPath, undefined);
+      return { acquired: false, holder };
     }
     const holder: LockHolder = { pid: process.pid, startTime: await realProcess.startTimeOf(process.pid), command, since };
     await realFs.writeAtomic(holderFile(lockPath), `${JSON.stringify(holder)}\n`, 0o644);
@@ -94,7 +105,7 @@ export const realLocks: LockPort = {
   },
 
   async inspect(lockPath) {
-    const locked = await lockfile.check(target(lockPath), { lockfilePath: lockPath, realpath: false, stale: STALE_MS });
+    const locked = await lockfile.check(target(lockPath), { lockfilePath: lockPath, realpath: false, stale: NEVER_STALE_MS });
     return { locked, holder: locked ? await readHolder(lockPath) : undefined };
   },
 
@@ -111,7 +122,11 @@ export const realLocks: LockPort = {
     }
     try {
       const current = await readHolder(lockPath);
-      if (!current || current.pid !== expected.pid || current.startTime !== expected.startTime || current.since !== expected.since) return false;
+      if (expected === undefined) {
+        if (current) return false;
+        const lock = await fs.lstat(lockPath).catch(() => undefined);
+        if (!lock?.isDirectory() || Date.now() - lock.mtimeMs < HEARTBEAT_STALE_MS) return false;
+      } else if (!current || current.pid !== expected.pid || current.startTime !== expected.startTime || current.since !== expected.since) return false;
       await fs.rm(holderFile(lockPath), { force: true });
       await fs.rm(lockPath, { recursive: true, force: true });
       return true;

@@ -110,7 +110,7 @@ t.test('every root-side command against a hostile repo', async (t) => {
   kit.link(path.join(workspaceState, 'agents', 'TASK-4.json'), victim.credentials);
   kit.oversized(path.join(workspaceState, 'agents', 'TASK-5.json'));
   kit.link(path.join(workspaceState, 'last-drain.json'), victim.credentials);
-  kit.fifo(path.join(workspaceState, 'orchestrate.lock'));
+  kit.fifo(path.join(fixture.clone, '.git', 'agent-runner-drain.lock'));
   mkdirSync(path.join(home, '.agent-runner', 'workspaces', 'unrelated'), { recursive: true });
   kit.link(path.join(home, '.agent-runner', 'workspaces', 'unrelated', 'agents'), victim.rootDir);
   spawnSync('chown', ['-R', '-h', `${fixture.user}:${fixture.user}`, path.join(home, '.agent-runner')]);
