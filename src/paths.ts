@@ -197,7 +197,7 @@ export function agentRecordsDir(workspaceState: string): string {
   return path.join(workspaceState, 'agents');
 }
 
-/** One file per running agent: pid and kernel start time, for whoever reaps after a crash. */
-export function agentRecordFile(workspaceState: string, taskId: string): string {
-  return path.join(agentRecordsDir(workspaceState), `${taskId}.json`);
+/** One file per running agent, setup command or gate: pid and kernel start time, for whoever reaps after a crash. */
+export function agentRecordFile(workspaceState: string, name: string): string {
+  return path.join(agentRecordsDir(workspaceState), `${name}.json`);
 }

@@ -166,6 +166,12 @@ export interface ProcessControl {
   signalGroup(pgid: number, signal: 'SIGTERM' | 'SIGKILL'): boolean;
   /** Every process whose REAL uid is `uid` (the Uid: line of /proc/PID/status). */
   processesOfUser(uid: number): Promise<UserProcess[]>;
+  /**
+   * Processes visible to this one that hold any of `files` open, and git
+   * processes whose working directory is in any of `dirs` (git may hold a
+   * lock closed while a hook or editor runs). This process is never listed.
+   */
+  processesHolding(files: readonly string[], dirs: readonly string[]): Promise<{ readonly pid: number; readonly name: string; readonly file: string | undefined }[]>;
   /** Calls handler on each signal; returns the unsubscribe. */
   onSignal(signal: StopSignal, handler: () => void): () => void;
 }

@@ -100,8 +100,8 @@ export function judgeSession(before: TreeState, after: TreeState, result: AgentR
   return undefined;
 }
 
-/** A process port that reports every agent process it starts. */
-function reportingProcess(process: ProcessPort, onAgentProcess: RunTaskInput['onAgentProcess']): ProcessPort {
+/** A process port that reports every process it starts (and its end), so a drain can record it for whoever cleans up after a crash. */
+export function reportingProcess(process: ProcessPort, onAgentProcess: RunTaskInput['onAgentProcess']): ProcessPort {
   if (!onAgentProcess) return process;
   return {
     ...process,

@@ -8,7 +8,7 @@ import { agentBaseEnv } from '../agent/env.js';
 import { Git } from '../git/git.js';
 import { stateDir } from '../paths.js';
 import { acquireRepoLock } from '../drain/workspace-lock.js';
-import type { HeldLock } from '../ports.js';
+import { clearStaleGitLocks } from '../drain/git-locks.js';
 import type { LifecycleInput } from '../staging/lifecycle.js';
 
 export async function lifecycleInput(context: CliContext, workspaceOption: string | undefined, fetch: boolean): Promise<LifecycleInput> {
@@ -19,17 +19,18 @@ export async function lifecycleInput(context: CliContext, workspaceOption: strin
   return { ports: context.ports, git, workspace, baseBranch: config.baseBranch, stateDir: stateDir(context.env), fetch };
 }
 
-/** Runs work holding the workspace lock, released whatever happens. */
+/**
+ * Runs work holding the repository's drain lock, released whatever happens,
+ * after removing git locks a killed git left (a killed promote's
+ * fast-forward leaves the checkout's index.lock); says what it removed.
+ */
 export async function withWorkspaceLock<T>(context: CliContext, input: LifecycleInput, purpose: string, work: () => Promise<T>): Promise<T> {
-  const lock = await lockWorkspace(context, input, purpose);
+  const { locks, process, clock, fs, control } = context.ports;
+  const { lock, gitCommonDir } = await acquireRepoLock({ locks, process, clock }, input.git, input.workspace, purpose);
   try {
+    for (const note of await clearStaleGitLocks({ fs, control }, input.workspace, gitCommonDir)) context.err(`${note}\n`);
     return await work();
   } finally {
     await lock.release();
   }
-}
-
-async function lockWorkspace(context: CliContext, input: LifecycleInput, purpose: string): Promise<HeldLock> {
-  const { locks, process, clock } = context.ports;
-  return acquireRepoLock({ locks, process, clock }, input.git, input.workspace, purpose);
 }

@@ -28,7 +28,7 @@ export async function runningAgentTasks(fs: FsPort, home: string, workspace: str
       throw error;
     }
     const record = text === undefined ? undefined : parseAgentRecord(name, text, path.join(home, agentsDir, name));
-    if (record) tasks.push(record.taskId);
+    if (record?.kind === 'agent') tasks.push(record.taskId);
   }
   return tasks;
 }

@@ -8,6 +8,7 @@ import type { Clock, FsPort, ProcessPort } from '../ports.js';
 import type { Git } from '../git/git.js';
 import type { Task, TaskId } from '../types.js';
 import { superviseAgent } from '../agent/supervise.js';
+import { reportingProcess, type AgentProcessEvent } from '../agent/run-task.js';
 import { readBoard, findTask, CONFIG_FILE } from '../board/read.js';
 import { ensureBlockedStatusFile, updateTaskFile } from '../board/write.js';
 import { addLabel, appendNote, setStatus } from '../board/edit.js';
@@ -25,6 +26,8 @@ export interface IntegratorDeps {
   readonly fs: FsPort;
   readonly clock: Clock;
   readonly git: Git;
+  /** The gate's process and its end, for the drain's records (a killed drain's gate is reaped by the next). */
+  readonly onGateProcess?: (taskId: TaskId, event: AgentProcessEvent) => void | Promise<void>;
 }
 
 export interface GateSpec {
@@ -41,7 +44,7 @@ export interface GateSpec {
 const TAIL_LINES = 15;
 
 /** Runs the gates script in dir. A missing or non-executable script is red, never green. */
-async function runGate(deps: IntegratorDeps, dir: string, gate: GateSpec): Promise<GateResult> {
+async function runGate(deps: IntegratorDeps, dir: string, gate: GateSpec, taskId: TaskId): Promise<GateResult> {
   if (gate.script === undefined) return { ok: true, detail: 'no gates configured', tail: '', durationMs: 0 };
   const script = path.join(dir, gate.script);
   const stat = await deps.fs.stat(script);
@@ -50,7 +53,7 @@ async function runGate(deps: IntegratorDeps, dir: string, gate: GateSpec): Promi
   const lines: string[] = [];
   const started = deps.clock.now();
   const run = await superviseAgent(
-    { process: deps.process, clock: deps.clock },
+    { process: reportingProcess(deps.process, deps.onGateProcess && ((event) => deps.onGateProcess!(taskId, event))), clock: deps.clock },
     { program: script, args: [], env: { ...gate.env, AGENT_RUNNER_GATE: '1' }, cwd: dir },
     { idleTimeoutMs: gate.timeoutMs, wallClockMs: gate.timeoutMs, killGraceMs: 5000 },
     (_stream, line) => {
@@ -115,7 +118,7 @@ export async function integrateBranch(deps: IntegratorDeps, stagingDir: string, 
   const drift = await protectedPathsDrift(git, stagingDir, gate.script);
   let ran: { result: GateResult; headMoved: boolean } | undefined;
   if (!drift.length) {
-    const result = await runGate(deps, stagingDir, gate);
+    const result = await runGate(deps, stagingDir, gate, meta.task.id);
     ran = { result, headMoved: (await resolveCommit(git, stagingDir, 'HEAD')) !== before };
   }
   const verdict = judgeMergedTree(drift, ran);

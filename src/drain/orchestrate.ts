@@ -6,6 +6,7 @@ import type { LockPort, Ports, ProcessControl } from '../ports.js';
 import type { AgentAdapter, RepoConfig, TaskId } from '../types.js';
 import type { Git } from '../git/git.js';
 import { acquireRepoLock } from './workspace-lock.js';
+import { clearStaleGitLocks } from './git-locks.js';
 import { fetchAndResolveBase, prepareStaging, publishedStaging, publishStaging } from '../staging/branch.js';
 import { STAGING_BRANCH } from '../staging/names.js';
 import { readBoard } from '../board/read.js';
@@ -41,7 +42,7 @@ export interface OrchestrateInput {
   readonly stop: AbortSignal;
   readonly graceMs: number;
   /** Signals process groups this drain did not start (agents a killed drain left running). */
-  readonly control: Pick<ProcessControl, 'signalGroup'>;
+  readonly control: Pick<ProcessControl, 'signalGroup' | 'processesHolding'>;
   /** Takes the workspace lock. */
   readonly locks: LockPort;
 }
@@ -50,10 +51,12 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
   const { fs, clock, process } = ports;
   const wsState = workspaceStateDir(input.stateDir, input.workspace);
   await fs.mkdirp(agentRecordsDir(wsState), 0o700);
-  const lock = await acquireRepoLock({ locks: input.locks, process, clock }, git, input.workspace, `orchestrate ${input.runId}`);
+  const { lock, gitCommonDir } = await acquireRepoLock({ locks: input.locks, process, clock }, git, input.workspace, `orchestrate ${input.runId}`);
   const startedAt = clock.now();
   const emit: Emit = (event: DrainEventBody) => input.onEvent({ time: new Date(clock.now()).toISOString(), runId: input.runId, ...event });
   await reapOrphanedAgents(ports, input, wsState, emit);
+  // After the orphans: a git they ran is gone, so what it locked is stale.
+  for (const note of await clearStaleGitLocks({ fs, control: input.control }, input.workspace, gitCommonDir)) emit({ event: 'recovered', detail: note });
   let outcome: DrainSummary['outcome'] = 'drained';
   let failure: string | undefined;
   let staging = { base: '', head: '' };
@@ -78,11 +81,11 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     const worker: WorkerContext = {
       ports, git, workspace: input.workspace, stateDir: input.stateDir, config: input.config, adapter: input.adapter,
       binary: input.binary, env: input.env, secrets: input.secrets, runId: input.runId, refs: refsMutex,
-      onAgentProcess: (task, event) => agents.update(task.id, event),
+      onProcess: (task, event, kind) => agents.update(task.id, event, kind),
     };
     const flow: TaskFlow = {
       worker,
-      integratorDeps: { process, fs, clock, git },
+      integratorDeps: { process, fs, clock, git, onGateProcess: (taskId, event) => agents.update(taskId, event, 'gate') },
       integrator: new Mutex(),
       stagingDir,
       gate: gateSpecFrom(trusted, input.env),

@@ -1,4 +1,4 @@
-// Ending agents a killed drain left running, by orchestrate itself: it runs
+// Ending agents, setup commands and gates a killed drain left running, by orchestrate itself: it runs
 // as the repo user and reads its own records (agents/<task>.json in its own
 // state dir), so this is the user signalling its own processes. Root never
 // signals anything from these records (a repo user can write them); at the
@@ -14,10 +14,10 @@ export interface ProcessRecord extends ProcessIdentity {
   readonly label: string;
 }
 
-/** Agent processes a drain recorded under its workspace state dir (malformed files are skipped). */
+/** Processes (agents, setup commands, gates) a drain recorded under its workspace state dir (malformed files are skipped). */
 export async function agentGroups(fs: FsPort, workspaceState: string): Promise<ProcessRecord[]> {
   const records = await readAgentRecords(fs, workspaceState);
-  return records.map((record) => ({ pid: record.pid, startTime: record.startTime, label: `agent ${record.taskId}` }));
+  return records.map((record) => ({ pid: record.pid, startTime: record.startTime, label: `${record.kind} ${record.taskId}` }));
 }
 
 export interface ReapDeps {

@@ -1,4 +1,5 @@
-// Files a drain keeps under the workspace's state dir.
+// Files a drain keeps under the workspace's state dir, and the records of
+// the processes it starts.
 import * as path from 'node:path';
 import type { TaskId } from '../types.js';
 import type { FsPort, Ports } from '../ports.js';
@@ -7,11 +8,16 @@ import { Mutex } from './mutex.js';
 import { agentRecordFile, agentRecordsDir, lastDrainFile } from '../paths.js';
 import type { DrainSummary } from './types.js';
 
+/** What a drain starts and records: agents, tasks' setup commands, the gate. */
+export type RecordedKind = 'agent' | 'setup' | 'gate';
+
 export interface AgentRecord {
   readonly pid: number;
   readonly startTime: string | undefined;
+  readonly kind: RecordedKind;
+  /** The task it works for (the task being gated, for a gate). */
   readonly taskId: string;
-  /** The record's file, removed once the agent is gone. */
+  /** The record's file, removed once the process is gone. */
   readonly file: string;
 }
 
@@ -28,7 +34,7 @@ export const MAX_AGENT_RECORD_BYTES = 4096;
  */
 export function parseAgentRecord(name: string, text: string, file: string): AgentRecord | undefined {
   if (!name.endsWith('.json')) return undefined;
-  let value: { pid?: unknown; startTime?: unknown; taskId?: unknown };
+  let value: { pid?: unknown; startTime?: unknown; taskId?: unknown; kind?: unknown };
   try {
     value = JSON.parse(text) as typeof value;
   } catch {
@@ -36,10 +42,11 @@ export function parseAgentRecord(name: string, text: string, file: string): Agen
   }
   if (typeof value !== 'object' || value === null) return undefined;
   if (typeof value.pid !== 'number' || !Number.isInteger(value.pid) || value.pid <= 1) return undefined;
-  const taskId = value.taskId ?? name.slice(0, -'.json'.length);
+  const kind: RecordedKind = value.kind === 'setup' || value.kind === 'gate' ? value.kind : 'agent';
+  const taskId = value.taskId ?? (kind === 'agent' ? name.slice(0, -'.json'.length) : undefined);
   if (typeof taskId !== 'string' || !TASK_ID.test(taskId)) return undefined;
   const startTime = typeof value.startTime === 'string' && /^\d{1,20}$/.test(value.startTime) ? value.startTime : undefined;
-  return { pid: value.pid, startTime, taskId, file };
+  return { pid: value.pid, startTime, kind, taskId, file };
 }
 
 /** The agents a drain recorded as running (read by orchestrate, as the user, in its own state dir); malformed records are skipped. */
@@ -54,13 +61,19 @@ export async function readAgentRecords(fs: FsPort, workspaceState: string): Prom
   return records;
 }
 
+/** Pure: the record file's name: the task id for an agent (what fleet lists), prefixed for the others. */
+function recordName(kind: RecordedKind, taskId: TaskId): string {
+  return kind === 'agent' ? taskId : kind === 'setup' ? `setup.${taskId}` : 'gate';
+}
+
 /**
- * The agents of this drain: a record file per running agent (for whoever
- * cleans up after a crash) and the means to stop them all (for a stop request).
+ * The processes of this drain (agents, setup commands, the gate): a record
+ * file per running one (for whoever cleans up after a crash) and the means
+ * to stop the agents (for a stop request).
  */
 export class AgentTracker {
   private readonly running = new Map<TaskId, AgentProcessEvent['signalGroup']>();
-  /** Record writes in event order: an agent that ends at once must not leave its record behind. */
+  /** Record writes in event order: a process that ends at once must not leave its record behind. */
   private readonly writes = new Mutex();
 
   constructor(
@@ -69,17 +82,19 @@ export class AgentTracker {
     private readonly runId: string,
   ) {}
 
-  update(taskId: TaskId, event: AgentProcessEvent): Promise<void> {
-    if (event.ended) this.running.delete(taskId);
-    else this.running.set(taskId, event.signalGroup);
-    return this.writes.run(() => this.write(taskId, event));
+  update(taskId: TaskId, event: AgentProcessEvent, kind: RecordedKind = 'agent'): Promise<void> {
+    if (kind === 'agent') {
+      if (event.ended) this.running.delete(taskId);
+      else this.running.set(taskId, event.signalGroup);
+    }
+    return this.writes.run(() => this.write(taskId, event, kind));
   }
 
-  private async write(taskId: TaskId, event: AgentProcessEvent): Promise<void> {
-    const file = agentRecordFile(this.workspaceState, taskId);
+  private async write(taskId: TaskId, event: AgentProcessEvent, kind: RecordedKind): Promise<void> {
+    const file = agentRecordFile(this.workspaceState, recordName(kind, taskId));
     if (event.ended) return this.ports.fs.remove(file);
     const startTime = await this.ports.process.startTimeOf(event.pid);
-    const record = { pid: event.pid, startTime, taskId, runId: this.runId, startedAt: new Date(this.ports.clock.now()).toISOString() };
+    const record = { pid: event.pid, startTime, kind, taskId, runId: this.runId, startedAt: new Date(this.ports.clock.now()).toISOString() };
     await this.ports.fs.writeAtomic(file, `${JSON.stringify(record)}\n`, 0o600);
   }
 

@@ -6,7 +6,7 @@ import type { Ports } from '../ports.js';
 import type { AgentAdapter, AgentFailure, RepoConfig, Task } from '../types.js';
 import type { Git } from '../git/git.js';
 import type { AgentProcessEvent } from '../agent/run-task.js';
-import { runTask } from '../agent/run-task.js';
+import { reportingProcess, runTask } from '../agent/run-task.js';
 import { superviseAgent } from '../agent/supervise.js';
 import { commitLeftovers } from './leftovers.js';
 import { cutTaskWorktree } from '../staging/task-branches.js';
@@ -27,7 +27,8 @@ export interface WorkerContext {
   readonly runId: string;
   /** Serializes short ref-changing git operations (worktree add/remove, branch delete). */
   readonly refs: Mutex;
-  readonly onAgentProcess: (task: Task, event: AgentProcessEvent) => void | Promise<void>;
+  /** Every agent and setup process a task starts, and its end (the drain records them). */
+  readonly onProcess: (task: Task, event: AgentProcessEvent, kind: 'agent' | 'setup') => void | Promise<void>;
 }
 
 export interface WorkerResult {
@@ -36,13 +37,13 @@ export interface WorkerResult {
   readonly failure: AgentFailure | undefined;
 }
 
-async function runSetup(context: WorkerContext, dir: string): Promise<string | undefined> {
+async function runSetup(context: WorkerContext, task: Task, dir: string): Promise<string | undefined> {
   const setup = context.config.setup;
   if (!setup) return undefined;
   const argv = typeof setup === 'string' ? [path.join(dir, setup)] : [...setup];
   const lines: string[] = [];
   const run = await superviseAgent(
-    { process: context.ports.process, clock: context.ports.clock },
+    { process: reportingProcess(context.ports.process, (event) => context.onProcess(task, event, 'setup')), clock: context.ports.clock },
     { program: argv[0]!, args: argv.slice(1), env: context.env, cwd: dir },
     { idleTimeoutMs: context.config.agentIdleTimeoutSec * 1000, wallClockMs: context.config.agentWallClockSec * 1000, killGraceMs: 5000 },
     (_stream, line) => {
@@ -56,7 +57,7 @@ async function runSetup(context: WorkerContext, dir: string): Promise<string | u
 
 export async function workOnTask(context: WorkerContext, task: Task, retryReason: string | undefined): Promise<WorkerResult> {
   const dir = await cutTaskWorktree(context, task.id);
-  const setupFailure = await runSetup(context, dir);
+  const setupFailure = await runSetup(context, task, dir);
   if (setupFailure) return { outcome: { kind: 'setup-failed', reason: setupFailure }, failure: undefined };
 
   const report = await runTask(
@@ -73,7 +74,7 @@ export async function workOnTask(context: WorkerContext, task: Task, retryReason
       runId: context.runId,
       secrets: context.secrets,
       ...(retryReason ? { retryReason } : {}),
-      onAgentProcess: (event) => context.onAgentProcess(task, event),
+      onAgentProcess: (event) => context.onProcess(task, event, 'agent'),
     },
   );
   if (report.leftovers && (report.outcome.kind === 'done' || report.outcome.kind === 'blocked')) await commitLeftovers(context.git, dir, task.id);

@@ -27,7 +27,14 @@ export async function acquireWorkspaceLock(deps: WorkspaceLockDeps, file: string
   return acquireLock(deps, file, { command: purpose, wait: false, what: file, busyMessage: (holder) => busyMessage(file, holder) });
 }
 
+export interface RepoLock {
+  readonly lock: HeldLock;
+  /** The repository's common git dir, where the lock lives. */
+  readonly gitCommonDir: string;
+}
+
 /** Takes the repository's drain lock for the checkout at `workspace`. */
-export async function acquireRepoLock(deps: WorkspaceLockDeps, git: Git, workspace: string, purpose: string): Promise<HeldLock> {
-  return acquireWorkspaceLock(deps, repoDrainLock(await commonGitDir(git, workspace)), purpose);
+export async function acquireRepoLock(deps: WorkspaceLockDeps, git: Git, workspace: string, purpose: string): Promise<RepoLock> {
+  const gitCommonDir = await commonGitDir(git, workspace);
+  return { lock: await acquireWorkspaceLock(deps, repoDrainLock(gitCommonDir), purpose), gitCommonDir };
 }

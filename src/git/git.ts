@@ -18,6 +18,17 @@ export interface GitOptions {
   readonly identity?: GitIdentity;
 }
 
+/**
+ * Pure: what of git's output the operator needs: every fatal:/error: line
+ * (they name the path: "Unable to create '/repo/.git/index.lock'") and the
+ * last lines, without repeats, bounded.
+ */
+export function gitsLastWords(output: string): string {
+  const lines = output.split('\n').map((line) => line.trim()).filter(Boolean);
+  const kept = new Set([...lines.filter((line) => /^(fatal|error):/.test(line)).slice(0, 3), ...lines.slice(-3)]);
+  return [...kept].join(' | ');
+}
+
 /** A git command that failed: the operator sees the command, where and git's last words (exit 1), not a stack. */
 export class GitError extends FailedError {
   constructor(
@@ -25,7 +36,7 @@ export class GitError extends FailedError {
     readonly cwd: string,
     readonly result: CommandResult,
   ) {
-    super(`git ${args.join(' ')} (in ${cwd}) failed with exit ${result.exitCode}: ${(result.stderr || result.stdout).trim().split('\n').slice(-3).join(' | ')}`);
+    super(`git ${args.join(' ')} (in ${cwd}) failed with exit ${result.exitCode}: ${gitsLastWords(result.stderr || result.stdout)}`);
     this.name = 'GitError';
   }
 }

@@ -1,7 +1,8 @@
 // Process control the core cannot do through ProcessPort: signalling groups it
 // did not start (a crashed predecessor's agents) and subscribing to signals.
 // Linux only: identity checks rely on /proc (see realProcess.startTimeOf).
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, readlink } from 'node:fs/promises';
+import * as path from 'node:path';
 import { realProcess } from './real-ports.js';
 import type { ProcessControl, StopSignal, UserProcess } from '../ports.js';
 
@@ -37,6 +38,25 @@ export const realControl: ProcessControl = {
       }
       const parsed = parseProcStatus(status);
       if (parsed && parsed.realUid === uid) found.push({ pid: Number(entry), name: parsed.name, zombie: parsed.zombie });
+    }
+    return found;
+  },
+  async processesHolding(files, dirs) {
+    const wanted = new Set(files);
+    const inDirs = (cwd: string) => dirs.some((dir) => cwd === dir || cwd.startsWith(`${dir}${path.sep}`));
+    const found: { pid: number; name: string; file: string | undefined }[] = [];
+    for (const entry of await readdir('/proc')) {
+      if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+      const name = (await readFile(`/proc/${entry}/comm`, 'utf8').catch(() => '')).trim();
+      // Another user's process (or one gone meanwhile) is not readable: it cannot be in this repository's lock files.
+      const fds = await readdir(`/proc/${entry}/fd`).catch(() => [] as string[]);
+      let holding: string | undefined;
+      for (const fd of fds) {
+        const target = await readlink(`/proc/${entry}/fd/${fd}`).catch(() => '');
+        if (wanted.has(target)) holding = target;
+      }
+      if (holding) found.push({ pid: Number(entry), name, file: holding });
+      else if (name === 'git' && inDirs(await readlink(`/proc/${entry}/cwd`).catch(() => ''))) found.push({ pid: Number(entry), name, file: undefined });
     }
     return found;
   },

@@ -1,11 +1,13 @@
-// kill -9 of orchestrate during an agent run, between merge and gate, and
-// during publish: the next drain recovers with nothing lost, nothing landed
+// kill -9 of orchestrate during an agent run, a setup command, between merge
+// and gate, while git holds a lock (merge, commit, ref update), and during
+// publish: the next drain recovers with nothing lost, nothing landed
 // twice, and no agent left running.
-import t from 'tap';
-import { existsSync, readFileSync, writeFileSync, chmodSync, readdirSync, rmSync } from 'node:fs';
+import t, { type Test } from 'tap';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync, chmodSync, readdirSync, rmSync, mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { git, tempDir } from '../helpers/temp.js';
-import { drainFixture, landedOn, runOrchestrate, startOrchestrate, waitFor, SCRIPTED_AGENT } from '../helpers/drain-fixture.js';
+import { drainFixture, landedOn, runOrchestrate, startOrchestrate, waitFor, SCRIPTED_AGENT, type DrainFixture } from '../helpers/drain-fixture.js';
 import { workspaceStateDir } from '../../src/paths.js';
 import { running } from '../helpers/user-processes.js';
 
@@ -55,7 +57,7 @@ t.test('killed during agent runs: orphans are ended, unfinished work reruns and 
   t.same(readdirSync(records), [], 'no agent records (or their temp files) remain');
 });
 
-t.test('killed between merge and gate: the half-done merge is aborted and the finished work lands once', async (t) => {
+t.test('killed between merge and gate: the gate is ended, the half-done merge aborted, the finished work lands once', async (t) => {
   const control = tempDir(t, 'agent-runner-kill-');
   const gates = `#!/bin/sh\nif [ -e ${control}/slow ]; then echo $$ > ${control}/gate-pid; exec sleep 300; fi\necho gate ok\n`;
   writeFileSync(path.join(control, 'slow'), '');
@@ -64,9 +66,12 @@ t.test('killed between merge and gate: the half-done merge is aborted and the fi
   const { child } = startOrchestrate(fixture);
   await waitFor(() => existsSync(path.join(control, 'gate-pid')), 20000, 'the gate to start');
   const gatePid = Number(readFileSync(path.join(control, 'gate-pid'), 'utf8'));
+  t.teardown(() => killGroup(gatePid));
+  const records = path.join(workspaceStateDir(fixture.state, fixture.clone), 'agents');
+  await waitFor(() => existsSync(path.join(records, 'gate.json')), 5000, 'the gate record');
   child.kill('SIGKILL');
   await new Promise((resolve) => child.once('close', resolve));
-  killGroup(gatePid);
+  t.ok(alive(gatePid), 'the gate outlives the killed drain (it leads its own process group)');
   const staging = path.join(path.dirname(fixture.clone), '.clone.worktrees', 'staging');
   t.ok(existsSync(path.join(git(staging, 'rev-parse', '--absolute-git-dir'), 'MERGE_HEAD')), 'the staging worktree was left mid-merge');
   t.same(landedOn(fixture.clone, 'auto/work', before), [], 'nothing landed: the gate had not passed');
@@ -74,10 +79,114 @@ t.test('killed between merge and gate: the half-done merge is aborted and the fi
   rmSync(path.join(control, 'slow'));
   const next = await runOrchestrate(fixture);
   t.equal(next.code, 0, next.stderr.slice(-800));
+  t.notOk(alive(gatePid), 'the next drain ended the orphaned gate before touching the staging worktree');
   const details = next.events.filter((event) => event.event === 'recovered').map((event) => String(event.detail));
-  t.ok(details.includes('aborted a merge left half-done in the staging worktree'), `recovery aborted the merge (${details.join('; ')})`);
+  t.ok(details.some((detail) => /^ended gate TASK-1 \(pid \d+\)/.test(detail)), `and said so (${details.join('; ')})`);
+  t.ok(details.includes('aborted a merge left half-done in the staging worktree'), 'recovery aborted the merge');
   t.equal(next.events.filter((event) => event.event === 'task-started').length, 0, 'the finished work is not redone');
   t.same(landedOn(fixture.clone, 'auto/work', before), ['TASK-1'], 'and lands exactly once');
+});
+
+t.test('killed during setup: the setup command is ended and the task runs again', async (t) => {
+  const control = tempDir(t, 'agent-runner-kill-');
+  const setup = path.join(control, 'setup.sh');
+  writeFileSync(setup, `#!/bin/sh\nif [ -e ${control}/slow ]; then echo $$ > ${control}/setup-pid; exec sleep 300; fi\nexit 0\n`);
+  chmodSync(setup, 0o755);
+  writeFileSync(path.join(control, 'slow'), '');
+  const fixture = drainFixture(t, [TWO_TASKS[0]!], { config: { setup: [setup] } });
+  const before = git(fixture.clone, 'rev-parse', 'origin/main');
+  const { child } = startOrchestrate(fixture);
+  await waitFor(() => existsSync(path.join(control, 'setup-pid')), 20000, 'setup to start');
+  const setupPid = Number(readFileSync(path.join(control, 'setup-pid'), 'utf8'));
+  t.teardown(() => killGroup(setupPid));
+  const records = path.join(workspaceStateDir(fixture.state, fixture.clone), 'agents');
+  await waitFor(() => existsSync(path.join(records, 'setup.TASK-1.json')), 5000, 'the setup record');
+  child.kill('SIGKILL');
+  await new Promise((resolve) => child.once('close', resolve));
+  t.ok(alive(setupPid), 'setup outlives the killed drain');
+
+  rmSync(path.join(control, 'slow'));
+  const next = await runOrchestrate(fixture);
+  t.equal(next.code, 0, next.stderr.slice(-800));
+  t.notOk(alive(setupPid), 'the next drain ended it');
+  t.ok(next.events.some((event) => event.event === 'recovered' && /^ended setup TASK-1 \(pid/.test(String(event.detail))), 'and said so');
+  t.same(landedOn(fixture.clone, 'auto/work', before), ['TASK-1'], 'the task ran again and landed once');
+  const attempts = path.join(workspaceStateDir(fixture.state, fixture.clone), 'attempts.json');
+  t.notOk(existsSync(attempts) && /TASK-1/.test(readFileSync(attempts, 'utf8')), 'no attempt was charged for the kill');
+});
+
+/**
+ * A git on the PATH that, for the first `git SUBCOMMAND` (while the marker
+ * exists), takes the lock git would take and hangs holding it, as a git
+ * killed mid-operation leaves it: `lock` is relative to the git dir of the
+ * directory git runs in.
+ */
+function hangingGit(control: string, subcommand: string, lock: string): string {
+  const bin = path.join(control, 'bin');
+  mkdirSync(bin, { recursive: true });
+  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  writeFileSync(
+    path.join(bin, 'git'),
+    `#!/bin/sh\nfor arg in "$@"; do\n  if [ "$arg" = ${subcommand} ] && [ -e ${control}/hold ]; then\n    rm ${control}/hold\n    : > "$(${real} rev-parse --absolute-git-dir)/${lock}"\n    echo $$ > ${control}/git-pid\n    exec sleep 300\n  fi\ndone\nexec ${real} "$@"\n`,
+  );
+  chmodSync(path.join(bin, 'git'), 0o755);
+  writeFileSync(path.join(control, 'hold'), '');
+  return bin;
+}
+
+function gitLocksUnder(dir: string): string[] {
+  return execFileSync('find', [dir, '-name', '*.lock', '-type', 'f'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+}
+
+async function killMidGit(t: Test, fixture: DrainFixture, control: string, args: readonly string[] = []): Promise<void> {
+  const { child } = startOrchestrate(fixture, args, true);
+  await waitFor(() => existsSync(path.join(control, 'git-pid')), 30000, 'git to take its lock');
+  const gitPid = Number(readFileSync(path.join(control, 'git-pid'), 'utf8'));
+  killGroup(child.pid!);
+  killGroup(gitPid);
+  await new Promise((resolve) => child.once('close', resolve));
+  t.teardown(() => killGroup(gitPid));
+}
+
+for (const point of [
+  { name: 'the staging merge', subcommand: 'merge', lock: 'index.lock' },
+  { name: 'the landing commit', subcommand: 'commit', lock: 'index.lock' },
+  { name: 'the update of auto/work', subcommand: 'commit', lock: '../../refs/heads/auto/work.lock' },
+]) {
+  t.test(`killed during ${point.name}: the git lock it left is removed and the work lands once`, async (t) => {
+    const control = tempDir(t, 'agent-runner-kill-');
+    const fixture = drainFixture(t, [TWO_TASKS[0]!]);
+    const bin = hangingGit(control, point.subcommand, point.lock);
+    const withWrapper = { ...fixture, env: { ...fixture.env, PATH: `${bin}:${fixture.env.PATH}` } };
+    const before = git(fixture.clone, 'rev-parse', 'origin/main');
+    await killMidGit(t, withWrapper, control);
+    const left = gitLocksUnder(path.join(fixture.clone, '.git'));
+    t.equal(left.length, 1, `the kill left a git lock (${left.join(', ')})`);
+
+    const next = await runOrchestrate(fixture);
+    t.equal(next.code, 0, next.stderr.slice(-800));
+    const details = next.events.filter((event) => event.event === 'recovered').map((event) => String(event.detail));
+    t.ok(details.includes(`removed git lock ${left[0]} left by a git that was killed (no process holds it)`), `recovery removed it and said so (${details.join('; ')})`);
+    t.same(landedOn(fixture.clone, 'auto/work', before), ['TASK-1'], 'the task landed exactly once');
+    t.same(gitLocksUnder(path.join(fixture.clone, '.git')), [], 'no git lock file is left');
+    const attempts = path.join(workspaceStateDir(fixture.state, fixture.clone), 'attempts.json');
+    t.notOk(existsSync(attempts) && /TASK-1/.test(readFileSync(attempts, 'utf8')), 'no attempt was charged for the kill');
+  });
+}
+
+t.test('a git lock something still holds is kept, and the failure names it', async (t) => {
+  const fixture = drainFixture(t, [TWO_TASKS[0]!]);
+  const lock = path.join(fixture.clone, '.git', 'refs', 'heads', 'auto', 'work.lock');
+  git(fixture.clone, 'branch', 'auto/work', 'main');
+  writeFileSync(lock, '');
+  // A process holding it open, as a live git would.
+  const holder = spawn('sh', ['-c', `exec 3<"${lock}"; exec sleep 300`], { stdio: 'ignore', detached: true });
+  t.teardown(() => killGroup(holder.pid!));
+  await waitFor(() => { try { return readdirSync(`/proc/${holder.pid}/fd`).length > 3; } catch { return false; } }, 5000, 'the holder to open the lock');
+  const next = await runOrchestrate(fixture);
+  const details = next.events.filter((event) => event.event === 'recovered').map((event) => String(event.detail));
+  t.ok(details.some((detail) => detail.startsWith(`kept git lock ${lock}: open in pid ${holder.pid} (sleep)`)), `kept, naming the holder (${details.join('; ')})`);
+  t.ok(existsSync(lock), 'the lock is still there');
 });
 
 t.test('killed during publish: the next drain publishes, nothing lands twice', async (t) => {

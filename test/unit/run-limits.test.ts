@@ -147,8 +147,11 @@ t.test('/proc status: the REAL uid decides', async (t) => {
 });
 
 t.test('agent records: one validation for every reader', async (t) => {
-  t.same(parseAgentRecord('TASK-3.json', '{"pid":123,"startTime":"456","taskId":"TASK-3"}', '/f'), { pid: 123, startTime: '456', taskId: 'TASK-3', file: '/f' });
-  t.same(parseAgentRecord('TASK-3.json', '{"pid":123}', '/f'), { pid: 123, startTime: undefined, taskId: 'TASK-3', file: '/f' });
+  t.same(parseAgentRecord('TASK-3.json', '{"pid":123,"startTime":"456","taskId":"TASK-3"}', '/f'), { pid: 123, startTime: '456', kind: 'agent', taskId: 'TASK-3', file: '/f' });
+  t.same(parseAgentRecord('TASK-3.json', '{"pid":123}', '/f'), { pid: 123, startTime: undefined, kind: 'agent', taskId: 'TASK-3', file: '/f' });
+  t.same(parseAgentRecord('gate.json', '{"pid":124,"startTime":"9","kind":"gate","taskId":"TASK-3"}', '/g'), { pid: 124, startTime: '9', kind: 'gate', taskId: 'TASK-3', file: '/g' });
+  t.equal(parseAgentRecord('gate.json', '{"pid":124,"kind":"gate"}', '/g'), undefined, 'a gate record names the task it gates');
+  t.equal(parseAgentRecord('x.json', '{"pid":124,"kind":"rm -rf","taskId":"TASK-3"}', '/g')?.kind, 'agent', 'an unknown kind is an agent (displayed, never trusted)');
   for (const [name, text] of [
     ['TASK-3.json', '{"pid":1,"startTime":"4"}'],
     ['TASK-3.json', '{"pid":-5,"startTime":"4"}'],
