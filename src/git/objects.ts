@@ -33,3 +33,25 @@ export async function showFileAt(git: Git, cwd: string, commitish: string, file:
   const shown = await git.try(cwd, ['show', `${commitish}:${file}`]);
   return shown.exitCode === 0 ? shown.stdout : undefined;
 }
+
+/** The blob of each of `files` (literal paths) in `commit`'s tree; a path the tree lacks is absent from the map. */
+export async function blobsAt(git: Git, cwd: string, commit: string, files: readonly string[]): Promise<Map<string, string>> {
+  const blobs = new Map<string, string>();
+  if (!files.length) return blobs;
+  const output = await git.run(cwd, ['ls-tree', '-z', commit, '--', ...files.map((file) => `:(literal)${file}`)]);
+  for (const entry of output.split('\0').filter(Boolean)) {
+    const tab = entry.indexOf('\t');
+    const [, type, object] = entry.slice(0, tab).split(' ');
+    if (type === 'blob' && object) blobs.set(entry.slice(tab + 1), object);
+  }
+  return blobs;
+}
+
+/** The blob each of `files` in the working tree would be, hashed as stored (no filters: a filter runs a program the repo's config names). */
+export async function worktreeBlobs(git: Git, cwd: string, files: readonly string[]): Promise<Map<string, string>> {
+  const blobs = new Map<string, string>();
+  if (!files.length) return blobs;
+  const oids = (await git.run(cwd, ['hash-object', '--no-filters', '--', ...files])).split('\n').filter(Boolean);
+  files.forEach((file, index) => oids[index] && blobs.set(file, oids[index]));
+  return blobs;
+}

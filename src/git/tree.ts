@@ -50,3 +50,18 @@ export async function commitIndex(git: Git, cwd: string, message: string): Promi
 export async function checkoutForce(git: Git, cwd: string, branch: string): Promise<void> {
   await git.run(cwd, ['checkout', '--quiet', '--force', branch]);
 }
+
+/** A path that differs from HEAD (tracked changes and untracked files), and whether it is gone from the working tree. */
+export interface ChangedPath {
+  readonly path: string;
+  readonly deleted: boolean;
+}
+
+/** Every path that differs from HEAD in the index or the working tree, untracked files included. */
+export async function changedPaths(git: Git, cwd: string): Promise<ChangedPath[]> {
+  const output = await git.run(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames']);
+  return output
+    .split('\0')
+    .filter((entry) => entry.length > 3)
+    .map((entry) => ({ path: entry.slice(3), deleted: entry[1] === 'D' || (entry[0] === 'D' && entry[1] === ' ') }));
+}

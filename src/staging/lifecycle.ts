@@ -9,7 +9,7 @@ import { FailedError } from '../errors.js';
 import { fetchAndResolveBase, publishedStaging, publishStaging, type Refs } from './branch.js';
 import { STAGING_BRANCH, STAGING_REF, taskIdOfBranch } from './names.js';
 import { listTaskBranches, removeTaskWorktree, type RefsLock } from './task-branches.js';
-import { promoteVerdict, shouldPushBase } from './verdict.js';
+import { changesMatchTarget, promoteVerdict, shouldPushBase } from './verdict.js';
 import { readBoard } from '../board/read.js';
 import { blockedReason, isParked, parkedReason } from '../board/parking.js';
 import { BLOCKED_STATUS } from '../board/readiness.js';
@@ -17,7 +17,8 @@ import { attemptsFile, stagingWorktree, workspaceStateDir } from '../paths.js';
 import { createBranch, currentBranch, headRef, isAncestor, remoteRef, resolveCommit, shortRefName, updateRef } from '../git/refs.js';
 import { aheadBehind, mergeLog } from '../git/history.js';
 import { abortMergeOrThrow, fastForward, mergeInProgress } from '../git/merge.js';
-import { isDirty, resetAndClean } from '../git/tree.js';
+import { changedPaths, isDirty, resetAndClean, resetHard } from '../git/tree.js';
+import { blobsAt, worktreeBlobs } from '../git/objects.js';
 import { pushBranch } from '../git/remote.js';
 
 export interface Landing {
@@ -120,13 +121,28 @@ export async function promote(input: LifecycleInput): Promise<PromoteResult> {
   const onBase = (await currentBranch(git, workspace)) === baseBranch;
   // Only the base's own checkout matters: never move it over local edits.
   const dirty = onBase && (await isDirty(git, workspace, 'no'));
-  const verdict = promoteVerdict({ workspace, baseBranch, staging, bases, localBase, remoteBase, checkout: { onBase, dirty } });
+  const changesAreStaging = onBase && staging !== undefined && (await checkoutHoldsOnly(git, workspace, staging));
+  const verdict = promoteVerdict({ workspace, baseBranch, staging, bases, localBase, remoteBase, checkout: { onBase, dirty, changesAreStaging } });
   if (verdict.kind === 'refuse') throw new FailedError(verdict.message);
   if (verdict.kind === 'fast-forward' && verdict.how === 'checkout') await fastForward(git, workspace, STAGING_REF);
+  if (verdict.kind === 'fast-forward' && verdict.how === 'finish-interrupted') await resetHard(git, workspace, verdict.to);
   if (verdict.kind === 'fast-forward' && verdict.how === 'ref') await updateRef(git, workspace, headRef(baseBranch), verdict.to, localBase);
   const pushed = await pushBase(git, workspace, refs, baseBranch);
   if (verdict.kind === 'nothing-to-do') return { promoted: false, from: verdict.at, to: verdict.at, pushed, detail: `${baseBranch} is already at ${STAGING_BRANCH}` };
-  return { promoted: true, from: verdict.from, to: verdict.to, pushed, detail: `${baseBranch} fast-forwarded ${verdict.from.slice(0, 10)}..${verdict.to.slice(0, 10)}` };
+  const finished = verdict.how === 'finish-interrupted' ? ' (finishing the fast-forward an interrupted promote left half-done in the checkout)' : '';
+  return { promoted: true, from: verdict.from, to: verdict.to, pushed, detail: `${baseBranch} fast-forwarded ${verdict.from.slice(0, 10)}..${verdict.to.slice(0, 10)}${finished}` };
+}
+
+/** More changed paths than this is not a half-done fast-forward worth hashing: the checkout is just dirty. */
+const MAX_LEFTOVER_PATHS = 2000;
+
+/** Whether every change in the checkout is `target`'s own version of the file (see promoteVerdict). */
+async function checkoutHoldsOnly(git: Git, workspace: string, target: string): Promise<boolean> {
+  const changed = await changedPaths(git, workspace);
+  if (!changed.length || changed.length > MAX_LEFTOVER_PATHS) return false;
+  const present = changed.filter((entry) => !entry.deleted).map((entry) => entry.path);
+  const paths = changed.map((entry) => entry.path);
+  return changesMatchTarget(changed, await worktreeBlobs(git, workspace, present), await blobsAt(git, workspace, target, paths));
 }
 
 export interface DiscardResult {

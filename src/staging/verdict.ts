@@ -100,15 +100,24 @@ export interface PromoteFacts {
   readonly localBase: string | undefined;
   /** The base as read (origin's when there is an origin). */
   readonly remoteBase: string;
-  /** The base is checked out in the workspace, and whether its tracked files have changes. */
-  readonly checkout: { readonly onBase: boolean; readonly dirty: boolean };
+  /**
+   * The base is checked out in the workspace; whether its tracked files have
+   * changes; and whether every change there is auto/work's own version of
+   * the file (what a promote killed during its fast-forward leaves).
+   */
+  readonly checkout: { readonly onBase: boolean; readonly dirty: boolean; readonly changesAreStaging?: boolean };
 }
 
 export type PromoteVerdict =
   | { readonly kind: 'refuse'; readonly message: string }
   | { readonly kind: 'nothing-to-do'; readonly at: string }
-  /** By the checked-out tree (merge --ff-only) or by moving the ref (compare-and-swap on the local base). */
-  | { readonly kind: 'fast-forward'; readonly from: string; readonly to: string; readonly how: 'checkout' | 'ref' };
+  /**
+   * By the checked-out tree (merge --ff-only), by moving the ref
+   * (compare-and-swap on the local base), or by finishing the fast-forward a
+   * killed promote left half-done in the checkout (reset to auto/work: every
+   * change there is already auto/work's).
+   */
+  | { readonly kind: 'fast-forward'; readonly from: string; readonly to: string; readonly how: 'checkout' | 'ref' | 'finish-interrupted' };
 
 /** Pure: promote only ever fast-forwards the base to auto/work, and never over local edits. */
 export function promoteVerdict(facts: PromoteFacts): PromoteVerdict {
@@ -124,6 +133,7 @@ export function promoteVerdict(facts: PromoteFacts): PromoteVerdict {
   const from = facts.localBase ?? facts.remoteBase;
   if (from === staging) return { kind: 'nothing-to-do', at: staging };
   if (facts.checkout.onBase) {
+    if (facts.checkout.changesAreStaging) return { kind: 'fast-forward', from, to: staging, how: 'finish-interrupted' };
     if (facts.checkout.dirty) return { kind: 'refuse', message: `${facts.workspace} has uncommitted changes on ${facts.baseBranch}; commit or stash them, then promote again` };
     return { kind: 'fast-forward', from, to: staging, how: 'checkout' };
   }
@@ -133,4 +143,14 @@ export function promoteVerdict(facts: PromoteFacts): PromoteVerdict {
 /** Pure: the base is pushed after promote when there is an origin and it lags the local base. */
 export function shouldPushBase(facts: { readonly hasOrigin: boolean; readonly local: string | undefined; readonly remote: string | undefined }): boolean {
   return facts.hasOrigin && facts.local !== facts.remote;
+}
+
+/**
+ * Pure: whether every changed path of a checkout holds exactly the target's
+ * version (a file the target lacks must be gone). `worktree` maps the
+ * changed paths still present to their blob; `target` maps paths to the
+ * target's blob. No changes is not a leftover of anything.
+ */
+export function changesMatchTarget(changed: readonly { readonly path: string; readonly deleted: boolean }[], worktree: ReadonlyMap<string, string>, target: ReadonlyMap<string, string>): boolean {
+  return changed.length > 0 && changed.every((entry) => (entry.deleted ? !target.has(entry.path) : worktree.get(entry.path) !== undefined && worktree.get(entry.path) === target.get(entry.path)));
 }

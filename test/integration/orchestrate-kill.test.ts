@@ -3,8 +3,9 @@
 // publish: the next drain recovers with nothing lost, nothing landed
 // twice, and no agent left running.
 import t, { type Test } from 'tap';
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync, chmodSync, readdirSync, rmSync, mkdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync, chmodSync, readdirSync, rmSync } from 'node:fs';
+import { gitLocksUnder, hangingGit, killGroup } from '../helpers/kill.js';
 import * as path from 'node:path';
 import { git, tempDir } from '../helpers/temp.js';
 import { drainFixture, landedOn, runOrchestrate, startOrchestrate, waitFor, SCRIPTED_AGENT, type DrainFixture } from '../helpers/drain-fixture.js';
@@ -13,14 +14,6 @@ import { running } from '../helpers/user-processes.js';
 
 /** Runs: exists and is not a zombie (it has exited; this host's init may collect it late). */
 const alive = running;
-
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // already gone
-  }
-}
 
 const TWO_TASKS = [
   { id: 'TASK-1', title: 'Add alpha', description: 'agent: write alpha.txt "alpha"' },
@@ -114,29 +107,6 @@ t.test('killed during setup: the setup command is ended and the task runs again'
   const attempts = path.join(workspaceStateDir(fixture.state, fixture.clone), 'attempts.json');
   t.notOk(existsSync(attempts) && /TASK-1/.test(readFileSync(attempts, 'utf8')), 'no attempt was charged for the kill');
 });
-
-/**
- * A git on the PATH that, for the first `git SUBCOMMAND` (while the marker
- * exists), takes the lock git would take and hangs holding it, as a git
- * killed mid-operation leaves it: `lock` is relative to the git dir of the
- * directory git runs in.
- */
-function hangingGit(control: string, subcommand: string, lock: string): string {
-  const bin = path.join(control, 'bin');
-  mkdirSync(bin, { recursive: true });
-  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-  writeFileSync(
-    path.join(bin, 'git'),
-    `#!/bin/sh\nfor arg in "$@"; do\n  if [ "$arg" = ${subcommand} ] && [ -e ${control}/hold ]; then\n    rm ${control}/hold\n    : > "$(${real} rev-parse --absolute-git-dir)/${lock}"\n    echo $$ > ${control}/git-pid\n    exec sleep 300\n  fi\ndone\nexec ${real} "$@"\n`,
-  );
-  chmodSync(path.join(bin, 'git'), 0o755);
-  writeFileSync(path.join(control, 'hold'), '');
-  return bin;
-}
-
-function gitLocksUnder(dir: string): string[] {
-  return execFileSync('find', [dir, '-name', '*.lock', '-type', 'f'], { encoding: 'utf8' }).split('\n').filter(Boolean);
-}
 
 async function killMidGit(t: Test, fixture: DrainFixture, control: string, args: readonly string[] = []): Promise<void> {
   const { child } = startOrchestrate(fixture, args, true);

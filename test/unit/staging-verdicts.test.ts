@@ -1,7 +1,7 @@
 // The staging verdicts, table by table: creating auto/work, repairing its
 // worktree, bringing the base in, promote and the push after it.
 import t from 'tap';
-import { baseConflictMessage, baseStep, nextWorktreeRepair, promoteVerdict, shouldPushBase, stagingStart, type WorktreeFacts, type WorktreeRepair } from '../../src/staging/verdict.js';
+import { baseConflictMessage, baseStep, changesMatchTarget, nextWorktreeRepair, promoteVerdict, shouldPushBase, stagingStart, type WorktreeFacts, type WorktreeRepair } from '../../src/staging/verdict.js';
 import { STAGING_BRANCH, STAGING_REF, taskBranch, taskIdOfBranch } from '../../src/staging/names.js';
 import { baseFacts, promoteFacts } from '../helpers/verdict-builders.js';
 
@@ -64,6 +64,8 @@ t.test('promoteVerdict: fast-forward only, never over local edits', async (t) =>
     ['base checked out and clean: fast-forward the tree', promoteFacts({ checkout: { onBase: true, dirty: false } }), { kind: 'fast-forward', from: 'B', to: 'S', how: 'checkout' }],
     ['base checked out with edits: refused', promoteFacts({ checkout: { onBase: true, dirty: true } }), { kind: 'refuse', message: '/w/repo has uncommitted changes on main; commit or stash them, then promote again' }],
     ['already there with edits: nothing to do', promoteFacts({ staging: 'B', checkout: { onBase: true, dirty: true } }), { kind: 'nothing-to-do', at: 'B' }],
+    ['every change is auto/work\'s own: finish the interrupted fast-forward', promoteFacts({ checkout: { onBase: true, dirty: true, changesAreStaging: true } }), { kind: 'fast-forward', from: 'B', to: 'S', how: 'finish-interrupted' }],
+    ['auto/work\'s changes but the base moved: refused all the same', promoteFacts({ checkout: { onBase: true, dirty: true, changesAreStaging: true }, bases: [{ name: 'main', sha: 'L', contained: false }] }), { kind: 'refuse', message: moved('main') }],
   ];
   for (const [name, facts, expected] of rows) t.same(promoteVerdict(facts), expected, name);
   const pushRows: [boolean, string | undefined, string | undefined, boolean][] = [
@@ -73,4 +75,18 @@ t.test('promoteVerdict: fast-forward only, never over local edits', async (t) =>
     [true, 'a', undefined, true],
   ];
   for (const [hasOrigin, local, remote, expected] of pushRows) t.equal(shouldPushBase({ hasOrigin, local, remote }), expected, `origin=${hasOrigin} local=${local} remote=${remote}`);
+});
+
+t.test('changesMatchTarget: a checkout holding only the target\'s versions (table)', async (t) => {
+  const target = new Map([['a.txt', 'A2'], ['b.txt', 'B1']]);
+  const rows: [string, { path: string; deleted: boolean }[], Record<string, string>, boolean][] = [
+    ['no change is not a leftover', [], {}, false],
+    ['a new file with the target\'s content', [{ path: 'a.txt', deleted: false }], { 'a.txt': 'A2' }, true],
+    ['an edit of its own', [{ path: 'a.txt', deleted: false }], { 'a.txt': 'mine' }, false],
+    ['a file the target lacks, gone', [{ path: 'c.txt', deleted: true }], {}, true],
+    ['a file the target has, gone', [{ path: 'b.txt', deleted: true }], {}, false],
+    ['a file the target lacks, present', [{ path: 'd.txt', deleted: false }], { 'd.txt': 'D' }, false],
+    ['one matching, one not', [{ path: 'a.txt', deleted: false }, { path: 'b.txt', deleted: false }], { 'a.txt': 'A2', 'b.txt': 'B9' }, false],
+  ];
+  for (const [name, changed, worktree, expected] of rows) t.equal(changesMatchTarget(changed, new Map(Object.entries(worktree)), target), expected, name);
 });

@@ -1,0 +1,52 @@
+// Killing at a chosen point, for the crash-recovery tests: a git that hangs
+// holding the lock it took (as a git killed mid-operation leaves it), the
+// group kill, and what a kill left behind.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+
+export function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+/**
+ * A git (in the returned bin dir, to put first on the PATH) that, for the
+ * first `git SUBCOMMAND` while `control/hold` exists, runs `before` (shell,
+ * in git's directory, with the real git as $REAL_GIT), takes `lock` (relative to that directory's git dir),
+ * records its pid in `control/git-pid` and hangs. Every other call is the real git.
+ */
+export function hangingGit(control: string, subcommand: string, lock: string, before = ':'): string {
+  const bin = path.join(control, 'bin');
+  mkdirSync(bin, { recursive: true });
+  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  writeFileSync(
+    path.join(bin, 'git'),
+    [
+      '#!/bin/sh',
+      `REAL_GIT=${real}`,
+      'for arg in "$@"; do',
+      `  if [ "$arg" = ${subcommand} ] && [ -e ${control}/hold ]; then`,
+      `    rm ${control}/hold`,
+      `    ${before}`,
+      `    : > "$(${real} rev-parse --absolute-git-dir)/${lock}"`,
+      `    echo $$ > ${control}/git-pid`,
+      '    exec sleep 300',
+      '  fi',
+      'done',
+      `exec ${real} "$@"`,
+      '',
+    ].join('\n'),
+  );
+  chmodSync(path.join(bin, 'git'), 0o755);
+  writeFileSync(path.join(control, 'hold'), '');
+  return bin;
+}
+
+/** Every git lock file under a git dir. */
+export function gitLocksUnder(gitDir: string): string[] {
+  return execFileSync('find', [gitDir, '-name', '*.lock', '-type', 'f'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+}
