@@ -1,8 +1,10 @@
 // The per-repo job queue: one JSON file per job, moved between folders by
 // atomic renames so a job is in exactly one state at any time.
 //   queue/ --claim (rename)--> running/ --finish--> done/
-//   running/ at watcher start (its runner died) --> queue/ again, attempt kept,
-//   or failed/ once it has been started maxAttempts times.
+//   running/ at watcher start (its runner died) --> done/ when its task
+//   landed in the interrupted run (the landing trailers say so), else queue/
+//   again with the attempt not charged, or failed/ once interrupted
+//   maxAttempts times.
 // Ids sort by creation time, so listing queue/ in name order is FIFO, and a
 // requeued job goes back to the front.
 import type { FsPort, Ids } from '../ports.js';
@@ -30,8 +32,10 @@ export interface Job {
   readonly work: JobWork;
   readonly model?: string;
   readonly createdAt: string;
-  /** How many times a runner has started it. */
+  /** How many of its starts count (an interrupted one does not). */
   readonly attempt: number;
+  /** How many times the runner died while it ran. */
+  readonly interruptions?: number;
   readonly claimedAt?: string;
   /** For prompt jobs: the task the prompt became, once it exists. */
   readonly taskId?: TaskId;
@@ -157,36 +161,60 @@ export class Spool {
   }
 
   /**
-   * After a runner died: every job left in running/ goes back to the queue
-   * (or to failed/ after maxAttempts starts). Only call while holding the
-   * repo's watch lock, when no runner can be working on them.
+   * After a runner died: each job left in running/ is decided by what its
+   * interrupted run landed (`landedIn`: the run that landed the job's task,
+   * read from auto/work's landing trailers by the caller). Only call while
+   * holding the repo's watch lock, when no runner can be working on them.
    */
-  async recover(now: string, maxAttempts: number): Promise<RecoveryAction[]> {
+  async recover(now: string, maxAttempts: number, landedIn: (job: Job) => Promise<string | undefined>): Promise<RecoveryAction[]> {
     const running = await this.list('running');
     const finished = new Set([...(await this.ids('done')), ...(await this.ids('failed'))]);
-    const actions = decideRecovery(running, finished, maxAttempts);
+    const landed = new Map<string, string>();
+    for (const job of running) {
+      const runId = finished.has(job.id) ? undefined : await landedIn(job);
+      if (runId) landed.set(job.id, runId);
+    }
+    const actions = decideRecovery(running, finished, maxAttempts, landed);
     for (const action of actions) {
       const job = running.find((candidate) => candidate.id === action.id)!;
       if (action.action === 'drop-duplicate') await this.fs.remove(this.file('running', job.id));
-      else if (action.action === 'requeue') await this.fs.rename(this.file('running', job.id), this.file('queue', job.id));
-      else await this.finish(job, { outcome: 'gave-up', detail: action.reason, finishedAt: now }, 'failed');
+      else if (action.action === 'landed') await this.finish(job, { outcome: 'succeeded', runId: action.runId, detail: action.detail, finishedAt: now });
+      else if (action.action === 'requeue') {
+        // The interrupted start is not charged: the job goes back as it was, one interruption more.
+        await this.fs.writeAtomic(this.file('running', job.id), render({ ...job, attempt: action.attempt, interruptions: action.interruptions }), 0o600);
+        await this.fs.rename(this.file('running', job.id), this.file('queue', job.id));
+      } else await this.finish(job, { outcome: 'gave-up', detail: action.reason, finishedAt: now }, 'failed');
     }
     return actions;
   }
 }
 
 export type RecoveryAction =
-  | { readonly id: string; readonly action: 'requeue'; readonly attempt: number }
+  /** Back to the queue with the interrupted start uncharged. */
+  | { readonly id: string; readonly action: 'requeue'; readonly attempt: number; readonly interruptions: number }
+  /** Its task landed in the interrupted run: done, never run twice. */
+  | { readonly id: string; readonly action: 'landed'; readonly runId: string; readonly detail: string }
   | { readonly id: string; readonly action: 'give-up'; readonly reason: string }
   | { readonly id: string; readonly action: 'drop-duplicate' };
 
-/** Pure: what to do with jobs found in running/ when no runner is alive. */
-export function decideRecovery(running: readonly Job[], finishedIds: ReadonlySet<string>, maxAttempts: number): RecoveryAction[] {
+/**
+ * Pure: what to do with jobs found in running/ when no runner is alive.
+ * `landedIn` maps a job to the interrupted run that landed its task.
+ */
+export function decideRecovery(running: readonly Job[], finishedIds: ReadonlySet<string>, maxAttempts: number, landedIn: ReadonlyMap<string, string> = new Map()): RecoveryAction[] {
   return running.map((job): RecoveryAction => {
     if (finishedIds.has(job.id)) return { id: job.id, action: 'drop-duplicate' };
-    if (job.attempt >= maxAttempts) return { id: job.id, action: 'give-up', reason: `interrupted ${job.attempt} times (limit ${maxAttempts}); enqueue it again once the cause is fixed` };
-    return { id: job.id, action: 'requeue', attempt: job.attempt };
+    const runId = landedIn.get(job.id);
+    if (runId) return { id: job.id, action: 'landed', runId, detail: `${jobTask(job) ?? 'its task'} landed in run ${runId} before the runner died` };
+    const interruptions = (job.interruptions ?? 0) + 1;
+    if (interruptions >= maxAttempts) return { id: job.id, action: 'give-up', reason: `interrupted ${interruptions} times (limit ${maxAttempts}); enqueue it again once the cause is fixed` };
+    return { id: job.id, action: 'requeue', attempt: Math.max(0, job.attempt - 1), interruptions };
   });
+}
+
+/** Pure: the task a job's work lands, when it is one task (a drain job lands whatever is ready). */
+export function jobTask(job: Job): TaskId | undefined {
+  return job.work.kind === 'task' ? job.work.taskId : job.taskId;
 }
 
 /** The orchestrate arguments a job's work becomes (a prompt job once it has its task). */

@@ -9,7 +9,8 @@ import { BusyError, EXIT, ExitError } from '../errors.js';
 import { readRegistry } from './registry/parse.js';
 import { acquireLock, clearDeadLock } from '../lock.js';
 import { runLockPath, watchLockPath } from '../paths.js';
-import { DEFAULT_MAX_ATTEMPTS, describeWork, orchestrateArgsFor, Spool, type Job } from './spool.js';
+import { DEFAULT_MAX_ATTEMPTS, describeWork, jobTask, orchestrateArgsFor, Spool, type Job } from './spool.js';
+import { tasksLandedInRun } from './run-landings.js';
 import { BoardSnapshot } from './board-snapshot.js';
 import { decideTick, needsBoard } from './tick.js';
 import { dispatchRun, StopRequest, type Install } from './dispatch.js';
@@ -117,8 +118,17 @@ export class RepoWatcher {
         await runLock.release();
       }
     }
-    for (const action of await this.spool.recover(this.now(), this.deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)) {
-      this.log(action.action === 'requeue' ? 'job-requeued' : action.action === 'give-up' ? 'job-gave-up' : 'job-duplicate-dropped', { jobId: action.id });
+    const runs = await latestRuns(this.deps.fs, this.deps.state, this.name, RECENT_RUNS);
+    const landedIn = async (job: Job): Promise<string | undefined> => {
+      const taskId = jobTask(job);
+      const run = runs.find((candidate) => candidate.jobId === job.id);
+      if (!taskId || !run) return undefined;
+      const landed = await tasksLandedInRun(this.deps.process, repo.path, run.id);
+      return landed.some((id) => id.toLowerCase() === taskId.toLowerCase()) ? run.id : undefined;
+    };
+    for (const action of await this.spool.recover(this.now(), this.deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, landedIn)) {
+      const event = { requeue: 'job-requeued', landed: 'job-landed-before-restart', 'give-up': 'job-gave-up', 'drop-duplicate': 'job-duplicate-dropped' }[action.action];
+      this.log(event, { jobId: action.id, ...(action.action === 'landed' ? { runId: action.runId, detail: action.detail } : {}) });
     }
   }
 

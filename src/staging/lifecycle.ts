@@ -41,7 +41,7 @@ export interface StagingStatus {
 }
 
 /** How landings are read back: hash, subject and body of each merge commit. */
-const LANDING_LOG_FORMAT = '%H%x1f%s%x1f%b%x1e';
+export const LANDING_LOG_FORMAT = '%H%x1f%s%x1f%b%x1e';
 
 /** Pure: landings from `git log --format=LANDING_LOG_FORMAT` output of merge commits. */
 export function parseLandings(log: string): Landing[] {

@@ -1,8 +1,9 @@
 // kill -9 of the watcher mid-run, then start it again: the interrupted run is
 // recorded, no orphan agent or orchestrate process remains, the queued job is
-// neither lost nor run twice at once, and the next run drains normally.
+// neither lost nor run twice at once, and the next run drains normally. A job
+// whose task had already landed when the watcher died is done, not run again.
 import t from 'tap';
-import { readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
 import * as path from 'node:path';
 import { systemTestMayRun } from '../helpers/system.js';
 import { alive, controlFixture, landed, runBin, startBin } from '../helpers/control-fixture.js';
@@ -66,7 +67,8 @@ t.test('kill -9 of watch mid-run, then restart', async (t) => {
   t.match(records[0], { id: interrupted!.id, status: 'interrupted', outcome: 'interrupted', trigger: 'job', jobId, detail: 'the runner died mid-run (watcher restarted); its processes were ended' });
   t.match(records[1] ?? {}, { status: 'finished', outcome: 'drained', trigger: 'job', jobId, exitCode: 0 });
   const job = JSON.parse(readFileSync(path.join(fixture.state, 'repos', fixture.name, 'spool', 'done', `${jobId}.json`), 'utf8')) as Record<string, unknown>;
-  t.match(job, { id: jobId, attempt: 2, result: { outcome: 'succeeded', exitCode: 0, runId: records[1]?.id } });
+  t.match(job, { id: jobId, attempt: 1, interruptions: 1, result: { outcome: 'succeeded', exitCode: 0, runId: records[1]?.id } });
+  t.equal(records.filter((record) => record.jobId === jobId).length, 2, 'the job ran again once: its task had not landed');
   t.same(spoolFolders(fixture.state, fixture.name), { queue: [], running: [], done: [`${jobId}.json`], failed: [] }, 'not lost, not duplicated');
 
   // With the queue empty the next tick (every 2 s here) drains the board: TASK-2 is still ready.
@@ -84,4 +86,53 @@ t.test('kill -9 of watch mid-run, then restart', async (t) => {
   const status = JSON.parse(readFileSync(path.join(fixture.state, 'repos', fixture.name, 'watch.json'), 'utf8')) as Record<string, unknown>;
   t.match(status, { repo: fixture.name, state: 'stopped', lastResult: { outcome: 'drained', exitCode: 0 } });
   t.notOk(existsSync(path.join(fixture.state, 'repos', fixture.name, 'watch.lock')), 'the watch lock is released');
+});
+
+t.test('kill -9 of watch after the job\'s task landed: the job is done, never run twice', async (t) => {
+  if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git'])) return;
+  const fixture = controlFixture(t, [
+    { id: 'TASK-1', title: 'One', status: 'To Do' },
+    { id: 'TASK-2', title: 'Two', status: 'To Do' },
+  ], { schedule: '*/2 * * * * *' });
+  // The first push to origin hangs: the watcher dies after TASK-1 landed on auto/work, before the run ends.
+  const hook = path.join(fixture.origin, 'hooks', 'pre-receive');
+  writeFileSync(hook, `#!/bin/sh\nif [ ! -e ${fixture.probeOut}/pushed-once ]; then touch ${fixture.probeOut}/pushed-once; echo $$ > ${fixture.probeOut}/pushing; exec sleep 300; fi\nexit 0\n`);
+  chmodSync(hook, 0o755);
+  const queued = await runBin(fixture, 'enqueue', [fixture.name, '--task', 'TASK-1']);
+  t.equal(queued.code, 0, queued.stderr);
+  const jobId = queued.stdout.trim();
+
+  const first = startBin(fixture, 'watch', [fixture.name]);
+  t.teardown(() => {
+    if (first.child.exitCode === null) first.child.kill('SIGKILL');
+  });
+  await waitFor(() => existsSync(path.join(fixture.probeOut, 'pushing')), 60_000, 'the publish to reach origin');
+  const hookPid = Number(readFileSync(path.join(fixture.probeOut, 'pushing'), 'utf8'));
+  t.same(landed(fixture.clone, 'auto/work'), ['TASK-1'], 'TASK-1 landed on auto/work before the kill');
+  first.child.kill('SIGKILL');
+  await first.done;
+
+  const second = startBin(fixture, 'watch', [fixture.name]);
+  t.teardown(() => {
+    if (second.child.exitCode === null) second.child.kill('SIGKILL');
+  });
+  await waitFor(() => spoolFolders(fixture.state, fixture.name).done!.length === 1, 60_000, 'the job to be settled');
+  const job = JSON.parse(readFileSync(path.join(fixture.state, 'repos', fixture.name, 'spool', 'done', `${jobId}.json`), 'utf8')) as Record<string, unknown>;
+  const [interrupted] = runRecords(fixture.state, fixture.name);
+  t.match(job, { id: jobId, attempt: 1, result: { outcome: 'succeeded', runId: interrupted!.id, detail: `TASK-1 landed in run ${interrupted!.id} before the runner died` } }, 'done by the run that landed it');
+  t.notOk(running(hookPid), 'the hung push of the interrupted run was ended');
+
+  const published = () => {
+    try {
+      return landed(fixture.origin, 'auto/work');
+    } catch {
+      return []; // origin has no auto/work yet
+    }
+  };
+  await waitFor(() => published().includes('TASK-2'), 90_000, 'the next tick to drain TASK-2 and publish');
+  t.same(published(), ['TASK-1', 'TASK-2'], 'each task landed exactly once');
+  t.equal(runRecords(fixture.state, fixture.name).filter((record) => record.jobId === jobId).length, 1, 'the job never ran a second time');
+  second.child.kill('SIGTERM');
+  const stopped = await second.done;
+  t.match(stopped.stderr, /"event":"job-landed-before-restart"/, 'the watcher logged why the job is done');
 });

@@ -64,30 +64,35 @@ t.test('cancel a queued job; a running one is refused', async (t) => {
   await t.rejects(spool.cancel('../../etc/passwd', 'x'), UsageError);
 });
 
-t.test('recovery: requeue with the attempt kept, give up after the limit, drop a finished duplicate', async (t) => {
+t.test('recovery: requeue uncharged, done when its task landed, give up after the limit, drop a finished duplicate', async (t) => {
   const state = tempDir(t);
   const spool = new Spool(realFs, state, 'web');
   const ids = counterIds();
   const a = await spool.enqueue(ids, 'now', { kind: 'drain' }, undefined);
   const b = await spool.enqueue(ids, 'now', { kind: 'task', taskId: 'TASK-1' }, undefined);
   const c = await spool.enqueue(ids, 'now', { kind: 'drain' }, undefined);
+  const e = await spool.enqueue(ids, 'now', { kind: 'task', taskId: 'TASK-5' }, undefined);
   const d = await spool.enqueue(ids, 'now', { kind: 'drain' }, undefined);
-  for (let i = 0; i < 3; i++) await spool.claimNext('now'); // a, b, c running with attempt 1
-  // b has been started twice before: this is its third start.
-  await spool.update({ ...(await spool.read('running', b.id))!, attempt: 3 });
+  for (let i = 0; i < 4; i++) await spool.claimNext('now'); // a, b, c, e running with attempt 1
+  // b was interrupted twice before: this is its third interruption.
+  await spool.update({ ...(await spool.read('running', b.id))!, interruptions: 2 });
   // c finished but the runner died before removing running/c.
   await spool.finish((await spool.read('running', c.id))!, { outcome: 'succeeded', finishedAt: 'x' });
   await realFs.writeAtomic(path.join(spoolDir(state, 'web'), 'running', `${c.id}.json`), JSON.stringify({ ...c, attempt: 1 }));
-  const actions = await spool.recover('then', 3);
+  // e's task landed in the run the runner died in.
+  const actions = await spool.recover('then', 3, async (job) => (job.id === e.id ? 'R7' : undefined));
   t.same(actions, [
-    { id: a.id, action: 'requeue', attempt: 1 },
+    { id: a.id, action: 'requeue', attempt: 0, interruptions: 1 },
     { id: b.id, action: 'give-up', reason: 'interrupted 3 times (limit 3); enqueue it again once the cause is fixed' },
     { id: c.id, action: 'drop-duplicate' },
+    { id: e.id, action: 'landed', runId: 'R7', detail: 'TASK-5 landed in run R7 before the runner died' },
   ]);
-  t.same(folders(state), { queue: [`${a.id}.json`, `${d.id}.json`], running: [], done: [`${c.id}.json`], failed: [`${b.id}.json`] });
+  t.same(folders(state), { queue: [`${a.id}.json`, `${d.id}.json`], running: [], done: [`${c.id}.json`, `${e.id}.json`].sort(), failed: [`${b.id}.json`] });
+  t.match((await spool.read('done', e.id))!.result, { outcome: 'succeeded', runId: 'R7', detail: 'TASK-5 landed in run R7 before the runner died' }, 'its work landed once: done, not run again');
   const again = await spool.claimNext('later');
   t.equal(again!.id, a.id, 'a requeued job goes back to the front');
-  t.equal(again!.attempt, 2);
+  t.equal(again!.attempt, 1, 'the interrupted start was not charged');
+  t.equal(again!.interruptions, 1, 'but counted as an interruption');
   t.equal((await spool.read('failed', b.id))!.result!.outcome, 'gave-up');
   t.notOk(existsSync(path.join(spoolDir(state, 'web'), 'running', `${c.id}.json`)));
 });
