@@ -97,7 +97,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       },
     };
 
-    const pending = await recoverTaskBranches({ ports, git, workspace: input.workspace, stagingDir, refs: refsMutex });
+    const pending = await recoverTaskBranches({ ports, git, workspace: input.workspace, stagingDir, refs: refsMutex, stagingReset: prepared.reset });
     for (const note of pending.notes) emit({ event: 'recovered', detail: note });
     for (const task of pending.toIntegrate) await integrateRecovered(flow, task);
 

@@ -2,8 +2,10 @@
 // task branches and worktrees of tasks that are not running. Each leftover
 // branch is judged (verdict/leftover.ts): finished work (the branch's task
 // says Done) is handed back for integration; landed work is only tidied;
-// unfinished work is dropped, since the task is still To Do on auto/work and
-// simply runs again. Parked tasks keep theirs for inspection.
+// unfinished or empty work is dropped, since the task is still To Do on
+// auto/work and simply runs again. Parked tasks keep theirs for inspection,
+// unless this drain reset auto/work: then every leftover branch grew from
+// discarded work and is dropped.
 import * as path from 'node:path';
 import type { Ports } from '../ports.js';
 import type { Git } from '../git/git.js';
@@ -11,7 +13,7 @@ import type { Task } from '../types.js';
 import type { Mutex } from './mutex.js';
 import { readBoard, findTask } from '../board/read.js';
 import { isUnreadable, parseTaskFile } from '../board/parse.js';
-import { isMergedIntoStaging } from '../staging/branch.js';
+import { branchOnStaging } from '../staging/branch.js';
 import { taskIdOfBranch } from '../staging/names.js';
 import { listTaskBranches, removeTaskWorktree } from '../staging/task-branches.js';
 import { stagingWorktree, worktreesDir } from '../paths.js';
@@ -25,6 +27,8 @@ export interface RecoveryInput {
   readonly workspace: string;
   readonly stagingDir: string;
   readonly refs: Mutex;
+  /** This drain reset auto/work to the base: every leftover branch grew from discarded work. */
+  readonly stagingReset: boolean;
 }
 
 export interface RecoveryResult {
@@ -52,7 +56,8 @@ export async function recoverTaskBranches(input: RecoveryInput): Promise<Recover
     const verdict = judgeLeftover({
       branch,
       task,
-      landed: await isMergedIntoStaging(git, workspace, branch),
+      onStaging: await branchOnStaging(git, workspace, branch),
+      stagingReset: input.stagingReset,
       statusOnBranch: task ? await statusOnBranch(git, workspace, branch, task.file) : undefined,
     });
     if (verdict.kind === 'keep-parked' || verdict.kind === 'integrate') keep.add(taskId);

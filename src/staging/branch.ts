@@ -137,7 +137,15 @@ export async function publishStaging(git: Git, workspace: string, refs: Refs, ex
   return { pushed: true };
 }
 
-/** Whether a branch's tip is already contained in auto/work. */
-export function isMergedIntoStaging(git: Git, cwd: string, ref: string): Promise<boolean> {
-  return isAncestor(git, cwd, ref, STAGING_REF);
+/**
+ * Where a task branch stands against auto/work: landed (a landing merge on
+ * auto/work's first-parent line has the branch's tip as its second parent),
+ * empty (contained in auto/work without having landed: it has no commits of
+ * its own), or not landed.
+ */
+export async function branchOnStaging(git: Git, cwd: string, branch: string): Promise<'landed' | 'empty' | 'not-landed'> {
+  const tip = await resolveCommit(git, cwd, branch);
+  if (!tip || !(await isAncestor(git, cwd, tip, STAGING_REF))) return 'not-landed';
+  const parents = await git.run(cwd, ['log', '--first-parent', '--merges', '--fixed-strings', `--grep=Agent-Runner-Branch: ${branch}`, '--format=%P', '-n', '50', STAGING_REF, '--']);
+  return parents.split('\n').some((line) => line.split(' ')[1] === tip) ? 'landed' : 'empty';
 }

@@ -3,7 +3,7 @@
 // publish: the next drain recovers with nothing lost, nothing landed
 // twice, and no agent left running.
 import t, { type Test } from 'tap';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync, chmodSync, readdirSync, rmSync } from 'node:fs';
 import { gitLocksUnder, hangingGit, killGroup } from '../helpers/kill.js';
 import * as path from 'node:path';
@@ -14,6 +14,15 @@ import { running } from '../helpers/user-processes.js';
 
 /** Runs: exists and is not a zombie (it has exited; this host's init may collect it late). */
 const alive = running;
+
+/** After the recovering drain: no git lock file, no process record, no attempt charged for the kill. */
+function recoveredCleanly(t: Test, fixture: DrainFixture): void {
+  t.same(gitLocksUnder(path.join(fixture.clone, '.git')), [], 'no git lock file is left');
+  const wsState = workspaceStateDir(fixture.state, fixture.clone);
+  t.same(existsSync(path.join(wsState, 'agents')) ? readdirSync(path.join(wsState, 'agents')) : [], [], 'no process record is left');
+  const attempts = path.join(wsState, 'attempts.json');
+  t.notOk(existsSync(attempts) && /TASK-/.test(readFileSync(attempts, 'utf8')), 'no attempt was charged for the kill');
+}
 
 const TWO_TASKS = [
   { id: 'TASK-1', title: 'Add alpha', description: 'agent: write alpha.txt "alpha"' },
@@ -46,7 +55,11 @@ t.test('killed during agent runs: orphans are ended, unfinished work reruns and 
   t.equal(next.code, 0, next.stderr.slice(-800));
   t.notOk(agents.some(alive), 'the next drain ended the orphaned agents');
   t.equal(next.events.filter((event) => event.event === 'recovered' && /ended agent TASK-\d \(pid/.test(String(event.detail))).length, 2, 'and said so');
+  const notes = next.events.filter((event) => event.event === 'recovered').map((event) => String(event.detail));
+  t.equal(notes.filter((note) => /: no commits of its own, nothing to land; removed the branch; TASK-\d runs again$/.test(note)).length, 2, `the empty branches are called what they are (${notes.join('; ')})`);
+  t.notOk(notes.some((note) => note.includes('already landed')), 'never "already landed"');
   t.same(landedOn(fixture.clone, 'auto/work', baseBefore).sort(), ['TASK-1', 'TASK-2'], 'both tasks landed exactly once');
+  recoveredCleanly(t, fixture);
   t.same(readdirSync(records), [], 'no agent records (or their temp files) remain');
 });
 
@@ -78,6 +91,7 @@ t.test('killed between merge and gate: the gate is ended, the half-done merge ab
   t.ok(details.includes('aborted a merge left half-done in the staging worktree'), 'recovery aborted the merge');
   t.equal(next.events.filter((event) => event.event === 'task-started').length, 0, 'the finished work is not redone');
   t.same(landedOn(fixture.clone, 'auto/work', before), ['TASK-1'], 'and lands exactly once');
+  recoveredCleanly(t, fixture);
 });
 
 t.test('killed during setup: the setup command is ended and the task runs again', async (t) => {
@@ -104,8 +118,7 @@ t.test('killed during setup: the setup command is ended and the task runs again'
   t.notOk(alive(setupPid), 'the next drain ended it');
   t.ok(next.events.some((event) => event.event === 'recovered' && /^ended setup TASK-1 \(pid/.test(String(event.detail))), 'and said so');
   t.same(landedOn(fixture.clone, 'auto/work', before), ['TASK-1'], 'the task ran again and landed once');
-  const attempts = path.join(workspaceStateDir(fixture.state, fixture.clone), 'attempts.json');
-  t.notOk(existsSync(attempts) && /TASK-1/.test(readFileSync(attempts, 'utf8')), 'no attempt was charged for the kill');
+  recoveredCleanly(t, fixture);
 });
 
 async function killMidGit(t: Test, fixture: DrainFixture, control: string, args: readonly string[] = []): Promise<void> {
@@ -138,9 +151,7 @@ for (const point of [
     const details = next.events.filter((event) => event.event === 'recovered').map((event) => String(event.detail));
     t.ok(details.includes(`removed git lock ${left[0]} left by a git that was killed (no process holds it)`), `recovery removed it and said so (${details.join('; ')})`);
     t.same(landedOn(fixture.clone, 'auto/work', before), ['TASK-1'], 'the task landed exactly once');
-    t.same(gitLocksUnder(path.join(fixture.clone, '.git')), [], 'no git lock file is left');
-    const attempts = path.join(workspaceStateDir(fixture.state, fixture.clone), 'attempts.json');
-    t.notOk(existsSync(attempts) && /TASK-1/.test(readFileSync(attempts, 'utf8')), 'no attempt was charged for the kill');
+    recoveredCleanly(t, fixture);
   });
 }
 
@@ -179,4 +190,28 @@ t.test('killed during publish: the next drain publishes, nothing lands twice', a
   t.equal(JSON.parse(next.stdout).pushed, true, 'the next drain publishes');
   t.equal(git(fixture.origin, 'rev-parse', 'auto/work'), git(fixture.clone, 'rev-parse', 'auto/work'), 'origin has auto/work');
   t.same(landedOn(fixture.clone, 'auto/work', before).sort(), ['TASK-1', 'TASK-2'], 'each task landed exactly once');
+  recoveredCleanly(t, fixture);
+});
+
+t.test('reset with --force drops a parked branch: discarded work never comes back through recovery', async (t) => {
+  const control = tempDir(t, 'agent-runner-kill-');
+  // Red for the tree with beta.txt while control/red exists: TASK-2 parks in the first drain only.
+  const gates = `#!/bin/sh\nif [ -e beta.txt ] && [ -e ${control}/red ]; then echo "gate: red for beta" >&2; exit 1; fi\necho gate ok\n`;
+  writeFileSync(path.join(control, 'red'), '');
+  const fixture = drainFixture(t, TWO_TASKS, { gates, config: { maxParallel: 1, workBranchMode: 'reset' } });
+  const base = git(fixture.clone, 'rev-parse', 'origin/main');
+  const first = await runOrchestrate(fixture, ['--no-push']);
+  t.equal(first.code, 0, first.stderr.slice(-800));
+  t.same(landedOn(fixture.clone, 'auto/work', base), ['TASK-1'], 'TASK-1 landed, TASK-2 parked');
+  const discardedLanding = git(fixture.clone, 'log', '--merges', '--format=%H', '-n', '1', 'auto/work');
+  t.ok(git(fixture.clone, 'branch', '--list', 'auto/TASK-2'), 'the parked branch is kept for inspection');
+
+  rmSync(path.join(control, 'red'));
+  const second = await runOrchestrate(fixture, ['--no-push', '--force']);
+  t.equal(second.code, 0, second.stderr.slice(-800));
+  const notes = second.events.filter((event) => event.event === 'recovered').map((event) => String(event.detail));
+  t.ok(notes.some((note) => note.startsWith('auto/TASK-2: grew from auto/work as it was before this drain reset it to the base; removed the branch')), `the parked branch is dropped with the reset (${notes.join('; ')})`);
+  t.notOk(second.events.some((event) => event.event === 'recovered' && String(event.detail).includes('integrating it now')), 'nothing is integrated from before the reset');
+  t.not(spawnSync('git', ['-C', fixture.clone, 'merge-base', '--is-ancestor', discardedLanding, 'auto/work']).status, 0, 'the discarded landing is not back on auto/work');
+  t.same(landedOn(fixture.clone, 'auto/work', base).sort(), ['TASK-1', 'TASK-2'], 'both tasks ran again on the reset auto/work and landed once each');
 });

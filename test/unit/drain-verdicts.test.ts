@@ -148,12 +148,25 @@ t.test('planFor: every verdict ends through the same steps', async (t) => {
 t.test('judgeLeftover: what a branch an interrupted drain left is', async (t) => {
   const todo = aTask({ id: 'TASK-3', status: 'To Do' });
   const parked = aTask({ id: 'TASK-3', labels: ['parked'] });
-  const leftover = (fields: Partial<LeftoverFacts>): LeftoverFacts => ({ branch: 'auto/TASK-3', task: todo, landed: false, statusOnBranch: 'In Progress', ...fields });
+  const done = aTask({ id: 'TASK-3', status: 'Done' });
+  const leftover = (fields: Partial<LeftoverFacts>): LeftoverFacts => ({ branch: 'auto/TASK-3', task: todo, onStaging: 'not-landed', stagingReset: false, statusOnBranch: 'In Progress', ...fields });
   const rows: [string, LeftoverFacts, ReturnType<typeof judgeLeftover>][] = [
-    ['a parked task keeps its branch', leftover({ task: parked, landed: true, statusOnBranch: 'Done' }), { kind: 'keep-parked' }],
-    ['landed work is tidied', leftover({ landed: true, statusOnBranch: 'Done' }), { kind: 'tidy-landed', note: 'auto/TASK-3: already landed; removed the branch' }],
-    ['landed even when its task is gone', leftover({ task: undefined, landed: true }), { kind: 'tidy-landed', note: 'auto/TASK-3: already landed; removed the branch' }],
+    ['a parked task keeps its branch', leftover({ task: parked, onStaging: 'landed', statusOnBranch: 'Done' }), { kind: 'keep-parked' }],
+    ['landed work is tidied', leftover({ onStaging: 'landed', statusOnBranch: 'Done' }), { kind: 'tidy-landed', note: 'auto/TASK-3: already landed; removed the branch' }],
+    ['landed even when its task is gone', leftover({ task: undefined, onStaging: 'landed' }), { kind: 'tidy-landed', note: 'auto/TASK-3: already landed; removed the branch' }],
+    ['a branch with no commits is not "landed": it is empty', leftover({ onStaging: 'empty' }), { kind: 'drop', note: 'auto/TASK-3: no commits of its own, nothing to land; removed the branch; TASK-3 runs again' }],
+    ['an empty branch of a task Done on auto/work', leftover({ task: done, onStaging: 'empty' }), { kind: 'drop', note: 'auto/TASK-3: no commits of its own, nothing to land; removed the branch; TASK-3 is Done on auto/work' }],
     ['Done on the branch is integrated', leftover({ statusOnBranch: 'Done' }), { kind: 'integrate', task: todo, note: 'auto/TASK-3: finished by an interrupted drain; integrating it now' }],
+    [
+      'after a reset, finished work is not integrated: it grew from what the reset discarded',
+      leftover({ statusOnBranch: 'Done', stagingReset: true }),
+      { kind: 'drop', note: 'auto/TASK-3: grew from auto/work as it was before this drain reset it to the base; removed the branch; TASK-3 runs again' },
+    ],
+    [
+      'after a reset, a parked branch goes too (its task is To Do again on the reset board)',
+      leftover({ task: parked, statusOnBranch: 'Done', stagingReset: true }),
+      { kind: 'drop', note: 'auto/TASK-3: grew from auto/work as it was before this drain reset it to the base; removed the branch; TASK-3 runs again' },
+    ],
     ['unfinished work is dropped', leftover({}), { kind: 'drop', note: 'auto/TASK-3: unfinished work of an interrupted drain removed; TASK-3 runs again' }],
     ['an unreadable status on the branch is unfinished', leftover({ statusOnBranch: undefined }), { kind: 'drop', note: 'auto/TASK-3: unfinished work of an interrupted drain removed; TASK-3 runs again' }],
     ['a branch without a task is dropped', leftover({ task: undefined, statusOnBranch: 'Done' }), { kind: 'drop', note: 'auto/TASK-3: unfinished work of an interrupted drain removed; no such task on auto/work' }],

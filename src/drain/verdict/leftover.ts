@@ -9,8 +9,10 @@ export interface LeftoverFacts {
   readonly branch: string;
   /** The branch's task on auto/work, when it is there. */
   readonly task: Task | undefined;
-  /** The branch's tip is already contained in auto/work. */
-  readonly landed: boolean;
+  /** Landed on auto/work, contained in it without commits of its own (empty), or neither. */
+  readonly onStaging: 'landed' | 'empty' | 'not-landed';
+  /** This drain reset auto/work to the base (workBranchMode reset): the branch grew from work that was discarded. */
+  readonly stagingReset: boolean;
   /** The task's status as the branch has it (undefined: no such file or unreadable). */
   readonly statusOnBranch: string | undefined;
 }
@@ -22,15 +24,23 @@ export type LeftoverVerdict =
   | { readonly kind: 'tidy-landed'; readonly note: string }
   /** Finished (Done on the branch): integrated before anything new starts. */
   | { readonly kind: 'integrate'; readonly task: Task; readonly note: string }
-  /** Unfinished: dropped; the task is still To Do on auto/work and runs again. */
+  /** Unfinished, empty, or grown from discarded work: dropped; the task runs again when it is ready on auto/work. */
   | { readonly kind: 'drop'; readonly note: string };
+
+function whatNext(task: Task | undefined): string {
+  if (!task) return `no such task on ${STAGING_BRANCH}`;
+  return task.status === DONE_STATUS ? `${task.id} is Done on ${STAGING_BRANCH}` : `${task.id} runs again`;
+}
 
 export function judgeLeftover(facts: LeftoverFacts): LeftoverVerdict {
   const { branch, task } = facts;
+  // Reset discarded what the branch grew from: integrating it would bring that back.
+  if (facts.stagingReset) return { kind: 'drop', note: `${branch}: grew from ${STAGING_BRANCH} as it was before this drain reset it to the base; removed the branch; ${whatNext(task)}` };
   if (task && isParked(task)) return { kind: 'keep-parked' };
-  if (facts.landed) return { kind: 'tidy-landed', note: `${branch}: already landed; removed the branch` };
+  if (facts.onStaging === 'landed') return { kind: 'tidy-landed', note: `${branch}: already landed; removed the branch` };
+  if (facts.onStaging === 'empty') return { kind: 'drop', note: `${branch}: no commits of its own, nothing to land; removed the branch; ${whatNext(task)}` };
   if (task && facts.statusOnBranch === DONE_STATUS) return { kind: 'integrate', task, note: `${branch}: finished by an interrupted drain; integrating it now` };
-  return { kind: 'drop', note: `${branch}: unfinished work of an interrupted drain removed; ${task ? `${task.id} runs again` : `no such task on ${STAGING_BRANCH}`}` };
+  return { kind: 'drop', note: `${branch}: unfinished work of an interrupted drain removed; ${whatNext(task)}` };
 }
 
 /** Pure: folders under the worktrees dir no worktree we keep claims (a crash between mkdir and worktree add). */
