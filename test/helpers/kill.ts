@@ -17,9 +17,11 @@ export function killGroup(pid: number): void {
  * A git (in the returned bin dir, to put first on the PATH) that, for the
  * first `git SUBCOMMAND` while `control/hold` exists, runs `before` (shell,
  * in git's directory, with the real git as $REAL_GIT), takes `lock` (relative to that directory's git dir),
- * records its pid in `control/git-pid` and hangs. Every other call is the real git.
+ * records its pid in `control/git-pid` and hangs; with `inDir`, only a git
+ * running in a directory whose path ends so (the staging worktree, not an
+ * agent's). Every other call is the real git.
  */
-export function hangingGit(control: string, subcommand: string, lock: string, before = ':'): string {
+export function hangingGit(control: string, subcommand: string, lock: string, before = ':', inDir = ''): string {
   const bin = path.join(control, 'bin');
   mkdirSync(bin, { recursive: true });
   const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
@@ -29,7 +31,7 @@ export function hangingGit(control: string, subcommand: string, lock: string, be
       '#!/bin/sh',
       `REAL_GIT=${real}`,
       'for arg in "$@"; do',
-      `  if [ "$arg" = ${subcommand} ] && [ -e ${control}/hold ]; then`,
+      `  if [ "$arg" = ${subcommand} ] && [ -e ${control}/hold ] && case "$PWD" in *${inDir}) true;; *) false;; esac; then`,
       `    rm ${control}/hold`,
       `    ${before}`,
       `    : > "$(${real} rev-parse --absolute-git-dir)/${lock}"`,

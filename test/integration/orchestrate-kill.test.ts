@@ -132,19 +132,19 @@ async function killMidGit(t: Test, fixture: DrainFixture, control: string, args:
 }
 
 for (const point of [
-  { name: 'the staging merge', subcommand: 'merge', lock: 'index.lock' },
-  { name: 'the landing commit', subcommand: 'commit', lock: 'index.lock' },
-  { name: 'the update of auto/work', subcommand: 'commit', lock: '../../refs/heads/auto/work.lock' },
+  { name: 'the staging merge', subcommand: 'merge', lock: 'index.lock', left: 'worktrees/staging/index.lock' },
+  { name: 'the landing commit', subcommand: 'commit', lock: 'index.lock', left: 'worktrees/staging/index.lock' },
+  { name: 'the update of auto/work', subcommand: 'commit', lock: '../../refs/heads/auto/work.lock', left: 'refs/heads/auto/work.lock' },
 ]) {
   t.test(`killed during ${point.name}: the git lock it left is removed and the work lands once`, async (t) => {
     const control = tempDir(t, 'agent-runner-kill-');
     const fixture = drainFixture(t, [TWO_TASKS[0]!]);
-    const bin = hangingGit(control, point.subcommand, point.lock);
+    const bin = hangingGit(control, point.subcommand, point.lock, ':', '/staging');
     const withWrapper = { ...fixture, env: { ...fixture.env, PATH: `${bin}:${fixture.env.PATH}` } };
     const before = git(fixture.clone, 'rev-parse', 'origin/main');
     await killMidGit(t, withWrapper, control);
     const left = gitLocksUnder(path.join(fixture.clone, '.git'));
-    t.equal(left.length, 1, `the kill left a git lock (${left.join(', ')})`);
+    t.same(left, [path.join(fixture.clone, '.git', point.left)], 'the kill left the git lock of the staging step');
 
     const next = await runOrchestrate(fixture);
     t.equal(next.code, 0, next.stderr.slice(-800));
