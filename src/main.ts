@@ -5,6 +5,8 @@ import * as path from 'node:path';
 import { runCli } from './cli/commands.js';
 import { realControlPorts } from './io/wire.js';
 import { SIGNAL_EXIT } from './errors.js';
+import { octokitConnector } from './github/octokit.js';
+import { proxyFetch } from './io/proxy-fetch.js';
 
 const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/agent-runner');
 
@@ -28,6 +30,8 @@ const exitCode = await runCli(process.argv.slice(2), {
   uid: process.getuid?.() ?? -1,
   terminate: terminate.signal,
   selfBin,
+  // A repo user reaches GitHub only through its proxy (the egress lock).
+  github: octokitConnector({ fetch: proxyFetch(process.env.https_proxy ?? process.env.HTTPS_PROXY, process.env.no_proxy ?? process.env.NO_PROXY) }),
 });
 process.exitCode = exitCode;
 // Signal listeners must not keep a finished command alive.

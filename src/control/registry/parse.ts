@@ -82,6 +82,11 @@ function resolveRepo(name: string, fields: Fields & { path: string; proxyPort: n
     authorName: fields.authorName ?? defaults.authorName,
     authorEmail: fields.authorEmail ?? defaults.authorEmail,
     limits: resolveRunLimits(fields.limits ?? {}, defaults.limits ?? {}),
+    promote: {
+      mode: fields.promote ?? defaults.promote ?? 'push',
+      autoMerge: fields.autoMerge ?? defaults.autoMerge ?? false,
+      githubApiUrl: fields.githubApiUrl ?? defaults.githubApiUrl,
+    },
   };
 }
 
