@@ -14,7 +14,7 @@ function slugFrom(host: string, path: string): GitHubOrigin | undefined {
   const parts = path.replace(/^\/+/, '').replace(/\/+$/, '').replace(/\.git$/, '').split('/');
   if (parts.length !== 2) return undefined;
   const [owner, repo] = parts as [string, string];
-  if (!NAME.test(owner) || !NAME.test(repo) || repo === '.' || repo === '..') return undefined;
+  if (!NAME.test(owner) || !NAME.test(repo) || /^\.+$/.test(owner) || /^\.+$/.test(repo)) return undefined;
   return { host: host.toLowerCase(), owner, repo };
 }
 
