@@ -6,6 +6,7 @@ import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { gitHubFixture } from '../helpers/github-fixture.js';
 import { git } from '../helpers/temp.js';
+import { cli } from '../helpers/in-process-cli.js';
 
 interface SyncJson {
   action: string;
@@ -218,4 +219,21 @@ t.test('no token in the credential store: exit 2 with the fix', async (t) => {
   t.match(result.err, /no token for https:\/\/github\.example\.invalid in the git credential store/);
   t.match(result.err, /git credential approve/);
   t.equal(f.fake.requests.length, 0);
+});
+
+t.test('status --pr shows the pull request and the checks on the staging head', async (t) => {
+  const f = await gitHubFixture(t);
+  const head = f.sha('auto/work')!;
+  f.fake.checks.set(head, [{ name: 'ci', status: 'completed', conclusion: 'success' }, { name: 'e2e', status: 'in_progress', conclusion: null }]);
+  t.equal((await f.promote('--pr')).code, 0);
+  const human = await cli(f.env, ['status', '--workspace', f.workspace, '--pr', '--github-api', f.apiUrl, '--no-fetch']);
+  t.equal(human.code, 0, human.err);
+  t.match(human.out, /pr {7}#1 open, mergeable: https:\/\/github\.example\.invalid\/acme\/widgets\/pull\/1/);
+  t.match(human.out, new RegExp(`checks {3}on ${head.slice(0, 12)}: ci success, e2e in_progress`));
+  const asJson = await cli(f.env, ['status', '--workspace', f.workspace, '--pr', '--github-api', f.apiUrl, '--json']);
+  const status = JSON.parse(asJson.out) as { pullRequest: { number: number; headSha: string; checks: { name: string; state: string }[] } };
+  t.equal(status.pullRequest.number, 1);
+  t.equal(status.pullRequest.headSha, head);
+  t.same(status.pullRequest.checks.map((check) => `${check.name}:${check.state}`), ['ci:success', 'e2e:pending']);
+  t.same(f.fake.problems, []);
 });
