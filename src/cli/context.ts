@@ -3,6 +3,7 @@
 // control plane's too, comes in here (src/main.ts wires the real ones).
 import type { ControlPorts } from '../ports.js';
 import type { GitHubConnector } from '../github/api.js';
+import type { StartDemoGitHub } from '../demo/github-server.js';
 
 export interface CliContext {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -21,4 +22,6 @@ export interface CliContext {
   readonly selfBin: string;
   /** Opens a GitHub API client (src/main.ts wires Octokit); absent where no command needs GitHub. */
   readonly github?: GitHubConnector;
+  /** Starts the local GitHub of `demo --github` (src/io/demo-github.ts, wired by src/main.ts). */
+  readonly demoGitHub?: StartDemoGitHub;
 }

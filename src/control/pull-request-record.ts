@@ -34,7 +34,7 @@ const text = (value: unknown, max: number): string | null => (typeof value === '
 /** Pure: a record from `promote --pr --json` output (the last JSON line), bounded; stderr's last line when it failed. */
 export function pullRequestRecordFrom(stdout: string, stderr: string, exitCode: number, at: string): PullRequestRecord {
   const line = stdout.trim().split('\n').reverse().find((entry) => entry.startsWith('{'));
-  let json: Record<string, unknown> = {};
+  let json: Record<string, unknown>;
   try {
     json = line && line.length < 256 * 1024 ? (JSON.parse(line) as Record<string, unknown>) : {};
   } catch {

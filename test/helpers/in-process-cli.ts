@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { runCli } from '../../src/cli/commands.js';
 import { realControlPorts } from '../../src/io/wire.js';
 import { octokitConnector } from '../../src/github/octokit.js';
+import { startDemoGitHub } from '../../src/io/demo-github.js';
 
 const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/agent-runner');
 
@@ -22,6 +23,7 @@ export async function cli(env: Record<string, string>, args: string[]): Promise<
       terminate: new AbortController().signal,
     selfBin,
     github: octokitConnector(),
+    demoGitHub: startDemoGitHub,
   });
   return { code, out, err };
 }
