@@ -82,8 +82,8 @@ export const startDemoGitHub: StartDemoGitHub = async ({ owner, repo, token, rem
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       void (async () => {
-        let status = 500;
-        let answer: unknown = { message: 'demo server error' };
+        let status: number;
+        let answer: unknown;
         try {
           if (request.headers.authorization !== `token ${token}`) [status, answer] = [401, { message: 'Bad credentials' }];
           else {
@@ -91,7 +91,7 @@ export const startDemoGitHub: StartDemoGitHub = async ({ owner, repo, token, rem
             [status, answer] = await route(request.method ?? 'GET', new URL(request.url ?? '/', 'http://127.0.0.1'), text ? (JSON.parse(text) as Record<string, unknown>) : {});
           }
         } catch (error) {
-          answer = { message: (error as Error).message };
+          [status, answer] = [500, { message: (error as Error).message }];
         }
         response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
         response.end(JSON.stringify(answer));
