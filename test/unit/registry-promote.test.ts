@@ -6,10 +6,11 @@ import { parseRegistry } from '../../src/control/registry/parse.js';
 const schedules = { isValid: () => true };
 const repo = (extra: string) => `[repos.web]\npath = "/srv/web"\nproxy_port = 700\n${extra}`;
 
-t.test('defaults: push, no auto merge, API from the origin host', async (t) => {
+t.test('defaults: no settings means push; one key fills in the rest', async (t) => {
   const { registry, problems } = parseRegistry(repo(''), 'r.toml', schedules);
   t.same(problems, []);
-  t.same(registry.repos[0]!.promote, { mode: 'push', autoMerge: false, githubApiUrl: undefined });
+  t.equal(registry.repos[0]!.promote, undefined);
+  t.same(parseRegistry(repo('auto_merge = false\n'), 'r.toml', schedules).registry.repos[0]!.promote, { mode: 'push', autoMerge: false, githubApiUrl: undefined });
 });
 
 t.test('per repo, and from [defaults]', async (t) => {
