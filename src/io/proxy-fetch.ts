@@ -29,14 +29,14 @@ function tunnel(proxy: URL, host: string, port: number): Promise<Socket> {
   });
 }
 
-async function throughTunnel(proxy: URL, url: URL, init: RequestInit | undefined): Promise<Response> {
+async function throughTunnel(proxy: URL, url: URL, init: RequestInit | undefined, ca: string | undefined): Promise<Response> {
   const port = Number(url.port || 443);
   const socket = await tunnel(proxy, url.hostname, port);
   const headers: Record<string, string> = {};
   new Headers(init?.headers).forEach((value, key) => (headers[key] = value));
   return new Promise((resolve, reject) => {
     const request = https.request(
-      { host: url.hostname, port, path: `${url.pathname}${url.search}`, method: init?.method ?? 'GET', headers, createConnection: () => tls.connect({ socket, servername: url.hostname }) },
+      { host: url.hostname, port, path: `${url.pathname}${url.search}`, method: init?.method ?? 'GET', headers, createConnection: () => tls.connect({ socket, servername: url.hostname, ...(ca ? { ca } : {}) }) },
       (response) => {
         const answer = new Headers();
         for (const [key, value] of Object.entries(response.headers)) if (value !== undefined) answer.set(key, Array.isArray(value) ? value.join(', ') : value);
@@ -53,13 +53,13 @@ async function throughTunnel(proxy: URL, url: URL, init: RequestInit | undefined
   });
 }
 
-/** A fetch that uses `proxy` (an http:// proxy URL) for https; plain fetch when there is none. */
-export function proxyFetch(proxy: string | undefined, noProxy: string | undefined): typeof fetch {
+/** A fetch that uses `proxy` (an http:// proxy URL) for https; plain fetch when there is none. `ca`: extra trusted certificates (tests). */
+export function proxyFetch(proxy: string | undefined, noProxy: string | undefined, ca?: string): typeof fetch {
   if (!proxy) return fetch;
   const proxyUrl = new URL(proxy);
   return (async (input: string | URL | Request, init?: RequestInit) => {
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
     if (url.protocol !== 'https:' || bypasses(url.hostname.toLowerCase(), noProxy)) return fetch(input, init);
-    return throughTunnel(proxyUrl, url, init);
+    return throughTunnel(proxyUrl, url, init, ca);
   }) as typeof fetch;
 }
