@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { runCli } from './cli/commands.js';
 import { realControlPorts } from './io/wire.js';
 import { SIGNAL_EXIT } from './errors.js';
+import { lazyConnector } from './github/lazy.js';
 
 const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/agent-runner');
 
@@ -28,6 +29,12 @@ const exitCode = await runCli(process.argv.slice(2), {
   uid: process.getuid?.() ?? -1,
   terminate: terminate.signal,
   selfBin,
+  // A repo user reaches GitHub only through its proxy (the egress lock).
+  github: lazyConnector(async () => {
+    const [{ octokitConnector }, { proxyFetch }] = await Promise.all([import('./github/octokit.js'), import('./io/proxy-fetch.js')]);
+    return octokitConnector({ fetch: proxyFetch(process.env.https_proxy ?? process.env.HTTPS_PROXY, process.env.no_proxy ?? process.env.NO_PROXY) });
+  }),
+  demoGitHub: async (options) => (await import('./io/demo-github.js')).startDemoGitHub(options),
 });
 process.exitCode = exitCode;
 // Signal listeners must not keep a finished command alive.

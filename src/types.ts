@@ -78,7 +78,11 @@ export interface RepoConfig {
   readonly prompt: string;
   readonly command: readonly string[] | undefined;
   readonly baseBranch: string;
+  /** How `promote --pr --merge` merges the staging pull request (default merge: each landing commit survives). */
+  readonly mergeMethod: MergeMethodName;
 }
+
+export type MergeMethodName = 'merge' | 'squash' | 'rebase';
 
 export interface ConfigProblem {
   readonly file: string;
@@ -190,6 +194,16 @@ export interface RegistryRepo {
   readonly authorEmail: string | undefined;
   /** What one run may use (control/registry/limits.ts). */
   readonly limits: RunLimits;
+  /** How promote reaches the base: push it, or through a GitHub pull request (registry promote, auto_merge, github_api_url). */
+  readonly promote?: PromoteSettings;
+}
+
+export interface PromoteSettings {
+  readonly mode: 'push' | 'pr';
+  /** With mode pr: the watcher also merges the PR once its checks are green. */
+  readonly autoMerge: boolean;
+  /** GitHub Enterprise (or a test server): the API root; undefined: derived from the origin host. */
+  readonly githubApiUrl: string | undefined;
 }
 
 export interface Registry {

@@ -6,6 +6,7 @@
 import { printableLine } from '../src/printable.js';
 import type { Fleet, FleetRepo } from '../src/control/fleet.js';
 import { STAGING_BRANCH } from '../src/staging/names.js';
+import { pullRequestCell } from '../src/control/pull-request-record.js';
 
 /** What a piece of text means; the terminal layer picks the colour. */
 export type Tone = 'plain' | 'ok' | 'busy' | 'warn' | 'bad' | 'muted';
@@ -114,8 +115,8 @@ const COLUMNS: readonly Column[] = [
   { title: 'QUEUE', max: 7, cell: (r) => ({ text: r.queue.running ? `${r.queue.queued}+${r.queue.running}` : String(r.queue.queued), tone: r.queue.queued ? 'busy' : 'plain' }) },
   {
     title: 'STAGING',
-    max: 11,
-    cell: (r) => (r.staging ? (r.staging.exists ? { text: `+${r.staging.ahead}/-${r.staging.behind}`, tone: r.staging.ahead ? 'ok' : 'plain' } : { text: 'none', tone: 'muted' }) : { text: '?', tone: 'warn' }),
+    max: 30,
+    cell: (r) => withPullRequest(r, r.staging ? (r.staging.exists ? { text: `+${r.staging.ahead}/-${r.staging.behind}`, tone: r.staging.ahead ? 'ok' : 'plain' } : { text: 'none', tone: 'muted' }) : { text: '?', tone: 'warn' }),
   },
   { title: 'READY', max: 5, cell: (r) => (r.board ? { text: String(r.board.ready), tone: 'plain' } : { text: '?', tone: 'warn' }) },
   { title: 'PARKED', max: 6, cell: (r) => (r.board ? { text: String(r.board.parked), tone: r.board.parked ? 'warn' : 'plain' } : { text: '?', tone: 'warn' }) },
@@ -171,6 +172,12 @@ function detailLines(repo: FleetRepo, drift: number): DetailLine[] {
   if (!repo.staging) add('staging', 'unknown (could not read git)', 'warn');
   else if (!repo.staging.exists) add('staging', `no ${STAGING_BRANCH} branch`, 'muted');
   else add('staging', `${STAGING_BRANCH} ${repo.staging.ahead} ahead, ${repo.staging.behind} behind ${repo.baseBranch}`, repo.staging.ahead ? 'ok' : 'plain');
+  const pr = repo.pullRequest;
+  if (pr?.number !== undefined && pr.number !== null) {
+    const mergeable = pr.mergeable === null ? 'mergeable unknown' : pr.mergeable ? 'mergeable' : 'not mergeable';
+    add('pull request', `#${pr.number} ${pr.merged ? 'merged' : (pr.state ?? '?')}, ${mergeable}: ${pr.url ?? ''}`, pullRequestTone(pr));
+    add('checks', pr.checks.length ? pr.checks.map((check) => `${check.name} ${check.conclusion}`).join(', ') : 'none reported', pullRequestTone(pr));
+  } else if (pr?.action === 'failed') add('pull request', pr.detail, 'bad');
 
   if (!repo.board) add('board', 'unknown (could not read the board)', 'warn');
   else {
@@ -237,4 +244,18 @@ export function renderFrameText(view: FleetView): string {
   const out = [view.title, '', view.header, ...view.rows.map(rowText), '', `[${view.details.title}]`];
   for (const line of view.details.lines) out.push(`${line.label.padEnd(labelWidth)}  ${line.text}`);
   return `${out.join('\n')}\n`;
+}
+
+/** The staging cell with the pull request's short state after it (promote = "pr"). */
+function withPullRequest(repo: FleetRepo, cell: { text: string; tone: Tone }): { text: string; tone: Tone } {
+  const text = pullRequestCell(repo.pullRequest);
+  if (!text) return cell;
+  const tone = pullRequestTone(repo.pullRequest!);
+  return { text: `${cell.text} ${text}`, tone: tone === 'plain' ? cell.tone : tone };
+}
+
+function pullRequestTone(pr: NonNullable<FleetRepo['pullRequest']>): Tone {
+  if (pr.action === 'failed' || pr.checks.some((check) => check.state === 'failure')) return 'bad';
+  if (pr.checks.some((check) => check.state === 'pending')) return 'busy';
+  return pr.merged || pr.checks.length ? 'ok' : 'plain';
 }

@@ -2,6 +2,8 @@
 // process.env, process.argv or the real ports themselves: every port, the
 // control plane's too, comes in here (src/main.ts wires the real ones).
 import type { ControlPorts } from '../ports.js';
+import type { GitHubConnector } from '../github/api.js';
+import type { StartDemoGitHub } from '../demo/github-server.js';
 
 export interface CliContext {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -18,4 +20,8 @@ export interface CliContext {
   readonly uid: number;
   /** Path of bin/agent-runner, for commands that start a child agent-runner. */
   readonly selfBin: string;
+  /** Opens a GitHub API client (src/main.ts wires Octokit); absent where no command needs GitHub. */
+  readonly github?: GitHubConnector;
+  /** Starts the local GitHub of `demo --github` (src/io/demo-github.ts, wired by src/main.ts). */
+  readonly demoGitHub?: StartDemoGitHub;
 }

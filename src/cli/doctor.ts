@@ -12,6 +12,7 @@ import { hostLayout } from '../../backends/host/layout.js';
 import { inNetns } from '../../backends/host/exec.js';
 import { DEFAULT_TARGETS, doctorRepo, type Check } from '../../backends/host/doctor.js';
 import { hostChecks } from '../../backends/host/doctor-host.js';
+import { repoGitHubChecks } from './doctor-github.js';
 
 interface DoctorOptions {
   json?: boolean;
@@ -20,6 +21,7 @@ interface DoctorOptions {
   directPort?: string;
   allowedUrl?: string;
   privateUrl?: string;
+  github?: boolean;
 }
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
@@ -31,6 +33,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--direct-port <port>', `its port (default ${DEFAULT_TARGETS.directPort})`)
     .option('--allowed-url <url>', 'a URL on an allowlisted domain (default: the first allowlist entry over https)')
     .option('--private-url <url>', `a private URL the proxy must refuse (default ${DEFAULT_TARGETS.privateUrl})`)
+    .option('--github', 'only the GitHub checks (token, permissions, base protection); they also run for every repo with promote = "pr"')
     .action(async (name: string | undefined, options: DoctorOptions) => {
       if (context.uid !== 0) throw new UsageError('doctor acts as each repo user and reads the nft table: run it as root');
       if (options.netns !== undefined && !/^[A-Za-z0-9_.-]+$/.test(options.netns)) throw new UsageError(`--netns: "${options.netns}" is not a namespace name`);
@@ -46,8 +49,12 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         ...(options.allowedUrl ? { allowedUrl: options.allowedUrl } : {}),
       };
       const results: { repo: string; checks: Check[] }[] = [];
-      for (const repo of repos) results.push({ repo: repo.name, checks: await doctorRepo(deps, layout, registry, repo, targets) });
-      const host = await hostChecks(context.ports.fs, layout.registryFile);
+      for (const repo of repos) {
+        const isolation = options.github ? [] : await doctorRepo(deps, layout, registry, repo, targets);
+        const github = options.github || repo.promote?.mode === 'pr' ? await repoGitHubChecks(context, repo) : [];
+        results.push({ repo: repo.name, checks: [...isolation, ...github] });
+      }
+      const host = options.github ? [] : await hostChecks(context.ports.fs, layout.registryFile);
       const failed = [...host.filter((check) => !check.ok).map((check) => `host: ${check.name}`), ...results.flatMap((result) => result.checks.filter((check) => !check.ok).map((check) => `${result.repo}: ${check.name}`))];
       if (options.json) {
         context.out(`${JSON.stringify({ ok: failed.length === 0, host, repos: results }, null, 2)}\n`);

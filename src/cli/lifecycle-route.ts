@@ -62,7 +62,13 @@ async function workspaceFacts(context: CliContext, dir: string): Promise<Workspa
  * Routes a lifecycle command. `forward` is the command and its own flags
  * (everything but --workspace/--repo), to start as the repo's user.
  */
-export async function routeLifecycle(context: CliContext, options: WorkspaceChoice, forward: readonly [string, ...string[]]): Promise<LifecycleRoute> {
+export async function routeLifecycle(
+  context: CliContext,
+  options: WorkspaceChoice,
+  forward: readonly [string, ...string[]],
+  /** Flags the registry adds for this repo (promote's mode, the GitHub API root): the user's process cannot read the registry. */
+  registryFlags?: (repo: RegistryRepo) => readonly string[],
+): Promise<LifecycleRoute> {
   const registry = await registryFor(context, options);
   const request = { command: forward[0], uid: context.uid, cwd: context.cwd, repoOption: options.repo, workspaceOption: options.workspace };
   const dir = options.workspace === undefined ? undefined : path.resolve(context.cwd, options.workspace);
@@ -70,7 +76,7 @@ export async function routeLifecycle(context: CliContext, options: WorkspaceChoi
   const runner = chooseLifecycleRunner(request, registry, needsFacts ? await workspaceFacts(context, dir) : undefined);
   if (runner.kind === 'in-place') return runner;
   const [command, ...flags] = forward;
-  return { kind: 'ran-as-user', exitCode: await runAsRepoUser(context, runner.repo, [command, '--workspace', runner.repo.path, ...flags]) };
+  return { kind: 'ran-as-user', exitCode: await runAsRepoUser(context, runner.repo, [command, '--workspace', runner.repo.path, ...flags, ...(registryFlags?.(runner.repo) ?? [])]) };
 }
 
 /** `agent-runner <args>` as the repo's user, output relayed line by line; resolves to its exit code. */

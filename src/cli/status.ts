@@ -12,25 +12,50 @@ import { STAGING_BRANCH } from '../staging/names.js';
 import { readLastDrain } from '../drain/records.js';
 import type { DrainSummary } from '../drain/types.js';
 import { workspaceStateDir } from '../paths.js';
+import { pullRequestState, type PullRequestView } from '../staging/pull-request.js';
+import { githubTarget } from './github-target.js';
+import { promoteFlagsFor } from './promote.js';
+import type { LifecycleInput } from '../staging/lifecycle.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
     .option('--workspace <dir>', 'the git checkout')
     .option('--repo <name>', "a repo from the registry (as root: runs as the repo's user)")
     .option('--no-fetch', 'do not fetch origin first')
+    .option('--pr', 'also show the staging pull request on GitHub and the checks on its head (on by default when the registry says promote = "pr")')
+    .option('--github-api <url>', 'GitHub API root (GitHub Enterprise: https://HOST/api/v3)')
     .option('--json', 'print the status as JSON')
-    .action(async (options: { workspace?: string; repo?: string; fetch: boolean; json?: boolean }) => {
-      const route = await routeLifecycle(context, options, ['status', ...(options.fetch ? [] : ['--no-fetch']), ...(options.json ? ['--json'] : [])]);
+    .action(async (options: { workspace?: string; repo?: string; fetch: boolean; json?: boolean; pr?: boolean; githubApi?: string }) => {
+      const own = [...(options.fetch ? [] : ['--no-fetch']), ...(options.pr ? ['--pr'] : []), ...(options.githubApi ? ['--github-api', options.githubApi] : []), ...(options.json ? ['--json'] : [])];
+      const route = await routeLifecycle(context, options, ['status', ...own], (repo) => (options.pr ? [] : promoteFlagsFor(repo, options)));
       if (route.kind === 'ran-as-user') return setExit(route.exitCode);
       const input = await lifecycleInput(context, route.workspace, options.fetch);
-      const status: StatusReport = { ...(await stagingStatus(input)), lastDrain: await readLastDrain(context.ports.fs, workspaceStateDir(input.stateDir, input.workspace)) };
+      const status: StatusReport = {
+        ...(await stagingStatus(input)),
+        lastDrain: await readLastDrain(context.ports.fs, workspaceStateDir(input.stateDir, input.workspace)),
+        ...(options.pr ? await pullRequestPart(context, input, options.githubApi) : {}),
+      };
       context.out(options.json ? `${JSON.stringify(status, null, 2)}\n` : renderStatus(status));
       setExit(EXIT.ok);
     });
 }
 
-/** Staging as it is, and what the last drain did. */
-export type StatusReport = StagingStatus & { readonly lastDrain: DrainSummary | undefined };
+/** Staging as it is, what the last drain did, and (with --pr) the staging pull request. */
+export type StatusReport = StagingStatus & {
+  readonly lastDrain: DrainSummary | undefined;
+  readonly pullRequest?: PullRequestView | null;
+  readonly pullRequestError?: string;
+};
+
+/** The staging PR, or why it could not be read: status still shows the rest. */
+async function pullRequestPart(context: CliContext, input: LifecycleInput, githubApi: string | undefined): Promise<Pick<StatusReport, 'pullRequest' | 'pullRequestError'>> {
+  try {
+    const target = await githubTarget(context, input, githubApi);
+    return { pullRequest: (await pullRequestState(target, input.baseBranch)) ?? null };
+  } catch (error) {
+    return { pullRequestError: (error as Error).message };
+  }
+}
 
 export function renderStatus(status: StatusReport): string {
   const lines = [
@@ -40,6 +65,15 @@ export function renderStatus(status: StatusReport): string {
     `parked   ${status.parked.length}${status.parked.map((task) => `\n  ${printableLine(task.id)}  ${printableLine(task.reason)}`).join('')}`,
     `blocked  ${status.blocked.length}${status.blocked.map((task) => `\n  ${printableLine(task.id)}  ${printableLine(task.reason)}`).join('')}`,
   ];
+  if (status.pullRequest !== undefined || status.pullRequestError !== undefined) {
+    const pr = status.pullRequest;
+    if (status.pullRequestError !== undefined) lines.push(`pr       could not be read: ${printableLine(status.pullRequestError)}`);
+    else if (!pr) lines.push('pr       none open');
+    else {
+      lines.push(`pr       #${pr.number} ${pr.merged ? 'merged' : pr.state}, ${pr.mergeable === null ? 'mergeable unknown' : pr.mergeable ? 'mergeable' : 'not mergeable'}: ${printableLine(pr.url)}`);
+      lines.push(`checks   on ${pr.headSha.slice(0, 12)}: ${pr.checks.length ? pr.checks.map((check) => `${printableLine(check.name)} ${printableLine(check.conclusion)}`).join(', ') : 'none reported'}`);
+    }
+  }
   if (status.lastDrain) {
     lines.push(`last drain ${status.lastDrain.runId}: ${status.lastDrain.outcome} at ${status.lastDrain.endedAt}`);
     const table = renderTaskTable(status.lastDrain.tasks);

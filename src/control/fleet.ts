@@ -15,6 +15,7 @@ import { latestRuns, type RunRecord } from './runs.js';
 import { runningAgentTasks } from './fleet-agents.js';
 import { readWatchStatus, type WatchStatus } from './watch-status.js';
 import { BoardSnapshot, type BoardSummary } from './board-snapshot.js';
+import { pullRequestCell, readPullRequestRecord, type PullRequestRecord } from './pull-request-record.js';
 
 export interface FleetRepo {
   readonly name: string;
@@ -39,6 +40,8 @@ export interface FleetRepo {
   readonly lastRun: { readonly id: string; readonly outcome: string; readonly exitCode: number | null; readonly endedAt: string | null; readonly landed: number; readonly parked: number; readonly failed: number } | null;
   /** What could not be read for this repo, in words. */
   readonly errors: readonly string[];
+  /** With promote = "pr": the staging pull request as the watcher last saw it. */
+  readonly pullRequest?: PullRequestRecord;
 }
 
 export interface Fleet {
@@ -61,6 +64,7 @@ export interface FleetInputs {
   readonly staging: FleetRepo['staging'];
   readonly board: BoardSummary | undefined;
   readonly errors: readonly string[];
+  readonly pullRequest?: PullRequestRecord | undefined;
 }
 
 const seconds = (ms: number) => Math.max(0, Math.round(ms / 1000));
@@ -97,6 +101,7 @@ export function fleetEntry(input: FleetInputs): FleetRepo {
       ? { id: last.id, outcome: last.outcome ?? last.status, exitCode: last.exitCode ?? null, endedAt: last.endedAt ?? null, landed: count(last, 'landed'), parked: count(last, 'parked'), failed: count(last, 'failed') }
       : null,
     errors: input.errors,
+    ...(input.pullRequest ? { pullRequest: input.pullRequest } : {}),
   };
 }
 
@@ -117,7 +122,7 @@ export function renderFleetHuman(fleet: Fleet): string {
     age(repo.watcher.heartbeatAgeSec),
     repo.run ? `${age(repo.run.elapsedSec)} ${printableLine(repo.run.runningTasks.join(',')) || '-'}` : '-',
     repo.queue.running ? `${repo.queue.queued}+${repo.queue.running}` : String(repo.queue.queued),
-    repo.staging ? (repo.staging.exists ? `+${repo.staging.ahead}/-${repo.staging.behind}` : 'none') : '?',
+    `${repo.staging ? (repo.staging.exists ? `+${repo.staging.ahead}/-${repo.staging.behind}` : 'none') : '?'}${repo.pullRequest ? ` ${printableLine(pullRequestCell(repo.pullRequest))}` : ''}`.trimEnd(),
     repo.board ? String(repo.board.ready) : '?',
     repo.board ? String(repo.board.parked) : '?',
     repo.lastRun ? `${printableLine(repo.lastRun.outcome)}${repo.lastRun.landed ? ` ${repo.lastRun.landed} landed` : ''}` : '-',
@@ -188,7 +193,9 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
   const runningTasks = account ? ((await attempt('agents', () => runningAgentTasks(deps.fs, account.home, repo.path))) ?? []) : [];
   const staging = (await attempt('staging', () => stagingCounts(deps.process, repo))) ?? null;
   const board = await attempt('board', () => snapshotFor(deps, repo).summary());
+  const pullRequest = repo.promote?.mode === 'pr' ? await attempt('pull request', () => readPullRequestRecord(deps.fs, state, repo.name)) : undefined;
   return fleetEntry({
+    pullRequest,
     repo,
     now,
     status,

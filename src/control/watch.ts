@@ -21,6 +21,7 @@ import { writeWatchStatus, type WatchStatus } from './watch-status.js';
 import type { ControlPorts, HeldLock } from '../ports.js';
 import { createPromptTask } from './prompt-task.js';
 import { repoUser } from './as-repo-user.js';
+import { afterPublishedDrain } from './watch-pull-request.js';
 
 export type LogEvent = { readonly event: string; readonly repo: string } & Record<string, unknown>;
 
@@ -272,6 +273,7 @@ export class RepoWatcher {
         stop,
       );
       this.log('run-finished', { runId, outcome: record.outcome, exitCode: record.exitCode, tasks: (record.tasks ?? []).map((task) => `${task.id}:${task.outcome}`) });
+      if (record.pushed) await afterPublishedDrain({ ...this.deps, now: () => this.now() }, repo, (event, fields) => this.log(event, fields));
       if (job) {
         if (record.status === 'interrupted') {
           // Stopped by the operator: back to the queue, the attempt counted.

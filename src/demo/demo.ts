@@ -24,6 +24,8 @@ export interface DemoInput {
   readonly stop: AbortSignal;
   readonly control: OrchestrateInput['control'];
   readonly locks: OrchestrateInput['locks'];
+  /** false: leave the base alone (demo --github promotes through a pull request instead). */
+  readonly promoteByPush?: boolean;
 }
 
 export interface DemoResult {
@@ -32,7 +34,10 @@ export interface DemoResult {
   readonly summary: DrainSummary;
   readonly expected: Readonly<Record<string, string>>;
   readonly status: StagingStatus;
-  readonly promotion: PromoteResult;
+  readonly promotion: PromoteResult | undefined;
+  readonly home: string;
+  readonly state: string;
+  readonly git: Git;
 }
 
 function stamp(ms: number): string {
@@ -105,7 +110,7 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
   });
   const lifecycle = { ports, git, workspace: clone, baseBranch: 'main', stateDir: state, fetch: true };
   const status = await stagingStatus(lifecycle);
-  const promotion = await promote(lifecycle);
+  const promotion = input.promoteByPush === false ? undefined : await promote(lifecycle);
   const expected = Object.fromEntries(DEMO_TASKS.map((task) => [task.id, task.expect]));
-  return { root, clone, summary, expected, status, promotion };
+  return { root, clone, summary, expected, status, promotion, home, state, git };
 }

@@ -33,3 +33,12 @@ export async function pushWithLease(git: Git, cwd: string, remote: string, branc
   const result = await git.try(cwd, ['push', '--quiet', lease, remote, `${headRef(branch)}:${headRef(branch)}`]);
   return { ok: result.exitCode === 0, stderr: result.stderr };
 }
+
+/**
+ * The URL configured for `remote`, as written (insteadOf rewrites not
+ * applied): the repository it names, not where git happens to send it.
+ */
+export async function configuredRemoteUrl(git: Git, cwd: string, remote: string): Promise<string | undefined> {
+  const result = await git.try(cwd, ['config', '--get', `remote.${remote}.url`]);
+  return result.exitCode === 0 ? result.stdout.trim() || undefined : undefined;
+}

@@ -3,7 +3,7 @@
 // the registry or the CLI are applied on top, see applyCaps).
 import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
-import type { AssistantName, ConfigProblem, RepoConfig, Task, WorkBranchMode } from '../types.js';
+import type { AssistantName, ConfigProblem, MergeMethodName, RepoConfig, Task, WorkBranchMode } from '../types.js';
 import { UsageError, configValueError, formatProblems } from '../errors.js';
 import { effortLabel, modelLabel } from '../board/labels.js';
 
@@ -12,6 +12,7 @@ export const CONFIG_FILE = '.agent/config.json';
 export const ASSISTANTS: readonly AssistantName[] = ['claude', 'codex', 'command'];
 const EFFORTS = ['minimal', 'low', 'medium', 'high', 'xhigh'] as const;
 const WORK_BRANCH_MODES: readonly WorkBranchMode[] = ['reset', 'accumulate'];
+export const MERGE_METHODS: readonly MergeMethodName[] = ['merge', 'squash', 'rebase'];
 
 export const DEFAULT_CONFIG: RepoConfig = {
   assistant: 'claude',
@@ -27,6 +28,7 @@ export const DEFAULT_CONFIG: RepoConfig = {
   prompt: '.agent/prompt.md',
   command: undefined,
   baseBranch: 'main',
+  mergeMethod: 'merge',
 };
 
 /**
@@ -80,6 +82,7 @@ const FIELDS: readonly Field[] = [
   { key: 'prompt', check: repoPath, fix: 'set "prompt" to the path of the base prompt in the repo, e.g. ".agent/prompt.md"' },
   { key: 'command', check: (value) => (isArgv(value) ? undefined : 'must be a non-empty argv array of strings'), fix: 'set "command" to the agent argv, e.g. ["./agent.sh"]' },
   { key: 'baseBranch', check: safeBranch, fix: 'set "baseBranch" to the branch agents build on, e.g. "main"' },
+  { key: 'mergeMethod', check: oneOf(MERGE_METHODS), fix: 'set "mergeMethod" to "merge" (keeps each landing commit), "squash" or "rebase"' },
 ];
 
 export interface ConfigValidation {

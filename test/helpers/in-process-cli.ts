@@ -4,6 +4,8 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../../src/cli/commands.js';
 import { realControlPorts } from '../../src/io/wire.js';
+import { octokitConnector } from '../../src/github/octokit.js';
+import { startDemoGitHub } from '../../src/io/demo-github.js';
 
 const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/agent-runner');
 
@@ -20,6 +22,8 @@ export async function cli(env: Record<string, string>, args: string[]): Promise<
     uid: process.getuid?.() ?? -1,
       terminate: new AbortController().signal,
     selfBin,
+    github: octokitConnector(),
+    demoGitHub: startDemoGitHub,
   });
   return { code, out, err };
 }

@@ -7,6 +7,7 @@
 //   src/control/ src/drain/ src/staging/          what root and a drain do
 //     src/demo/ backends/ tui/                      (counted with control)
 //   src/agent/ src/board/ src/git/ src/repo/      the pieces they are built from
+//     src/github/                                   (the GitHub port; its real Octokit client, octokit.ts, is wired by src/main.ts only)
 //     src/scripted-agent/                           (counted with agent)
 //   src/*.ts                                      shared: types, errors, ports, paths, ...
 //
@@ -25,7 +26,7 @@ const LAYERS: readonly [RegExp, Layer][] = [
   [/^src\/cli\//, { name: 'cli', rank: 4 }],
   [/^src\/io\//, { name: 'io', rank: 3.5 }],
   [/^(src\/(control|drain|staging|demo)|backends|tui)\//, { name: 'control', rank: 3 }],
-  [/^src\/(agent|board|git|repo|scripted-agent)\//, { name: 'core', rank: 2 }],
+  [/^src\/(agent|board|git|github|repo|scripted-agent)\//, { name: 'core', rank: 2 }],
   [/^src\/[^/]+\.ts$/, { name: 'shared', rank: 1 }],
 ];
 
@@ -40,6 +41,8 @@ function layerViolation(from: string, to: string): string | undefined {
   if (!source) return `${from} is in no layer`;
   if (!target) return `${to} is in no layer`;
   if (target.name === 'io' && source.name !== 'io' && source.name !== 'main') return `only src/main.ts may import src/io/ (${from} -> ${to})`;
+  // The real GitHub client is an edge too: core code talks to the GitHubApi port.
+  if (to === 'src/github/octokit.ts' && source.name !== 'main' && source.name !== 'io') return `only src/main.ts may import the real GitHub client (${from} -> ${to})`;
   if (target.rank > source.rank) return `${source.name} imports ${target.name} (${from} -> ${to})`;
   return undefined;
 }
@@ -85,6 +88,10 @@ t.test('the checker tells a violation from an allowed import', async (t) => {
     ['src/cli/commands.ts', 'src/main.ts', false],
     ['src/somewhere-new/x.ts', 'src/types.ts', false],
     ['src/drain/x.ts', 'test/helpers/fake-ports.ts', false],
+    ['src/staging/pull-request.ts', 'src/github/api.ts', true],
+    ['src/github/api.ts', 'src/staging/pull-request.ts', false],
+    ['src/cli/promote.ts', 'src/github/octokit.ts', false],
+    ['src/main.ts', 'src/github/octokit.ts', true],
   ];
   for (const [from, to, allowed] of cases) t.equal(layerViolation(from, to) === undefined, allowed, `${from} -> ${to} is ${allowed ? 'allowed' : 'a violation'}`);
 });

@@ -7,6 +7,7 @@ import { MAX_PARALLEL_CEILING } from '../../repo/config.js';
 import * as path from 'node:path';
 import type { ScheduleCheck } from '../../ports.js';
 import { FIRST_PROXY_PORT, PRIVILEGED_PORT_LIMIT, proxyPortProblem } from './proxy-ports.js';
+import { apiUrlProblem } from '../../github/origin.js';
 import { readRunLimit, RUN_LIMIT_KEYS, type RunLimitFields, type RunLimitKey } from './limits.js';
 
 
@@ -34,6 +35,9 @@ export type Fields = {
   proxyPort?: number;
   url?: string;
   limits?: RunLimitFields;
+  promote?: 'push' | 'pr';
+  autoMerge?: boolean;
+  githubApiUrl?: string;
 };
 
 export type Scope = 'repo' | 'defaults';
@@ -194,6 +198,31 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     read(value, at) {
       if (typeof value !== 'string' || !/^[^\s@<>]+@[^\s@<>]+$/.test(value)) at.bad(`not an email address: ${JSON.stringify(value)}`, 'e.g. author_email = "bot@example.com"');
       else at.fields.authorEmail = value;
+    },
+  },
+  promote: {
+    scopes: BOTH,
+    describe: 'how promote reaches the base: "push" it, or through a GitHub pull request ("pr")',
+    read(value, at) {
+      if (value !== 'push' && value !== 'pr') at.bad(`must be "push" or "pr", got ${JSON.stringify(value)}`, 'write promote = "pr" for a protected base (docs/github.md), or promote = "push"');
+      else at.fields.promote = value;
+    },
+  },
+  auto_merge: {
+    scopes: BOTH,
+    describe: 'with promote = "pr": the watcher merges the PR once every check is green',
+    read(value, at) {
+      if (typeof value !== 'boolean') at.bad(`must be true or false, got ${JSON.stringify(value)}`, 'write auto_merge = true or auto_merge = false');
+      else at.fields.autoMerge = value;
+    },
+  },
+  github_api_url: {
+    scopes: BOTH,
+    describe: 'GitHub Enterprise API root, e.g. https://ghe.example.com/api/v3',
+    read(value, at) {
+      const problem = typeof value === 'string' ? apiUrlProblem(value) : 'must be a string';
+      if (problem) at.bad(`${problem}: ${JSON.stringify(value)}`, 'write the API root, e.g. github_api_url = "https://ghe.example.com/api/v3" (github.com needs none)');
+      else at.fields.githubApiUrl = (value as string).replace(/\/+$/, '');
     },
   },
   ...Object.fromEntries((Object.entries(RUN_LIMIT_KEYS) as [RunLimitKey, string][]).map(([key, describe]) => [key, runLimitRule(key, describe)])),

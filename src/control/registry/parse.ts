@@ -82,6 +82,10 @@ function resolveRepo(name: string, fields: Fields & { path: string; proxyPort: n
     authorName: fields.authorName ?? defaults.authorName,
     authorEmail: fields.authorEmail ?? defaults.authorEmail,
     limits: resolveRunLimits(fields.limits ?? {}, defaults.limits ?? {}),
+    // Only a registry that says something about promoting gets the settings: no key means push.
+    ...([fields.promote, defaults.promote, fields.autoMerge, defaults.autoMerge, fields.githubApiUrl, defaults.githubApiUrl].some((value) => value !== undefined)
+      ? { promote: { mode: fields.promote ?? defaults.promote ?? 'push', autoMerge: fields.autoMerge ?? defaults.autoMerge ?? false, githubApiUrl: fields.githubApiUrl ?? defaults.githubApiUrl } }
+      : {}),
   };
 }
 
