@@ -190,6 +190,8 @@ export interface RegistryRepo {
   readonly authorEmail: string | undefined;
   /** What one run may use (control/registry/limits.ts). */
   readonly limits: RunLimits;
+  /** retention_days when the registry sets it; control/retention-policy.ts has the default. */
+  readonly retentionDays?: number;
 }
 
 export interface Registry {

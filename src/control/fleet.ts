@@ -15,10 +15,13 @@ import { latestRuns, type RunRecord } from './runs.js';
 import { runningAgentTasks } from './fleet-agents.js';
 import { readWatchStatus, type WatchStatus } from './watch-status.js';
 import { BoardSnapshot, type BoardSummary } from './board-snapshot.js';
+import { readPause, type PauseFlag } from './pause.js';
 
 export interface FleetRepo {
   readonly name: string;
   readonly enabled: boolean;
+  /** The operator paused the watcher (control/pause.ts); null when not paused. */
+  readonly paused: { readonly since: string; readonly by: string } | null;
   readonly user: string;
   readonly path: string;
   readonly baseBranch: string;
@@ -52,6 +55,7 @@ export interface FleetInputs {
   readonly repo: RegistryRepo;
   readonly now: number;
   readonly status: WatchStatus | undefined;
+  readonly paused?: PauseFlag | undefined;
   /** Whether the watch lock is held by a live process. */
   readonly watcherAlive: boolean;
   readonly runs: readonly RunRecord[];
@@ -75,6 +79,7 @@ export function fleetEntry(input: FleetInputs): FleetRepo {
   return {
     name: repo.name,
     enabled: repo.enabled,
+    paused: input.paused ?? null,
     user: repo.user,
     path: repo.path,
     baseBranch: repo.baseBranch,
@@ -112,7 +117,7 @@ export function renderFleetHuman(fleet: Fleet): string {
   const header = ['REPO', 'ON', 'WATCHER', 'BEAT', 'RUN', 'QUEUE', 'STAGING', 'READY', 'PARKED', 'LAST RUN'];
   const rows = fleet.repos.map((repo) => [
     repo.name,
-    repo.enabled ? 'yes' : 'no',
+    repo.paused ? 'paused' : repo.enabled ? 'yes' : 'no',
     repo.watcher.state,
     age(repo.watcher.heartbeatAgeSec),
     repo.run ? `${age(repo.run.elapsedSec)} ${printableLine(repo.run.runningTasks.join(',')) || '-'}` : '-',
@@ -176,6 +181,7 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
     }
   };
   const status = await attempt('watch status', () => readWatchStatus(deps.fs, state, repo.name));
+  const paused = await attempt('pause flag', () => readPause(deps.fs, state, repo.name));
   const lock = await attempt('watch lock', () => deps.locks.inspect(watchLockPath(state, repo.name)));
   let watcherAlive = false;
   if (lock?.locked && lock.holder) watcherAlive = isSameProcess(lock.holder, await deps.process.startTimeOf(lock.holder.pid));
@@ -192,6 +198,7 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
     repo,
     now,
     status,
+    paused,
     watcherAlive,
     runs,
     runningTasks,

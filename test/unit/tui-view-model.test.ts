@@ -11,6 +11,7 @@ function aRepo(name: string, change: Partial<FleetRepo> = {}): FleetRepo {
   return {
     name,
     enabled: true,
+    paused: null,
     user: `agent-${name}`,
     path: `/srv/${name}`,
     baseBranch: 'main',

@@ -7,6 +7,7 @@ import { MAX_PARALLEL_CEILING } from '../../repo/config.js';
 import * as path from 'node:path';
 import type { ScheduleCheck } from '../../ports.js';
 import { FIRST_PROXY_PORT, PRIVILEGED_PORT_LIMIT, proxyPortProblem } from './proxy-ports.js';
+import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS } from '../retention-policy.js';
 import { readRunLimit, RUN_LIMIT_KEYS, type RunLimitFields, type RunLimitKey } from './limits.js';
 
 
@@ -34,6 +35,7 @@ export type Fields = {
   proxyPort?: number;
   url?: string;
   limits?: RunLimitFields;
+  retentionDays?: number;
 };
 
 export type Scope = 'repo' | 'defaults';
@@ -194,6 +196,14 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     read(value, at) {
       if (typeof value !== 'string' || !/^[^\s@<>]+@[^\s@<>]+$/.test(value)) at.bad(`not an email address: ${JSON.stringify(value)}`, 'e.g. author_email = "bot@example.com"');
       else at.fields.authorEmail = value;
+    },
+  },
+  retention_days: {
+    scopes: BOTH,
+    describe: 'days transcripts, run records and finished jobs are kept',
+    read(value, at) {
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_RETENTION_DAYS) at.bad(`must be a whole number of days 1-${MAX_RETENTION_DAYS}, got ${JSON.stringify(value)}`, `e.g. retention_days = ${DEFAULT_RETENTION_DAYS}`);
+      else at.fields.retentionDays = value;
     },
   },
   ...Object.fromEntries((Object.entries(RUN_LIMIT_KEYS) as [RunLimitKey, string][]).map(([key, describe]) => [key, runLimitRule(key, describe)])),

@@ -82,7 +82,14 @@ function resolveRepo(name: string, fields: Fields & { path: string; proxyPort: n
     authorName: fields.authorName ?? defaults.authorName,
     authorEmail: fields.authorEmail ?? defaults.authorEmail,
     limits: resolveRunLimits(fields.limits ?? {}, defaults.limits ?? {}),
+    ...retentionOf(fields, defaults),
   };
+}
+
+/** retention_days only when the registry sets it (control/retention-policy.ts has the default). */
+function retentionOf(fields: Fields, defaults: Fields): { retentionDays?: number } {
+  const days = fields.retentionDays ?? defaults.retentionDays;
+  return days === undefined ? {} : { retentionDays: days };
 }
 
 /** Across repos: one proxy port, one user, one checkout each; no loopback port that is a proxy port. */
