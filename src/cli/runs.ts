@@ -8,20 +8,13 @@ import { EXIT } from '../errors.js';
 import { printableLine } from '../printable.js';
 import { latestRuns } from '../control/runs.js';
 import { readDrainHistory } from '../control/workspace-records.js';
-import { mergeRunHistory, type HistoryEntry } from '../control/run-history.js';
+import { mergeRunHistory, type HistoryEntry, type RunHistory } from '../control/run-history.js';
 import { renderTaskTable } from './drain-output.js';
 import { parsePositiveInt } from './options.js';
 import { recordsTarget } from './records-target.js';
 
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 100_000;
-
-export interface RunHistory {
-  readonly target: string;
-  readonly runs: readonly HistoryEntry[];
-  /** What could not be read (the user's records, say); the rest is still listed. */
-  readonly errors: readonly string[];
-}
 
 /** The history of a repo or workspace: what `runs` prints and the dashboard's runs view shows. */
 export async function readRunHistory(context: CliContext, repoName: string | undefined, workspace: string | undefined, limit: number): Promise<RunHistory> {

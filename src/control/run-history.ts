@@ -71,3 +71,11 @@ export function mergeRunHistory(records: readonly RunRecord[], drains: readonly 
   }
   return entries.sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : a.id < b.id ? 1 : -1)).slice(0, limit);
 }
+
+/** What `runs` prints and the dashboard's runs tab shows. */
+export interface RunHistory {
+  readonly target: string;
+  readonly runs: readonly HistoryEntry[];
+  /** What could not be read (the user's records, say); the rest is still listed. */
+  readonly errors: readonly string[];
+}
