@@ -17,7 +17,7 @@ import type { Clock } from '../src/ports.js';
 import { buildView, type FleetView, type Tone } from './view-model.js';
 import { FleetRefresher } from './refresh.js';
 import { actionEnded, actionStarted, currentRepo, handleKey, INITIAL_STATE, type ConsoleState, type Effect, type Key } from './console-state.js';
-import { buildOverlay, buildRepoScreen, discardConfirmation, emptyDetails, footerKeys, footerStatus, promoteConfirmation, taskRows, type RepoDetails, type TextLine } from './repo-view.js';
+import { buildOverlay, buildRepoScreen, discardConfirmation, emptyDetails, footerKeys, footerLine, footerStatus, promoteConfirmation, taskRows, type RepoDetails, type TextLine } from './repo-view.js';
 import { describeActionResult } from './action-result.js';
 import type { ConsoleServices, StartedAction } from './services.js';
 
@@ -56,7 +56,7 @@ export function runDashboard(options: DashboardOptions): Promise<void> {
   const details = blessed.box({ parent: screen, top: 6, left: 0, width: '100%', bottom: 1, border: { type: 'line' }, tags: true, scrollable: true, alwaysScroll: true });
   const tabs = blessed.box({ parent: screen, top: 1, left: 0, width: '100%', height: 1, tags: true, hidden: true });
   const body = blessed.box({ parent: screen, top: 2, left: 0, width: '100%', bottom: 1, border: { type: 'line' }, tags: true, scrollable: true, alwaysScroll: true, hidden: true });
-  const overlay = blessed.box({ parent: screen, top: 'center', left: 'center', width: '90%', height: '80%', border: { type: 'line' }, tags: true, scrollable: true, alwaysScroll: true, hidden: true, style: { bg: 'black' } });
+  const overlay = blessed.box({ parent: screen, top: 'center', left: 'center', width: '96%', height: '90%', border: { type: 'line' }, tags: true, scrollable: true, alwaysScroll: true, hidden: true, style: { bg: 'black' } });
   const footer = blessed.box({ parent: screen, bottom: 0, left: 0, width: '100%', height: 1, tags: true });
 
   let state: ConsoleState = INITIAL_STATE;
@@ -84,7 +84,8 @@ export function runDashboard(options: DashboardOptions): Promise<void> {
     const repo = currentRepo(state, refresh.fleet);
     if (repo && state.selectedRepo !== repo.name) state = { ...state, selectedRepo: repo.name };
     const status = footerStatus(state, now, { text: fleetView.footer.status, tone: fleetView.footer.tone });
-    footer.setContent(`${paint(footerKeys(state), 'plain')}  |  ${paint(status.text, status.tone)}`);
+    const line = footerLine(footerKeys(state), status, state.actions.length > 0 || state.result !== null);
+    footer.setContent(line.order === 'keys-first' ? `${paint(line.keys, 'plain')}  |  ${paint(line.status.text, line.status.tone)}` : `${paint(line.status.text, line.status.tone)}  |  ${paint(line.keys, 'plain')}`);
     title.setContent(paint(fleetView.title, 'plain'));
 
     const onRepo = state.screen === 'repo' && repo !== undefined;

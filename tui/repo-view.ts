@@ -218,6 +218,11 @@ export function footerStatus(state: Pick<ConsoleState, 'actions' | 'result'>, no
   return refresh;
 }
 
+/** Pure: the footer line: the keys, then the status; an action's spinner or result comes first, so 80 columns never cut it. */
+export function footerLine(keys: string, status: TextLine, actionFirst: boolean): { keys: string; status: TextLine; order: 'keys-first' | 'status-first' } {
+  return { keys, status, order: actionFirst ? 'status-first' : 'keys-first' };
+}
+
 /** The screen as plain text (docs captures and tests). */
 export function renderRepoText(screen: RepoScreen, footer: string): string {
   return `${[screen.title, screen.tabs, ...screen.lines.map((l) => l.text), footer].join('\n')}\n`;

@@ -10,6 +10,8 @@ import { completeLines, pickTranscript } from './transcript-view.js';
 
 /** A transcript larger than this is not read whole; `logs` says so. */
 export const MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024;
+/** How much a transcript may grow between its stat and its read. */
+const GROWTH_ALLOWANCE = 1024 * 1024;
 
 export async function findTranscript(fs: FsPort, where: WorkspaceRecords, task: string | undefined, label: string): Promise<TranscriptEntry> {
   const entry = pickTranscript(await listTranscripts(fs, where), task);
@@ -19,7 +21,10 @@ export async function findTranscript(fs: FsPort, where: WorkspaceRecords, task: 
 
 /** The raw lines of a transcript (complete lines only). */
 export async function readTranscriptLines(fs: FsPort, where: WorkspaceRecords, entry: TranscriptEntry): Promise<string[]> {
-  const text = await fs.readUntrusted(where.root, entry.relative, MAX_TRANSCRIPT_BYTES);
+  // Bounded by what the file holds now (plus what may come while reading), not by the cap: reads come often.
+  const size = (await fs.statUntrusted(where.root, entry.relative))?.size ?? 0;
+  if (size > MAX_TRANSCRIPT_BYTES) throw new UsageError(`${entry.name} is ${size} bytes, more than the ${MAX_TRANSCRIPT_BYTES} logs reads; open the file itself`);
+  const text = await fs.readUntrusted(where.root, entry.relative, Math.min(MAX_TRANSCRIPT_BYTES, size + GROWTH_ALLOWANCE));
   return completeLines(text ?? '');
 }
 

@@ -7,7 +7,7 @@ import type { TranscriptEntry } from './workspace-records.js';
 
 /** The newest transcript of `task` (any task when undefined): the one written last. */
 export function pickTranscript(entries: readonly TranscriptEntry[], task: string | undefined): TranscriptEntry | undefined {
-  const suffix = task === undefined ? undefined : `-${task.toUpperCase()}.jsonl`;
+  const suffix = task === undefined ? undefined : `-${task.toUpperCase()}.JSONL`;
   const matching = entries.filter((entry) => suffix === undefined || entry.name.toUpperCase().endsWith(suffix));
   let newest: TranscriptEntry | undefined;
   for (const entry of matching) if (!newest || entry.mtimeMs > newest.mtimeMs || (entry.mtimeMs === newest.mtimeMs && entry.name > newest.name)) newest = entry;
