@@ -19,7 +19,7 @@ function json(text: string): Record<string, unknown> | undefined {
 }
 
 export function describeActionResult(label: string, outcome: ActionOutcome): { text: string; tone: Tone } {
-  const say = (text: string, tone: Tone) => ({ text: printableLine(`${label}: ${text}`), tone });
+  const say = (text: string, tone: Tone) => ({ text: printableLine(`${label}: ${text}`).trim(), tone });
   if (outcome.exitCode === 75) return say(`busy: ${lastLine(outcome.stderr).replace(/^agent-runner: /, '') || 'the repo is locked'}`, 'warn');
   const result = json(outcome.stdout);
   if (outcome.exitCode !== 0 && !(result && typeof result.outcome === 'string')) {
