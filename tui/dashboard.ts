@@ -28,6 +28,8 @@ export interface DashboardOptions {
   readonly intervalSec: number;
   /** Aborted on SIGTERM/SIGINT: the dashboard closes and the terminal is restored. */
   readonly terminate: AbortSignal;
+  /** Another terminal than the process's own (the benchmark draws into a stream). */
+  readonly terminal?: { readonly input: NodeJS.ReadableStream; readonly output: NodeJS.WritableStream; readonly name: string };
 }
 
 const COLOURS: Record<Tone, string | null> = { plain: null, ok: 'green', busy: 'cyan', warn: 'yellow', bad: 'red', muted: 'gray' };
@@ -46,7 +48,9 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
 /** Runs until the operator quits or the process is told to terminate. */
 export function runDashboard(options: DashboardOptions): Promise<void> {
   const { services } = options;
-  const screen = blessed.screen({ smartCSR: true, forceUnicode: true, fullUnicode: true, title: 'agent-runner fleet' });
+  // blessed's types call both streams Writable; it reads input and writes output.
+  const terminal = (options.terminal ? { input: options.terminal.input, output: options.terminal.output, terminal: options.terminal.name } : {}) as Partial<blessed.Widgets.IScreenOptions>;
+  const screen = blessed.screen({ smartCSR: true, forceUnicode: true, fullUnicode: true, title: 'agent-runner fleet', ...terminal });
   // What NCURSES_NO_UTF8_ACS=1 does, without asking the operator to set it.
   (screen.program as unknown as { tput: { brokenACS: boolean } }).tput.brokenACS = true;
   const title = blessed.box({ parent: screen, top: 0, left: 0, width: '100%', height: 1, tags: true, style: { bold: true } });
