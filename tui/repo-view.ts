@@ -82,15 +82,23 @@ export function taskRows(repo: FleetRepo, staging: Loaded<StagingFacts> | undefi
 
 const KIND_TONE: Record<TaskRow['kind'], Tone> = { running: 'busy', parked: 'warn', blocked: 'warn' };
 
+function duration(run: RunHistory['runs'][number]): string {
+  if (!run.endedAt) return '-';
+  const sec = Math.max(0, Math.round((Date.parse(run.endedAt) - Date.parse(run.startedAt)) / 1000));
+  return Number.isFinite(sec) ? (sec < 120 ? `${sec}s` : sec < 7200 ? `${Math.round(sec / 60)}m` : `${Math.round(sec / 3600)}h`) : '-';
+}
+
+/** Fits 80 columns: the run id, who, when (UTC), how long, outcome, landed/parked/failed, and tokens once a run has them. */
 function runsLines(history: RunHistory): TextLine[] {
   if (!history.runs.length) return [line(`no runs recorded for ${history.target}`, 'muted'), ...history.errors.map((e) => line(`could not read: ${e}`, 'bad'))];
-  const out: TextLine[] = [line('RUN                          BY           STARTED               ENDED                 OUTCOME        LANDED PARKED FAILED TOKENS', 'muted')];
+  const withTokens = history.runs.some((run) => run.tokens !== null);
+  const out: TextLine[] = [line(`${'RUN'.padEnd(26)} ${'BY'.padEnd(11)} ${'STARTED'.padEnd(11)} ${'TOOK'.padStart(5)} ${'OUTCOME'.padEnd(13)} L/P/F${withTokens ? '  TOKENS' : ''}`, 'muted')];
   for (const run of history.runs) {
-    const who = run.trigger === 'job' && run.jobId ? `job` : run.trigger;
     const c = run.counts;
+    const tokens = withTokens ? `  ${run.tokens ?? '-'}` : '';
     out.push(
       line(
-        `${run.id.padEnd(28)} ${who.padEnd(12)} ${run.startedAt.slice(0, 19).padEnd(21)} ${(run.endedAt ?? '-').slice(0, 19).padEnd(21)} ${run.outcome.padEnd(14)} ${String(c.landed).padStart(6)} ${String(c.parked + c.blocked).padStart(6)} ${String(c.failed).padStart(6)} ${(run.tokens === null ? '-' : String(run.tokens)).padStart(6)}`,
+        `${run.id.padEnd(26)} ${run.trigger.padEnd(11)} ${run.startedAt.slice(5, 16).replace('T', ' ')} ${duration(run).padStart(5)} ${run.outcome.padEnd(13)} ${c.landed}/${c.parked + c.blocked}/${c.failed}${tokens}`,
         run.status === 'running' ? 'busy' : outcomeTone(run.outcome),
       ),
     );

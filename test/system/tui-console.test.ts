@@ -32,6 +32,12 @@ echo "finished $AGENT_TASK_ID"
 
 const PARK_REASON = 'merge conflict in src/app.ts';
 
+/** TUI_CAPTURE_DIR=dir keeps each screen as a text file (docs/tui.md shows them). */
+function capture(name: string, screen: string): void {
+  const dir = process.env.TUI_CAPTURE_DIR;
+  if (dir) writeFileSync(path.join(dir, `${name}.txt`), screen);
+}
+
 t.test('the console: dispatch and follow, a parked task, un-park, enqueue, promote, pause, filter', async (t) => {
   if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git']) || !tmuxMayRun(t)) return;
   const a: ControlFixture = controlFixture(t, [
@@ -54,6 +60,7 @@ t.test('the console: dispatch and follow, a parked task, un-park, enqueue, promo
 
   // Both repos, box lines right at 80x24; select the second and back.
   const first = await tmux.waitFor('both repos', (s) => row(a.name).test(s) && row(b.name).test(s));
+  capture('fleet', first);
   t.match(first, /^┌─ repos ─+┐$/m, 'Unicode box lines at 80 columns');
   t.equal(first.split('\n')[0]!.length <= 80, true, 'nothing wider than the pane');
   keys('Down');
@@ -72,18 +79,25 @@ t.test('the console: dispatch and follow, a parked task, un-park, enqueue, promo
   const log = await tmux.waitFor('the transcript followed', (s) => /working on TASK-1: tick \d+/.test(s), 30_000);
   const tick = (screen: string) => Math.max(...[...screen.matchAll(/tick (\d+)/g)].map((m) => Number(m[1])));
   const seen = tick(log);
+  capture('log', log);
   await tmux.waitFor('new lines as the agent writes them', (s) => tick(s) >= seen + 3);
   rmSync(path.join(a.probeOut, 'hold'));
   const ended = await tmux.waitFor('the dispatch result in the footer', (s) => new RegExp(`dispatch ${a.name}: drained, 1 landed`).test(s), 60_000);
   t.match(ended, /finished TASK-1/, 'the log showed the last lines');
+  keys('1');
+  capture('summary', await tmux.waitFor('the summary tab', (s) => /\[1 summary\]/.test(s) && /last run/.test(s)));
+  keys('2');
+  capture('runs', await tmux.waitFor('the runs tab', (s) => /drained +1 +0 +0/.test(s), 20_000));
 
   // A parked task's reason, then un-park it.
   keys('3');
   const tasks = await tmux.waitFor('the parked task', (s) => /> TASK-2 +parked/.test(s), 30_000);
   t.match(tasks, /merge conflict in src\/app\.ts/);
+  capture('tasks', tasks);
   keys('Enter');
   const detail = await tmux.waitFor('the task overlay', (s) => /attempts +none on record/.test(s));
   t.match(detail, /reason +merge conflict in src\/app\.ts/, "the task's reason");
+  capture('task', detail);
   keys('Escape');
   await tmux.waitFor('the overlay closed', (s) => !/attempts +none on record/.test(s));
   keys('u');
@@ -94,7 +108,7 @@ t.test('the console: dispatch and follow, a parked task, un-park, enqueue, promo
   keys('e');
   await tmux.waitFor('the form', (s) => new RegExp(`enqueue on ${a.name}`).test(s));
   keys('-l', 'Write a haiku about queues');
-  await tmux.waitFor('the typed text', (s) => /> Write a haiku about queues_/.test(s));
+  capture('enqueue', await tmux.waitFor('the typed text', (s) => /> Write a haiku about queues_/.test(s)));
   keys('Enter');
   await tmux.waitFor('the enqueue result', (s) => /queued prompt/.test(s), 20_000);
   const queue = path.join(a.state, 'repos', a.name, 'spool', 'queue');
@@ -106,18 +120,19 @@ t.test('the console: dispatch and follow, a parked task, un-park, enqueue, promo
   const staging = rootGit(a.clone, 'rev-parse', 'refs/heads/auto/work');
   keys('p');
   const confirm = await tmux.waitFor('the promote confirmation', (s) => /promote .*\? y \/ n/.test(s), 30_000);
+  capture('promote', confirm);
   t.match(confirm, /auto\/work is \d+ commit\(s\) ahead and 0 behind main/, 'ahead and behind');
   t.match(confirm, new RegExp(`TASK-1 +[0-9a-f]{10} +`), 'the landing task and its commit');
   t.notMatch(confirm, /TASK-2 +[0-9a-f]{10}/, 'nothing that does not land');
   keys('y');
-  await tmux.waitFor('the promote result', (s) => new RegExp(`promote ${a.name}: main fast-forwarded`).test(s), 30_000);
+  capture('promoted', await tmux.waitFor('the promote result', (s) => new RegExp(`promote ${a.name}: main fast-forwarded`).test(s), 30_000));
   t.equal(rootGit(a.origin, 'rev-parse', 'refs/heads/main'), staging, 'origin main is where auto/work was');
 
   // Pause and resume from the fleet screen.
   keys('Escape');
   await tmux.waitFor('the fleet again', (s) => /^┌─ repos ─+┐$/m.test(s));
   keys('w');
-  await tmux.waitFor('paused in the table', (s) => new RegExp(`^│${a.name} +paused`, 'm').test(s), 20_000);
+  capture('paused', await tmux.waitFor('paused in the table', (s) => new RegExp(`^│${a.name} +paused`, 'm').test(s), 20_000));
   t.ok(existsSync(path.join(a.state, 'repos', a.name, 'paused.json')), 'the root-owned flag is written');
   keys('w');
   await tmux.waitFor('resumed', (s) => new RegExp(`^│${a.name} +yes`, 'm').test(s), 20_000);
@@ -128,10 +143,11 @@ t.test('the console: dispatch and follow, a parked task, un-park, enqueue, promo
   keys('-l', b.name.slice(-3));
   const filtered = await tmux.waitFor('only the matching repo', (s) => row(b.name).test(s) && !new RegExp(`^│${a.name} `, 'm').test(s));
   t.match(filtered, /1 shown \(filter/);
+  capture('filter', filtered);
   keys('Escape');
   await tmux.waitFor('both repos again', (s) => row(b.name).test(s) && new RegExp(`^│${a.name} `, 'm').test(s));
   keys('?');
-  await tmux.waitFor('the help', (s) => /keys \(any key closes\)/.test(s) && /dispatch the repo now/.test(s));
+  capture('help', await tmux.waitFor('the help', (s) => /keys \(any key closes\)/.test(s) && /dispatch the repo now/.test(s)));
   keys('q');
   await tmux.waitFor('the help closed', (s) => !/keys \(any key closes\)/.test(s));
   keys('q');

@@ -45,8 +45,12 @@ t.test('the tabs', async (t) => {
   t.same(texts(buildRepoScreen(web, { ...INITIAL_STATE, tab: 'runs' }, emptyDetails('web'), 0).lines), ['reading the run history...']);
   t.same(texts(buildRepoScreen(web, { ...INITIAL_STATE, tab: 'runs' }, { ...emptyDetails('web'), runs: { state: 'error', message: 'EACCES' } }, 0).lines), ['cannot read the run history: EACCES']);
   const runs = texts(buildRepoScreen(web, { ...INITIAL_STATE, tab: 'runs' }, withStaging, 0).lines);
-  t.match(runs[0], /^RUN +BY +STARTED +ENDED +OUTCOME +LANDED PARKED FAILED TOKENS$/);
-  t.match(runs[1], /^20260101T005500Z-aa +watch +2026-01-01T00:55:00 +2026-01-01T00:58:00 +drained +1 +1 +0 +-$/);
+  t.match(runs[0], /^RUN +BY +STARTED +TOOK OUTCOME +L\/P\/F$/);
+  t.equal(runs[1], '20260101T005500Z-aa        watch       01-01 00:55    3m drained       1/1/0');
+  for (const text of runs) t.ok(text.length <= 78, `fits 80 columns with the box: ${text}`);
+  const tokens = texts(buildRepoScreen(web, { ...INITIAL_STATE, tab: 'runs' }, { ...withStaging, runs: { state: 'ok', value: { ...history, runs: [{ ...history.runs[0]!, tokens: 1234 }] } } }, 0).lines);
+  t.match(tokens[0], /L\/P\/F {2}TOKENS$/, 'a tokens column once a run has them');
+  t.match(tokens[1], /1\/1\/0 {2}1234$/);
   t.same(runs.slice(2), ['    TASK-1 landed', '    TASK-7 parked: gate failed']);
 
   const tasks = buildRepoScreen(web, { ...INITIAL_STATE, tab: 'tasks', selectedTask: 1 }, withStaging, 0);
