@@ -8,7 +8,7 @@ import type { FleetRepo } from '../src/control/fleet.js';
 import type { RunHistory } from '../src/control/run-history.js';
 import type { StagingStatus } from '../src/staging/lifecycle.js';
 import { STAGING_BRANCH } from '../src/staging/names.js';
-import { detailLines, outcomeTone, type DetailLine, type Tone } from './view-model.js';
+import { detailLines, FOOTER_KEYS, outcomeTone, type DetailLine, type Tone } from './view-model.js';
 import { TABS, spinnerFrame, type ConsoleState, type Overlay, type Tab, type TaskRow } from './console-state.js';
 import { helpLines } from './keys.js';
 
@@ -211,7 +211,7 @@ export function buildOverlay(overlay: Overlay, details: RepoDetails | undefined,
 /** Pure: the keys the footer names on each screen (short enough for 80 columns). */
 export function footerKeys(state: Pick<ConsoleState, 'screen' | 'tab' | 'editingFilter' | 'filter'>): string {
   if (state.editingFilter) return `/${state.filter}_  (Enter keep, Esc clear)`;
-  if (state.screen === 'fleet') return '? help  q quit  enter open  / filter  d e p x w';
+  if (state.screen === 'fleet') return FOOTER_KEYS;
   return state.tab === 'tasks' ? '? help  esc back  tab  enter why  u unpark  l log' : '? help  esc back  tab  1-4  d e p x w';
 }
 

@@ -201,7 +201,7 @@ function footerStatus(status: RefreshStatus, now: number): { status: string; ton
   return { status: `read ${ago} ago${status.reading ? ', reading...' : ''} (${every})`, tone: 'muted' };
 }
 
-export const FOOTER_KEYS = '? help  q quit  up/down select  enter open  / filter';
+export const FOOTER_KEYS = '? help  q quit  enter open  / filter  d e p x w';
 
 export interface ViewOptions {
   /** Show only repos whose name contains this (the `/` filter). */
