@@ -17,7 +17,7 @@ import type { Clock } from '../src/ports.js';
 import { buildView, type FleetView, type Tone } from './view-model.js';
 import { FleetRefresher } from './refresh.js';
 import { actionEnded, actionStarted, currentRepo, handleKey, INITIAL_STATE, type ConsoleState, type Effect, type Key } from './console-state.js';
-import { buildOverlay, buildRepoScreen, discardConfirmation, emptyDetails, footerKeys, footerLine, footerStatus, promoteConfirmation, taskRows, type RepoDetails, type TextLine } from './repo-view.js';
+import { buildOverlay, buildRepoScreen, discardConfirmation, emptyDetails, footerKeys, footerLine, footerStatus, promoteConfirmation, taskRows, confirmedArgs, type RepoDetails, type TextLine } from './repo-view.js';
 import { describeActionResult } from './action-result.js';
 import type { ConsoleServices, StartedAction } from './services.js';
 
@@ -193,7 +193,7 @@ export function runDashboard(options: DashboardOptions): Promise<void> {
         setDetails(repo, { staging: { state: 'ok', value: facts } });
         const confirmation = action === 'promote' ? promoteConfirmation(repo, facts) : discardConfirmation(repo, facts);
         if ('nothing' in confirmation) state = { ...state, overlay: null, result: { text: confirmation.nothing, tone: 'muted' } };
-        else state = { ...state, overlay: { kind: 'confirm', title: `${action} ${repo}`, lines: confirmation.lines, onYes: { kind: 'run', label: `${action} ${repo}`, args: [action, '--repo', repo, '--json'] } } };
+        else state = { ...state, overlay: { kind: 'confirm', title: `${action} ${repo}`, lines: confirmation.lines, onYes: { kind: 'run', label: `${action} ${repo}`, args: confirmedArgs(action, repo, facts) } } };
         draw();
       },
       (error: unknown) => {

@@ -174,6 +174,11 @@ export function promoteConfirmation(repo: string, facts: StagingFacts): { lines:
   return { lines };
 }
 
+/** The command a confirmation runs; a promote is pinned to the auto/work commit it showed. */
+export function confirmedArgs(action: 'promote' | 'discard', repo: string, facts: StagingFacts): string[] {
+  return action === 'promote' && facts.staging ? ['promote', '--repo', repo, '--expect-staging', facts.staging, '--json'] : [action, '--repo', repo, '--json'];
+}
+
 /** Pure: the discard confirmation. */
 export function discardConfirmation(repo: string, facts: StagingFacts): { lines: string[] } | { nothing: string } {
   if (!facts.staging) return { nothing: `discard ${repo}: there is no ${STAGING_BRANCH} branch` };

@@ -1,7 +1,7 @@
 // agent-runner promote: fast-forward the base branch to auto/work and push it.
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { EXIT } from '../errors.js';
+import { EXIT, UsageError } from '../errors.js';
 import { promote } from '../staging/lifecycle.js';
 import { lifecycleInput, withWorkspaceLock } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
@@ -10,12 +10,15 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
   command
     .option('--workspace <dir>', 'the git checkout')
     .option('--repo <name>', "a repo from the registry (as root: runs as the repo's user)")
+    .option('--expect-staging <commit>', 'refuse unless auto/work is at this commit (what you confirmed)')
     .option('--json', 'print the result as JSON')
-    .action(async (options: { workspace?: string; repo?: string; json?: boolean }) => {
-      const route = await routeLifecycle(context, options, ['promote', ...(options.json ? ['--json'] : [])]);
+    .action(async (options: { workspace?: string; repo?: string; json?: boolean; expectStaging?: string }) => {
+      if (options.expectStaging !== undefined && !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(options.expectStaging)) throw new UsageError(`--expect-staging "${options.expectStaging}" is not a full commit id`);
+      const expect = options.expectStaging === undefined ? [] : ['--expect-staging', options.expectStaging];
+      const route = await routeLifecycle(context, options, ['promote', ...expect, ...(options.json ? ['--json'] : [])]);
       if (route.kind === 'ran-as-user') return setExit(route.exitCode);
       const input = await lifecycleInput(context, route.workspace, true);
-      const result = await withWorkspaceLock(context, input, 'promote', () => promote(input));
+      const result = await withWorkspaceLock(context, input, 'promote', () => promote(input, options.expectStaging));
       context.out(options.json ? `${JSON.stringify(result)}\n` : `${result.detail}${result.pushed ? `; pushed ${input.baseBranch}` : ''}\n`);
       setExit(EXIT.ok);
     });

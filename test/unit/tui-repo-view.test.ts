@@ -2,7 +2,7 @@
 // the footer and the action results, from built inputs; and the fleet table
 // with a filter and a paused repo.
 import t from 'tap';
-import { buildOverlay, buildRepoScreen, discardConfirmation, emptyDetails, footerKeys, footerLine, footerStatus, promoteConfirmation, renderRepoText, taskDetailLines, taskRows, type RepoDetails, type StagingFacts } from '../../tui/repo-view.js';
+import { buildOverlay, buildRepoScreen, confirmedArgs, discardConfirmation, emptyDetails, footerKeys, footerLine, footerStatus, promoteConfirmation, renderRepoText, taskDetailLines, taskRows, type RepoDetails, type StagingFacts } from '../../tui/repo-view.js';
 import { buildView, FLEET_COLUMNS, renderFrameText, type Column } from '../../tui/view-model.js';
 import { describeActionResult } from '../../tui/action-result.js';
 import { INITIAL_STATE } from '../../tui/console-state.js';
@@ -92,6 +92,8 @@ t.test('promote and discard confirmations list exactly what lands', async (t) =>
   t.same('lines' in discard && discard.lines.at(-1), 'discard web? y / n');
   t.match('lines' in discard && discard.lines.join('\n'), /TASK-1 +aaaaaaaaaa/);
   t.same(discardConfirmation('web', { ...facts, staging: undefined }), { nothing: 'discard web: there is no auto/work branch' });
+  t.same(confirmedArgs('promote', 'web', facts), ['promote', '--repo', 'web', '--expect-staging', facts.staging, '--json'], 'a promote is pinned to the commit it showed');
+  t.same(confirmedArgs('discard', 'web', facts), ['discard', '--repo', 'web', '--json']);
 });
 
 t.test('overlays', async (t) => {
