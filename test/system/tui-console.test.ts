@@ -87,7 +87,7 @@ t.test('the console: dispatch and follow, a parked task, un-park, enqueue, promo
   keys('1');
   capture('summary', await tmux.waitFor('the summary tab', (s) => /\[1 summary\]/.test(s) && /last run/.test(s)));
   keys('2');
-  capture('runs', await tmux.waitFor('the runs tab', (s) => /drained +1 +0 +0/.test(s), 20_000));
+  capture('runs', await tmux.waitFor('the runs tab', (s) => /drained +1\/0\/0/.test(s), 20_000));
 
   // A parked task's reason, then un-park it.
   keys('3');
