@@ -201,3 +201,29 @@ export function agentRecordsDir(workspaceState: string): string {
 export function agentRecordFile(workspaceState: string, name: string): string {
   return path.join(agentRecordsDir(workspaceState), `${name}.json`);
 }
+
+// ------------------------------------------------ the operator's console (issue 12)
+
+/** A drain's summary kept for good, one file per run (last-drain.json is only the newest). */
+export function drainHistoryDir(workspaceState: string): string {
+  return path.join(workspaceState, 'drains');
+}
+
+export function drainHistoryFile(workspaceState: string, runId: string): string {
+  return path.join(drainHistoryDir(workspaceState), `${runId}.json`);
+}
+
+/** The workspace's transcripts folder. */
+export function transcriptsDir(workspaceState: string): string {
+  return path.join(workspaceState, 'transcripts');
+}
+
+/** Present while the operator has paused the repo's watcher (root-owned, in root's state dir). */
+export function pauseFile(state: string, repo: string): string {
+  return path.join(repoStateDir(state, repo), 'paused.json');
+}
+
+/** When the watcher last applied retention to the repo. */
+export function retentionStampFile(state: string, repo: string): string {
+  return path.join(repoStateDir(state, repo), 'retention.json');
+}

@@ -47,7 +47,8 @@ export interface FleetView {
   readonly footer: { readonly keys: string; readonly status: string; readonly tone: Tone };
 }
 
-interface Column {
+/** One column of the fleet table; add a column by adding an entry to FLEET_COLUMNS. */
+export interface Column {
   readonly title: string;
   /** Longer values are cut with "~" so one odd repo never breaks the layout. */
   readonly max: number;
@@ -84,7 +85,7 @@ function watcherTone(repo: FleetRepo, heartbeatAgeSec: number | null): Tone {
   }
 }
 
-function outcomeTone(outcome: string): Tone {
+export function outcomeTone(outcome: string): Tone {
   if (outcome === 'drained') return 'ok';
   if (outcome === 'nothing-to-do') return 'muted';
   if (outcome === 'interrupted') return 'warn';
@@ -95,9 +96,10 @@ function outcomeTone(outcome: string): Tone {
 /** Ages in the snapshot were true when it was read; drift (s) keeps them true while it stays on screen. */
 const aged = (sec: number | null, drift: number) => (sec === null ? null : sec + drift);
 
-const COLUMNS: readonly Column[] = [
+/** The table's columns, left to right. */
+export const FLEET_COLUMNS: readonly Column[] = [
   { title: 'REPO', max: 24, cell: (r) => ({ text: r.name, tone: r.errors.length ? 'bad' : r.enabled ? 'plain' : 'muted' }) },
-  { title: 'ON', max: 3, cell: (r) => ({ text: r.enabled ? 'yes' : 'no', tone: r.enabled ? 'plain' : 'muted' }) },
+  { title: 'ON', max: 6, cell: (r) => (r.paused ? { text: 'paused', tone: 'warn' } : { text: r.enabled ? 'yes' : 'no', tone: r.enabled ? 'plain' : 'muted' }) },
   { title: 'WATCHER', max: 8, cell: (r, d) => ({ text: r.watcher.state, tone: watcherTone(r, aged(r.watcher.heartbeatAgeSec, d)) }) },
   {
     title: 'BEAT',
@@ -147,7 +149,7 @@ export function moveSelection(fleet: Fleet | null, selected: string | null, delt
   return repos[Math.min(repos.length - 1, Math.max(0, index + delta))]!.name;
 }
 
-function detailLines(repo: FleetRepo, drift: number): DetailLine[] {
+export function detailLines(repo: FleetRepo, drift: number): DetailLine[] {
   const lines: DetailLine[] = [];
   const add = (label: string, text: string, tone: Tone = 'plain') => lines.push({ label, text, tone });
   add('repo', `${repo.path}  user ${repo.user}  base ${repo.baseBranch}  schedule "${repo.schedule}"  max parallel ${repo.maxParallel}${repo.enabled ? '' : '  (disabled)'}`, repo.enabled ? 'plain' : 'muted');
@@ -158,6 +160,7 @@ function detailLines(repo: FleetRepo, drift: number): DetailLine[] {
   watcher.push(beat === null ? 'no heartbeat' : `heartbeat ${formatAge(beat)} ago`);
   if (repo.watcher.lastTick) watcher.push(`last tick ${repo.watcher.lastTick}`);
   add('watcher', watcher.join(', '), watcherTone(repo, beat));
+  if (repo.paused) add('paused', `since ${repo.paused.since} by ${repo.paused.by}: nothing new starts (w resumes)`, 'warn');
   if (repo.watcher.lastError) add('skipped', `${repo.watcher.lastError.at}: ${repo.watcher.lastError.message}`, 'warn');
 
   if (repo.run) {
@@ -205,32 +208,45 @@ function footerStatus(status: RefreshStatus, now: number): { status: string; ton
   return { status: `read ${ago} ago${status.reading ? ', reading...' : ''} (${every})`, tone: 'muted' };
 }
 
-export const FOOTER_KEYS = 'q quit  up/down select  r refresh';
+export const FOOTER_KEYS = '? help  q quit  enter open  / filter  d e p x w';
+
+export interface ViewOptions {
+  /** Show only repos whose name contains this (the `/` filter). */
+  readonly filter?: string;
+  /** The table's columns (FLEET_COLUMNS unless a caller adds its own). */
+  readonly columns?: readonly Column[];
+}
 
 /** Pure: one frame of the dashboard. */
-export function buildView(fleet: Fleet | null, selected: string | null, now: number, status: RefreshStatus): FleetView {
+export function buildView(fleet: Fleet | null, selected: string | null, now: number, status: RefreshStatus, options: ViewOptions = {}): FleetView {
+  const columns = options.columns ?? FLEET_COLUMNS;
+  const filter = (options.filter ?? '').trim().toLowerCase();
   const drift = fleet ? Math.max(0, Math.round((now - Date.parse(fleet.generatedAt)) / 1000)) : 0;
-  const repos = fleet?.repos ?? [];
+  const all = fleet?.repos ?? [];
+  const repos = filter ? all.filter((repo) => repo.name.toLowerCase().includes(filter)) : all;
   // Cells and details carry agent text (task ids, reasons, errors): printable only.
-  const raw = repos.map((repo) => COLUMNS.map((column) => column.cell(repo, drift)).map((cell) => ({ ...cell, text: printableLine(cell.text) })));
-  const widths = COLUMNS.map((column, i) => Math.min(column.max, Math.max(column.title.length, ...raw.map((cells) => cells[i]!.text.length))));
-  const header = COLUMNS.map((column, i) => fit(column.title, widths[i]!)).join(COLUMN_GAP).trimEnd();
+  const raw = repos.map((repo) => columns.map((column) => column.cell(repo, drift)).map((cell) => ({ ...cell, text: printableLine(cell.text) })));
+  const widths = columns.map((column, i) => Math.min(column.max, Math.max(column.title.length, ...raw.map((cells) => cells[i]!.text.length))));
+  const header = columns.map((column, i) => fit(column.title, widths[i]!)).join(COLUMN_GAP).trimEnd();
   const rows = repos.map((repo, r) => ({ name: repo.name, cells: raw[r]!.map((cell, i) => ({ text: fit(cell.text, widths[i]!), tone: cell.tone })) }));
-  const index = selectedIndex(fleet, selected);
+  const found = selected === null ? -1 : repos.findIndex((repo) => repo.name === selected);
+  const index = repos.length ? Math.max(0, found) : -1;
 
   const problems: DetailLine[] = (fleet?.problems ?? []).map((p) => ({ label: 'registry', text: `${p.file}: ${p.key}: ${p.problem}; ${p.fix}`, tone: 'bad' as const }));
   let details: FleetView['details'];
   if (index >= 0) details = { title: repos[index]!.name, lines: [...detailLines(repos[index]!, drift), ...problems].map((line) => ({ ...line, text: printableLine(line.text) })) };
+  else if (fleet && filter && all.length) details = { title: 'no match', lines: [{ label: 'filter', text: `no repo name contains "${filter}" (Esc clears the filter)`, tone: 'muted' as const }] };
   else if (fleet) details = { title: 'no repos', lines: [{ label: 'registry', text: `no repos registered in ${fleet.registry}`, tone: 'muted' as const }, ...problems].map((line) => ({ ...line, text: printableLine(line.text) })) };
   else details = { title: 'fleet', lines: [] };
 
-  const running = repos.filter((repo) => repo.run).length;
-  const broken = repos.filter((repo) => repo.errors.length || repo.watcher.state === 'dead').length;
+  const running = all.filter((repo) => repo.run).length;
+  const broken = all.filter((repo) => repo.errors.length || repo.watcher.state === 'dead').length;
+  const shown = filter ? `, ${repos.length} shown (filter "${filter}")` : '';
   const title = fleet
-    ? `agent-runner fleet: ${repos.length} repo${repos.length === 1 ? '' : 's'}, ${running} running, ${broken} with problems${fleet.problems.length ? `, ${fleet.problems.length} registry problem${fleet.problems.length === 1 ? '' : 's'}` : ''}  (${fleet.registry})`
+    ? `agent-runner fleet: ${all.length} repo${all.length === 1 ? '' : 's'}, ${running} running, ${broken} with problems${fleet.problems.length ? `, ${fleet.problems.length} registry problem${fleet.problems.length === 1 ? '' : 's'}` : ''}${shown}  (${fleet.registry})`
     : 'agent-runner fleet';
   const footer = footerStatus(status, now);
-  return { title, header, rows, selected: index, details, footer: { keys: FOOTER_KEYS, ...footer, status: printableLine(footer.status) } };
+  return { title: printableLine(title), header, rows, selected: index, details, footer: { keys: FOOTER_KEYS, ...footer, status: printableLine(footer.status) } };
 }
 
 /** The text of a table row as it appears on screen. */

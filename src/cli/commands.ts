@@ -27,17 +27,28 @@ const COMMANDS: readonly { name: string; summary: string; load: () => Promise<Co
   { name: 'dispatch', summary: 'as root: lock a repo, drop to its user, run orchestrate', load: () => import('./dispatch.js') },
   { name: 'enqueue', summary: 'as root: queue a one-off job for a repo', load: () => import('./enqueue.js') },
   { name: 'watch', summary: 'as root: the per-repo watch loop', load: () => import('./watch.js') },
+  { name: 'logs', summary: "tail or follow a task's transcript", load: () => import('./logs.js') },
+  { name: 'runs', summary: 'the run history: dispatched, watched and manual drains', load: () => import('./runs.js') },
+  { name: 'pause', summary: "as root: pause a repo's watcher (nothing new starts)", load: () => import('./pause.js') },
+  { name: 'resume', summary: "as root: resume a paused repo's watcher", load: () => import('./resume.js') },
+  { name: 'unpark', summary: `take the parked label off a task on ${STAGING_BRANCH}`, load: () => import('./unpark.js') },
 ];
 
 export async function runCli(argv: readonly string[], given: CliContext): Promise<number> {
   // Output carries agent text (titles, reasons, errors): nothing reaches the terminal as a control sequence.
   const context: CliContext = { ...given, out: (text) => given.out(escapeForTerminal(text)), err: (text) => given.err(escapeForTerminal(text)) };
   let exitCode: number = EXIT.ok;
+  if (argv[0] === '--version' || argv[0] === '-V') {
+    const { installVersion } = await import('./version.js');
+    context.out(`${await installVersion(context)}\n`);
+    return EXIT.ok;
+  }
   const program = new Command('agent-runner')
     .description('Run headless coding agents unattended against git repositories.')
     .exitOverride()
     .configureOutput({ writeOut: (text) => context.out(text), writeErr: (text) => context.err(text) })
-    .showHelpAfterError(false);
+    .showHelpAfterError(false)
+    .option('-V, --version', 'print the version');
   const invoked = argv[0];
   for (const entry of COMMANDS) {
     const command = program.command(entry.name).description(entry.summary);

@@ -22,6 +22,7 @@ interface PromoteOptions {
   merge?: boolean;
   push?: boolean;
   githubApi?: string;
+  expectStaging?: string;
 }
 
 /** What the registry says about promoting this repo, as flags for the repo user's process. */
@@ -48,15 +49,17 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--merge', 'with --pr: merge it when every check on the staging head is green (exit 75 while one is pending)')
     .option('--push', 'push the base even when the registry says promote = "pr"')
     .option('--github-api <url>', 'GitHub API root (GitHub Enterprise: https://HOST/api/v3); default from the origin host')
+    .option('--expect-staging <commit>', 'refuse unless auto/work is at this commit (what you confirmed)')
     .option('--json', 'print the result as JSON')
     .action(async (options: PromoteOptions) => {
       if (options.push && (options.pr || options.merge)) throw new UsageError('--push and --pr/--merge exclude each other: push the base, or promote through a pull request');
-      const own = [...(options.pr || options.merge ? ['--pr'] : []), ...(options.merge ? ['--merge'] : []), ...(options.push ? ['--push'] : []), ...(options.githubApi ? ['--github-api', options.githubApi] : []), ...(options.json ? ['--json'] : [])];
+      if (options.expectStaging !== undefined && !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(options.expectStaging)) throw new UsageError(`--expect-staging "${options.expectStaging}" is not a full commit id`);
+      const own = [...(options.expectStaging === undefined ? [] : ['--expect-staging', options.expectStaging]), ...(options.pr || options.merge ? ['--pr'] : []), ...(options.merge ? ['--merge'] : []), ...(options.push ? ['--push'] : []), ...(options.githubApi ? ['--github-api', options.githubApi] : []), ...(options.json ? ['--json'] : [])];
       const route = await routeLifecycle(context, options, ['promote', ...own], (repo) => promoteFlagsFor(repo, options));
       if (route.kind === 'ran-as-user') return setExit(route.exitCode);
       const input = await lifecycleInput(context, route.workspace, true);
       if (!options.pr && !options.merge) {
-        const result = await withWorkspaceLock(context, input, 'promote', () => promote(input));
+        const result = await withWorkspaceLock(context, input, 'promote', () => promote(input, options.expectStaging));
         context.out(options.json ? `${JSON.stringify(result)}\n` : `${result.detail}${result.pushed ? `; pushed ${input.baseBranch}` : ''}\n`);
         return setExit(EXIT.ok);
       }

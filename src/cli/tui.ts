@@ -7,6 +7,7 @@ import { EXIT, UsageError } from '../errors.js';
 import { registryFile, stateDir } from '../paths.js';
 import { gatherFleet, type Fleet } from '../control/fleet.js';
 import type { BoardSnapshot } from '../control/board-snapshot.js';
+import { installPaths } from './root-support.js';
 
 const DEFAULT_INTERVAL_SEC = 2;
 const MIN_INTERVAL_SEC = 0.5;
@@ -40,7 +41,9 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       }
       if (!context.stdoutIsTTY) throw new UsageError('tui needs a terminal on stdout; use "tui --once" or "fleet --json" in scripts');
       const { runDashboard } = await import('../../tui/dashboard.js');
-      await runDashboard({ loadFleet, clock, intervalSec, terminate: context.terminate });
+      const { consoleServices } = await import('./tui-services.js');
+      const services = consoleServices(context, await installPaths(context));
+      await runDashboard({ loadFleet, services, clock, intervalSec, terminate: context.terminate });
       setExit(EXIT.ok);
     });
 }

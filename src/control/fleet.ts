@@ -16,10 +16,13 @@ import { runningAgentTasks } from './fleet-agents.js';
 import { readWatchStatus, type WatchStatus } from './watch-status.js';
 import { BoardSnapshot, type BoardSummary } from './board-snapshot.js';
 import { pullRequestCell, readPullRequestRecord, type PullRequestRecord } from './pull-request-record.js';
+import { readPause, type PauseFlag } from './pause.js';
 
 export interface FleetRepo {
   readonly name: string;
   readonly enabled: boolean;
+  /** The operator paused the watcher (control/pause.ts); null when not paused. */
+  readonly paused: { readonly since: string; readonly by: string } | null;
   readonly user: string;
   readonly path: string;
   readonly baseBranch: string;
@@ -55,6 +58,7 @@ export interface FleetInputs {
   readonly repo: RegistryRepo;
   readonly now: number;
   readonly status: WatchStatus | undefined;
+  readonly paused?: PauseFlag | undefined;
   /** Whether the watch lock is held by a live process. */
   readonly watcherAlive: boolean;
   readonly runs: readonly RunRecord[];
@@ -79,6 +83,7 @@ export function fleetEntry(input: FleetInputs): FleetRepo {
   return {
     name: repo.name,
     enabled: repo.enabled,
+    paused: input.paused ?? null,
     user: repo.user,
     path: repo.path,
     baseBranch: repo.baseBranch,
@@ -117,7 +122,7 @@ export function renderFleetHuman(fleet: Fleet): string {
   const header = ['REPO', 'ON', 'WATCHER', 'BEAT', 'RUN', 'QUEUE', 'STAGING', 'READY', 'PARKED', 'LAST RUN'];
   const rows = fleet.repos.map((repo) => [
     repo.name,
-    repo.enabled ? 'yes' : 'no',
+    repo.paused ? 'paused' : repo.enabled ? 'yes' : 'no',
     repo.watcher.state,
     age(repo.watcher.heartbeatAgeSec),
     repo.run ? `${age(repo.run.elapsedSec)} ${printableLine(repo.run.runningTasks.join(',')) || '-'}` : '-',
@@ -181,6 +186,7 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
     }
   };
   const status = await attempt('watch status', () => readWatchStatus(deps.fs, state, repo.name));
+  const paused = await attempt('pause flag', () => readPause(deps.fs, state, repo.name));
   const lock = await attempt('watch lock', () => deps.locks.inspect(watchLockPath(state, repo.name)));
   let watcherAlive = false;
   if (lock?.locked && lock.holder) watcherAlive = isSameProcess(lock.holder, await deps.process.startTimeOf(lock.holder.pid));
@@ -199,6 +205,7 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
     repo,
     now,
     status,
+    paused,
     watcherAlive,
     runs,
     runningTasks,

@@ -22,6 +22,8 @@ import type { ControlPorts, HeldLock } from '../ports.js';
 import { createPromptTask } from './prompt-task.js';
 import { repoUser } from './as-repo-user.js';
 import { afterPublishedDrain } from './watch-pull-request.js';
+import { readPause } from './pause.js';
+import { applyDailyRetention } from './watch-retention.js';
 
 export type LogEvent = { readonly event: string; readonly repo: string } & Record<string, unknown>;
 
@@ -162,9 +164,10 @@ export class RepoWatcher {
       if (!repo) throw new ExitError(`repo "${this.name}" is no longer in ${this.deps.registryFile}; stop its unit: systemctl disable --now agent-runner-watch@${this.name}`, 2);
       this.reschedule(repo.schedule);
       const queued = (await this.spool.ids('queue')).length;
+      const paused = (await readPause(this.deps.fs, this.deps.state, this.name)) !== undefined;
       let ready: readonly string[] | undefined;
       let boardError: string | undefined;
-      if (needsBoard({ enabled: repo.enabled, running: false, stopping: false, queued })) {
+      if (needsBoard({ enabled: repo.enabled, paused, running: false, stopping: false, queued })) {
         if (!this.snapshot || this.snapshotFor !== `${repo.path}\n${repo.baseBranch}`) {
           this.snapshot = new BoardSnapshot(this.deps.process, repo.path, repo.baseBranch);
           this.snapshotFor = `${repo.path}\n${repo.baseBranch}`;
@@ -175,13 +178,17 @@ export class RepoWatcher {
           boardError = (error as Error).message;
         }
       }
-      const action = decideTick({ enabled: repo.enabled, running: false, stopping: this.stopping, queued, ready, ...(boardError === undefined ? {} : { boardError }) });
+      const action = decideTick({ enabled: repo.enabled, paused, running: false, stopping: this.stopping, queued, ready, ...(boardError === undefined ? {} : { boardError }) });
       if (action.kind === 'broken') throw new Error(action.reason);
       if (action.kind === 'run-job') this.begin(repo, undefined);
       else if (action.kind === 'drain') {
         this.log('drain-starting', { ready: action.ready });
         this.begin(repo, ['--drain']);
-      } else await this.setStatus({ lastTick: at, ...(this.status.lastError ? {} : {}) });
+      } else {
+        await this.setStatus({ lastTick: at, ...(this.status.lastError ? {} : {}) });
+        // Nothing started: a quiet moment for the daily retention pass.
+        if (!this.stopping) await applyDailyRetention({ ...this.deps, log: (event, fields) => this.log(event, fields) }, repo);
+      }
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.log('repo-skipped', { error: message });

@@ -16,7 +16,8 @@ import type { WorkerContext } from './task-worker.js';
 import { DrainBook } from './book.js';
 import { integrateRecovered, runTaskFlow, type TaskFlow } from './task-flow.js';
 import { recoverTaskBranches } from './recovery.js';
-import { agentRecordsDir, lastDrainFile, workspaceStateDir } from '../paths.js';
+import { agentRecordsDir, workspaceStateDir } from '../paths.js';
+import { recordDrain } from './history.js';
 import type { DrainEvent, DrainEventBody, DrainSummary, Emit } from './types.js';
 import { AgentTracker } from './records.js';
 import { drainOutcome, shouldPublish, type DrainFacts } from './verdict/outcome.js';
@@ -156,7 +157,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       startedAt: new Date(startedAt).toISOString(),
       endedAt: new Date(clock.now()).toISOString(),
     };
-    await fs.writeAtomic(lastDrainFile(wsState), `${JSON.stringify(summary, null, 2)}\n`, 0o600).catch(() => undefined);
+    await recordDrain(fs, wsState, summary).catch(() => undefined);
     await lock.release();
     emit({ event: 'drain-finished', outcome, ...(failure ? { reason: failure } : {}) });
   }

@@ -108,10 +108,18 @@ async function pushBase(git: Git, workspace: string, refs: Refs, branch: string)
   return true;
 }
 
-export async function promote(input: LifecycleInput): Promise<PromoteResult> {
+/**
+ * `expectStaging`: the auto/work commit the operator confirmed (the
+ * dashboard's confirmation lists what lands up to it); promote refuses when
+ * auto/work has moved since, so what lands is exactly what was shown.
+ */
+export async function promote(input: LifecycleInput, expectStaging?: string): Promise<PromoteResult> {
   const { git, workspace, baseBranch } = input;
   const refs = await fetchAndResolveBase(git, workspace, baseBranch, input.fetch);
   const staging = await resolveCommit(git, workspace, STAGING_REF);
+  if (expectStaging !== undefined && staging !== expectStaging) {
+    throw new FailedError(`${STAGING_BRANCH} is at ${staging?.slice(0, 12) ?? 'nothing'}, not at the ${expectStaging.slice(0, 12)} you confirmed: it moved since; look again and promote`);
+  }
   const remoteBase = (await resolveCommit(git, workspace, refs.baseRef))!;
   const localBase = await resolveCommit(git, workspace, headRef(baseBranch));
   const bases = [];

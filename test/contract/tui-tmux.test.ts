@@ -3,70 +3,14 @@
 // screen with capture-pane and types with send-keys. Each test has its own
 // tmux socket, killed in teardown, so no other tmux server is touched.
 import t, { type Test } from 'tap';
-import { execFileSync } from 'node:child_process';
-import { writeFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { writeFileSync, mkdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gitRepo, tempDir } from '../helpers/temp.js';
-import { missingTools } from '../helpers/system.js';
+import { tmuxMayRun as mayRun, tmuxServer, type Tmux } from '../helpers/tmux.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const BIN = path.join(ROOT, 'bin', 'agent-runner');
-
-interface Tmux {
-  run(...args: string[]): string;
-  screen(): string;
-  pane(format: string): string;
-  waitFor(what: string, ok: (screen: string) => boolean, timeoutMs?: number): Promise<string>;
-}
-
-/** A tmux server on its own socket, killed when the test ends. */
-function tmuxServer(t: Test, name: string): Tmux {
-  const socket = `agent-runner-tui-${name}-${process.pid}-${Date.now().toString(36)}`;
-  const env: NodeJS.ProcessEnv = { ...process.env, LANG: 'C.UTF-8', TERM: 'xterm-256color' };
-  delete env.TMUX;
-  let server: { pid: number; socketPath: string } | undefined;
-  const run = (...args: string[]) => execFileSync('tmux', ['-u', '-f', '/dev/null', '-L', socket, ...args], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  t.teardown(() => {
-    if (!server) return;
-    try {
-      run('kill-server');
-    } catch {
-      // kill-server failed: end this server by its pid, nothing else.
-      try {
-        process.kill(server.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-    // tmux leaves the socket file behind.
-    rmSync(server.socketPath, { force: true });
-  });
-  const tmux: Tmux = {
-    run: (...args) => {
-      const out = run(...args);
-      if (!server) {
-        const [pid, socketPath] = run('display-message', '-p', '#{pid} #{socket_path}').trim().split(' ');
-        server = { pid: Number(pid), socketPath: socketPath! };
-      }
-      return out;
-    },
-    screen: () => run('capture-pane', '-p', '-t', 'tui'),
-    pane: (format) => run('display-message', '-p', '-t', 'tui', format).trim(),
-    async waitFor(what, ok, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      let screen = '';
-      while (Date.now() < deadline) {
-        screen = tmux.screen();
-        if (ok(screen)) return screen;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      t.fail(`timed out waiting for ${what}; the pane shows:\n${screen}`);
-      return screen;
-    },
-  };
-  return tmux;
-}
 
 function fleetFixture(t: Test): { config: string; state: string } {
   const alpha = gitRepo(t, { 'README.md': '# alpha\n', 'backlog/.keep': '' });
@@ -107,17 +51,6 @@ async function assertRestored(t: Test, tmux: Tmux): Promise<void> {
   t.equal(tmux.pane('#{cursor_flag}'), '1', 'the cursor is visible again');
 }
 
-function mayRun(t: Test): boolean {
-  if (!missingTools(['tmux']).length) return true;
-  if (process.env.CI === 'true') {
-    t.fail('tmux is missing (CI must run the dashboard contract test): apt-get install tmux');
-  } else {
-    process.stderr.write(`SKIP ${t.name}: tmux is missing (apt-get install tmux)\n`);
-    t.test('tmux is missing', { skip: 'tmux is missing' }, async () => undefined);
-  }
-  return false;
-}
-
 t.test('the dashboard under tmux: table, selection, quit', async (t) => {
   if (!mayRun(t)) return;
   const tmux = tmuxServer(t, 'keys');
@@ -129,7 +62,7 @@ t.test('the dashboard under tmux: table, selection, quit', async (t) => {
   t.match(first, /^┌─ repos ─+┐$/m, 'box lines are drawn as Unicode, not as "lqqqk"');
   t.match(first, /^┌─ alpha ─+┐$/m, 'the first repo is selected');
   t.match(first, /^│staging {3}no auto\/work branch +│$/m);
-  t.match(first, /^q quit {2}up\/down select {2}r refresh {2}\| {2}read \d+s ago/m, 'the footer names the keys');
+  t.match(first, /^\? help {2}q quit {2}enter open {2}\/ filter {2}d e p x w {2}\| {2}read \d+s ago/m, 'the footer names the keys');
   t.equal(tmux.pane('#{alternate_on}'), '1', 'the dashboard draws on the alternate screen');
 
   tmux.run('send-keys', '-t', 'tui', 'Down');
@@ -162,7 +95,7 @@ t.test('a fleet that cannot be read shows in the footer; the dashboard keeps run
   // A directory where the registry file should be: reading it fails with EISDIR.
   startDashboard(tmux, { ...fixture, config: path.dirname(fixture.config) });
   const screen = await tmux.waitFor('the error in the footer', (text) => /cannot read the fleet: EISDIR/.test(text));
-  t.match(screen, /^q quit {2}up\/down select {2}r refresh {2}\| {2}cannot read the fleet: EISDIR: illegal operation on a directory, read \(every 1s\)/m);
+  t.match(screen, /^\? help {2}q quit {2}enter open {2}\/ filter {2}d e p x w {2}\| {2}cannot read the fleet: EISDIR/m);
   tmux.run('send-keys', '-t', 'tui', 'r');
   await new Promise((resolve) => setTimeout(resolve, 1500));
   t.match(tmux.screen(), /cannot read the fleet: EISDIR/, 'still running after more failed reads');

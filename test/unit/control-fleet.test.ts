@@ -36,7 +36,7 @@ const inputs: FleetInputs = {
 
 t.test('a busy repo', async (t) => {
   t.same(fleetEntry(inputs), {
-    name: 'web', enabled: true, user: 'agent-web', path: '/srv/web', baseBranch: 'main', schedule: '* * * * *', maxParallel: 3,
+    name: 'web', enabled: true, paused: null, user: 'agent-web', path: '/srv/web', baseBranch: 'main', schedule: '* * * * *', maxParallel: 3,
     watcher: { state: 'running', pid: 77, heartbeatAgeSec: 10, lastTick: '2026-01-01T00:59:00.000Z', lastError: null },
     run: { id: 'R2', trigger: 'job', jobId: 'J1', startedAt: '2026-01-01T00:55:00.000Z', elapsedSec: 300, runningTasks: ['TASK-4', 'TASK-5'] },
     queue: { queued: 2, running: 1 },

@@ -11,6 +11,7 @@ function aRepo(name: string, change: Partial<FleetRepo> = {}): FleetRepo {
   return {
     name,
     enabled: true,
+    paused: null,
     user: `agent-${name}`,
     path: `/srv/${name}`,
     baseBranch: 'main',
@@ -156,10 +157,10 @@ t.test('registry problems and an empty registry', async (t) => {
 
 t.test('the footer: keys, freshness, a read in progress, a read error', async (t) => {
   const fleet = aFleet([aRepo('web')]);
-  t.same(buildView(null, null, READ_AT, { lastReadAt: null, error: null, reading: true, intervalSec: 2 }).footer, { keys: 'q quit  up/down select  r refresh', status: 'reading the fleet... (every 2s)', tone: 'muted' });
+  t.same(buildView(null, null, READ_AT, { lastReadAt: null, error: null, reading: true, intervalSec: 2 }).footer, { keys: '? help  q quit  enter open  / filter  d e p x w', status: 'reading the fleet... (every 2s)', tone: 'muted' });
   t.same(buildView(fleet, null, READ_AT + 3_000, { ...fresh, reading: true }).footer.status, 'read 3s ago, reading... (every 2s)');
   t.same(buildView(fleet, null, READ_AT, { ...fresh, intervalSec: 0.5, error: 'EACCES: permission denied, open \'/etc/agent-runner/registry.toml\'' }).footer, {
-    keys: 'q quit  up/down select  r refresh',
+    keys: '? help  q quit  enter open  / filter  d e p x w',
     status: "cannot read the fleet: EACCES: permission denied, open '/etc/agent-runner/registry.toml' (every 0.5s)",
     tone: 'bad',
   });

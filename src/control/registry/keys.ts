@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import type { ScheduleCheck } from '../../ports.js';
 import { FIRST_PROXY_PORT, PRIVILEGED_PORT_LIMIT, proxyPortProblem } from './proxy-ports.js';
 import { apiUrlProblem } from '../../github/origin.js';
+import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS } from '../retention-policy.js';
 import { readRunLimit, RUN_LIMIT_KEYS, type RunLimitFields, type RunLimitKey } from './limits.js';
 
 
@@ -38,6 +39,7 @@ export type Fields = {
   promote?: 'push' | 'pr';
   autoMerge?: boolean;
   githubApiUrl?: string;
+  retentionDays?: number;
 };
 
 export type Scope = 'repo' | 'defaults';
@@ -223,6 +225,14 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
       const problem = typeof value === 'string' ? apiUrlProblem(value) : 'must be a string';
       if (problem) at.bad(`${problem}: ${JSON.stringify(value)}`, 'write the API root, e.g. github_api_url = "https://ghe.example.com/api/v3" (github.com needs none)');
       else at.fields.githubApiUrl = (value as string).replace(/\/+$/, '');
+    },
+  },
+  retention_days: {
+    scopes: BOTH,
+    describe: 'days transcripts, run records and finished jobs are kept',
+    read(value, at) {
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_RETENTION_DAYS) at.bad(`must be a whole number of days 1-${MAX_RETENTION_DAYS}, got ${JSON.stringify(value)}`, `e.g. retention_days = ${DEFAULT_RETENTION_DAYS}`);
+      else at.fields.retentionDays = value;
     },
   },
   ...Object.fromEntries((Object.entries(RUN_LIMIT_KEYS) as [RunLimitKey, string][]).map(([key, describe]) => [key, runLimitRule(key, describe)])),

@@ -86,7 +86,14 @@ function resolveRepo(name: string, fields: Fields & { path: string; proxyPort: n
     ...([fields.promote, defaults.promote, fields.autoMerge, defaults.autoMerge, fields.githubApiUrl, defaults.githubApiUrl].some((value) => value !== undefined)
       ? { promote: { mode: fields.promote ?? defaults.promote ?? 'push', autoMerge: fields.autoMerge ?? defaults.autoMerge ?? false, githubApiUrl: fields.githubApiUrl ?? defaults.githubApiUrl } }
       : {}),
+    ...retentionOf(fields, defaults),
   };
+}
+
+/** retention_days only when the registry sets it (control/retention-policy.ts has the default). */
+function retentionOf(fields: Fields, defaults: Fields): { retentionDays?: number } {
+  const days = fields.retentionDays ?? defaults.retentionDays;
+  return days === undefined ? {} : { retentionDays: days };
 }
 
 /** Across repos: one proxy port, one user, one checkout each; no loopback port that is a proxy port. */

@@ -1,0 +1,39 @@
+// What `logs` and `runs` read: a registered repo (root: its records in the
+// repo user's home, and root's own run records) or a workspace given with
+// --workspace (the caller's own state dir). Says which when neither is given.
+import * as path from 'node:path';
+import type { CliContext } from './context.js';
+import type { RegistryRepo } from '../types.js';
+import { UsageError } from '../errors.js';
+import { findRepo } from '../control/registry/parse.js';
+import { loadRegistry, requireRoot } from './root-support.js';
+import { recordsOfRepo, recordsOfWorkspace, type WorkspaceRecords } from '../control/workspace-records.js';
+import { stateDir } from '../paths.js';
+
+export interface RecordsTarget {
+  /** The repo's name or the workspace's path, for messages. */
+  readonly label: string;
+  /** Root's view of a registered repo: its state dir and registry entry. */
+  readonly registered: { readonly repo: RegistryRepo; readonly state: string } | undefined;
+  /** The workspace's own records; undefined (with why) when they could not be located. */
+  readonly records: WorkspaceRecords | undefined;
+  readonly recordsError: string | undefined;
+}
+
+export async function recordsTarget(context: CliContext, command: string, repoName: string | undefined, workspace: string | undefined): Promise<RecordsTarget> {
+  if (repoName !== undefined && workspace !== undefined) throw new UsageError(`${command}: give a repo name or --workspace DIR, not both`);
+  if (workspace !== undefined) {
+    const dir = path.resolve(context.cwd, workspace);
+    if (!(await context.ports.fs.stat(dir))?.isDirectory) throw new UsageError(`workspace ${dir} is not a directory; pass the path of the git checkout`);
+    return { label: dir, registered: undefined, records: recordsOfWorkspace(stateDir(context.env), dir), recordsError: undefined };
+  }
+  if (repoName === undefined) throw new UsageError(`${command}: give a repo name from the registry (as root) or --workspace DIR`);
+  requireRoot(context, `${command} REPO`, "the repo's records are in root's state dir and its user's home; use --workspace DIR for your own checkout");
+  const { registry, registryFile, state } = await loadRegistry(context);
+  const repo = findRepo(registry, repoName, registryFile);
+  try {
+    return { label: repo.name, registered: { repo, state }, records: await recordsOfRepo(context.ports, repo), recordsError: undefined };
+  } catch (error) {
+    return { label: repo.name, registered: { repo, state }, records: undefined, recordsError: (error as Error).message };
+  }
+}
