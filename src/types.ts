@@ -147,6 +147,24 @@ export interface AgentResult {
   readonly costUsd?: number;
   /** For rate limits: when the agent says it resets (ISO 8601), if it says. */
   readonly resetAt?: string;
+  /** Tokens as the CLI reported them, split for the ledger; a field it did not report is absent (unknown, never 0). */
+  readonly usage?: TokenUsage;
+  /** The model the CLI says it used, when it says. */
+  readonly model?: string;
+  /**
+   * The stream said the account is rate limited (claude's rate_limit_event
+   * with status "rejected"), whatever the session's own result was: new
+   * sessions wait, but a usable result is still used.
+   */
+  readonly rateLimitSeen?: { readonly resetAt?: string };
+}
+
+/** One session's tokens as reported: input excludes cache reads and writes. */
+export interface TokenUsage {
+  readonly input?: number;
+  readonly output?: number;
+  readonly cacheRead?: number;
+  readonly cacheWrite?: number;
 }
 
 export interface AgentAdapter {
@@ -190,6 +208,17 @@ export interface RegistryRepo {
   readonly authorEmail: string | undefined;
   /** What one run may use (control/registry/limits.ts). */
   readonly limits: RunLimits;
+  /** Budgets and rate-limit waits (control/registry/spend.ts); absent means SPEND_DEFAULTS. */
+  readonly spend?: SpendLimits;
+}
+
+/** A repo's budgets (unset: no cap) and how long a rate-limit wait may be. */
+export interface SpendLimits {
+  readonly dailyUsd: number | undefined;
+  readonly dailyTokens: number | undefined;
+  readonly taskUsd: number | undefined;
+  readonly rateLimitWaitMinSec: number;
+  readonly rateLimitWaitMaxSec: number;
 }
 
 export interface Registry {

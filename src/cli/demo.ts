@@ -8,6 +8,8 @@ import { runDemo } from '../demo/demo.js';
 import { progressPrinter, renderTaskTable } from './drain-output.js';
 import { renderStatus } from './status.js';
 import { USER_PATH } from '../system-path.js';
+import { ledgerReport, renderLedger } from '../control/ledger-report.js';
+import { DEMO_REPO } from '../demo/demo.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
@@ -35,6 +37,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         context.out(`not started: ${Object.entries(result.expected).filter(([, expect]) => expect === 'not started').map(([id]) => `${id} (needs a human)`).join(', ')}\n\n`);
         context.out(renderStatus({ ...result.status, lastDrain: result.summary }));
         context.out(`\npromote: ${result.promotion.detail}${result.promotion.pushed ? ', pushed to origin' : ''}\n`);
+        context.out(`\nledger (agent-runner ledger --by task):\n${renderLedger(ledgerReport([DEMO_REPO], result.ledger, 'task', undefined))}`);
         context.out(`demo finished in ${seconds}s${options.keep ? `; repos kept in ${result.root}` : ''}\n`);
       }
       if (!options.keep) await context.ports.fs.remove(result.root);

@@ -15,6 +15,7 @@ import { latestRuns, type RunRecord } from './runs.js';
 import { runningAgentTasks } from './fleet-agents.js';
 import { readWatchStatus, type WatchStatus } from './watch-status.js';
 import { BoardSnapshot, type BoardSummary } from './board-snapshot.js';
+import { gatherSpend, type FleetSpend } from './fleet-spend.js';
 
 export interface FleetRepo {
   readonly name: string;
@@ -37,6 +38,8 @@ export interface FleetRepo {
   readonly staging: { readonly exists: boolean; readonly ahead: number; readonly behind: number } | null;
   readonly board: { readonly ready: number; readonly parked: number; readonly unreadable: number; readonly total: number } | null;
   readonly lastRun: { readonly id: string; readonly outcome: string; readonly exitCode: number | null; readonly endedAt: string | null; readonly landed: number; readonly parked: number; readonly failed: number } | null;
+  /** Today's spend (UTC), the budgets and what holds new runs (fleet-spend.ts); null when the ledger could not be read. */
+  readonly spend?: FleetSpend | null;
   /** What could not be read for this repo, in words. */
   readonly errors: readonly string[];
 }
@@ -60,6 +63,7 @@ export interface FleetInputs {
   readonly runningJobs: number;
   readonly staging: FleetRepo['staging'];
   readonly board: BoardSummary | undefined;
+  readonly spend?: FleetSpend | undefined;
   readonly errors: readonly string[];
 }
 
@@ -96,6 +100,7 @@ export function fleetEntry(input: FleetInputs): FleetRepo {
     lastRun: last
       ? { id: last.id, outcome: last.outcome ?? last.status, exitCode: last.exitCode ?? null, endedAt: last.endedAt ?? null, landed: count(last, 'landed'), parked: count(last, 'parked'), failed: count(last, 'failed') }
       : null,
+    spend: input.spend ?? null,
     errors: input.errors,
   };
 }
@@ -109,7 +114,7 @@ function age(sec: number | null): string {
 
 /** Pure: the human table. */
 export function renderFleetHuman(fleet: Fleet): string {
-  const header = ['REPO', 'ON', 'WATCHER', 'BEAT', 'RUN', 'QUEUE', 'STAGING', 'READY', 'PARKED', 'LAST RUN'];
+  const header = ['REPO', 'ON', 'WATCHER', 'BEAT', 'RUN', 'QUEUE', 'STAGING', 'READY', 'PARKED', 'LAST RUN', 'TODAY'];
   const rows = fleet.repos.map((repo) => [
     repo.name,
     repo.enabled ? 'yes' : 'no',
@@ -121,11 +126,13 @@ export function renderFleetHuman(fleet: Fleet): string {
     repo.board ? String(repo.board.ready) : '?',
     repo.board ? String(repo.board.parked) : '?',
     repo.lastRun ? `${printableLine(repo.lastRun.outcome)}${repo.lastRun.landed ? ` ${repo.lastRun.landed} landed` : ''}` : '-',
+    repo.spend ? repo.spend.today.text : '?',
   ]);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: readonly string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
   const out = [line(header), ...rows.map(line)];
   for (const repo of fleet.repos) {
+    if (repo.spend?.hold) out.push(`${repo.name}: ${printableLine(repo.spend.hold)}`);
     for (const error of repo.errors) out.push(`${repo.name}: ${printableLine(error)}`);
     if (repo.watcher.lastError) out.push(`${repo.name}: last skipped ${printableLine(repo.watcher.lastError.at)}: ${printableLine(repo.watcher.lastError.message)}`);
   }
@@ -188,7 +195,9 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
   const runningTasks = account ? ((await attempt('agents', () => runningAgentTasks(deps.fs, account.home, repo.path))) ?? []) : [];
   const staging = (await attempt('staging', () => stagingCounts(deps.process, repo))) ?? null;
   const board = await attempt('board', () => snapshotFor(deps, repo).summary());
+  const spend = await attempt('ledger', () => gatherSpend(deps.fs, state, repo, now, status));
   return fleetEntry({
+    spend,
     repo,
     now,
     status,

@@ -22,6 +22,9 @@ import { drainOutcome, shouldPublish, type DrainFacts } from './verdict/outcome.
 import { resolveCommit } from '../git/refs.js';
 import { agentGroups, reapGroups } from './orphan-agents.js';
 import { committedConfig, gateSpecFrom } from './trusted-config.js';
+import { SessionGuard } from './session-guard.js';
+import { NO_SPEND_POLICY, type SpendPolicy } from './spend-policy.js';
+import { utcDay } from './verdict/spend.js';
 
 export interface OrchestrateInput {
   readonly workspace: string;
@@ -44,6 +47,8 @@ export interface OrchestrateInput {
   readonly control: Pick<ProcessControl, 'signalGroup'>;
   /** Takes the workspace lock. */
   readonly locks: LockPort;
+  /** Budgets and what the ledger says was spent (root passes it); none: no caps, default waits. */
+  readonly spend?: SpendPolicy;
 }
 
 export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInput): Promise<DrainSummary> {
@@ -60,6 +65,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
   let pushed = false;
   let summary: DrainSummary | undefined;
   let book: DrainBook | undefined;
+  const sessions = new SessionGuard(clock, input.spend ?? { ...NO_SPEND_POLICY, day: utcDay(clock.now()) }, input.adapter.name, emit, input.stop);
   try {
     const refs = await fetchAndResolveBase(git, input.workspace, input.config.baseBranch, true);
     const remoteBefore = await publishedStaging(git, input.workspace, refs);
@@ -79,6 +85,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       ports, git, workspace: input.workspace, stateDir: input.stateDir, config: input.config, adapter: input.adapter,
       binary: input.binary, env: input.env, secrets: input.secrets, runId: input.runId, refs: refsMutex,
       onAgentProcess: (task, event) => agents.update(task.id, event),
+      sessions,
     };
     const flow: TaskFlow = {
       worker,
@@ -113,7 +120,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       {
         readBoard: () => readBoard(fs, stagingDir),
         runTask: (task, releaseSlot) => runTaskFlow(flow, task, releaseSlot),
-        stopping: () => input.stop.aborted || systemicFailure !== undefined,
+        stopping: () => input.stop.aborted || systemicFailure !== undefined || sessions.budgetStop !== undefined,
         excluded: () => drainBook.excluded,
       },
       input.config.maxParallel,
@@ -148,6 +155,8 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       outcome,
       ...(failure ? { failure } : {}),
       tasks: [...(book?.results.values() ?? [])],
+      sessions: sessions.reports,
+      ...(sessions.budgetStop ? { budgetStop: sessions.budgetStop } : {}),
       staging,
       pushed,
       startedAt: new Date(startedAt).toISOString(),

@@ -13,6 +13,7 @@ import { cutTaskWorktree } from '../staging/task-branches.js';
 import { transcriptFile } from '../paths.js';
 import type { Mutex } from './mutex.js';
 import type { WorkOutcome } from './verdict/after-agent.js';
+import type { SessionGuard } from './session-guard.js';
 
 export interface WorkerContext {
   readonly ports: Ports;
@@ -28,6 +29,8 @@ export interface WorkerContext {
   /** Serializes short ref-changing git operations (worktree add/remove, branch delete). */
   readonly refs: Mutex;
   readonly onAgentProcess: (task: Task, event: AgentProcessEvent) => void | Promise<void>;
+  /** The drain's books on sessions: rate-limit waits, budgets, the ledger reports. */
+  readonly sessions?: SessionGuard;
 }
 
 export interface WorkerResult {
@@ -74,6 +77,7 @@ export async function workOnTask(context: WorkerContext, task: Task, retryReason
       secrets: context.secrets,
       ...(retryReason ? { retryReason } : {}),
       onAgentProcess: (event) => context.onAgentProcess(task, event),
+      ...(context.sessions ? { beforeSession: () => context.sessions!.beforeSession(task), afterSession: (session) => context.sessions!.afterSession(task, session) } : {}),
     },
   );
   if (report.leftovers && (report.outcome.kind === 'done' || report.outcome.kind === 'blocked')) await commitLeftovers(context.git, dir, task.id);
