@@ -109,6 +109,6 @@ export function spendPolicyFor(limits: SpendLimits, records: readonly LedgerReco
 /** "$1.23", "$1.23 + 2 unknown", "unknown": a cost as people should read it. */
 export function describeCost(total: Pick<LedgerTotal, 'costUsd' | 'unknownCost' | 'sessions'>): string {
   if (total.sessions > 0 && total.unknownCost === total.sessions) return 'unknown';
-  const sum = `$${total.costUsd.toFixed(total.costUsd < 1 && total.costUsd > 0 ? 4 : 2)}`;
+  const sum = `$${total.costUsd.toFixed(total.costUsd < 0.01 && total.costUsd > 0 ? 4 : 2)}`;
   return total.unknownCost ? `${sum} + ${total.unknownCost} unknown` : sum;
 }
