@@ -22,6 +22,7 @@ const COMMANDS: readonly { name: string; summary: string; load: () => Promise<Co
   { name: 'doctor', summary: 'check the isolation of one repo or all of them, for real', load: () => import('./doctor.js') },
   { name: 'fleet', summary: 'every registered repo at a glance', load: () => import('./fleet.js') },
   { name: 'ledger', summary: 'what agent sessions cost: tokens and USD per task, repo, day, model or run', load: () => import('./ledger.js') },
+  { name: 'runs', summary: "a repo's newest runs, each with its agent sessions' total cost", load: () => import('./runs.js') },
   { name: 'tui', summary: 'the fleet dashboard', load: () => import('./tui.js') },
   { name: 'provision', summary: 'set up the host or one repo (idempotent)', load: () => import('./provision.js') },
   { name: 'demo', summary: 'the whole loop on an embedded example, no root or network', load: () => import('./demo.js') },
