@@ -192,6 +192,11 @@ export function lastDrainFile(workspaceState: string): string {
   return path.join(workspaceState, 'last-drain.json');
 }
 
+/** The last rate-limit reset a drain waited for, so the next drain waits too. */
+export function rateLimitFile(workspaceState: string): string {
+  return path.join(workspaceState, 'rate-limit.json');
+}
+
 /** Failed attempts per task, kept across drains. */
 export function attemptsFile(workspaceState: string): string {
   return path.join(workspaceState, 'attempts.json');

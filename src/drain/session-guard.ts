@@ -53,12 +53,27 @@ export class SessionGuard {
     private readonly assistant: string,
     private readonly emit: Emit,
     private readonly stop: AbortSignal,
+    /** Told each new reset, so the next drain waits for it too. */
+    private readonly onGateClosed: (until: number) => void = () => undefined,
   ) {
     this.day = policy.day;
     this.spentToday = policy.spentToday;
     for (const [task, spent] of Object.entries(policy.taskSpentUsd)) this.taskUsd.set(task.toUpperCase(), spent);
     this.rollDay();
     this.checkDaily();
+  }
+
+  /**
+   * A reset an earlier drain waited for: the gate starts closed until then,
+   * never longer than the longest wait from now (the file is the user's).
+   */
+  carryOver(gate: { readonly assistant: string; readonly until: number } | undefined, taskId = '(earlier drain)'): void {
+    if (!gate || gate.assistant !== this.assistant) return;
+    const now = this.clock.now();
+    const until = Math.min(gate.until, now + this.policy.limits.rateLimitWaitMaxSec * 1000);
+    if (until <= now) return;
+    this.gateUntil = until;
+    this.emit({ event: 'rate-limit-wait', assistant: this.assistant, until: new Date(until).toISOString(), taskId, detail: 'an earlier drain was rate limited until then' });
   }
 
   /** Set once the repo is over a daily budget: the drain starts no new task. */
@@ -91,6 +106,7 @@ export class SessionGuard {
       if (verdict.kind === 'block') return { kind: 'end', outcome: { kind: 'blocked', reason: verdict.reason } };
       if (verdict.until > this.gateUntil) {
         this.gateUntil = verdict.until;
+        this.onGateClosed(verdict.until);
         this.emit({ event: 'rate-limit-wait', assistant: this.assistant, until: new Date(verdict.until).toISOString(), taskId: task.id, detail: verdict.why });
       }
       if (limited) {

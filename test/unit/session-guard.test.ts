@@ -77,3 +77,24 @@ t.test('task budget: reached over sessions, parks an unfinished task, checked be
   t.equal(await guard.beforeSession({ id: 'TASK-2' }), undefined, 'other tasks are not affected');
   t.same(guard.afterSession(task, session({ ok: true, costUsd: 1 }, { kind: 'done' })), { kind: 'go-on' }, 'a Done task lands whatever it cost');
 });
+
+t.test('a reset an earlier drain recorded holds this drain too, never beyond the longest wait, only for that assistant', async (t) => {
+  const closed: number[] = [];
+  const clock = fakeClock(START);
+  const events: DrainEventBody[] = [];
+  const guard = new SessionGuard(clock, { limits: { ...SPEND_DEFAULTS, rateLimitWaitMinSec: 60, rateLimitWaitMaxSec: 600 }, day: '2026-11-30', spentToday: { usd: 0, tokens: 0 }, taskSpentUsd: {} }, 'claude', (event) => events.push(event), new AbortController().signal, (until) => closed.push(until));
+  guard.carryOver({ assistant: 'codex', until: START + 300_000 });
+  guard.carryOver({ assistant: 'claude', until: START - 1 });
+  t.equal(events.length, 0, 'another assistant\'s reset, or one already past, holds nothing');
+  guard.carryOver({ assistant: 'claude', until: START + 86_400_000 });
+  t.same(events.map((event) => event.event === 'rate-limit-wait' && event.until), [new Date(START + 600_000).toISOString()], 'a far reset (the file is the user\'s) is capped at the longest wait');
+  let opened = false;
+  const waiting = guard.beforeSession(task).then(() => (opened = true));
+  clock.advance(599_000);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(opened, false);
+  clock.advance(1000);
+  await waiting;
+  guard.afterSession(task, session(limited));
+  t.same(closed, [START + 600_000 + 60_000], 'a new reset is handed on for the next drain (here the minimum wait: the reported reset had passed)');
+});
