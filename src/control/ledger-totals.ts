@@ -100,10 +100,17 @@ export function taskSpend(records: readonly LedgerRecord[]): Record<string, numb
   return spend;
 }
 
+/** Task totals handed to a drain: the most recently active ones, so --spend stays far below the kernel's 128 KiB per argument. */
+export const MAX_TASKS_IN_POLICY = 2000;
+
 /** Pure: what root tells a drain (orchestrate --spend) from the registry and the repo's ledger. */
 export function spendPolicyFor(limits: SpendLimits, records: readonly LedgerRecord[], now: number): SpendPolicy {
   const day = utcDay(now);
-  return { limits, day, spentToday: spentOn(records, day), taskSpentUsd: limits.taskUsd === undefined ? {} : taskSpend(records) };
+  if (limits.taskUsd === undefined) return { limits, day, spentToday: spentOn(records, day), taskSpentUsd: {} };
+  const spend = taskSpend(records);
+  const recent = [...new Set(records.filter((record) => record.task !== null).map((record) => record.task!.toUpperCase()).reverse())].slice(0, MAX_TASKS_IN_POLICY);
+  const taskSpentUsd = Object.fromEntries(recent.filter((task) => spend[task] !== undefined).map((task) => [task, spend[task]!]));
+  return { limits, day, spentToday: spentOn(records, day), taskSpentUsd };
 }
 
 /** "$1.23", "$1.23 + 2 unknown", "unknown": a cost as people should read it. */

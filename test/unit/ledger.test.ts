@@ -5,7 +5,7 @@ import t from 'tap';
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
 import { appendLedger, MAX_SESSIONS_PER_RUN, readLedger, sealRun, sealSession, type LedgerRecord, type RunToSeal } from '../../src/control/ledger.js';
-import { describeCost, ledgerTotal, ledgerTotals, spendPolicyFor, spentOn, taskSpend } from '../../src/control/ledger-totals.js';
+import { describeCost, ledgerTotal, ledgerTotals, MAX_TASKS_IN_POLICY, spendPolicyFor, spentOn, taskSpend } from '../../src/control/ledger-totals.js';
 import { ledgerReport, renderLedger } from '../../src/control/ledger-report.js';
 import { SPEND_DEFAULTS } from '../../src/drain/verdict/spend.js';
 import type { SessionReport } from '../../src/drain/types.js';
@@ -124,4 +124,13 @@ t.test('day files: appended, root-only, read back per day; a torn line is skippe
     ].join('\n'),
   );
   t.equal(renderLedger(ledgerReport(['web'], [sealed({ costUsd: null, inputTokens: null, outputTokens: null, cacheReadTokens: null, cacheWriteTokens: null })], 'repo', '2026-11-30')).split('\n')[1], 'web    1         ?      ?       ?           ?            unknown  60s   0');
+});
+
+t.test('a spend policy carries at most the most recently active tasks', async (t) => {
+  const records = Array.from({ length: MAX_TASKS_IN_POLICY + 5 }, (_, i) => sealed({ taskId: `TASK-${i + 1}`, costUsd: 0.01 }));
+  const policy = spendPolicyFor({ ...SPEND_DEFAULTS, taskUsd: 1 }, records, Date.parse('2026-11-30T12:00:00Z'));
+  t.equal(Object.keys(policy.taskSpentUsd).length, MAX_TASKS_IN_POLICY);
+  t.equal(policy.taskSpentUsd['TASK-1'], undefined, 'the oldest are left out');
+  t.equal(policy.taskSpentUsd[`TASK-${MAX_TASKS_IN_POLICY + 5}`], 0.01);
+  t.ok(JSON.stringify(policy).length < 128 * 1024, 'fits one argv string');
 });
