@@ -15,7 +15,7 @@ import type { WorkerContext } from './task-worker.js';
 import { DrainBook } from './book.js';
 import { integrateRecovered, runTaskFlow, type TaskFlow } from './task-flow.js';
 import { recoverTaskBranches } from './recovery.js';
-import { agentRecordsDir, lastDrainFile, rateLimitFile, workspaceLockFile, workspaceStateDir } from '../paths.js';
+import { agentRecordsDir, lastDrainFile, workspaceLockFile, workspaceStateDir } from '../paths.js';
 import type { DrainEvent, DrainEventBody, DrainSummary, Emit } from './types.js';
 import { AgentTracker } from './records.js';
 import { drainOutcome, shouldPublish, type DrainFacts } from './verdict/outcome.js';
@@ -25,6 +25,7 @@ import { committedConfig, gateSpecFrom } from './trusted-config.js';
 import { SessionGuard } from './session-guard.js';
 import { NO_SPEND_POLICY, type SpendPolicy } from './spend-policy.js';
 import { utcDay } from './verdict/spend.js';
+import { readRememberedReset, rememberReset } from './rate-limit-memory.js';
 
 export interface OrchestrateInput {
   readonly workspace: string;
@@ -65,11 +66,9 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
   let pushed = false;
   let summary: DrainSummary | undefined;
   let book: DrainBook | undefined;
-  const rateLimitState = rateLimitFile(wsState);
-  const sessions = new SessionGuard(clock, input.spend ?? { ...NO_SPEND_POLICY, day: utcDay(clock.now()) }, input.adapter.name, emit, input.stop, (until) => {
-    void fs.writeAtomic(rateLimitState, `${JSON.stringify({ assistant: input.adapter.name, until: new Date(until).toISOString() })}\n`, 0o600).catch(() => undefined);
-  });
-  sessions.carryOver(await readRateLimit(fs, rateLimitState));
+  const policy = input.spend ?? { ...NO_SPEND_POLICY, day: utcDay(clock.now()) };
+  const sessions = new SessionGuard(clock, policy, input.adapter.name, emit, input.stop, (until) => rememberReset(fs, wsState, { assistant: input.adapter.name, until }));
+  sessions.carryOver(await readRememberedReset(fs, wsState));
   try {
     const refs = await fetchAndResolveBase(git, input.workspace, input.config.baseBranch, true);
     const remoteBefore = await publishedStaging(git, input.workspace, refs);
@@ -171,17 +170,6 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     emit({ event: 'drain-finished', outcome, ...(failure ? { reason: failure } : {}) });
   }
   return summary;
-}
-
-/** The reset an earlier drain recorded; anything unreadable is no reset. */
-async function readRateLimit(fs: Ports['fs'], file: string): Promise<{ assistant: string; until: number } | undefined> {
-  try {
-    const value = JSON.parse((await fs.readTextIfExists(file)) ?? 'null') as { assistant?: unknown; until?: unknown } | null;
-    const until = typeof value?.until === 'string' ? Date.parse(value.until) : Number.NaN;
-    return typeof value?.assistant === 'string' && !Number.isNaN(until) ? { assistant: value.assistant, until } : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Ends agents a killed drain left running: they would keep writing into worktrees this drain removes. */

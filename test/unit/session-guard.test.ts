@@ -8,6 +8,11 @@ import type { SessionEnd } from '../../src/agent/run-task.js';
 import type { AgentResult } from '../../src/types.js';
 import type { DrainEventBody } from '../../src/drain/types.js';
 import { fakeClock } from '../helpers/fake-ports.js';
+import { writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { readRememberedReset, rememberReset } from '../../src/drain/rate-limit-memory.js';
+import { realFs } from '../../src/io/real-ports.js';
+import { tempDir } from '../helpers/temp.js';
 
 const START = Date.parse('2026-11-30T23:00:00.000Z');
 const task = { id: 'TASK-1' };
@@ -97,4 +102,16 @@ t.test('a reset an earlier drain recorded holds this drain too, never beyond the
   await waiting;
   guard.afterSession(task, session(limited));
   t.same(closed, [START + 600_000 + 60_000], 'a new reset is handed on for the next drain (here the minimum wait: the reported reset had passed)');
+});
+
+t.test('the remembered reset: written and read back; a broken or foreign file is no reset', async (t) => {
+  const dir = tempDir(t, 'rate-limit-memory-');
+  t.equal(await readRememberedReset(realFs, dir), undefined, 'nothing remembered');
+  rememberReset(realFs, dir, { assistant: 'claude', until: START + 60_000 });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.same(await readRememberedReset(realFs, dir), { assistant: 'claude', until: START + 60_000 });
+  writeFileSync(path.join(dir, 'rate-limit.json'), '{"assistant": 7, "until": "never"}');
+  t.equal(await readRememberedReset(realFs, dir), undefined);
+  writeFileSync(path.join(dir, 'rate-limit.json'), '{broken');
+  t.equal(await readRememberedReset(realFs, dir), undefined);
 });
