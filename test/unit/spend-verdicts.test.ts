@@ -6,6 +6,8 @@ import { dailyBudgetVerdict, MAX_RATE_LIMIT_WAITS, nextUtcDay, rateLimitVerdict,
 import { holdFor } from '../../src/control/spend-hold.js';
 import { parseRegistry } from '../../src/control/registry/parse.js';
 import { parseSpendPolicy } from '../../src/drain/spend-policy.js';
+import { fleetSpend } from '../../src/control/fleet-spend.js';
+import type { RegistryRepo } from '../../src/types.js';
 
 const NOW = Date.parse('2026-11-30T18:00:00.000Z');
 const MIN = 60;
@@ -97,4 +99,17 @@ t.test('orchestrate --spend: accepted and refused', async (t) => {
   t.equal(parseSpendPolicy(JSON.stringify({ day: 'today' })), 'day must be YYYY-MM-DD');
   t.match(parseSpendPolicy(JSON.stringify({ day: '2026-11-30', limits: { rateLimitWaitMinSec: 0 } })), /rateLimitWaitMinSec/);
   t.match(parseSpendPolicy(JSON.stringify({ day: '2026-11-30', taskSpentUsd: { 'TASK-1': -1 } })), /taskSpentUsd/);
+});
+
+t.test('fleet: today\'s spend and what holds the repo, from the day\'s records and the watcher\'s status', async (t) => {
+  const repo = { name: 'web', spend: { ...SPEND_DEFAULTS, dailyUsd: 10, taskUsd: 2 } } as unknown as RegistryRepo;
+  const record = (costUsd: number | null) => ({ v: 1, repo: 'web', run: 'R1', task: 'TASK-1', assistant: 'claude', model: null, effort: null, startedAt: '2026-11-30T17:00:00.000Z', endedAt: '2026-11-30T17:01:00.000Z', wallMs: 60000, inputTokens: 10, outputTokens: 5, cacheReadTokens: null, cacheWriteTokens: null, costUsd, outcome: 'ok', rateLimited: false, sealedAt: 'S' }) as const;
+  const status = { repo: 'web', state: 'running', pid: 1, heartbeat: 'H', rateLimitUntil: '2026-11-30T18:45:00.000Z' } as const;
+  t.same(fleetSpend(repo, [record(1.5), record(null)], NOW, status), {
+    today: { usd: 1.5, unknownCost: 1, tokens: 30, sessions: 2, text: '$1.50 + 1 unknown' },
+    dailyUsd: 10, dailyTokens: null, taskUsd: 2,
+    hold: 'waiting for rate limit until 18:45 UTC',
+  });
+  t.equal(fleetSpend(repo, [record(11)], NOW, undefined).hold, 'over its daily budget: $11.00 of $10.00 spent today (UTC); no new task starts until tomorrow');
+  t.same(fleetSpend({ name: 'api' } as unknown as RegistryRepo, [], NOW, undefined), { today: { usd: 0, unknownCost: 0, tokens: 0, sessions: 0, text: '$0.00' }, dailyUsd: null, dailyTokens: null, taskUsd: null, hold: null });
 });
