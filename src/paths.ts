@@ -80,6 +80,15 @@ export function runFile(state: string, repo: string, runId: string): string {
   return path.join(runsDir(state, repo), `${runId}.json`);
 }
 
+/** A repo's ledger: one append-only JSONL file of agent sessions per UTC day (root only). */
+export function ledgerDir(state: string, repo: string): string {
+  return path.join(repoStateDir(state, repo), 'ledger');
+}
+
+export function ledgerFile(state: string, repo: string, day: string): string {
+  return path.join(ledgerDir(state, repo), `${day}.jsonl`);
+}
+
 /** A repo's job spool: one subdirectory per job state (queue, running, done, failed). */
 export function spoolDir(state: string, repo: string): string {
   return path.join(repoStateDir(state, repo), 'spool');
@@ -185,6 +194,11 @@ export function repoDrainLock(gitCommonDir: string): string {
 /** The last drain's summary (status shows it). */
 export function lastDrainFile(workspaceState: string): string {
   return path.join(workspaceState, 'last-drain.json');
+}
+
+/** The last rate-limit reset a drain waited for, so the next drain waits too. */
+export function rateLimitFile(workspaceState: string): string {
+  return path.join(workspaceState, 'rate-limit.json');
 }
 
 /** Failed attempts per task, kept across drains. */

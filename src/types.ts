@@ -151,6 +151,24 @@ export interface AgentResult {
   readonly costUsd?: number;
   /** For rate limits: when the agent says it resets (ISO 8601), if it says. */
   readonly resetAt?: string;
+  /** Tokens as the CLI reported them, split for the ledger; a field it did not report is absent (unknown, never 0). */
+  readonly usage?: TokenUsage;
+  /** The model the CLI says it used, when it says. */
+  readonly model?: string;
+  /**
+   * The stream said the account is rate limited (claude's rate_limit_event
+   * with status "rejected"), whatever the session's own result was: new
+   * sessions wait, but a usable result is still used.
+   */
+  readonly rateLimitSeen?: { readonly resetAt?: string };
+}
+
+/** One session's tokens as reported: input excludes cache reads and writes. */
+export interface TokenUsage {
+  readonly input?: number;
+  readonly output?: number;
+  readonly cacheRead?: number;
+  readonly cacheWrite?: number;
 }
 
 export interface AgentAdapter {
@@ -198,6 +216,8 @@ export interface RegistryRepo {
   readonly retentionDays?: number;
   /** How promote reaches the base: push it, or through a GitHub pull request (registry promote, auto_merge, github_api_url). */
   readonly promote?: PromoteSettings;
+  /** Budgets and rate-limit waits (control/registry/spend.ts); absent means SPEND_DEFAULTS. */
+  readonly spend?: SpendLimits;
 }
 
 export interface PromoteSettings {
@@ -206,6 +226,15 @@ export interface PromoteSettings {
   readonly autoMerge: boolean;
   /** GitHub Enterprise (or a test server): the API root; undefined: derived from the origin host. */
   readonly githubApiUrl: string | undefined;
+}
+
+/** A repo's budgets (unset: no cap) and how long a rate-limit wait may be. */
+export interface SpendLimits {
+  readonly dailyUsd: number | undefined;
+  readonly dailyTokens: number | undefined;
+  readonly taskUsd: number | undefined;
+  readonly rateLimitWaitMinSec: number;
+  readonly rateLimitWaitMaxSec: number;
 }
 
 export interface Registry {

@@ -127,6 +127,7 @@ export const FLEET_COLUMNS: readonly Column[] = [
     max: 24,
     cell: (r) => (r.lastRun ? { text: `${r.lastRun.outcome}${r.lastRun.landed ? ` ${r.lastRun.landed} landed` : ''}`, tone: outcomeTone(r.lastRun.outcome) } : { text: '-', tone: 'muted' }),
   },
+  { title: 'TODAY', max: 16, cell: (r) => (r.spend ? { text: r.spend.today.text, tone: r.spend.hold ? 'warn' : 'plain' } : { text: '?', tone: 'muted' }) },
   { title: 'ERR', max: 3, cell: (r) => ({ text: String(r.errors.length), tone: r.errors.length ? 'bad' : 'muted' }) },
 ];
 
@@ -195,6 +196,11 @@ export function detailLines(repo: FleetRepo, drift: number): DetailLine[] {
     add('last run', `${run.id} ${run.outcome}${exit}${ended}: ${run.landed} landed, ${run.parked} parked, ${run.failed} failed`, outcomeTone(run.outcome));
   } else {
     add('last run', 'none', 'muted');
+  }
+  if (repo.spend) {
+    const caps = [repo.spend.dailyUsd !== null ? `daily $${repo.spend.dailyUsd}` : '', repo.spend.dailyTokens !== null ? `daily ${repo.spend.dailyTokens} tokens` : '', repo.spend.taskUsd !== null ? `task $${repo.spend.taskUsd}` : ''].filter(Boolean);
+    add('spend', `today ${repo.spend.today.text}, ${repo.spend.today.tokens} tokens, ${repo.spend.today.sessions} sessions; budgets: ${caps.join(', ') || 'none'}`, 'plain');
+    if (repo.spend.hold) add('held', repo.spend.hold, 'warn');
   }
   for (const error of repo.errors) add('error', error, 'bad');
   return lines;

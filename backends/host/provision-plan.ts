@@ -12,6 +12,7 @@ import type { ScheduleCheck } from '../../src/ports.js';
 import { defaultUserFor, parseRegistry } from '../../src/control/registry/parse.js';
 import { removeRepo, upsertRepo, type RegistryRepoInput } from '../../src/control/registry/edit.js';
 import { rawRunLimits } from '../../src/control/registry/limits.js';
+import { rawSpend } from '../../src/control/registry/spend.js';
 import type { ProvisionStep } from './provision-step.js';
 import { egressRuleset, renderRuleset, rulesetDifferences } from './nftables.js';
 import { squidConfig, squidProblems, type SquidOptions } from './squid-config.js';
@@ -96,6 +97,7 @@ function rawInput(text: string, name: string): RegistryRepoInput | undefined {
     authorName: str('author_name'),
     authorEmail: str('author_email'),
     limits: rawRunLimits(raw),
+    spend: rawSpend(raw),
   };
   for (const key of Object.keys(input)) if (input[key] === undefined) delete input[key];
   return input as unknown as RegistryRepoInput;

@@ -20,7 +20,25 @@ export type RunOutcome =
   | { readonly kind: 'agent-failed'; readonly reason: string }
   | { readonly kind: 'stalled'; readonly reason: string }
   | { readonly kind: 'unfinished'; readonly reason: string }
-  | { readonly kind: 'unreadable'; readonly reason: string };
+  | { readonly kind: 'unreadable'; readonly reason: string }
+  /** The task cost more than its budget: stopped, and parked for a human. */
+  | { readonly kind: 'over-budget'; readonly reason: string };
+
+/** A session as it ended, for whoever keeps the books (the drain's SessionGuard). */
+export interface SessionEnd {
+  readonly iteration: number;
+  readonly result: AgentResult;
+  /** ms since the epoch. */
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly model: string | undefined;
+  readonly effort: string | undefined;
+  /** What the session meant for the task (undefined: go on with another session). */
+  readonly judged: RunOutcome | undefined;
+}
+
+/** After a session: go on as judged, run the same session again (a rate limit; not counted), or end the run so. */
+export type SessionFollowUp = { readonly kind: 'go-on' } | { readonly kind: 'again'; readonly reason: string } | { readonly kind: 'end'; readonly outcome: RunOutcome };
 
 export interface SessionRecord {
   readonly iteration: number;
@@ -54,6 +72,10 @@ export interface RunTaskInput {
   readonly retryReason?: string;
   /** Values redacted from every transcript line. */
   readonly secrets: readonly string[];
+  /** Awaited before every session (a rate-limit wait); an outcome ends the run instead. */
+  readonly beforeSession?: () => Promise<RunOutcome | undefined>;
+  /** Told every session as it ends; decides what follows it. */
+  readonly afterSession?: (session: SessionEnd) => SessionFollowUp;
   /** Told the pid of each agent process as it starts, and when it ends. */
   readonly onAgentProcess?: (event: AgentProcessEvent) => void | Promise<void>;
 }
@@ -153,7 +175,12 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
 
   // The first session starts from the task as given; later ones from what the previous one left.
   let before: TreeState = { head: await deps.git.resolve(input.workspace, 'HEAD'), dirty: false, status: input.task.status, task: input.task, unreadable: undefined };
-  for (let iteration = 1; iteration <= input.iterations && !outcome; iteration++) {
+  for (let iteration = 1; iteration <= input.iterations && !outcome; ) {
+    const held = await input.beforeSession?.();
+    if (held) {
+      outcome = held;
+      break;
+    }
     const prompt = buildPrompt({ basePrompt, task: input.task, ...(input.retryReason ? { retryReason: input.retryReason } : {}) });
     const command = input.adapter.buildCommand({
       binary: input.binary,
@@ -178,8 +205,15 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
     sessions.push({ iteration, result, durationMs });
     transcript.write({ event: 'session-end', iteration, exitCode: run.exitCode, signal: run.signal, endedBy: run.endedBy, durationMs, result });
     const after = await readTreeState(deps, input.workspace, input.task.id);
-    outcome = judgeSession(before, after, result);
+    const judged = judgeSession(before, after, result);
     before = after;
+    const followUp = input.afterSession?.({ iteration, result, startedAt: started, endedAt: started + durationMs, model: choice.model, effort: choice.effort, judged }) ?? { kind: 'go-on' };
+    if (followUp.kind === 'again') {
+      transcript.write({ event: 'session-again', iteration, reason: followUp.reason });
+      continue;
+    }
+    outcome = followUp.kind === 'end' ? followUp.outcome : judged;
+    iteration++;
   }
   const leftovers = before.dirty;
   outcome ??= { kind: 'unfinished', reason: `the task is not Done after ${input.iterations} session(s)` };

@@ -21,6 +21,7 @@ const COMMANDS: readonly { name: string; summary: string; load: () => Promise<Co
   { name: 'gc', summary: 'remove parked worktrees and branches of tasks no longer parked', load: () => import('./gc.js') },
   { name: 'doctor', summary: 'check the isolation of one repo or all of them, for real', load: () => import('./doctor.js') },
   { name: 'fleet', summary: 'every registered repo at a glance', load: () => import('./fleet.js') },
+  { name: 'ledger', summary: 'what agent sessions cost: tokens and USD per task, repo, day, model or run', load: () => import('./ledger.js') },
   { name: 'tui', summary: 'the fleet dashboard', load: () => import('./tui.js') },
   { name: 'provision', summary: 'set up the host or one repo (idempotent)', load: () => import('./provision.js') },
   { name: 'demo', summary: 'the whole loop on an embedded example, no root or network', load: () => import('./demo.js') },

@@ -10,6 +10,8 @@ import { renderStatus } from './status.js';
 import { USER_PATH } from '../system-path.js';
 import { UsageError } from '../errors.js';
 import { runGitHubDemo, type GitHubDemoResult } from '../demo/github-demo.js';
+import { ledgerReport, renderLedger } from '../control/ledger-report.js';
+import { DEMO_REPO } from '../demo/demo.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
@@ -51,6 +53,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
           context.out(`promote --pr --merge:  ${github.merged.detail}\n`);
           context.out(`origin main:           ${github.baseBefore.slice(0, 12)} -> ${github.baseAfter.slice(0, 12)}\n`);
         }
+        context.out(`\nledger (agent-runner ledger --by task):\n${renderLedger(ledgerReport([DEMO_REPO], result.ledger, 'task', undefined))}`);
         context.out(`demo finished in ${seconds}s${options.keep ? `; repos kept in ${result.root}` : ''}\n`);
       }
       if (!options.keep) await context.ports.fs.remove(result.root);

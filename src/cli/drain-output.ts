@@ -25,7 +25,10 @@ function describeEvent(event: DrainEvent): string {
       return `${clock} ${task}retrying: ${event.reason}`;
     case 'drain-finished':
       return `${clock} drain ${event.outcome}${event.reason ? `: ${event.reason}` : ''}`;
+    case 'rate-limit-wait':
+      return `${clock} ${task}rate limited; no new ${event.assistant} session until ${event.until.slice(11, 16)} UTC (${event.detail})`;
     case 'recovered':
+    case 'budget-reached':
     case 'stopping':
     case 'published':
     case 'publish-skipped':

@@ -17,6 +17,7 @@ import { parsePositiveInt } from './options.js';
 import { progressPrinter, renderSummary } from './drain-output.js';
 import { isSafeTaskId } from '../board/parse.js';
 import { STAGING_BRANCH } from '../staging/names.js';
+import { parseSpendPolicy } from '../drain/spend-policy.js';
 
 interface OrchestrateOptions {
   workspace?: string;
@@ -30,6 +31,7 @@ interface OrchestrateOptions {
   progress: string;
   graceSec: string;
   passEnv?: string;
+  spend?: string;
 }
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
@@ -44,6 +46,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--run-id <id>', 'the run id to record (dispatch passes its own)')
     .option('--progress <format>', 'progress on stderr: human or json', 'human')
     .option('--pass-env <names>', 'comma-separated variables to pass to agents beyond the built-in list')
+    .option('--spend <json>', 'budgets, rate-limit wait bounds and what the ledger says was spent (dispatch passes it)')
     .option('--grace-sec <n>', 'on SIGTERM, how long running agents may finish before they are stopped', '30')
     .action(async (options: OrchestrateOptions) => {
       setExit(await run(context, options));
@@ -56,6 +59,8 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
   if (options.task && !isSafeTaskId(options.task)) throw new UsageError(`"${options.task}" is not a task id (like TASK-12)`);
   if (options.runId && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$/.test(options.runId)) throw new UsageError(`--run-id "${options.runId}" may only contain letters, digits, . _ -`);
   if (options.progress !== 'human' && options.progress !== 'json') throw new UsageError(`--progress must be human or json, not "${options.progress}"`);
+  const spend = options.spend === undefined ? undefined : parseSpendPolicy(options.spend);
+  if (typeof spend === 'string') throw new UsageError(`--spend ${spend}`);
   const workspace = await checkWorkspace(fs, context.cwd, options.workspace);
   const maxParallel = options.maxParallel ? parsePositiveInt('--max-parallel', options.maxParallel, MAX_PARALLEL_CEILING) : undefined;
   const graceSec = parsePositiveInt('--grace-sec', options.graceSec, 3600);
@@ -90,6 +95,7 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
     graceMs: graceSec * 1000,
     control: context.ports.control,
     locks: context.ports.locks,
+    ...(spend ? { spend } : {}),
   });
   context.out(options.json ? `${JSON.stringify(summary)}\n` : renderSummary(summary));
   return summary.outcome === 'failed' ? EXIT.failed : EXIT.ok;

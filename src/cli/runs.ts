@@ -1,7 +1,7 @@
 // agent-runner runs REPO|--workspace DIR [--json] [--limit N]: the run
 // history, newest first: dispatched, watched and queued runs (root's run
 // records) and drains run by hand (the workspace's drain history), each with
-// its outcome table.
+// its outcome table and what its agent sessions cost.
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { EXIT } from '../errors.js';
@@ -32,8 +32,8 @@ export async function readRunHistory(context: CliContext, repoName: string | und
   return { target: target.label, runs: mergeRunHistory(records, drains, limit), errors };
 }
 
-function tokens(entry: HistoryEntry): string {
-  return entry.tokens === null ? '' : `, ${entry.tokens} tokens`;
+function spend(entry: HistoryEntry): string {
+  return `${entry.tokens === null ? '' : `, ${entry.tokens} tokens`}${entry.cost === null ? '' : `, cost ${entry.cost}`}`;
 }
 
 export function renderRunHistory(history: RunHistory): string {
@@ -44,8 +44,9 @@ export function renderRunHistory(history: RunHistory): string {
     const ended = run.endedAt ? `, ended ${run.endedAt}` : '';
     const exit = run.exitCode === null ? '' : `, exit ${run.exitCode}`;
     const c = run.counts;
-    out.push(printableLine(`${run.id}  ${run.outcome}  by ${who}, started ${run.startedAt}${ended}${exit}: ${c.landed} landed, ${c.parked} parked, ${c.blocked} blocked, ${c.failed} failed${tokens(run)}`));
+    out.push(printableLine(`${run.id}  ${run.outcome}  by ${who}, started ${run.startedAt}${ended}${exit}: ${c.landed} landed, ${c.parked} parked, ${c.blocked} blocked, ${c.failed} failed${spend(run)}`));
     if (run.detail) out.push(`  ${printableLine(run.detail)}`);
+    if (run.budgetStop) out.push(`  ${printableLine(run.budgetStop)}`);
     const table = renderTaskTable(run.tasks);
     if (table) out.push(table.trimEnd().replace(/^/gm, '  '));
   }

@@ -16,6 +16,8 @@ import { confineCommand, confinementFor, stopUnitCommand, systemdIsRunning, type
 import { describeSweep, endRunProcesses, type SweepResult } from './user-sweep.js';
 import { repoUser, runnerCommandAsUser, type Install } from './as-repo-user.js';
 import { SYSTEM_PATH } from '../system-path.js';
+import { sealRunUsage, spendForRun } from './run-usage.js';
+import type { SpendPolicy } from '../drain/spend-policy.js';
 
 export { repoUser, type Install } from './as-repo-user.js';
 
@@ -30,6 +32,8 @@ export interface DispatchInput {
   readonly jobId?: string;
   readonly progress: 'human' | 'json';
   readonly runId: string;
+  /** Budgets and the ledger's totals for orchestrate (dispatchRun reads them when not given). */
+  readonly spend?: SpendPolicy;
 }
 
 export interface DispatchHooks {
@@ -87,6 +91,7 @@ export function orchestrateCommand(input: DispatchInput, user: UserAccount): Com
     input.runId,
     '--progress',
     input.progress,
+    ...(input.spend ? ['--spend', JSON.stringify(input.spend)] : []),
   ]);
 }
 
@@ -112,7 +117,8 @@ export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hook
   const confinement = confinementFor(await systemdIsRunning(deps.fs), input.repo.name, input.runId, input.repo.limits);
   // If the runner dies (kill -9, OOM), orchestrate gets SIGTERM and winds its
   // agents down itself instead of running on unwatched.
-  const command = confineCommand(dropPrivileges(user, orchestrateCommand(input, user), { parentDeathSignal: 'SIGTERM' }), confinement);
+  const spend = input.spend ?? (await spendForRun(deps.fs, input.state, input.repo, deps.clock.now()));
+  const command = confineCommand(dropPrivileges(user, orchestrateCommand({ ...input, spend }, user), { parentDeathSignal: 'SIGTERM' }), confinement);
   const started: RunRecord = {
     id: input.runId,
     repo: input.repo.name,
@@ -160,7 +166,8 @@ export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hook
     endedAt: new Date(deps.clock.now()).toISOString(),
     interrupted: stop.requested,
   });
-  const recorded: RunRecord = { ...finished, leftovers: { found: sweep.found, killed: sweep.killed, survivors: sweep.survivors.map(({ pid, name }) => ({ pid, name })), summary: describeSweep(sweep) } };
+  const usage = await sealRunUsage(deps.fs, input.state, finished, stdout.join('\n'), new Date(deps.clock.now()).toISOString());
+  const recorded: RunRecord = { ...finished, ...usage, leftovers: { found: sweep.found, killed: sweep.killed, survivors: sweep.survivors.map(({ pid, name }) => ({ pid, name })), summary: describeSweep(sweep) } };
   await writeRun(deps.fs, input.state, recorded);
   return recorded;
 }

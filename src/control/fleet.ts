@@ -17,6 +17,7 @@ import { readWatchStatus, type WatchStatus } from './watch-status.js';
 import { BoardSnapshot, type BoardSummary } from './board-snapshot.js';
 import { pullRequestCell, readPullRequestRecord, type PullRequestRecord } from './pull-request-record.js';
 import { readPause, type PauseFlag } from './pause.js';
+import { gatherSpend, type FleetSpend } from './fleet-spend.js';
 
 export interface FleetRepo {
   readonly name: string;
@@ -41,6 +42,8 @@ export interface FleetRepo {
   readonly staging: { readonly exists: boolean; readonly ahead: number; readonly behind: number } | null;
   readonly board: { readonly ready: number; readonly parked: number; readonly unreadable: number; readonly total: number } | null;
   readonly lastRun: { readonly id: string; readonly outcome: string; readonly exitCode: number | null; readonly endedAt: string | null; readonly landed: number; readonly parked: number; readonly failed: number } | null;
+  /** Today's spend (UTC), the budgets and what holds new runs (fleet-spend.ts); null when the ledger could not be read. */
+  readonly spend?: FleetSpend | null;
   /** What could not be read for this repo, in words. */
   readonly errors: readonly string[];
   /** With promote = "pr": the staging pull request as the watcher last saw it. */
@@ -67,6 +70,7 @@ export interface FleetInputs {
   readonly runningJobs: number;
   readonly staging: FleetRepo['staging'];
   readonly board: BoardSummary | undefined;
+  readonly spend?: FleetSpend | undefined;
   readonly errors: readonly string[];
   readonly pullRequest?: PullRequestRecord | undefined;
 }
@@ -105,6 +109,7 @@ export function fleetEntry(input: FleetInputs): FleetRepo {
     lastRun: last
       ? { id: last.id, outcome: last.outcome ?? last.status, exitCode: last.exitCode ?? null, endedAt: last.endedAt ?? null, landed: count(last, 'landed'), parked: count(last, 'parked'), failed: count(last, 'failed') }
       : null,
+    spend: input.spend ?? null,
     errors: input.errors,
     ...(input.pullRequest ? { pullRequest: input.pullRequest } : {}),
   };
@@ -119,7 +124,7 @@ function age(sec: number | null): string {
 
 /** Pure: the human table. */
 export function renderFleetHuman(fleet: Fleet): string {
-  const header = ['REPO', 'ON', 'WATCHER', 'BEAT', 'RUN', 'QUEUE', 'STAGING', 'READY', 'PARKED', 'LAST RUN'];
+  const header = ['REPO', 'ON', 'WATCHER', 'BEAT', 'RUN', 'QUEUE', 'STAGING', 'READY', 'PARKED', 'LAST RUN', 'TODAY'];
   const rows = fleet.repos.map((repo) => [
     repo.name,
     repo.paused ? 'paused' : repo.enabled ? 'yes' : 'no',
@@ -131,11 +136,13 @@ export function renderFleetHuman(fleet: Fleet): string {
     repo.board ? String(repo.board.ready) : '?',
     repo.board ? String(repo.board.parked) : '?',
     repo.lastRun ? `${printableLine(repo.lastRun.outcome)}${repo.lastRun.landed ? ` ${repo.lastRun.landed} landed` : ''}` : '-',
+    repo.spend ? repo.spend.today.text : '?',
   ]);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: readonly string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
   const out = [line(header), ...rows.map(line)];
   for (const repo of fleet.repos) {
+    if (repo.spend?.hold) out.push(`${repo.name}: ${printableLine(repo.spend.hold)}`);
     for (const error of repo.errors) out.push(`${repo.name}: ${printableLine(error)}`);
     if (repo.watcher.lastError) out.push(`${repo.name}: last skipped ${printableLine(repo.watcher.lastError.at)}: ${printableLine(repo.watcher.lastError.message)}`);
   }
@@ -200,8 +207,10 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
   const staging = (await attempt('staging', () => stagingCounts(deps.process, repo))) ?? null;
   const board = await attempt('board', () => snapshotFor(deps, repo).summary());
   const pullRequest = repo.promote?.mode === 'pr' ? await attempt('pull request', () => readPullRequestRecord(deps.fs, state, repo.name)) : undefined;
+  const spend = await attempt('ledger', () => gatherSpend(deps.fs, state, repo, now, status));
   return fleetEntry({
     pullRequest,
+    spend,
     repo,
     now,
     status,

@@ -5,6 +5,7 @@
 // recorded and the tasks of whichever record has them. Pure.
 import type { RunRecord } from './runs.js';
 import type { DrainSummary, TaskSummary } from '../drain/types.js';
+import { describeCost } from './ledger-totals.js';
 
 export interface HistoryEntry {
   readonly id: string;
@@ -18,8 +19,12 @@ export interface HistoryEntry {
   readonly exitCode: number | null;
   readonly detail: string | null;
   readonly counts: { readonly landed: number; readonly parked: number; readonly blocked: number; readonly failed: number };
-  /** Tokens are not recorded yet: null until the drain reports them. */
+  /** Tokens of the run's agent sessions as root sealed them into the ledger; null when not known (a drain run by hand, an older run). */
   readonly tokens: number | null;
+  /** What the sessions cost ("$0.42", "$0.42 + 1 unknown", "unknown"); null when not known. */
+  readonly cost: string | null;
+  /** Why the run stopped starting tasks (a daily budget), when it did. */
+  readonly budgetStop: string | null;
   readonly tasks: readonly TaskSummary[];
 }
 
@@ -49,7 +54,9 @@ export function mergeRunHistory(records: readonly RunRecord[], drains: readonly 
       exitCode: record.exitCode ?? null,
       detail: record.detail ?? drain?.failure ?? null,
       counts: counts(tasks),
-      tokens: null,
+      tokens: record.usage ? record.usage.tokens : null,
+      cost: record.usage ? describeCost(record.usage) : null,
+      budgetStop: record.budgetStop ?? null,
       tasks,
     });
   }
@@ -66,6 +73,8 @@ export function mergeRunHistory(records: readonly RunRecord[], drains: readonly 
       detail: drain.failure ?? null,
       counts: counts(drain.tasks),
       tokens: null,
+      cost: null,
+      budgetStop: null,
       tasks: drain.tasks,
     });
   }

@@ -31,6 +31,10 @@ export interface RunRecord {
   readonly pushed?: boolean;
   /** Why the run failed or was interrupted, in words. */
   readonly detail?: string;
+  /** What the run's agent sessions cost, as sealed into the ledger (run-usage.ts). */
+  readonly usage?: RunUsage;
+  /** The repo went over a daily budget during or before the run: no new task started. */
+  readonly budgetStop?: string;
   /** Where the run's processes lived and their limits (run-limits.ts). */
   readonly confinement?: {
     readonly kind: 'systemd-scope' | 'rlimits';
@@ -46,6 +50,14 @@ export interface RunRecord {
     readonly survivors: readonly { readonly pid: number; readonly name: string }[];
     readonly summary: string;
   };
+}
+
+export interface RunUsage {
+  readonly sessions: number;
+  readonly costUsd: number;
+  /** Sessions that reported no cost (not in costUsd). */
+  readonly unknownCost: number;
+  readonly tokens: number;
 }
 
 export async function writeRun(fs: FsPort, state: string, record: RunRecord): Promise<void> {

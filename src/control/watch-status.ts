@@ -16,6 +16,10 @@ export interface WatchStatus {
   readonly lastTick?: string;
   readonly heartbeat: string;
   readonly lastResult?: { readonly runId: string; readonly outcome: string; readonly exitCode: number | null | undefined; readonly endedAt: string | undefined };
+  /** Why no run starts now (a rate limit, a daily budget) and until when (spend-hold.ts). */
+  readonly hold?: { readonly reason: string; readonly until: string };
+  /** The last rate-limit reset a drain reported (ISO): no run starts before it. */
+  readonly rateLimitUntil?: string;
   /** The last problem that made a tick skip the repo (bad config, missing user, unreadable board). */
   readonly lastError?: { readonly at: string; readonly message: string };
 }

@@ -24,6 +24,8 @@ import { repoUser } from './as-repo-user.js';
 import { afterPublishedDrain } from './watch-pull-request.js';
 import { readPause } from './pause.js';
 import { applyDailyRetention } from './watch-retention.js';
+import { clockTime, spendHold } from './spend-hold.js';
+import { appendLedger, sealRun } from './ledger.js';
 
 export type LogEvent = { readonly event: string; readonly repo: string } & Record<string, unknown>;
 
@@ -115,6 +117,8 @@ export class RepoWatcher {
         for (const run of orphans) {
           const record: RunRecord = { ...run, status: 'interrupted', outcome: 'interrupted', endedAt: this.now(), detail: 'the runner died mid-run (watcher restarted); its processes were ended' };
           await writeRun(this.deps.fs, this.deps.state, record);
+          // Its sessions were never reported: the ledger says unknown, not nothing.
+          await appendLedger(this.deps.fs, this.deps.state, this.name, sealRun({ repo: this.name, runId: run.id, startedAt: run.startedAt, endedAt: record.endedAt!, summary: undefined, sealedAt: record.endedAt! }));
           this.log('run-interrupted', { runId: run.id });
         }
       } finally {
@@ -180,6 +184,7 @@ export class RepoWatcher {
       }
       const action = decideTick({ enabled: repo.enabled, paused, running: false, stopping: this.stopping, queued, ready, ...(boardError === undefined ? {} : { boardError }) });
       if (action.kind === 'broken') throw new Error(action.reason);
+      if ((action.kind === 'run-job' || action.kind === 'drain') && (await this.held(repo, at))) return;
       if (action.kind === 'run-job') this.begin(repo, undefined);
       else if (action.kind === 'drain') {
         this.log('drain-starting', { ready: action.ready });
@@ -194,6 +199,14 @@ export class RepoWatcher {
       this.log('repo-skipped', { error: message });
       await this.setStatus({ lastTick: at, lastError: { at, message } });
     }
+  }
+
+  /** A rate limit or a daily budget holds new runs: say so (once per change) and start nothing. */
+  private async held(repo: RegistryRepo, at: string): Promise<boolean> {
+    const hold = await spendHold(this.deps.fs, this.deps.state, repo, this.deps.clock.now(), this.status.rateLimitUntil);
+    if (hold?.reason !== this.status.hold?.reason) this.log(hold ? 'held' : 'hold-lifted', hold ? { reason: hold.reason, until: hold.until } : {});
+    await this.setStatus({ lastTick: at, hold });
+    return hold !== undefined;
   }
 
   private snapshotFor: string | undefined;
@@ -314,6 +327,11 @@ export class RepoWatcher {
       event = { event: 'log', line };
     }
     const { event: name, ...rest } = event;
+    // The drain's word on a rate limit only delays root's next run, bounded by the drain's own wait cap.
+    if (name === 'rate-limit-wait' && typeof event.until === 'string' && !Number.isNaN(Date.parse(event.until))) {
+      const until = new Date(Date.parse(event.until)).toISOString();
+      void this.setStatus({ rateLimitUntil: until, hold: { reason: `waiting for rate limit until ${clockTime(until)}`, until } });
+    }
     this.deps.log({ ...rest, event: `orchestrate:${String(name ?? 'log')}`, repo: this.name });
   }
 

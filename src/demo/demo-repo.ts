@@ -21,7 +21,7 @@ export const DEMO_TASKS: readonly DemoTask[] = [
   },
   {
     id: 'TASK-3', title: 'Add the greeting module', priority: 'high', expect: 'landed',
-    description: 'agent: sleep 0.5\nagent: write src/greeting.txt "hello"',
+    description: 'Its first session hits a rate limit: the task waits for the reset, is not charged an attempt, and lands.\n\nagent: rate-limit 1\nagent: sleep 0.5\nagent: write src/greeting.txt "hello"',
     acceptanceCriteria: ['src/greeting.txt exists'],
   },
   {
@@ -77,8 +77,12 @@ active_branch_days: 30
 task_prefix: "task"
 `;
 
-export function demoConfig(agentCommand: readonly string[]): string {
-  return `${JSON.stringify({ assistant: 'command', command: agentCommand, maxParallel: 3, maxAttempts: 2, agentIdleTimeoutSec: 60, workBranchMode: 'accumulate' }, null, 2)}\n`;
+/** The demo's assistant is claude; its binary is the bundled scripted agent posing as claude (usage, costs, rate limits and all). */
+export function demoConfig(): string {
+  return `${JSON.stringify({ assistant: 'claude', maxParallel: 3, maxAttempts: 2, agentIdleTimeoutSec: 60, workBranchMode: 'accumulate' }, null, 2)}\n`;
 }
+
+/** Rate-limit waits short enough for a demo (a real repo waits at least a minute). */
+export const DEMO_SPEND_LIMITS = { dailyUsd: undefined, dailyTokens: undefined, taskUsd: undefined, rateLimitWaitMinSec: 1, rateLimitWaitMaxSec: 2 } as const;
 
 export const DEMO_README = '# Demo project\n\nA tiny repository for the agent-runner demo.\n';

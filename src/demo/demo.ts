@@ -12,7 +12,12 @@ import { adapterFor } from '../agent/adapters/index.js';
 import { renderTaskFile, taskFileName } from '../board/render.js';
 import { CONFIG_FILE as BOARD_CONFIG_FILE, TASKS_DIR } from '../board/read.js';
 import { promote, stagingStatus, type PromoteResult, type StagingStatus } from '../staging/lifecycle.js';
-import { DEMO_BACKLOG_CONFIG, DEMO_GATES, DEMO_README, DEMO_TASKS, demoConfig } from './demo-repo.js';
+import { DEMO_BACKLOG_CONFIG, DEMO_GATES, DEMO_README, DEMO_SPEND_LIMITS, DEMO_TASKS, demoConfig } from './demo-repo.js';
+import { appendLedger, readLedger, sealRun, type LedgerRecord } from '../control/ledger.js';
+import { utcDay } from '../drain/verdict/spend.js';
+
+/** The demo's repo name in its ledger. */
+export const DEMO_REPO = 'demo';
 
 export interface DemoInput {
   /** argv of the bundled scripted agent. */
@@ -38,6 +43,10 @@ export interface DemoResult {
   readonly home: string;
   readonly state: string;
   readonly git: Git;
+  /** The drain's sessions as root would seal them. */
+  readonly ledger: readonly LedgerRecord[];
+  /** The demo's own control-plane state dir (its ledger is there). */
+  readonly controlState: string;
 }
 
 function stamp(ms: number): string {
@@ -73,7 +82,7 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
     'README.md': DEMO_README,
     VERSION: '1.0.0\n',
     [BOARD_CONFIG_FILE]: DEMO_BACKLOG_CONFIG,
-    [CONFIG_FILE]: demoConfig(input.agentCommand),
+    [CONFIG_FILE]: demoConfig(),
     '.agent/gates.sh': DEMO_GATES,
   };
   for (const task of DEMO_TASKS) {
@@ -90,27 +99,35 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
   const { config: repoConfig } = await readRepoConfig(fs, clone);
   const config = applyOverrides(repoConfig, {});
   input.onStep(`draining ${DEMO_TASKS.length} tasks with the scripted agent, ${config.maxParallel} at a time`);
+  const runId = ports.ids.next();
+  const runStarted = new Date(clock.now()).toISOString();
   const summary = await orchestrate(ports, git, {
     workspace: clone,
     config,
     only: undefined,
     push: true,
     force: false,
-    runId: ports.ids.next(),
+    runId,
     env,
     secrets: [],
     stateDir: state,
-    adapter: adapterFor('command'),
+    adapter: adapterFor(config.assistant),
     binary: input.agentCommand[0]!,
+    spend: { limits: DEMO_SPEND_LIMITS, day: utcDay(clock.now()), spentToday: { usd: 0, tokens: 0 }, taskSpentUsd: {} },
     onEvent: input.onEvent,
     stop: input.stop,
     graceMs: 5000,
     control: input.control,
     locks: input.locks,
   });
+  // What dispatch does as root after a run: seal the sessions into the ledger.
+  const control = path.join(root, 'control-state');
+  const sealedAt = new Date(clock.now()).toISOString();
+  await appendLedger(fs, control, DEMO_REPO, sealRun({ repo: DEMO_REPO, runId, startedAt: runStarted, endedAt: sealedAt, summary, sealedAt }));
+  const ledger = await readLedger(fs, control, DEMO_REPO);
   const lifecycle = { ports, git, workspace: clone, baseBranch: 'main', stateDir: state, fetch: true };
   const status = await stagingStatus(lifecycle);
   const promotion = input.promoteByPush === false ? undefined : await promote(lifecycle);
   const expected = Object.fromEntries(DEMO_TASKS.map((task) => [task.id, task.expect]));
-  return { root, clone, summary, expected, status, promotion, home, state, git };
+  return { root, clone, summary, expected, status, promotion, home, state, git, ledger, controlState: control };
 }

@@ -60,6 +60,8 @@ export function parseDrainSummary(text: string): DrainSummary | undefined {
     tasks: value.tasks.map(parseTask).filter((task): task is TaskSummary => task !== undefined),
     staging: { base: str(staging?.base) ? staging.base : '', head: str(staging?.head) ? staging.head : '' },
     pushed: value.pushed === true,
+    // What sessions cost is the ledger's (root-sealed), never a kept summary's.
+    sessions: [],
     startedAt: value.startedAt,
     endedAt: value.endedAt,
   };

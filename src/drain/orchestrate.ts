@@ -24,6 +24,10 @@ import { drainOutcome, shouldPublish, type DrainFacts } from './verdict/outcome.
 import { resolveCommit } from '../git/refs.js';
 import { agentGroups, reapGroups } from './orphan-agents.js';
 import { committedConfig, gateSpecFrom } from './trusted-config.js';
+import { SessionGuard } from './session-guard.js';
+import { NO_SPEND_POLICY, type SpendPolicy } from './spend-policy.js';
+import { utcDay } from './verdict/spend.js';
+import { readRememberedReset, rememberReset } from './rate-limit-memory.js';
 
 export interface OrchestrateInput {
   readonly workspace: string;
@@ -46,6 +50,8 @@ export interface OrchestrateInput {
   readonly control: Pick<ProcessControl, 'signalGroup' | 'processesHolding'>;
   /** Takes the workspace lock. */
   readonly locks: LockPort;
+  /** Budgets and what the ledger says was spent (root passes it); none: no caps, default waits. */
+  readonly spend?: SpendPolicy;
 }
 
 export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInput): Promise<DrainSummary> {
@@ -64,6 +70,9 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
   let pushed = false;
   let summary: DrainSummary | undefined;
   let book: DrainBook | undefined;
+  const policy = input.spend ?? { ...NO_SPEND_POLICY, day: utcDay(clock.now()) };
+  const sessions = new SessionGuard(clock, policy, input.adapter.name, emit, input.stop, (until) => rememberReset(fs, wsState, { assistant: input.adapter.name, until }));
+  sessions.carryOver(await readRememberedReset(fs, wsState));
   try {
     const refs = await fetchAndResolveBase(git, input.workspace, input.config.baseBranch, true);
     const remoteBefore = await publishedStaging(git, input.workspace, refs);
@@ -83,6 +92,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       ports, git, workspace: input.workspace, stateDir: input.stateDir, config: input.config, adapter: input.adapter,
       binary: input.binary, env: input.env, secrets: input.secrets, runId: input.runId, refs: refsMutex,
       onProcess: (task, event, kind) => agents.update(task.id, event, kind),
+      sessions,
     };
     const flow: TaskFlow = {
       worker,
@@ -117,7 +127,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       {
         readBoard: () => readBoard(fs, stagingDir),
         runTask: (task, releaseSlot) => runTaskFlow(flow, task, releaseSlot),
-        stopping: () => input.stop.aborted || systemicFailure !== undefined,
+        stopping: () => input.stop.aborted || systemicFailure !== undefined || sessions.budgetStop !== undefined,
         excluded: () => drainBook.excluded,
       },
       input.config.maxParallel,
@@ -152,6 +162,8 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       outcome,
       ...(failure ? { failure } : {}),
       tasks: [...(book?.results.values() ?? [])],
+      sessions: sessions.reports,
+      ...(sessions.budgetStop ? { budgetStop: sessions.budgetStop } : {}),
       staging,
       pushed,
       startedAt: new Date(startedAt).toISOString(),

@@ -13,6 +13,7 @@ import { cutTaskWorktree } from '../staging/task-branches.js';
 import { transcriptFile } from '../paths.js';
 import type { Mutex } from './mutex.js';
 import type { WorkOutcome } from './verdict/after-agent.js';
+import type { SessionGuard } from './session-guard.js';
 
 export interface WorkerContext {
   readonly ports: Ports;
@@ -29,6 +30,8 @@ export interface WorkerContext {
   readonly refs: Mutex;
   /** Every agent and setup process a task starts, and its end (the drain records them). */
   readonly onProcess: (task: Task, event: AgentProcessEvent, kind: 'agent' | 'setup') => void | Promise<void>;
+  /** The drain's books on sessions: rate-limit waits, budgets, the ledger reports. */
+  readonly sessions?: SessionGuard;
 }
 
 export interface WorkerResult {
@@ -75,6 +78,7 @@ export async function workOnTask(context: WorkerContext, task: Task, retryReason
       secrets: context.secrets,
       ...(retryReason ? { retryReason } : {}),
       onAgentProcess: (event) => context.onProcess(task, event, 'agent'),
+      ...(context.sessions ? { beforeSession: () => context.sessions!.beforeSession(task), afterSession: (session) => context.sessions!.afterSession(task, session) } : {}),
     },
   );
   if (report.leftovers && (report.outcome.kind === 'done' || report.outcome.kind === 'blocked')) await commitLeftovers(context.git, dir, task.id);

@@ -17,11 +17,39 @@ export interface TaskSummary {
   readonly stagingCommit?: string;
 }
 
+/**
+ * One agent session as the drain reports it in its summary. Root seals these
+ * into its ledger (control/ledger.ts) after checking every field; a value the
+ * CLI did not report is null (unknown), never 0.
+ */
+export interface SessionReport {
+  readonly taskId: TaskId;
+  readonly assistant: string;
+  readonly model: string | null;
+  readonly effort: string | null;
+  readonly startedAt: string;
+  readonly endedAt: string;
+  readonly wallMs: number;
+  readonly inputTokens: number | null;
+  readonly outputTokens: number | null;
+  readonly cacheReadTokens: number | null;
+  readonly cacheWriteTokens: number | null;
+  readonly costUsd: number | null;
+  /** "ok", or the adapter's failure ("rate-limited", "crashed", ...). */
+  readonly outcome: string;
+  /** The session hit a rate limit (it is not charged as an attempt). */
+  readonly rateLimited: boolean;
+}
+
 export interface DrainSummary {
   readonly runId: string;
   readonly outcome: DrainOutcome;
   readonly failure?: string;
   readonly tasks: readonly TaskSummary[];
+  /** Every agent session of the drain, for the ledger. */
+  readonly sessions: readonly SessionReport[];
+  /** Why new tasks stopped starting: the repo went over a daily budget. */
+  readonly budgetStop?: string;
   readonly staging: { readonly base: string; readonly head: string };
   readonly pushed: boolean;
   readonly startedAt: string;
@@ -32,11 +60,11 @@ export interface DrainSummary {
  * The summary as a reader of `orchestrate --json` relies on it: the outcome
  * and the tasks always, staging and pushed when the runner wrote them.
  */
-export type OrchestrateSummary = Pick<DrainSummary, 'runId' | 'outcome' | 'tasks'> & Partial<Pick<DrainSummary, 'staging' | 'pushed'>>;
+export type OrchestrateSummary = Pick<DrainSummary, 'runId' | 'outcome' | 'tasks'> & Partial<Pick<DrainSummary, 'staging' | 'pushed' | 'sessions' | 'budgetStop'>>;
 
 /** Something the drain noticed and tidied, or a stop request, or the push: a line of detail. */
 export interface DrainNoteEvent {
-  readonly event: 'recovered' | 'stopping' | 'published' | 'publish-skipped';
+  readonly event: 'recovered' | 'stopping' | 'published' | 'publish-skipped' | 'budget-reached';
   readonly detail: string;
 }
 
@@ -80,8 +108,17 @@ export interface DrainFinishedEvent {
   readonly reason?: string;
 }
 
+/** The assistant reported a rate limit: no new session of it starts before `until` (ISO). */
+export interface RateLimitWaitEvent {
+  readonly event: 'rate-limit-wait';
+  readonly assistant: string;
+  readonly until: string;
+  readonly taskId: TaskId;
+  readonly detail: string;
+}
+
 /** An event as the drain emits it; orchestrate adds the time and the run id. */
-export type DrainEventBody = DrainNoteEvent | StagingReadyEvent | TaskStartedEvent | TaskRetryingEvent | TaskFinishedEvent | DrainFinishedEvent;
+export type DrainEventBody = DrainNoteEvent | RateLimitWaitEvent | StagingReadyEvent | TaskStartedEvent | TaskRetryingEvent | TaskFinishedEvent | DrainFinishedEvent;
 
 export type DrainEvent = DrainEventBody & { readonly time: string; readonly runId: string };
 

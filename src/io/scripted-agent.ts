@@ -15,7 +15,7 @@ import type { Task } from '../types.js';
 import { parseInstructions } from '../scripted-agent/instructions.js';
 import { IN_PROGRESS, commitMessage, finishedTaskText, planRun, type Step } from '../scripted-agent/plan.js';
 import {
-  assistantEvent, failureLines, initEvent, looksLikeClaudeArgv, readClaudeArgv, sessionIdFor, successResult, taskIdFromPrompt, type SessionFacts,
+  assistantEvent, failureLines, initEvent, looksLikeClaudeArgv, rateLimitEvent, readClaudeArgv, scriptedResetAt, sessionIdFor, successResult, taskIdFromPrompt, type SessionFacts,
 } from '../scripted-agent/claude-stream.js';
 
 export interface ScriptedAgentIo {
@@ -59,6 +59,32 @@ function git(workspace: string, env: Record<string, string>, args: string[]): vo
     const stderr = (error as { stderr?: Buffer }).stderr?.toString('utf8').trim() ?? String(error);
     throw new AgentFailure(`scripted-agent: git ${args.join(' ')} failed in ${workspace}: ${stderr}`, 1);
   }
+}
+
+/**
+ * Counts the task's rate-limited sessions in the clone's common git dir, so
+ * the count survives the worktree and never shows in a commit.
+ */
+function takeRateLimitedSession(workspace: string, env: Record<string, string>, taskId: string, limit: number): boolean {
+  if (limit <= 0) return false;
+  let common: string;
+  try {
+    common = execFileSync('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: workspace, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  } catch {
+    return false;
+  }
+  const dir = path.join(common, 'scripted-agent');
+  const file = path.join(dir, `${taskId.toUpperCase()}.rate-limits`);
+  let used = 0;
+  try {
+    used = Number(readFileSync(file, 'utf8').trim()) || 0;
+  } catch {
+    // first session
+  }
+  if (used >= limit) return false;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(file, `${used + 1}\n`);
+  return true;
 }
 
 const sleep = (seconds: number) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
@@ -126,6 +152,11 @@ export async function runScriptedAgent(io: ScriptedAgentIo): Promise<number> {
       for (const line of failureLines(facts, plan.claudeResult)) say(line);
       return 1;
     }
+    if (posing && takeRateLimitedSession(workspace, env, task.id, plan.rateLimitSessions)) {
+      say(rateLimitEvent(facts, 'rejected', scriptedResetAt(Date.now())));
+      for (const line of failureLines(facts, 'rate-limited')) say(line);
+      return 1;
+    }
 
     const taskPath = path.join(workspace, file);
     writeFileSync(taskPath, setStatus(text, IN_PROGRESS));
@@ -140,7 +171,8 @@ export async function runScriptedAgent(io: ScriptedAgentIo): Promise<number> {
     const summary = plan.ending.kind === 'blocked' ? `${task.id} is blocked: ${plan.ending.reason}` : `${task.id}: ${plan.ending.kind === 'done' ? 'done' : 'worked on, status left In Progress'}`;
     if (posing) {
       say(assistantEvent(facts, summary));
-      say(successResult(facts, io.stdin, summary, 2 + plan.steps.length));
+      say(rateLimitEvent(facts, plan.rateLimitEvent ? 'rejected' : 'allowed', scriptedResetAt(Date.now())));
+      say(successResult(facts, io.stdin, summary, 2 + plan.steps.length, plan.costUsd));
     } else {
       say(summary);
     }

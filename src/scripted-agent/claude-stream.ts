@@ -78,11 +78,31 @@ export function usageFor(prompt: string): { inputTokens: number; outputTokens: n
   return { inputTokens, outputTokens, cacheReadTokens, costUsd };
 }
 
-export function successResult(facts: SessionFacts, prompt: string, text: string, turns: number): string {
+/** The reset the scripted agent's rate limits announce: 19:00 UTC after `now` (claude says "resets 7pm (UTC)"). */
+export function scriptedResetAt(now: number): number {
+  const day = new Date(now);
+  const today = Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate(), 19);
+  return today > now ? today : today + 24 * 3600 * 1000;
+}
+
+/**
+ * claude 2.1.45+ prints one after each turn; "allowed" is information only,
+ * "rejected" means the account is out until resetsAt (epoch seconds).
+ */
+export function rateLimitEvent(facts: SessionFacts, status: 'allowed' | 'rejected', resetsAt: number): string {
+  return JSON.stringify({
+    type: 'rate_limit_event',
+    rate_limit_info: { status, resetsAt: Math.floor(resetsAt / 1000), rateLimitType: 'five_hour', ...(status === 'rejected' ? { overageStatus: 'rejected', overageDisabledReason: 'org_level_disabled', isUsingOverage: false } : { isUsingOverage: false }) },
+    uuid: `${facts.sessionId.slice(0, 24)}${status === 'rejected' ? 'aaaaaaaaaaaa' : 'bbbbbbbbbbbb'}`,
+    session_id: facts.sessionId,
+  });
+}
+
+export function successResult(facts: SessionFacts, prompt: string, text: string, turns: number, costUsd?: number): string {
   const usage = usageFor(prompt);
   return JSON.stringify({
     type: 'result', subtype: 'success', is_error: false, duration_ms: 0, duration_api_ms: 0, num_turns: turns, result: text,
-    session_id: facts.sessionId, total_cost_usd: usage.costUsd,
+    session_id: facts.sessionId, total_cost_usd: costUsd ?? usage.costUsd,
     usage: { input_tokens: usage.inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: usage.cacheReadTokens, output_tokens: usage.outputTokens },
   });
 }

@@ -11,6 +11,12 @@
 //   agent: leave-status           do the work and commit, but leave the status In Progress
 //   agent: claude-result KIND     when posing as claude: fail at once the way claude does,
 //                                 KIND is not-logged-in, rate-limited or max-turns
+//   agent: rate-limit N           when posing as claude: the task's first N sessions hit a
+//                                 rate limit (claude 2.x's rejected rate_limit_event and
+//                                 result), doing nothing; counted in the git dir
+//   agent: rate-limit-event       when posing as claude: finish normally, but the stream
+//                                 also carries a rejected rate_limit_event
+//   agent: cost USD               when posing as claude: report this total_cost_usd
 //
 // TEXT, LINE and REASON are double-quoted with JSON escapes (\n, \", \\);
 // a PATH is relative to the workspace, may be quoted, and never leaves it.
@@ -26,7 +32,10 @@ export type Instruction =
   | { readonly kind: 'silent' }
   | { readonly kind: 'block'; readonly reason: string }
   | { readonly kind: 'leave-status' }
-  | { readonly kind: 'claude-result'; readonly result: ClaudeResultKind };
+  | { readonly kind: 'claude-result'; readonly result: ClaudeResultKind }
+  | { readonly kind: 'rate-limit'; readonly sessions: number }
+  | { readonly kind: 'rate-limit-event' }
+  | { readonly kind: 'cost'; readonly usd: number };
 
 export interface InstructionBlock {
   readonly instructions: readonly Instruction[];
@@ -110,8 +119,19 @@ function parseOne(tokens: readonly string[]): Instruction {
     case 'hang':
     case 'silent':
     case 'leave-status':
+    case 'rate-limit-event':
       expectArity(tokens, 1, verb);
       return { kind: verb };
+    case 'rate-limit': {
+      expectArity(tokens, 2, 'rate-limit N');
+      if (!/^\d{1,2}$/.test(first ?? '')) throw new Problem(`rate-limit takes a number of sessions from 0 to 99, not ${first}`);
+      return { kind: 'rate-limit', sessions: Number(first) };
+    }
+    case 'cost': {
+      expectArity(tokens, 2, 'cost USD');
+      if (!/^\d+(?:\.\d+)?$/.test(first ?? '')) throw new Problem(`cost takes dollars like 0.25, not ${first}`);
+      return { kind: 'cost', usd: Number(first) };
+    }
     case 'block':
       expectArity(tokens, 2, 'block "REASON"');
       return { kind: 'block', reason: quoted(first, 'REASON') };
@@ -122,7 +142,7 @@ function parseOne(tokens: readonly string[]): Instruction {
       return { kind: 'claude-result', result };
     }
     default:
-      throw new Problem(`unknown instruction ${JSON.stringify(verb ?? '')} (known: write, append, sleep, exit, hang, silent, block, leave-status, claude-result)`);
+      throw new Problem(`unknown instruction ${JSON.stringify(verb ?? '')} (known: write, append, sleep, exit, hang, silent, block, leave-status, claude-result, rate-limit, rate-limit-event, cost)`);
   }
 }
 

@@ -17,6 +17,12 @@ export interface RunPlan {
   /** When posing as claude: fail at once like this, doing nothing. */
   readonly claudeResult: ClaudeResultKind | undefined;
   readonly ending: Ending;
+  /** When posing as claude: how many of the task's sessions hit a rate limit first. */
+  readonly rateLimitSessions: number;
+  /** When posing as claude: a rejected rate_limit_event in an otherwise normal session. */
+  readonly rateLimitEvent: boolean;
+  /** When posing as claude: the cost to report instead of the computed one. */
+  readonly costUsd: number | undefined;
 }
 
 export function planRun(instructions: readonly Instruction[]): RunPlan {
@@ -24,8 +30,20 @@ export function planRun(instructions: readonly Instruction[]): RunPlan {
   let quiet = false;
   let claudeResult: ClaudeResultKind | undefined;
   let ending: Ending = { kind: 'done' };
+  let rateLimitSessions = 0;
+  let rateLimitEvent = false;
+  let costUsd: number | undefined;
   for (const instruction of instructions) {
     switch (instruction.kind) {
+      case 'rate-limit':
+        rateLimitSessions = instruction.sessions;
+        break;
+      case 'rate-limit-event':
+        rateLimitEvent = true;
+        break;
+      case 'cost':
+        costUsd = instruction.usd;
+        break;
       case 'silent':
         quiet = true;
         break;
@@ -46,7 +64,7 @@ export function planRun(instructions: readonly Instruction[]): RunPlan {
         steps.push(instruction);
     }
   }
-  return { steps, quiet, claudeResult, ending };
+  return { steps, quiet, claudeResult, ending, rateLimitSessions, rateLimitEvent, costUsd };
 }
 
 export const IN_PROGRESS = 'In Progress';

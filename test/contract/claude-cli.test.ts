@@ -4,7 +4,7 @@
 // Claude refuses to skip permissions as root, and agents never run as root:
 // as root the test drops to `nobody` (and cuts the network with unshare -n).
 import t from 'tap';
-import { chownSync, realpathSync } from 'node:fs';
+import { chownSync, readFileSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { claudeAdapter } from '../../src/agent/adapters/claude.js';
@@ -64,4 +64,20 @@ t.test('control: an argv claude does not accept is visible as an argument error'
   t.match(run.stderrTail, /unknown option '--no-such-flag'/);
   t.same(run.stdoutLines, []);
   t.equal(claudeAdapter.parseResult(run).failure, 'no-output');
+});
+
+t.test('the recorded fixture is still what claude prints: the same events, the same usage keys', async (t) => {
+  const command = claudeAdapter.buildCommand(invocationIn(t));
+  const run = await superviseAgent({ process: realProcess, clock: realClock }, asAgent(command), limits, () => undefined);
+  const fixture = readFileSync(path.join(root, 'test/fixtures/agents/claude-2.1.197-not-logged-in.jsonl'), 'utf8').split('\n').filter(Boolean);
+  const shape = (lines: readonly string[]) => lines.map((line) => JSON.parse(line) as Record<string, unknown>).map((event) => ({
+    type: event.type,
+    subtype: event.subtype ?? null,
+    usage: event.type === 'result' ? Object.keys(event.usage as object).sort() : null,
+    cost: event.type === 'result' ? typeof event.total_cost_usd : null,
+  }));
+  t.same(shape(run.stdoutLines), shape(fixture), 'event types, result usage keys and the cost field match the recorded output');
+  const result = claudeAdapter.parseResult(run);
+  t.same(result.usage, { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, 'usage is reported (zeros), not unknown');
+  t.equal(typeof result.model, 'string', 'the init event names the model');
 });

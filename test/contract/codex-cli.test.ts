@@ -71,6 +71,10 @@ t.test('codex accepts our argv and only the watchdog ends it; its group is gone 
   const result = codexAdapter.parseResult(run);
   t.equal(result.ok, false);
   t.equal(result.failure, run.endedBy);
+  const types = (lines: readonly string[]) => lines.filter((line) => line.startsWith('{')).slice(0, 3).map((line) => (JSON.parse(line) as { type: string }).type);
+  const fixture = readFileSync(path.join(root, 'test/fixtures/agents/codex-0.171-no-network.jsonl'), 'utf8').split('\n').filter(Boolean);
+  t.same(types(run.stdoutLines), types(fixture), 'the recorded no-network output is still what codex prints first');
+  t.equal(result.usage, undefined, 'no turn completed: usage unknown, not zero');
   t.match(result.sessionId ?? '', /^[0-9a-f-]{36}$/);
   t.equal(run.pid, pid);
   await new Promise((resolve) => setTimeout(resolve, 200));

@@ -58,7 +58,7 @@ t.test('the dashboard under tmux: table, selection, quit', async (t) => {
 
   const first = await tmux.waitFor('both repos', (screen) => /^│alpha +yes +absent/m.test(screen) && /^│beta +yes +absent/m.test(screen));
   t.match(first, /^agent-runner fleet: 2 repos, 0 running, 0 with problems {2}\(/m, 'the title counts the repos');
-  t.match(first, /^│REPO {3}ON {3}WATCHER {2}BEAT {2}RUN {2}QUEUE {2}STAGING {2}READY {2}PARKED {2}LAST RUN {2}ERR +│$/m, 'column headers');
+  t.match(first, /^│REPO {3}ON {3}WATCHER {2}BEAT {2}RUN {2}QUEUE {2}STAGING {2}READY {2}PARKED {2}LAST RUN {2}TODAY {2}ERR +│$/m, 'column headers');
   t.match(first, /^┌─ repos ─+┐$/m, 'box lines are drawn as Unicode, not as "lqqqk"');
   t.match(first, /^┌─ alpha ─+┐$/m, 'the first repo is selected');
   t.match(first, /^│staging {3}no auto\/work branch +│$/m);

@@ -1,7 +1,7 @@
 // dispatch as root: the agent runs as the repo's user with only its own
 // groups and none of root's environment; the run is recorded.
 import t from 'tap';
-import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, existsSync, statSync } from 'node:fs';
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { systemTestMayRun } from '../helpers/system.js';
@@ -40,6 +40,22 @@ t.test('dispatch drops to the repo user with a clean environment', async (t) => 
   t.same(landed(fixture.origin, 'auto/work'), ['TASK-1'], 'the drain landed and published the task');
   t.notOk(existsSync(path.join(fixture.state, 'repos', fixture.name, 'run.lock')), 'the lock is released');
   t.same(readdirSync(path.join(fixture.state, 'repos', fixture.name, 'runs')).length, 1);
+
+  // The ledger: sealed by root from orchestrate's summary, where the repo user cannot write.
+  t.same(record.usage, { sessions: 1, costUsd: 0, unknownCost: 1, tokens: 0 }, 'a command agent reports no usage: one session of unknown cost');
+  const ledgerDir = path.join(fixture.state, 'repos', fixture.name, 'ledger');
+  const stat = statSync(ledgerDir);
+  t.same([stat.uid, stat.mode & 0o777], [0, 0o700], 'the ledger dir is root-only');
+  const [day] = readdirSync(ledgerDir);
+  t.match(day, /^\d{4}-\d{2}-\d{2}\.jsonl$/);
+  t.equal(statSync(path.join(ledgerDir, day!)).uid, 0);
+  const entries = readFileSync(path.join(ledgerDir, day!), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+  t.match(entries, [{ repo: fixture.name, run: record.id, task: 'TASK-1', assistant: 'command', costUsd: null, inputTokens: null, outcome: 'ok' }]);
+  const asUser = spawnSync('setpriv', ['--reuid', fixture.user, '--regid', fixture.user, '--init-groups', 'sh', '-c', `echo forged >> '${path.join(ledgerDir, day!)}'`], { encoding: 'utf8' });
+  t.not(asUser.status, 0, `the repo user cannot append to the ledger (${asUser.stderr.trim()})`);
+  const ledger = await runBin(fixture, 'agent-runner', ['ledger', fixture.name, '--json']);
+  t.equal(ledger.code, 0, ledger.stderr);
+  t.match(JSON.parse(ledger.stdout), { repos: [fixture.name], by: 'task', total: { sessions: 1, unknownCost: 1 } });
 });
 
 t.test('dispatch refuses without root and names an unknown repo', async (t) => {

@@ -48,6 +48,7 @@ t.test('buildCommand: no model or effort means no flags for them', async (t) => 
 t.test('a success result is ok, with session, turns, tokens and cost', async (t) => {
   t.same(claudeAdapter.parseResult(output([init, assistant, success])), {
     ok: true, sessionId: 'sess-1', turns: 7, inputTokens: 3120, outputTokens: 456, costUsd: 0.4321,
+    usage: { input: 100, output: 456, cacheRead: 3000, cacheWrite: 20 }, model: 'claude-opus',
   });
 });
 
@@ -63,6 +64,7 @@ t.test('not logged in: subtype success but is_error true', async (t) => {
   t.same(claudeAdapter.parseResult(output(notLoggedIn, { exitCode: 1 })), {
     ok: false, failure: 'not-logged-in', detail: 'Not logged in · Please run /login',
     sessionId: '82622085-97b7-4e02-b47c-0a5b474d18ef', turns: 1, inputTokens: 0, outputTokens: 0, costUsd: 0,
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
   });
 });
 
@@ -91,7 +93,7 @@ t.test('rate limited without a reset time it can place', async (t) => {
 t.test('max turns', async (t) => {
   const line = JSON.stringify({ type: 'result', subtype: 'error_max_turns', is_error: true, num_turns: 30, session_id: 's9' });
   t.same(claudeAdapter.parseResult(output([init, line], { exitCode: 1 })), {
-    ok: false, failure: 'max-turns', detail: 'stopped after 30 turns (error_max_turns)', sessionId: 's9', turns: 30,
+    ok: false, failure: 'max-turns', detail: 'stopped after 30 turns (error_max_turns)', sessionId: 's9', turns: 30, model: 'claude-opus',
   });
 });
 
@@ -102,10 +104,10 @@ t.test('another error is agent-error with the message', async (t) => {
 
 t.test('a non-zero exit without a result line is a crash, with the stderr tail', async (t) => {
   t.same(claudeAdapter.parseResult(output([init, assistant], { exitCode: 137, signal: null, stderrTail: 'first\nKilled\n' })), {
-    ok: false, failure: 'crashed', detail: 'exit 137 without a result line: Killed', sessionId: 'sess-init',
+    ok: false, failure: 'crashed', detail: 'exit 137 without a result line: Killed', sessionId: 'sess-init', model: 'claude-opus',
   });
   t.same(claudeAdapter.parseResult(output([init], { exitCode: null, signal: 'SIGSEGV' })), {
-    ok: false, failure: 'crashed', detail: 'signal SIGSEGV without a result line', sessionId: 'sess-init',
+    ok: false, failure: 'crashed', detail: 'signal SIGSEGV without a result line', sessionId: 'sess-init', model: 'claude-opus',
   });
 });
 
@@ -117,7 +119,7 @@ t.test('nothing at all on stdout is no-output', async (t) => {
 
 t.test('the watchdog decides when there is no result line', async (t) => {
   t.same(claudeAdapter.parseResult(output([init], { exitCode: null, signal: 'SIGTERM', endedBy: 'idle-timeout' })), {
-    ok: false, failure: 'idle-timeout', detail: 'no result line before the idle-timeout watchdog ended it', sessionId: 'sess-init',
+    ok: false, failure: 'idle-timeout', detail: 'no result line before the idle-timeout watchdog ended it', sessionId: 'sess-init', model: 'claude-opus',
   });
   t.equal(claudeAdapter.parseResult(output([], { exitCode: null, signal: 'SIGKILL', endedBy: 'wall-clock' })).failure, 'wall-clock');
 });

@@ -44,7 +44,7 @@ t.test('transcript lines for people', async (t) => {
 });
 
 const record = (id: string, change: Partial<RunRecord> = {}): RunRecord => ({ id, repo: 'web', trigger: 'watch', user: 'agent-web', args: ['--drain'], status: 'finished', startedAt: `${id}Z`, ...change });
-const drain = (runId: string, change: Partial<DrainSummary> = {}): DrainSummary => ({ runId, outcome: 'drained', tasks: [], staging: { base: 'a', head: 'b' }, pushed: true, startedAt: `${runId}Z`, endedAt: `${runId}Z`, ...change });
+const drain = (runId: string, change: Partial<DrainSummary> = {}): DrainSummary => ({ runId, outcome: 'drained', tasks: [], staging: { base: 'a', head: 'b' }, pushed: true, sessions: [], startedAt: `${runId}Z`, endedAt: `${runId}Z`, ...change });
 
 t.test('the run history merges root records and the drains kept', async (t) => {
   const landed = { id: 'TASK-1', title: 'A', outcome: 'landed' as const, durationMs: 1 };

@@ -43,6 +43,7 @@ t.test('a busy repo', async (t) => {
     staging: { exists: true, ahead: 3, behind: 1 },
     board: { ready: 1, parked: 1, unreadable: 0, total: 6 },
     lastRun: { id: 'R1', outcome: 'drained', exitCode: 0, endedAt: '2026-01-01T00:10:00.000Z', landed: 2, parked: 1, failed: 0 },
+    spend: null,
     errors: [],
   });
 });
@@ -59,12 +60,12 @@ t.test('a dead watcher, a never-watched repo, a broken one', async (t) => {
   t.equal(
     renderFleetHuman(fleet),
     [
-      'REPO  ON   WATCHER  BEAT  RUN               QUEUE  STAGING  READY  PARKED  LAST RUN',
-      'web   yes  running  10s   5m TASK-4,TASK-5  2+1    +3/-1    1      1       drained 2 landed',
-      'api   no   absent   -     -                 0      ?        ?      ?       -',
+      'REPO  ON   WATCHER  BEAT  RUN               QUEUE  STAGING  READY  PARKED  LAST RUN          TODAY',
+      'web   yes  running  10s   5m TASK-4,TASK-5  2+1    +3/-1    1      1       drained 2 landed  ?',
+      'api   no   absent   -     -                 0      ?        ?      ?       -                 ?',
       'api: board: cannot read the git objects of /srv/web: not a git repository',
       '',
     ].join('\n'),
   );
-  t.equal(renderFleetHuman({ generatedAt: 'G', registry: '/r.toml', problems: [{ file: '/r.toml:3', key: 'repos.x.path', problem: 'path is missing', fix: 'add it' }], repos: [] }), 'REPO  ON  WATCHER  BEAT  RUN  QUEUE  STAGING  READY  PARKED  LAST RUN\nregistry: /r.toml:3: repos.x.path: path is missing; add it\nno repos registered in /r.toml\n');
+  t.equal(renderFleetHuman({ generatedAt: 'G', registry: '/r.toml', problems: [{ file: '/r.toml:3', key: 'repos.x.path', problem: 'path is missing', fix: 'add it' }], repos: [] }), 'REPO  ON  WATCHER  BEAT  RUN  QUEUE  STAGING  READY  PARKED  LAST RUN  TODAY\nregistry: /r.toml:3: repos.x.path: path is missing; add it\nno repos registered in /r.toml\n');
 });

@@ -1,5 +1,6 @@
 // Registry validation: every problem at once, with line, key and fix.
 import t from 'tap';
+import { SPEND_DEFAULTS } from '../../src/control/registry/spend.js';
 import { defaultUserFor, findRepo, parseRegistry, readRegistry, REPO_NAME_PATTERN } from '../../src/control/registry/parse.js';
 import { removeRepo, upsertRepo } from '../../src/control/registry/edit.js';
 import { realFs } from '../../src/io/real-ports.js';
@@ -46,12 +47,14 @@ t.test('a valid registry with defaults applied', async (t) => {
       allow: ['registry.npmjs.org', '.pythonhosted.org'], loopbackPorts: [], toolchainPath: '/usr/local/bin:/usr/bin:/bin',
       env: { NODE_ENV: 'test', LOG: '1' }, enabled: true, url: undefined, authorName: undefined, authorEmail: 'bot@example.com',
       limits: { tasksMax: 1024, memoryMax: 4 * 1024 ** 3, cpuWeight: 100 },
+      spend: SPEND_DEFAULTS,
     },
     {
       name: 'api', path: '/srv/repos/api', user: 'svc-api', baseBranch: 'trunk', proxyPort: 701, schedule: '*/5 * * * *', maxParallel: 1,
       allow: ['registry.npmjs.org'], loopbackPorts: [5432], toolchainPath: '/opt/node/bin:/usr/bin:/bin',
       env: { NODE_ENV: 'test' }, enabled: false, url: undefined, authorName: undefined, authorEmail: 'bot@example.com',
       limits: { tasksMax: 64, memoryMax: 4 * 1024 ** 3, cpuWeight: 50 },
+      spend: SPEND_DEFAULTS,
     },
   ]);
 });

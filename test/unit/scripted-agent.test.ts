@@ -80,7 +80,7 @@ t.test('parseInstructions names each bad line and what is wrong', async (t) => {
       'line 4 of the description: TEXT must be a double-quoted string',
       'line 5 of the description: exit takes a code from 0 to 255, not 300',
       'line 6 of the description: sleep takes seconds from 0 to 3600, not soon',
-      'line 7 of the description: unknown instruction "dance" (known: write, append, sleep, exit, hang, silent, block, leave-status, claude-result)',
+      'line 7 of the description: unknown instruction "dance" (known: write, append, sleep, exit, hang, silent, block, leave-status, claude-result, rate-limit, rate-limit-event, cost)',
       'line 8 of the description: cannot read "\\"unclosed" (an unclosed quote?)',
       'line 9 of the description: claude-result takes not-logged-in, rate-limited, max-turns, not broke',
       'line 10 of the description: expected: agent: hang',
@@ -102,8 +102,10 @@ t.test('planRun separates steps, quietness, the claude result and the ending', a
     quiet: true,
     claudeResult: undefined,
     ending: { kind: 'blocked', reason: 'why' },
+    rateLimitSessions: 0,
+    rateLimitEvent: false,
   });
-  t.same(planRun([]), { steps: [], quiet: false, claudeResult: undefined, ending: { kind: 'done' } });
+  t.same(planRun([]), { steps: [], quiet: false, claudeResult: undefined, ending: { kind: 'done' }, rateLimitSessions: 0, rateLimitEvent: false });
   t.same(planRun(parseInstructions('agent: hang').instructions).quiet, true, 'a hang prints nothing');
 });
 
@@ -171,12 +173,13 @@ t.test('end to end: the claude adapter against the scripted agent posing as clau
   const invocation = claudeInvocation(t, repo);
   const run = await supervise(claudeAdapter.buildCommand(invocation));
   t.equal(run.exitCode, 0, `exit 0 (stderr: ${run.stderrTail})`);
-  t.equal(run.stdoutLines.length, 3, 'init, assistant, result');
+  t.equal(run.stdoutLines.length, 4, 'init, assistant, rate_limit_event (allowed), result');
   const result = claudeAdapter.parseResult(run);
   const usage = usageFor(invocation.prompt);
   t.same(result, {
     ok: true, sessionId: sessionIdFor('TASK-3', invocation.prompt), turns: 4,
     inputTokens: usage.inputTokens + usage.cacheReadTokens, outputTokens: 42, costUsd: usage.costUsd,
+    usage: { input: usage.inputTokens, output: 42, cacheRead: usage.cacheReadTokens, cacheWrite: 0 }, model: invocation.model,
   });
   const task = parseTaskFile(file, readFileSync(path.join(repo, file), 'utf8')) as Task;
   t.equal(task.status, 'Done');

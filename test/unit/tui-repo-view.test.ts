@@ -28,7 +28,7 @@ const history: RunHistory = {
   runs: [
     {
       id: '20260101T005500Z-aa', trigger: 'watch', jobId: null, status: 'finished', outcome: 'drained', startedAt: '2026-01-01T00:55:00.000Z', endedAt: '2026-01-01T00:58:00.000Z', exitCode: 0, detail: null,
-      counts: { landed: 1, parked: 1, blocked: 0, failed: 0 }, tokens: null,
+      counts: { landed: 1, parked: 1, blocked: 0, failed: 0 }, tokens: null, cost: null, budgetStop: null,
       tasks: [{ id: 'TASK-1', title: 'Add login', outcome: 'landed', durationMs: 1000 }, { id: 'TASK-7', title: 'Flaky', outcome: 'parked', reason: 'gate failed', durationMs: 900 }],
     },
   ],

@@ -41,6 +41,7 @@ const busy = aRepo('web', {
   staging: { exists: true, ahead: 3, behind: 1 },
   board: { ready: 1, parked: 1, unreadable: 0, total: 6 },
   lastRun: { id: 'R1', outcome: 'drained', exitCode: 0, endedAt: '2026-01-01T00:10:00.000Z', landed: 2, parked: 1, failed: 0 },
+  spend: { today: { usd: 1.25, unknownCost: 0, tokens: 5000, sessions: 3, text: '$1.25' }, dailyUsd: 10, dailyTokens: null, taskUsd: 2, hold: 'waiting for rate limit until 01:30 UTC' },
 });
 const broken = aRepo('api', {
   enabled: false,
@@ -52,13 +53,13 @@ const broken = aRepo('api', {
 
 t.test('the table: one row a repo, columns padded, tones by meaning', async (t) => {
   const view = buildView(aFleet([busy, broken]), null, READ_AT, fresh);
-  t.equal(view.header, 'REPO  ON   WATCHER  BEAT  RUN               QUEUE  STAGING  READY  PARKED  LAST RUN          ERR');
+  t.equal(view.header, 'REPO  ON   WATCHER  BEAT  RUN               QUEUE  STAGING  READY  PARKED  LAST RUN          TODAY  ERR');
   t.same(view.rows.map(rowText), [
-    'web   yes  running  10s   5m TASK-4,TASK-5  2+1    +3/-1    1      1       drained 2 landed  0',
-    'api   no   absent   -     -                 0      ?        ?      ?       -                 1',
+    'web   yes  running  10s   5m TASK-4,TASK-5  2+1    +3/-1    1      1       drained 2 landed  $1.25  0',
+    'api   no   absent   -     -                 0      ?        ?      ?       -                 ?      1',
   ]);
-  t.same(view.rows[0]!.cells.map((cell) => cell.tone), ['plain', 'plain', 'busy', 'plain', 'busy', 'busy', 'ok', 'plain', 'warn', 'ok', 'muted']);
-  t.same(view.rows[1]!.cells.map((cell) => cell.tone), ['bad', 'muted', 'muted', 'plain', 'muted', 'plain', 'warn', 'warn', 'warn', 'muted', 'bad']);
+  t.same(view.rows[0]!.cells.map((cell) => cell.tone), ['plain', 'plain', 'busy', 'plain', 'busy', 'busy', 'ok', 'plain', 'warn', 'ok', 'warn', 'muted'], 'today\'s spend is a warning while something holds new runs');
+  t.same(view.rows[1]!.cells.map((cell) => cell.tone), ['bad', 'muted', 'muted', 'plain', 'muted', 'plain', 'warn', 'warn', 'warn', 'muted', 'muted', 'bad']);
   t.equal(view.title, 'agent-runner fleet: 2 repos, 1 running, 1 with problems  (/etc/agent-runner/registry.toml)');
 });
 
@@ -82,6 +83,8 @@ t.test('details of the selected repo: watcher, run, queue, staging, board, last 
     { label: 'staging', text: 'auto/work 3 ahead, 1 behind main', tone: 'ok' },
     { label: 'board', text: '1 ready, 1 parked, 6 tasks', tone: 'warn' },
     { label: 'last run', text: 'R1 drained, exit 0, ended 2026-01-01T00:10:00.000Z: 2 landed, 1 parked, 0 failed', tone: 'ok' },
+    { label: 'spend', text: 'today $1.25, 5000 tokens, 3 sessions; budgets: daily $10, task $2', tone: 'plain' },
+    { label: 'held', text: 'waiting for rate limit until 01:30 UTC', tone: 'warn' },
   ]);
   const other = buildView(aFleet([busy, broken]), 'api', READ_AT, fresh);
   t.equal(other.selected, 1);
@@ -178,9 +181,9 @@ t.test('one frame as text (tui --once)', async (t) => {
     [
       'agent-runner fleet: 2 repos, 1 running, 1 with problems  (/etc/agent-runner/registry.toml)',
       '',
-      'REPO  ON   WATCHER  BEAT  RUN               QUEUE  STAGING  READY  PARKED  LAST RUN          ERR',
-      'web   yes  running  10s   5m TASK-4,TASK-5  2+1    +3/-1    1      1       drained 2 landed  0',
-      'api   no   absent   -     -                 0      ?        ?      ?       -                 1',
+      'REPO  ON   WATCHER  BEAT  RUN               QUEUE  STAGING  READY  PARKED  LAST RUN          TODAY  ERR',
+      'web   yes  running  10s   5m TASK-4,TASK-5  2+1    +3/-1    1      1       drained 2 landed  $1.25  0',
+      'api   no   absent   -     -                 0      ?        ?      ?       -                 ?      1',
       '',
       '[web]',
       'repo      /srv/web  user agent-web  base main  schedule "* * * * *"  max parallel 2',
@@ -191,6 +194,8 @@ t.test('one frame as text (tui --once)', async (t) => {
       'staging   auto/work 3 ahead, 1 behind main',
       'board     1 ready, 1 parked, 6 tasks',
       'last run  R1 drained, exit 0, ended 2026-01-01T00:10:00.000Z: 2 landed, 1 parked, 0 failed',
+      'spend     today $1.25, 5000 tokens, 3 sessions; budgets: daily $10, task $2',
+      'held      waiting for rate limit until 01:30 UTC',
       '',
     ].join('\n'),
   );

@@ -30,8 +30,20 @@ function metrics(events: readonly JsonObject[], result: JsonObject | undefined):
   const inputTokens = inputParts.some((part) => part !== undefined) ? inputParts.reduce<number>((sum, part) => sum + (part ?? 0), 0) : undefined;
   const outputTokens = numberField(usage, 'output_tokens');
   const costUsd = numberField(result, 'total_cost_usd');
+  const usageParts = {
+    input: numberField(usage, 'input_tokens'),
+    output: outputTokens,
+    cacheRead: numberField(usage, 'cache_read_input_tokens'),
+    cacheWrite: numberField(usage, 'cache_creation_input_tokens'),
+  };
+  const reported = Object.fromEntries(Object.entries(usageParts).filter(([, value]) => value !== undefined));
+  const model = stringField(init, 'model');
+  const rateLimitSeen = rejectedRateLimit(events);
   return {
     ...(sessionId !== undefined ? { sessionId } : {}),
+    ...(Object.keys(reported).length ? { usage: reported } : {}),
+    ...(model !== undefined ? { model } : {}),
+    ...(rateLimitSeen ? { rateLimitSeen } : {}),
     ...(turns !== undefined ? { turns } : {}),
     ...(inputTokens !== undefined ? { inputTokens } : {}),
     ...(outputTokens !== undefined ? { outputTokens } : {}),
@@ -39,16 +51,28 @@ function metrics(events: readonly JsonObject[], result: JsonObject | undefined):
   };
 }
 
+/**
+ * A `rate_limit_event` whose status is "rejected" (claude 2.1.45+ prints one
+ * after each turn; "allowed" and "allowed_warning" are information only).
+ * `resetsAt` is epoch seconds.
+ */
+function rejectedRateLimit(events: readonly JsonObject[]): { resetAt?: string } | undefined {
+  const rejected = [...events].reverse().find((event) => event.type === 'rate_limit_event' && stringField(objectField(event, 'rate_limit_info'), 'status') === 'rejected');
+  if (!rejected) return undefined;
+  const resetsAt = numberField(objectField(rejected, 'rate_limit_info'), 'resetsAt');
+  return resetsAt !== undefined && resetsAt > 0 ? { resetAt: new Date(resetsAt * 1000).toISOString() } : {};
+}
+
 /** The error an assistant message was tagged with (e.g. "authentication_failed", "rate_limit"). */
 function assistantErrors(events: readonly JsonObject[]): string[] {
   return events.filter((event) => event.type === 'assistant').map((event) => stringField(event, 'error')).filter((error): error is string => Boolean(error));
 }
 
-function classifyError(message: string, tags: readonly string[], result: JsonObject, endedAt: number | undefined): Pick<AgentResult, 'failure' | 'detail' | 'resetAt'> {
+function classifyError(message: string, tags: readonly string[], result: JsonObject, endedAt: number | undefined, seen: AgentResult['rateLimitSeen']): Pick<AgentResult, 'failure' | 'detail' | 'resetAt'> {
   const text = [message, ...tags].join(' ');
   if (NOT_LOGGED_IN.test(text)) return { failure: 'not-logged-in', detail: message };
-  if (RATE_LIMITED.test(text) || numberField(result, 'api_error_status') === 429) {
-    const resetAt = parseResetTime(message, endedAt);
+  if (RATE_LIMITED.test(text) || numberField(result, 'api_error_status') === 429 || seen) {
+    const resetAt = parseResetTime(message, endedAt) ?? seen?.resetAt;
     return { failure: 'rate-limited', detail: message, ...(resetAt ? { resetAt } : {}) };
   }
   return { failure: 'agent-error', detail: message };
@@ -71,7 +95,11 @@ function parseResult(output: AgentOutput): AgentResult {
     if (subtype === 'error_max_turns') return { ok: false, failure: 'max-turns', detail: `stopped after ${facts.turns ?? '?'} turns (error_max_turns)`, ...facts };
     const errors = Array.isArray(result.errors) ? result.errors.filter((error): error is string => typeof error === 'string') : [];
     const message = stringField(result, 'result') ?? (errors.join('; ') || `result ${subtype ?? 'without subtype'} with is_error`);
-    return { ok: false, ...classifyError(message, assistantErrors(events), result, output.endedAt), ...facts };
+    return { ok: false, ...classifyError(message, assistantErrors(events), result, output.endedAt, facts.rateLimitSeen), ...facts };
+  }
+  // The stream said the account is limited and no result came: that is why.
+  if (facts.rateLimitSeen) {
+    return { ok: false, failure: 'rate-limited', detail: 'rate_limit_event rejected, no result line', ...(facts.rateLimitSeen.resetAt ? { resetAt: facts.rateLimitSeen.resetAt } : {}), ...facts };
   }
 
   if (watchdog) return { ok: false, failure: watchdog, detail: `no result line before the ${watchdog} watchdog ended it`, ...facts };

@@ -25,15 +25,25 @@ function metrics(events: readonly JsonObject[]): Partial<AgentResult> {
   const turns = events.filter((event) => event.type === 'turn.completed');
   let inputTokens: number | undefined;
   let outputTokens: number | undefined;
+  let cachedTokens: number | undefined;
   for (const turn of turns) {
     const usage = objectField(turn, 'usage');
     // input_tokens already counts cached_input_tokens (a subset), unlike Claude's usage.
     const input = numberField(usage, 'input_tokens');
     const output = numberField(usage, 'output_tokens');
+    const cached = numberField(usage, 'cached_input_tokens');
     if (input !== undefined) inputTokens = (inputTokens ?? 0) + input;
     if (output !== undefined) outputTokens = (outputTokens ?? 0) + output;
+    if (cached !== undefined) cachedTokens = (cachedTokens ?? 0) + cached;
   }
+  // For the ledger input excludes cache reads, as Claude reports it; codex says nothing of cache writes.
+  const usage = {
+    ...(inputTokens !== undefined ? { input: Math.max(0, inputTokens - (cachedTokens ?? 0)) } : {}),
+    ...(outputTokens !== undefined ? { output: outputTokens } : {}),
+    ...(cachedTokens !== undefined ? { cacheRead: cachedTokens } : {}),
+  };
   return {
+    ...(Object.keys(usage).length ? { usage } : {}),
     ...(sessionId !== undefined ? { sessionId } : {}),
     ...(turns.length ? { turns: turns.length } : {}),
     ...(inputTokens !== undefined ? { inputTokens } : {}),

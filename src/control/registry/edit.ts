@@ -6,6 +6,7 @@ import { parse } from 'smol-toml';
 import { UsageError } from '../../errors.js';
 import { FIRST_PROXY_PORT } from './proxy-ports.js';
 import { renderRunLimitLines, type RawRunLimits } from './limits.js';
+import { renderSpendLines, type RawSpend } from './spend.js';
 import { isTable } from './keys.js';
 import { sectionRange } from './locate.js';
 import { REPO_NAME_PATTERN } from './parse.js';
@@ -30,6 +31,8 @@ export interface RegistryRepoInput {
   readonly authorEmail?: string;
   /** tasks_max, memory_max, cpu_weight as written (limits.ts). */
   readonly limits?: RawRunLimits;
+  /** Budgets and rate-limit waits as written (spend.ts). */
+  readonly spend?: RawSpend;
 }
 
 function tomlString(value: string): string {
@@ -60,6 +63,7 @@ function renderRepoSection(entry: RegistryRepoInput & { proxyPort: number }): st
   add('author_name', entry.authorName === undefined ? undefined : tomlString(entry.authorName));
   add('author_email', entry.authorEmail === undefined ? undefined : tomlString(entry.authorEmail));
   lines.push(...renderRunLimitLines(entry.limits));
+  lines.push(...renderSpendLines(entry.spend));
   return `${lines.join('\n')}\n`;
 }
 

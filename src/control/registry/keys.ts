@@ -10,6 +10,7 @@ import { FIRST_PROXY_PORT, PRIVILEGED_PORT_LIMIT, proxyPortProblem } from './pro
 import { apiUrlProblem } from '../../github/origin.js';
 import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS } from '../retention-policy.js';
 import { readRunLimit, RUN_LIMIT_KEYS, type RunLimitFields, type RunLimitKey } from './limits.js';
+import { readSpendKey, SPEND_KEYS, type SpendFields, type SpendKey } from './spend.js';
 
 
 
@@ -40,6 +41,7 @@ export type Fields = {
   autoMerge?: boolean;
   githubApiUrl?: string;
   retentionDays?: number;
+  spend?: SpendFields;
 };
 
 export type Scope = 'repo' | 'defaults';
@@ -96,6 +98,10 @@ function readAllow(value: unknown, at: KeyContext): void {
 
 function runLimitRule(key: RunLimitKey, describe: string): KeyRule {
   return { scopes: BOTH, describe, read: (value, at) => readRunLimit(key, value, (at.fields.limits ??= {}), at.bad) };
+}
+
+function spendRule(key: SpendKey, describe: string): KeyRule {
+  return { scopes: BOTH, describe, read: (value, at) => readSpendKey(key, value, (at.fields.spend ??= {}), at.bad) };
 }
 
 export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
@@ -236,6 +242,7 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     },
   },
   ...Object.fromEntries((Object.entries(RUN_LIMIT_KEYS) as [RunLimitKey, string][]).map(([key, describe]) => [key, runLimitRule(key, describe)])),
+  ...Object.fromEntries((Object.entries(SPEND_KEYS) as [SpendKey, string][]).map(([key, describe]) => [key, spendRule(key, describe)])),
 };
 
 /** The keys allowed in a table of `scope`, in table order. */

@@ -8,6 +8,7 @@ import type { ConfigProblem, Registry, RegistryRepo } from '../../types.js';
 import { configValueError, formatProblems, UsageError } from '../../errors.js';
 import { loopbackPortClashes } from './rules.js';
 import { resolveRunLimits } from './limits.js';
+import { resolveSpend } from './spend.js';
 import { isTable, KEY_RULES, keysFor, suggestKey, type Fields, type KeyContext, type Scope } from './keys.js';
 import { lineOf, locate } from './locate.js';
 import { USER_PATH } from '../../system-path.js';
@@ -87,6 +88,7 @@ function resolveRepo(name: string, fields: Fields & { path: string; proxyPort: n
       ? { promote: { mode: fields.promote ?? defaults.promote ?? 'push', autoMerge: fields.autoMerge ?? defaults.autoMerge ?? false, githubApiUrl: fields.githubApiUrl ?? defaults.githubApiUrl } }
       : {}),
     ...retentionOf(fields, defaults),
+    spend: resolveSpend(fields.spend ?? {}, defaults.spend ?? {}),
   };
 }
 

@@ -35,6 +35,8 @@ export function afterAgent(facts: AgentFacts): AgentVerdict {
   if (outcome.kind === 'done') return { kind: 'integrate' };
   if (outcome.kind === 'blocked') return { kind: 'block', reason: outcome.reason };
   if (facts.stopped) return { kind: 'interrupted', reason: 'the drain was stopped' };
+  // Spending more on it is the operator's call, not another attempt's.
+  if (outcome.kind === 'over-budget') return { kind: 'park', reason: outcome.reason };
   if (isSystemic(outcome, facts.failure)) return { kind: 'systemic', reason: outcome.reason };
   const failures = (facts.attempts?.failures ?? 0) + 1;
   if (failures >= facts.maxAttempts) return { kind: 'park', reason: `failed ${failures} time(s); last: ${outcome.reason}`, failedAttempt: outcome.reason };
