@@ -16,6 +16,8 @@ import { confineCommand, confinementFor, stopUnitCommand, systemdIsRunning, type
 import { describeSweep, endRunProcesses, type SweepResult } from './user-sweep.js';
 import { repoUser, runnerCommandAsUser, type Install } from './as-repo-user.js';
 import { SYSTEM_PATH } from '../system-path.js';
+import { repoUserSecrets } from './home-secrets.js';
+import { redactDeep, redactSecrets } from '../agent/secrets.js';
 
 export { repoUser, type Install } from './as-repo-user.js';
 
@@ -126,11 +128,14 @@ export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hook
   };
   // Recorded before orchestrate can change anything, so a crash leaves a trace.
   await writeRun(deps.fs, input.state, started);
+  // orchestrate redacts what it knows; root redacts again with the home's credentials before relaying or recording.
+  const secrets = await repoUserSecrets(deps.fs, user.home);
   const stdout: string[] = [];
   const stderrTail: string[] = [];
   const child = deps.process.start(command, {
-    onStdoutLine: (line) => stdout.push(line),
-    onStderrLine: (line) => {
+    onStdoutLine: (line) => stdout.push(redactSecrets(line, secrets)),
+    onStderrLine: (raw) => {
+      const line = redactSecrets(raw, secrets);
       stderrTail.push(line);
       if (stderrTail.length > 20) stderrTail.shift();
       hooks.onStderrLine(line);
@@ -160,7 +165,7 @@ export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hook
     endedAt: new Date(deps.clock.now()).toISOString(),
     interrupted: stop.requested,
   });
-  const recorded: RunRecord = { ...finished, leftovers: { found: sweep.found, killed: sweep.killed, survivors: sweep.survivors.map(({ pid, name }) => ({ pid, name })), summary: describeSweep(sweep) } };
+  const recorded: RunRecord = redactDeep<RunRecord>({ ...finished, leftovers: { found: sweep.found, killed: sweep.killed, survivors: sweep.survivors.map(({ pid, name }) => ({ pid, name })), summary: describeSweep(sweep) } }, secrets);
   await writeRun(deps.fs, input.state, recorded);
   return recorded;
 }

@@ -22,6 +22,7 @@ import { drainOutcome, shouldPublish, type DrainFacts } from './verdict/outcome.
 import { resolveCommit } from '../git/refs.js';
 import { agentGroups, reapGroups } from './orphan-agents.js';
 import { committedConfig, gateSpecFrom } from './trusted-config.js';
+import { redactDeep, redactSecrets } from '../agent/secrets.js';
 
 export interface OrchestrateInput {
   readonly workspace: string;
@@ -52,7 +53,8 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
   await fs.mkdirp(agentRecordsDir(wsState), 0o700);
   const lock = await acquireWorkspaceLock({ locks: input.locks, process, clock }, workspaceLockFile(wsState), `orchestrate ${input.runId}`);
   const startedAt = clock.now();
-  const emit: Emit = (event: DrainEventBody) => input.onEvent({ time: new Date(clock.now()).toISOString(), runId: input.runId, ...event });
+  // Progress carries titles and reasons: every event passes the one redaction.
+  const emit: Emit = (event: DrainEventBody) => input.onEvent(redactDeep({ time: new Date(clock.now()).toISOString(), runId: input.runId, ...event } as DrainEvent, input.secrets));
   await reapOrphanedAgents(ports, input, wsState, emit);
   let outcome: DrainSummary['outcome'] = 'drained';
   let failure: string | undefined;
@@ -141,9 +143,11 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
   } catch (error) {
     outcome = 'failed';
     failure = error instanceof Error ? error.message : String(error);
+    // A git error can quote a remote URL with its token: the message reaches stderr too.
+    if (error instanceof Error) error.message = redactSecrets(error.message, input.secrets);
     throw error;
   } finally {
-    summary = {
+    summary = redactDeep<DrainSummary>({
       runId: input.runId,
       outcome,
       ...(failure ? { failure } : {}),
@@ -152,10 +156,10 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       pushed,
       startedAt: new Date(startedAt).toISOString(),
       endedAt: new Date(clock.now()).toISOString(),
-    };
+    }, input.secrets);
     await fs.writeAtomic(lastDrainFile(wsState), `${JSON.stringify(summary, null, 2)}\n`, 0o600).catch(() => undefined);
     await lock.release();
-    emit({ event: 'drain-finished', outcome, ...(failure ? { reason: failure } : {}) });
+    emit({ event: 'drain-finished', outcome, ...(summary.failure ? { reason: summary.failure } : {}) });
   }
   return summary;
 }
