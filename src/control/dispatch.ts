@@ -6,6 +6,7 @@
 // run left (user-sweep.ts) and records the outcome. Nothing from the repo
 // runs as root: root only starts setpriv, and signals only that direct child
 // of its own (whose pid cannot be recycled while root has not reaped it).
+import * as path from 'node:path';
 import type { Ports, ProcessControl } from '../ports.js';
 import type { Command, RegistryRepo } from '../types.js';
 import { dropPrivileges, type UserAccount } from './privdrop.js';
@@ -97,13 +98,21 @@ async function prepareUser(ports: Ports, input: DispatchInput, user: UserAccount
   const dir = repoUserStateDir(user.home);
   const made = await ports.process.run(dropPrivileges(user, { program: 'mkdir', args: ['-p', '-m', '0700', '--', dir], env: { PATH: SYSTEM_PATH }, cwd: '/' }));
   if (made.exitCode !== 0) throw new UsageError(`repo "${input.repo.name}": user ${user.name} cannot create its state dir ${dir}: ${made.stderr.trim()}; check that ${user.home} exists and belongs to ${user.name}`);
-  const probe = dropPrivileges(user, { program: 'test', args: ['-r', input.install.main, '-a', '-x', input.install.node, '-a', '-r', input.repo.path, '-a', '-x', input.repo.path], env: { PATH: SYSTEM_PATH }, cwd: '/' });
-  const result = await ports.process.run(probe);
+  const asUser = (args: string[]) => ports.process.run(dropPrivileges(user, { program: 'test', args, env: { PATH: SYSTEM_PATH }, cwd: '/' }));
+  if ((await asUser(['-e', input.repo.path])).exitCode !== 0) {
+    throw new UsageError(`repo "${input.repo.name}": its path ${input.repo.path} does not exist (or ${user.name} cannot see it); clone the repo there (agent-runner provision repo ${input.repo.name}) or fix repos.${input.repo.name}.path`);
+  }
+  const result = await asUser(['-r', input.install.main, '-a', '-x', input.install.node, '-a', '-r', input.repo.path, '-a', '-x', input.repo.path]);
   if (result.exitCode !== 0) {
     throw new UsageError(
       `repo "${input.repo.name}": user ${user.name} cannot read ${input.install.main}, run ${input.install.node} or enter ${input.repo.path}; ` +
         'make the install world-readable (chmod -R o+rX on its directory and every parent) and give the user its checkout',
     );
+  }
+  // Worktrees live beside the checkout (<parent>/.<repo>.worktrees): the user must be able to make them there.
+  const parent = path.dirname(input.repo.path);
+  if ((await asUser(['-w', parent, '-a', '-x', parent])).exitCode !== 0) {
+    throw new UsageError(`repo "${input.repo.name}": user ${user.name} cannot write ${parent}, where the task worktrees of ${input.repo.path} go (beside it, in .${path.basename(input.repo.path)}.worktrees); give ${user.name} that directory (chown ${user.name} ${parent}) or move the checkout into its home`);
   }
 }
 

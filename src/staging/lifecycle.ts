@@ -17,7 +17,7 @@ import { attemptsFile, stagingWorktree, workspaceStateDir } from '../paths.js';
 import { createBranch, currentBranch, headRef, isAncestor, remoteRef, resolveCommit, shortRefName, updateRef } from '../git/refs.js';
 import { aheadBehind, mergeLog } from '../git/history.js';
 import { abortMergeOrThrow, fastForward, mergeInProgress } from '../git/merge.js';
-import { isDirty, resetAndClean } from '../git/tree.js';
+import { isDirty, resetAndClean, statusLines } from '../git/tree.js';
 import { pushBranch } from '../git/remote.js';
 
 export interface Landing {
@@ -107,6 +107,14 @@ async function pushBase(git: Git, workspace: string, refs: Refs, branch: string)
   return true;
 }
 
+/** Untracked files of the checkout that moving HEAD to `to` would write over. */
+async function untrackedOverwrittenBy(git: Git, workspace: string, to: string): Promise<string[]> {
+  const untracked = (await statusLines(git, workspace, 'all')).filter((line) => line.startsWith('?? ')).map((line) => line.slice(3).replace(/^"|"$/g, ''));
+  if (!untracked.length) return [];
+  const changed = new Set((await git.run(workspace, ['diff', '--name-only', '--no-renames', 'HEAD', to])).split('\n').filter(Boolean));
+  return untracked.filter((file) => changed.has(file));
+}
+
 export async function promote(input: LifecycleInput): Promise<PromoteResult> {
   const { git, workspace, baseBranch } = input;
   const refs = await fetchAndResolveBase(git, workspace, baseBranch, input.fetch);
@@ -120,7 +128,8 @@ export async function promote(input: LifecycleInput): Promise<PromoteResult> {
   const onBase = (await currentBranch(git, workspace)) === baseBranch;
   // Only the base's own checkout matters: never move it over local edits.
   const dirty = onBase && (await isDirty(git, workspace, 'no'));
-  const verdict = promoteVerdict({ workspace, baseBranch, staging, bases, localBase, remoteBase, checkout: { onBase, dirty } });
+  const untrackedInTheWay = onBase && staging ? await untrackedOverwrittenBy(git, workspace, staging) : [];
+  const verdict = promoteVerdict({ workspace, baseBranch, staging, bases, localBase, remoteBase, checkout: { onBase, dirty, untrackedInTheWay } });
   if (verdict.kind === 'refuse') throw new FailedError(verdict.message);
   if (verdict.kind === 'fast-forward' && verdict.how === 'checkout') await fastForward(git, workspace, STAGING_REF);
   if (verdict.kind === 'fast-forward' && verdict.how === 'ref') await updateRef(git, workspace, headRef(baseBranch), verdict.to, localBase);

@@ -101,7 +101,12 @@ export interface PromoteFacts {
   /** The base as read (origin's when there is an origin). */
   readonly remoteBase: string;
   /** The base is checked out in the workspace, and whether its tracked files have changes. */
-  readonly checkout: { readonly onBase: boolean; readonly dirty: boolean };
+  readonly checkout: {
+    readonly onBase: boolean;
+    readonly dirty: boolean;
+    /** Untracked files in the checkout that the fast-forward would write over (auto/work adds them). */
+    readonly untrackedInTheWay?: readonly string[];
+  };
 }
 
 export type PromoteVerdict =
@@ -125,6 +130,11 @@ export function promoteVerdict(facts: PromoteFacts): PromoteVerdict {
   if (from === staging) return { kind: 'nothing-to-do', at: staging };
   if (facts.checkout.onBase) {
     if (facts.checkout.dirty) return { kind: 'refuse', message: `${facts.workspace} has uncommitted changes on ${facts.baseBranch}; commit or stash them, then promote again` };
+    const inTheWay = facts.checkout.untrackedInTheWay ?? [];
+    if (inTheWay.length) {
+      const shown = inTheWay.slice(0, 5).join(', ') + (inTheWay.length > 5 ? ` and ${inTheWay.length - 5} more` : '');
+      return { kind: 'refuse', message: `${facts.workspace} has untracked files that ${STAGING_BRANCH} adds (${shown}); move or delete them, then promote again` };
+    }
     return { kind: 'fast-forward', from, to: staging, how: 'checkout' };
   }
   return { kind: 'fast-forward', from, to: staging, how: 'ref' };
