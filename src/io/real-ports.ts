@@ -263,14 +263,20 @@ export const realClock: Clock = {
   },
 };
 
-/** Ids sortable by time; the counter keeps two ids of one second apart and in order. */
+/**
+ * Ids sortable by creation time, across processes too: the stamp has
+ * microseconds (two `enqueue` runs in one second queue in the order they
+ * ran), and within a process it only ever goes up.
+ */
 function createIds(): Ids {
-  let counter = 0;
+  let last = 0;
   return {
     next() {
-      const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-      counter = (counter + 1) % 0x1000;
-      return `${stamp}-${counter.toString(16).padStart(3, '0')}${randomBytes(3).toString('hex')}`;
+      // Wall-clock microseconds: timeOrigin is the wall clock at start, now() the monotonic time since.
+      last = Math.max(Math.floor((performance.timeOrigin + performance.now()) * 1000), last + 1);
+      const micros = String(last % 1_000_000).padStart(6, '0');
+      const stamp = new Date(Math.floor(last / 1000)).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '');
+      return `${stamp}${micros}Z-${randomBytes(3).toString('hex')}`;
     },
   };
 }
