@@ -6,6 +6,7 @@ import type { CliContext } from './context.js';
 import { UsageError } from '../errors.js';
 import { checkWorkspace, ensureStateDir } from '../repo/workspace.js';
 import { readRepoConfig, applyOverrides, ASSISTANTS } from '../repo/config.js';
+import { effortProblem } from '../repo/efforts.js';
 import { readBoard, findTask } from '../board/read.js';
 import { assessReadiness, describeReason } from '../board/readiness.js';
 import { adapterFor } from '../agent/adapters/index.js';
@@ -64,6 +65,8 @@ async function run(context: CliContext, options: RunOptions): Promise<number> {
     ...(options.model ? { model: options.model } : {}),
     ...(options.effort ? { effort: options.effort } : {}),
   });
+  const effortWrong = config.effort === undefined ? undefined : effortProblem(config.assistant, config.effort);
+  if (effortWrong) throw new UsageError(`${options.effort ? '--effort' : `"effort" in .agent/config.json with --assistant ${config.assistant}`}: ${effortWrong}`);
   const board = await readBoard(fs, workspace);
   let task;
   if (options.task) {
