@@ -83,6 +83,8 @@ export function orchestrateCommand(input: DispatchInput, user: UserAccount): Com
     input.repo.path,
     ...input.orchestrateArgs,
     ...(input.orchestrateArgs.includes('--max-parallel') ? [] : ['--max-parallel', String(input.repo.maxParallel)]),
+    // The registry's author signs the runner's own commits (landings, park and block notes).
+    ...(input.repo.authorName && input.repo.authorEmail ? ['--author-name', input.repo.authorName, '--author-email', input.repo.authorEmail] : []),
     // The registry's non-secret env reaches the agents, not only orchestrate.
     ...(Object.keys(input.repo.env).length ? ['--pass-env', Object.keys(input.repo.env).join(',')] : []),
     '--json',
