@@ -15,6 +15,7 @@ import { latestRuns, type RunRecord } from './runs.js';
 import { runningAgentTasks } from './fleet-agents.js';
 import { readWatchStatus, type WatchStatus } from './watch-status.js';
 import { BoardSnapshot, type BoardSummary } from './board-snapshot.js';
+import { mapBounded } from './bounded.js';
 
 export interface FleetRepo {
   readonly name: string;
@@ -39,6 +40,8 @@ export interface FleetRepo {
   readonly lastRun: { readonly id: string; readonly outcome: string; readonly exitCode: number | null; readonly endedAt: string | null; readonly landed: number; readonly parked: number; readonly failed: number } | null;
   /** What could not be read for this repo, in words. */
   readonly errors: readonly string[];
+  /** The registry entry has problems (listed in errors): nothing else was read for it, and no watcher runs it. */
+  readonly invalid?: true;
 }
 
 export interface Fleet {
@@ -100,6 +103,28 @@ export function fleetEntry(input: FleetInputs): FleetRepo {
   };
 }
 
+/** Pure: the entry of a repo whose [repos.NAME] table has problems: shown with them, not hidden. */
+export function invalidEntry(name: string, problems: readonly ConfigProblem[]): FleetRepo {
+  const own = problems.filter((p) => p.key === `repos.${name}` || p.key.startsWith(`repos.${name}.`));
+  return {
+    name,
+    enabled: false,
+    user: '',
+    path: '',
+    baseBranch: '',
+    schedule: '',
+    maxParallel: 0,
+    watcher: { state: 'absent', pid: null, heartbeatAgeSec: null, lastTick: null, lastError: null },
+    run: null,
+    queue: { queued: 0, running: 0 },
+    staging: null,
+    board: null,
+    lastRun: null,
+    errors: own.map((p) => `registry: ${p.file}: ${p.key}: ${p.problem}; ${p.fix}`),
+    invalid: true,
+  };
+}
+
 function age(sec: number | null): string {
   if (sec === null) return '-';
   if (sec < 120) return `${sec}s`;
@@ -112,7 +137,7 @@ export function renderFleetHuman(fleet: Fleet): string {
   const header = ['REPO', 'ON', 'WATCHER', 'BEAT', 'RUN', 'QUEUE', 'STAGING', 'READY', 'PARKED', 'LAST RUN'];
   const rows = fleet.repos.map((repo) => [
     repo.name,
-    repo.enabled ? 'yes' : 'no',
+    repo.invalid ? 'INVALID' : repo.enabled ? 'yes' : 'no',
     repo.watcher.state,
     age(repo.watcher.heartbeatAgeSec),
     repo.run ? `${age(repo.run.elapsedSec)} ${printableLine(repo.run.runningTasks.join(',')) || '-'}` : '-',
@@ -129,7 +154,11 @@ export function renderFleetHuman(fleet: Fleet): string {
     for (const error of repo.errors) out.push(`${repo.name}: ${printableLine(error)}`);
     if (repo.watcher.lastError) out.push(`${repo.name}: last skipped ${printableLine(repo.watcher.lastError.at)}: ${printableLine(repo.watcher.lastError.message)}`);
   }
-  for (const problem of fleet.problems) out.push(printableLine(`registry: ${problem.file}: ${problem.key}: ${problem.problem}; ${problem.fix}`));
+  // A repo's own problems are listed under it; the rest of the registry's here.
+  const shown = new Set(fleet.repos.filter((repo) => repo.invalid).map((repo) => repo.name));
+  for (const problem of fleet.problems) {
+    if (!shown.has(problem.key.split('.')[1] ?? '') || !problem.key.startsWith('repos.')) out.push(printableLine(`registry: ${problem.file}: ${problem.key}: ${problem.problem}; ${problem.fix}`));
+  }
   if (!fleet.repos.length) out.push(`no repos registered in ${fleet.registry}`);
   return `${out.join('\n')}\n`;
 }
@@ -203,12 +232,21 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
   });
 }
 
+/**
+ * Repos read at once. Each read is a few short git processes and file reads;
+ * more in flight only adds contention (and, by the thousand, runs out of file
+ * descriptors).
+ */
+const FLEET_CONCURRENCY = 16;
+
 /** Reads the registry (reporting its problems instead of failing) and every repo's state. */
 export async function gatherFleet(deps: FleetDeps, registryFile: string, state: string, now: number): Promise<Fleet> {
   const text = await deps.fs.readTextIfExists(registryFile);
-  const { registry, problems } = text === undefined
-    ? { registry: { repos: [] }, problems: [{ file: registryFile, key: '(file)', problem: 'the registry does not exist', fix: 'create it (see control/registry.example.toml) or set AGENT_RUNNER_CONFIG' }] }
+  const { registry, problems, declared } = text === undefined
+    ? { registry: { repos: [] }, declared: [], problems: [{ file: registryFile, key: '(file)', problem: 'the registry does not exist', fix: 'create it (see control/registry.example.toml) or set AGENT_RUNNER_CONFIG' }] }
     : parseRegistry(text, registryFile, deps.scheduler);
-  const repos = await Promise.all(registry.repos.map((repo) => gatherRepo(deps, state, repo, now)));
+  const gathered = new Map((await mapBounded(registry.repos, FLEET_CONCURRENCY, (repo) => gatherRepo(deps, state, repo, now))).map((entry) => [entry.name, entry]));
+  // Every repo the file declares, in its order: a broken one with its problems instead of vanishing.
+  const repos = declared.map((name) => gathered.get(name) ?? invalidEntry(name, problems));
   return { generatedAt: new Date(now).toISOString(), registry: registryFile, problems, repos };
 }
