@@ -178,9 +178,13 @@ export function parseRegistry(text: string, file: string, schedules: ScheduleChe
 
 /** Reads and validates the registry; throws UsageError naming every problem. */
 export async function readRegistry(deps: { readonly fs: Pick<FsPort, 'readTextIfExists'>; readonly scheduler: ScheduleCheck }, file: string): Promise<Registry> {
-  const text = await deps.fs.readTextIfExists(file);
+  return registryFromText(await deps.fs.readTextIfExists(file), file, deps.scheduler);
+}
+
+/** Pure: the registry from its text (undefined: the file does not exist); throws UsageError naming every problem. */
+export function registryFromText(text: string | undefined, file: string, schedules: ScheduleCheck): Registry {
   if (text === undefined) throw new UsageError(configValueError(file, '(file)', 'the registry does not exist', 'create it (see control/registry.example.toml) or set AGENT_RUNNER_CONFIG'));
-  const { registry, problems } = parseRegistry(text, file, deps.scheduler);
+  const { registry, problems } = parseRegistry(text, file, schedules);
   if (problems.length) throw new UsageError(`the registry has ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n${formatProblems(problems)}`);
   return registry;
 }
