@@ -56,6 +56,7 @@ async function dispatch(context: CliContext, repoName: string, options: Dispatch
   const lock = await acquireLock({ locks, process, clock }, runLockPath(state, repo.name), {
     command: `dispatch ${repo.name}`,
     wait: Boolean(options.wait),
+    waitFlag: '--wait',
     what: `repo "${repo.name}"`,
     onWaiting: (holder) => context.err(`dispatch: repo "${repo.name}" is ${holder}; waiting\n`),
     onCompromised: (error) => context.err(`dispatch: the lock of repo "${repo.name}" was lost: ${error.message}\n`),

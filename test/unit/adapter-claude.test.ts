@@ -132,3 +132,9 @@ t.test('adapterFor returns the claude adapter', async (t) => {
   t.equal(adapterFor('claude'), claudeAdapter);
   t.equal(claudeAdapter.defaultBinary, 'claude');
 });
+
+t.test('claude as root: its refusal with the remedy (the text of claude 2.1.197 as root)', async (t) => {
+  const refused = claudeAdapter.parseResult(output([], { exitCode: 1, stderrTail: '--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons' }));
+  t.equal(refused.ok, false);
+  t.match(refused.detail, /cannot be used with root\/sudo privileges for security reasons; claude never runs as root: run it as the repo's user \(agent-runner dispatch REPO/);
+});
