@@ -80,7 +80,7 @@ function parseResult(output: AgentOutput): AgentResult {
   const stderr = lastStderrLine(output.stderrTail);
   const suffix = stderr ? `: ${stderr}` : '';
   // Claude refuses bypass mode as root: say what to do instead of only quoting it.
-  if (AS_ROOT.test(stderr)) {
+  if (stderr && AS_ROOT.test(stderr)) {
     return { ok: false, failure: 'agent-error', detail: `${stderr}; claude never runs as root: run it as the repo's user (agent-runner dispatch REPO, or run/orchestrate as a non-root user that owns the checkout)` };
   }
   // Nothing at all on stdout, whatever the exit: claude failed before its first event.
