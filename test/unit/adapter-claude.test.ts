@@ -111,7 +111,7 @@ t.test('a non-zero exit without a result line is a crash, with the stderr tail',
 
 t.test('nothing at all on stdout is no-output', async (t) => {
   const result = claudeAdapter.parseResult(output([], { exitCode: 1, stderrTail: '--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons' }));
-  t.same(result, { ok: false, failure: 'no-output', detail: 'nothing on stdout (exit 1): --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons' });
+  t.same(result, { ok: false, failure: 'no-output', detail: "nothing on stdout (exit 1): --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons; claude never runs as root: run it as the repo's user (agent-runner dispatch REPO, or run/orchestrate as a non-root user that owns the checkout)" });
   t.equal(claudeAdapter.parseResult(output(['', '  '])).failure, 'no-output', 'blank lines are nothing');
 });
 
