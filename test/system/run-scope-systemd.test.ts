@@ -40,7 +40,7 @@ git -c user.name=probe -c user.email=probe@example.invalid commit -q -m "$AGENT_
     bindsReadOnly: [...new Set([PROJECT_ROOT, realpathSync(path.join(PROJECT_ROOT, 'node_modules'))])].filter((dir) => dir === PROJECT_ROOT || !dir.startsWith(`${PROJECT_ROOT}/`)),
   });
   const env = Object.entries({ ...fixture.env, PATH: '/usr/local/bin:/usr/bin:/bin' }).map(([key, value]) => `${key}=${value}`);
-  const dispatch = spawn('nsenter', ['-t', String(container.pid), '-a', '/usr/bin/env', '-i', ...env, process.execPath, path.join(PROJECT_ROOT, 'bin', 'dispatch'), fixture.name, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const dispatch = spawn('nsenter', ['-t', String(container.pid), '-a', '/usr/bin/env', '-i', ...env, process.execPath, path.join(PROJECT_ROOT, 'bin', 'dispatch'), '--no-isolation', fixture.name, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   dispatch.stdout.on('data', (chunk) => (stdout += chunk));
