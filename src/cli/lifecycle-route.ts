@@ -62,7 +62,9 @@ async function workspaceFacts(context: CliContext, dir: string): Promise<Workspa
  * Routes a lifecycle command. `forward` is the command and its own flags
  * (everything but --workspace/--repo), to start as the repo's user.
  */
-export async function routeLifecycle(context: CliContext, options: WorkspaceChoice, forward: readonly [string, ...string[]]): Promise<LifecycleRoute> {
+export async function routeLifecycle(context: CliContext, given: WorkspaceChoice, forward: readonly [string, ...string[]]): Promise<LifecycleRoute> {
+  // No --workspace and no --repo: the current directory, with the same checks as a --workspace root names.
+  const options = given.repo === undefined && given.workspace === undefined ? { ...given, workspace: '.' } : given;
   const registry = await registryFor(context, options);
   const request = { command: forward[0], uid: context.uid, cwd: context.cwd, repoOption: options.repo, workspaceOption: options.workspace };
   const dir = options.workspace === undefined ? undefined : path.resolve(context.cwd, options.workspace);

@@ -37,7 +37,7 @@ interface OrchestrateOptions {
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
-    .option('--workspace <dir>', 'the git checkout (a clone of the repo) to drain')
+    .option('--workspace <dir>', 'the git checkout (a clone of the repo) to drain (default: the current directory)')
     .option('--drain', 'work until nothing is ready and nothing is running (the default)')
     .option('--task <id>', 'run only this task')
     .option('--max-parallel <n>', 'agents at once (never above the config or registry cap)')

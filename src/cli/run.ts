@@ -33,7 +33,7 @@ interface RunOptions {
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
-    .option('--workspace <dir>', 'the git checkout to work in')
+    .option('--workspace <dir>', 'the git checkout to work in (default: the current directory)')
     .option('--task <id>', 'the task to work on (default: the first ready task)')
     .option('--assistant <name>', `claude, codex or command (default: .agent/config.json)`)
     .option('--model <id>', 'model for this run (a task label model:<id> still wins)')

@@ -15,7 +15,7 @@ import { workspaceStateDir } from '../paths.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
-    .option('--workspace <dir>', 'the git checkout')
+    .option('--workspace <dir>', 'the git checkout (default: the current directory)')
     .option('--repo <name>', "a repo from the registry (as root: runs as the repo's user)")
     .option('--no-fetch', 'do not fetch origin first')
     .option('--json', 'print the status as JSON')

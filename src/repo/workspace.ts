@@ -4,9 +4,9 @@ import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
 import { UsageError } from '../errors.js';
 
+/** The workspace a command works in: --workspace, or the current directory. */
 export async function checkWorkspace(fs: FsPort, cwd: string, workspace: string | undefined): Promise<string> {
-  if (!workspace) throw new UsageError('--workspace DIR is required: the git checkout whose backlog/ holds the tasks');
-  const dir = path.resolve(cwd, workspace);
+  const dir = path.resolve(cwd, workspace ?? '.');
   const stat = await fs.stat(dir);
   if (!stat) throw new UsageError(`workspace ${dir} does not exist; pass the path of a git checkout`);
   if (!stat.isDirectory) throw new UsageError(`workspace ${dir} is not a directory; pass the path of a git checkout`);
