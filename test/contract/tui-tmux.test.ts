@@ -8,7 +8,7 @@ import { writeFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gitRepo, tempDir } from '../helpers/temp.js';
-import { missingTools } from '../helpers/system.js';
+import { missingTools, skipWithReason } from '../helpers/system.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const BIN = path.join(ROOT, 'bin', 'agent-runner');
@@ -113,7 +113,7 @@ function mayRun(t: Test): boolean {
     t.fail('tmux is missing (CI must run the dashboard contract test): apt-get install tmux');
   } else {
     process.stderr.write(`SKIP ${t.name}: tmux is missing (apt-get install tmux)\n`);
-    t.test('tmux is missing', { skip: 'tmux is missing' }, async () => undefined);
+    skipWithReason(t, 'tmux is missing', 'tmux is missing');
   }
   return false;
 }
