@@ -182,6 +182,17 @@ function snapshotFor(deps: FleetDeps, repo: RegistryRepo): BoardSnapshot {
   return snapshot;
 }
 
+/** Staging against the base from the commits the board snapshot already read: one git call less per repo, none when they are equal. */
+async function stagingFromCommits(process: ProcessPort, repo: RegistryRepo, commits: NonNullable<BoardSnapshot['commits']>): Promise<FleetRepo['staging']> {
+  if (!commits.staging) return { exists: false, ahead: 0, behind: 0 };
+  const base = commits.originBase ? `refs/remotes/origin/${repo.baseBranch}` : `refs/heads/${repo.baseBranch}`;
+  if ((commits.originBase ?? commits.localBase) === commits.staging) return { exists: true, ahead: 0, behind: 0 };
+  const counts = await process.run(revListLeftRightCount(repo.path, base, STAGING_REF));
+  if (counts.exitCode !== 0) throw new Error(`cannot compare ${STAGING_BRANCH} with ${repo.baseBranch}: ${counts.stderr.trim()}`);
+  const [behind, ahead] = counts.stdout.trim().split(/\s+/).map(Number);
+  return { exists: true, ahead: ahead ?? 0, behind: behind ?? 0 };
+}
+
 async function stagingCounts(process: ProcessPort, repo: RegistryRepo): Promise<FleetRepo['staging']> {
   const refs = await process.run(existingRefs(repo.path, [STAGING_REF, `refs/remotes/origin/${repo.baseBranch}`, `refs/heads/${repo.baseBranch}`]));
   if (refs.exitCode !== 0) throw new Error(`cannot read refs: ${refs.stderr.trim()}`);
@@ -215,8 +226,10 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
   // Only a run in progress has running tasks: an idle refresh spawns no getent and reads no user file.
   const account = runs.some((run) => run.status === 'running') ? await attempt('user', () => lookupUser(deps.process, repo.user)) : undefined;
   const runningTasks = account ? ((await attempt('agents', () => runningAgentTasks(deps.fs, account.home, repo.path))) ?? []) : [];
-  const staging = (await attempt('staging', () => stagingCounts(deps.process, repo))) ?? null;
-  const board = await attempt('board', () => snapshotFor(deps, repo).summary());
+  const snapshot = snapshotFor(deps, repo);
+  const board = await attempt('board', () => snapshot.summary());
+  const commits = snapshot.commits;
+  const staging = (await attempt('staging', () => (board && commits ? stagingFromCommits(deps.process, repo, commits) : stagingCounts(deps.process, repo)))) ?? null;
   return fleetEntry({
     repo,
     now,

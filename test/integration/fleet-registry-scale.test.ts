@@ -71,3 +71,20 @@ t.test('a registry with 10,000 problems is reported with every line, in one scan
   // Generous on a loaded machine: the per-problem rescan took 20 s and more here.
   t.ok(ms < 5000, `parsed and located in ${ms.toFixed(0)} ms`);
 });
+
+t.test('staging ahead and behind come from the commits the board read already', async (t) => {
+  const dir = tempDir(t);
+  const checkout = gitRepo(t, { 'backlog/tasks/task-1 - One.md': '---\nid: TASK-1\ntitle: One\nstatus: To Do\n---\n' });
+  git(checkout, 'checkout', '-q', '-b', 'auto/work');
+  git(checkout, 'commit', '-q', '--allow-empty', '-m', 'landed');
+  git(checkout, 'commit', '-q', '--allow-empty', '-m', 'landed too');
+  git(checkout, 'checkout', '-q', 'main');
+  git(checkout, 'commit', '-q', '--allow-empty', '-m', 'base moved');
+  writeFileSync(path.join(dir, 'registry.toml'), `[repos.web]\npath = "${checkout}"\nproxy_port = 700\n`);
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', AGENT_RUNNER_CONFIG: path.join(dir, 'registry.toml'), AGENT_RUNNER_STATE: path.join(dir, 'state') };
+  const fleet = JSON.parse((await cli(env, ['fleet', '--json'])).out) as Fleet;
+  t.same(fleet.repos[0]!.staging, { exists: true, ahead: 2, behind: 1 });
+  git(checkout, 'branch', '-D', 'auto/work');
+  const none = JSON.parse((await cli(env, ['fleet', '--json'])).out) as Fleet;
+  t.same(none.repos[0]!.staging, { exists: false, ahead: 0, behind: 0 });
+});
