@@ -3,7 +3,8 @@
 // "N passed, N failed, N skipped" line CI reads. Zero tests is a failure.
 //   node scripts/run-tests.mjs [tap files or globs...]
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 
 function testFiles(dir) {
@@ -16,7 +17,29 @@ function testFiles(dir) {
 // tap skips dist/ when it searches by itself, so the files are named here.
 const files = process.argv.slice(2).length ? process.argv.slice(2) : testFiles('dist/test');
 const args = ['tap', '--reporter=terse', '--disable-coverage', '--allow-empty-coverage', ...files];
-const child = spawn('npx', args, { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+// Tests that skip write why here (test/helpers/system.ts skipWithReason); the summary lists it.
+const skipDir = mkdtempSync(path.join(tmpdir(), 'agent-runner-skips-'));
+const skipLog = path.join(skipDir, 'skips.jsonl');
+const child = spawn('npx', args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, AGENT_RUNNER_TEST_SKIP_LOG: skipLog } });
+
+/** One line per skipped test: which and why. */
+function skipReasons() {
+  let text = '';
+  try {
+    text = readFileSync(skipLog, 'utf8');
+  } catch {
+    // nothing skipped through the helper
+  }
+  rmSync(skipDir, { recursive: true, force: true });
+  return text.split('\n').filter(Boolean).map((line) => {
+    try {
+      const { test, reason } = JSON.parse(line);
+      return `skipped: ${test}: ${reason}`;
+    } catch {
+      return `skipped: ${line}`;
+    }
+  });
+}
 let buffered = '';
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);
@@ -42,6 +65,9 @@ child.on('close', (code) => {
     process.exitCode = 1;
     return;
   }
+  const reasons = skipReasons();
+  if (reasons.length) console.log(`\n${reasons.join('\n')}`);
+  else if (skipped) console.log('\n(skipped tests gave no reason through test/helpers/system.ts skipWithReason)');
   console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`);
   process.exitCode = failed > 0 || code !== 0 ? 1 : 0;
 });

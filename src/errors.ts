@@ -71,3 +71,27 @@ export class UntrustedPathError extends FailedError {
     this.name = 'UntrustedPathError';
   }
 }
+
+/** A path given to agent-runner (a workspace, a registry, a config) that it cannot use as it is: exit 2. */
+export class PathError extends UsageError {
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+    fix: string,
+  ) {
+    super(`${path}: ${problem}; ${fix}`);
+    this.name = 'PathError';
+  }
+}
+
+/**
+ * A file agent-runner was asked to read that it cannot read: a directory, a
+ * device or FIFO (a link to /dev/zero), larger than any file the runner
+ * reads, a link loop, no permission.
+ */
+export class UnreadableFileError extends PathError {
+  constructor(path: string, problem: string) {
+    super(path, problem, 'it must be a readable regular file');
+    this.name = 'UnreadableFileError';
+  }
+}

@@ -35,7 +35,9 @@ export interface AcquireOptions {
   readonly pollMs?: number;
   /** For the busy message: "repo \"web\"". */
   readonly what: string;
-  /** The busy message, when the default ("WHAT is busy: held by ...; try again later, or pass --wait") does not fit. */
+  /** The flag that makes the caller wait (dispatch's --wait), suggested in the busy message; commands without one are told only to try again. */
+  readonly waitFlag?: string;
+  /** The busy message, when the default ("WHAT is busy: held by ...; try again later[, or pass FLAG]") does not fit. */
   readonly busyMessage?: (holder: LockHolder | undefined, now: number) => string;
   readonly onCompromised?: (error: Error) => void;
   /** Called once when waiting starts, with the holder's description. */
@@ -59,7 +61,7 @@ export async function acquireLock(deps: LockDeps, lockPath: string, options: Acq
       continue;
     }
     const now = deps.clock.now();
-    if (!options.wait) throw new BusyError(options.busyMessage?.(attempt.holder, now) ?? `${options.what} is busy: ${describeHolder(attempt.holder, now)}; try again later, or pass --wait`);
+    if (!options.wait) throw new BusyError(options.busyMessage?.(attempt.holder, now) ?? `${options.what} is busy: ${describeHolder(attempt.holder, now)}; try again later${options.waitFlag ? `, or pass ${options.waitFlag}` : ''}`);
     if (!announced) {
       announced = true;
       options.onWaiting?.(describeHolder(attempt.holder, now));

@@ -91,7 +91,7 @@ export interface Clock {
 }
 
 export interface Ids {
-  /** A fresh id, sortable by creation time, e.g. "20261129T143000Z-1a2b3c". */
+  /** A fresh id, sortable by creation time (across processes: microseconds), e.g. "20261129T143000123456Z-1a2b3c". */
   next(): string;
 }
 

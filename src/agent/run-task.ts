@@ -173,6 +173,8 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
     iterations: input.iterations, retryReason: input.retryReason ?? null,
   });
 
+  // A label asking for an effort the assistant refuses: no session on a guess (the same check as config and flags).
+  if (choice.problem) outcome = { kind: 'unreadable', reason: choice.problem };
   // The first session starts from the task as given; later ones from what the previous one left.
   let before: TreeState = { head: await deps.git.resolve(input.workspace, 'HEAD'), dirty: false, status: input.task.status, task: input.task, unreadable: undefined };
   for (let iteration = 1; iteration <= input.iterations && !outcome; ) {

@@ -76,6 +76,32 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
   return result;
 }
 
+/** A sink's redaction, bound to the secrets it knows. */
+export type Redact = (text: string) => string;
+
+/** redactSecrets bound to a list: what every sink (progress, summaries, records, commit messages) is given. */
+export function redactor(secrets: readonly string[]): Redact {
+  return (text) => redactSecrets(text, secrets);
+}
+
+/**
+ * A JSON-shaped value (an event, a summary, a record, a plan) with every
+ * string in it, keys too, redacted by redactSecrets: one walk for every
+ * structured sink, so no field is forgotten. Pure.
+ */
+export function redactDeep<T>(value: T, secrets: readonly string[]): T {
+  if (!secrets.length) return value;
+  const walk = (inner: unknown): unknown => {
+    if (typeof inner === 'string') return redactSecrets(inner, secrets);
+    if (Array.isArray(inner)) return inner.map(walk);
+    if (inner && typeof inner === 'object' && Object.getPrototypeOf(inner) === Object.prototype) {
+      return Object.fromEntries(Object.entries(inner).map(([key, item]) => [redactSecrets(key, secrets), walk(item)]));
+    }
+    return inner;
+  };
+  return walk(value) as T;
+}
+
 /** Variable values that must never appear in a transcript or a log. */
 function secretValuesIn(env: Readonly<Record<string, string>>): string[] {
   return Object.entries(env)

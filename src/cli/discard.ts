@@ -10,7 +10,7 @@ import { routeLifecycle } from './lifecycle-route.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
-    .option('--workspace <dir>', 'the git checkout')
+    .option('--workspace <dir>', 'the git checkout (default: the current directory)')
     .option('--repo <name>', "a repo from the registry (as root: runs as the repo's user)")
     .option('--json', 'print the result as JSON')
     .action(async (options: { workspace?: string; repo?: string; json?: boolean }) => {

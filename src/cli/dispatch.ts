@@ -14,6 +14,7 @@ import { describeSweep } from '../control/user-sweep.js';
 import { parsePositiveInt } from './options.js';
 import { MAX_PARALLEL_CEILING } from '../repo/config.js';
 import { STAGING_BRANCH } from '../staging/names.js';
+import { requireIsolation } from './isolation-check.js';
 
 interface DispatchOptions {
   task?: string;
@@ -22,6 +23,7 @@ interface DispatchOptions {
   force?: boolean;
   maxParallel?: string;
   wait?: boolean;
+  isolation: boolean;
   json?: boolean;
 }
 
@@ -34,6 +36,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--force', 'passed to orchestrate')
     .option('--max-parallel <n>', "at most this many agents (never more than the registry's max_parallel)")
     .option('--wait', 'wait for the repo lock instead of exiting 75 when it is held')
+    .option('--no-isolation', 'run even when the egress lock is not loaded or nothing listens on the repo proxy port (on purpose: a trial host)')
     .option('--json', 'print the run record as JSON')
     .action(async (repoName: string, options: DispatchOptions) => {
       setExit(await dispatch(context, repoName, options));
@@ -53,9 +56,11 @@ async function dispatch(context: CliContext, repoName: string, options: Dispatch
     args.push('--max-parallel', String(Math.min(asked, repo.maxParallel)));
   }
   const { process, clock, ids, locks, control } = context.ports;
+  if (options.isolation) await requireIsolation(context.ports, repo);
   const lock = await acquireLock({ locks, process, clock }, runLockPath(state, repo.name), {
     command: `dispatch ${repo.name}`,
     wait: Boolean(options.wait),
+    waitFlag: '--wait',
     what: `repo "${repo.name}"`,
     onWaiting: (holder) => context.err(`dispatch: repo "${repo.name}" is ${holder}; waiting\n`),
     onCompromised: (error) => context.err(`dispatch: the lock of repo "${repo.name}" was lost: ${error.message}\n`),

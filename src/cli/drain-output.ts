@@ -49,13 +49,14 @@ export function renderTaskTable(tasks: DrainSummary['tasks']): string {
   const outcomeWidth = Math.max(7, ...tasks.map((task) => task.outcome.length));
   const lines = [`${pad('TASK', idWidth)}  ${pad('OUTCOME', outcomeWidth)}  ${pad('TIME', 7)}  REASON`];
   for (const task of tasks) {
-    const reason = printableLine(task.reason ?? task.title).replace(/\s+/g, ' ');
+    // A reason only: a landed task has none, and its title is not one.
+    const reason = printableLine(task.reason ?? '-').replace(/\s+/g, ' ');
     lines.push(`${pad(printableLine(task.id), idWidth)}  ${pad(task.outcome, outcomeWidth)}  ${pad(`${(task.durationMs / 1000).toFixed(1)}s`, 7)}  ${reason.length > 100 ? `${reason.slice(0, 97)}...` : reason}`);
   }
   return `${lines.join('\n')}\n`;
 }
 
 export function renderSummary(summary: DrainSummary): string {
-  const head = `drain ${summary.runId}: ${summary.outcome}${summary.failure ? ` (${summary.failure})` : ''}; ${STAGING_BRANCH} ${summary.staging.head.slice(0, 10) || '-'}${summary.pushed ? ', pushed' : ''}\n`;
+  const head = `drain ${printableLine(summary.runId)}: ${summary.outcome}${summary.failure ? ` (${printableLine(summary.failure)})` : ''}; ${STAGING_BRANCH} ${summary.staging.head.slice(0, 10) || '-'}${summary.pushed ? ', pushed' : ''}\n`;
   return head + renderTaskTable(summary.tasks);
 }

@@ -27,7 +27,7 @@ interface GcOptions {
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
-    .option('--workspace <dir>', 'the git checkout')
+    .option('--workspace <dir>', 'the git checkout (default: the current directory)')
     .option('--repo <name>', "a repo from the registry (as root: runs as the repo's user)")
     .option('--retention-days <n>', `remove records older than this (default: the registry's retention_days, else ${DEFAULT_RETENTION_DAYS})`)
     .option('--retention-only', 'only remove old records; keep task worktrees and branches')

@@ -64,11 +64,13 @@ async function workspaceFacts(context: CliContext, dir: string): Promise<Workspa
  */
 export async function routeLifecycle(
   context: CliContext,
-  options: WorkspaceChoice,
+  given: WorkspaceChoice,
   forward: readonly [string, ...string[]],
   /** Flags the registry adds for this repo (promote's mode, the GitHub API root): the user's process cannot read the registry. */
   registryFlags?: (repo: RegistryRepo) => readonly string[],
 ): Promise<LifecycleRoute> {
+  // No --workspace and no --repo: the current directory, with the same checks as a --workspace root names.
+  const options = given.repo === undefined && given.workspace === undefined ? { ...given, workspace: '.' } : given;
   const registry = await registryFor(context, options);
   const request = { command: forward[0], uid: context.uid, cwd: context.cwd, repoOption: options.repo, workspaceOption: options.workspace };
   const dir = options.workspace === undefined ? undefined : path.resolve(context.cwd, options.workspace);

@@ -15,7 +15,7 @@ interface NextOptions {
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
-    .option('--workspace <dir>', 'the git checkout whose backlog/ holds the tasks')
+    .option('--workspace <dir>', 'the git checkout whose backlog/ holds the tasks (default: the current directory)')
     .option('--json', 'print the result as JSON')
     .action(async (options: NextOptions) => {
       const workspace = await checkWorkspace(context.ports.fs, context.cwd, options.workspace);

@@ -11,7 +11,8 @@ import { resolveAgentBinary } from '../agent/binary.js';
 import { agentBaseEnv } from '../agent/env.js';
 import { knownSecrets } from '../agent/secrets.js';
 import { orchestrate } from '../drain/orchestrate.js';
-import { Git } from '../git/git.js';
+import { Git, type GitIdentity } from '../git/git.js';
+import { configuredIdentity } from '../git/identity.js';
 import { stateDir, workspaceStateDir } from '../paths.js';
 import { parsePositiveInt } from './options.js';
 import { progressPrinter, renderSummary } from './drain-output.js';
@@ -32,11 +33,13 @@ interface OrchestrateOptions {
   graceSec: string;
   passEnv?: string;
   spend?: string;
+  authorName?: string;
+  authorEmail?: string;
 }
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
-    .option('--workspace <dir>', 'the git checkout (a clone of the repo) to drain')
+    .option('--workspace <dir>', 'the git checkout (a clone of the repo) to drain (default: the current directory)')
     .option('--drain', 'work until nothing is ready and nothing is running (the default)')
     .option('--task <id>', 'run only this task')
     .option('--max-parallel <n>', 'agents at once (never above the config or registry cap)')
@@ -45,12 +48,24 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--json', 'print the summary as one JSON object')
     .option('--run-id <id>', 'the run id to record (dispatch passes its own)')
     .option('--progress <format>', 'progress on stderr: human or json', 'human')
+    .option('--author-name <name>', "author of the runner's own commits (landings, park and block notes); default: the checkout's user.name")
+    .option('--author-email <email>', "that author's email; default: the checkout's user.email")
     .option('--pass-env <names>', 'comma-separated variables to pass to agents beyond the built-in list')
     .option('--spend <json>', 'budgets, rate-limit wait bounds and what the ledger says was spent (dispatch passes it)')
     .option('--grace-sec <n>', 'on SIGTERM, how long running agents may finish before they are stopped', '30')
     .action(async (options: OrchestrateOptions) => {
       setExit(await run(context, options));
     });
+}
+
+/** --author-name and --author-email together (dispatch passes the registry's), or neither. */
+function authorFrom(options: OrchestrateOptions): GitIdentity | undefined {
+  if (options.authorName === undefined && options.authorEmail === undefined) return undefined;
+  const name = options.authorName?.trim() ?? '';
+  const email = options.authorEmail?.trim() ?? '';
+  if (!name || /[<>\n]/.test(name)) throw new UsageError('--author-name must be a name without <, > or newlines, given with --author-email');
+  if (!/^[^\s<>@]+@[^\s<>@]+$/.test(email)) throw new UsageError('--author-email must be an email address like bot@example.com, given with --author-name');
+  return { name, email };
 }
 
 async function run(context: CliContext, options: OrchestrateOptions): Promise<number> {
@@ -78,7 +93,9 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
   await ensureStateDir(fs, workspaceStateDir(state, workspace));
 
   const runId = options.runId ?? ids.next();
-  const summary = await orchestrate(context.ports, new Git(process, { env }), {
+  const git = new Git(process, { env });
+  const identity = authorFrom(options) ?? (await configuredIdentity(git, workspace));
+  const summary = await orchestrate(context.ports, identity ? git.withIdentity(identity) : git, {
     workspace,
     config,
     only: options.task,

@@ -43,7 +43,7 @@ export function renderPullRequestResult(result: PullRequestSync | PullRequestMer
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
-    .option('--workspace <dir>', 'the git checkout')
+    .option('--workspace <dir>', 'the git checkout (default: the current directory)')
     .option('--repo <name>', "a repo from the registry (as root: runs as the repo's user)")
     .option('--pr', 'open or update a GitHub pull request from auto/work instead of pushing the base')
     .option('--merge', 'with --pr: merge it when every check on the staging head is green (exit 75 while one is pending)')

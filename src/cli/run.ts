@@ -6,13 +6,15 @@ import type { CliContext } from './context.js';
 import { UsageError } from '../errors.js';
 import { checkWorkspace, ensureStateDir } from '../repo/workspace.js';
 import { readRepoConfig, applyOverrides, ASSISTANTS } from '../repo/config.js';
+import { effortProblem } from '../repo/efforts.js';
 import { readBoard, findTask } from '../board/read.js';
-import { assessReadiness } from '../board/readiness.js';
+import { assessReadiness, describeReason } from '../board/readiness.js';
 import { adapterFor } from '../agent/adapters/index.js';
 import { resolveAgentBinary } from '../agent/binary.js';
 import { agentBaseEnv } from '../agent/env.js';
-import { knownSecrets } from '../agent/secrets.js';
-import { runTask } from '../agent/run-task.js';
+import { knownSecrets, redactDeep, redactSecrets } from '../agent/secrets.js';
+import { printableLine } from '../printable.js';
+import { runTask, type RunOutcome } from '../agent/run-task.js';
 import { Git } from '../git/git.js';
 import { stateDir, transcriptFile, workspaceStateDir } from '../paths.js';
 import { commitLeftovers } from '../drain/leftovers.js';
@@ -31,7 +33,7 @@ interface RunOptions {
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
-    .option('--workspace <dir>', 'the git checkout to work in')
+    .option('--workspace <dir>', 'the git checkout to work in (default: the current directory)')
     .option('--task <id>', 'the task to work on (default: the first ready task)')
     .option('--assistant <name>', `claude, codex or command (default: .agent/config.json)`)
     .option('--model <id>', 'model for this run (a task label model:<id> still wins)')
@@ -41,6 +43,13 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .action(async (options: RunOptions) => {
       setExit(await run(context, options));
     });
+}
+
+/** One line for an outcome: its kind and its reason, the kind once even when the reason starts with it. */
+export function describeOutcome(outcome: RunOutcome): string {
+  if (!('reason' in outcome)) return outcome.kind;
+  const reason = printableLine(outcome.reason);
+  return reason.startsWith(`${outcome.kind}:`) ? reason : `${outcome.kind}: ${reason}`;
 }
 
 async function run(context: CliContext, options: RunOptions): Promise<number> {
@@ -56,6 +65,8 @@ async function run(context: CliContext, options: RunOptions): Promise<number> {
     ...(options.model ? { model: options.model } : {}),
     ...(options.effort ? { effort: options.effort } : {}),
   });
+  const effortWrong = config.effort === undefined ? undefined : effortProblem(config.assistant, config.effort);
+  if (effortWrong) throw new UsageError(`${options.effort ? '--effort' : `"effort" in .agent/config.json with --assistant ${config.assistant}`}: ${effortWrong}`);
   const board = await readBoard(fs, workspace);
   let task;
   if (options.task) {
@@ -64,6 +75,9 @@ async function run(context: CliContext, options: RunOptions): Promise<number> {
       const broken = board.unreadable.find((entry) => entry.id?.toLowerCase() === options.task!.toLowerCase());
       throw new UsageError(broken ? `task ${options.task} is unreadable: ${broken.file}: ${broken.reason}` : `no task ${options.task} in ${workspace}/backlog/tasks; \`agent-runner next --workspace ${workspace}\` lists them`);
     }
+    // Named by hand, it runs even when not ready, but never without a word about why it is not.
+    const notReady = assessReadiness(board).notReady.find((entry) => entry.id === task!.id);
+    if (notReady) context.err(`warning: ${task.id} is not ready (${notReady.reasons.map(describeReason).join('; ')}); running it because --task names it\n`);
   } else {
     task = assessReadiness(board).ready[0];
     if (!task) throw new UsageError(`no ready task in ${workspace}; \`agent-runner next --workspace ${workspace}\` says why`);
@@ -76,18 +90,19 @@ async function run(context: CliContext, options: RunOptions): Promise<number> {
 
   const runId = ids.next();
   const git = new Git(process, { env });
-  context.err(`run ${runId}: ${task.id} "${task.title}" with ${config.assistant}${config.model ? ` (${config.model})` : ''}\n`);
+  const secrets = await knownSecrets(fs, env);
+  context.err(`run ${runId}: ${task.id} "${printableLine(redactSecrets(task.title, secrets))}" with ${config.assistant}${config.model ? ` (${config.model})` : ''}\n`);
   const report = await runTask(
     { ports: { process, fs, clock }, git },
-    { workspace, task, config, adapter, binary, env, iterations, transcriptFile: transcriptFile(state, workspace, runId, task.id), runId, secrets: await knownSecrets(fs, env) },
+    { workspace, task, config, adapter, binary, env, iterations, transcriptFile: transcriptFile(state, workspace, runId, task.id), runId, secrets },
   );
   const leftover = report.leftovers && (report.outcome.kind === 'done' || report.outcome.kind === 'blocked') ? await commitLeftovers(git, workspace, task.id) : undefined;
 
+  const shown = redactDeep(report, secrets);
   if (options.json) {
-    context.out(`${JSON.stringify({ runId, ...report, leftoverCommit: leftover ?? null }, null, 2)}\n`);
+    context.out(`${JSON.stringify({ runId, ...shown, leftoverCommit: leftover ?? null }, null, 2)}\n`);
   } else {
-    const reason = 'reason' in report.outcome ? `: ${report.outcome.reason}` : '';
-    context.out(`${task.id} ${report.outcome.kind}${reason}\ntranscript ${report.transcript}\n`);
+    context.out(`${task.id} ${describeOutcome(shown.outcome)}\ntranscript ${report.transcript}\n`);
     if (leftover) context.out(`committed what the agent left uncommitted: ${leftover}\n`);
   }
   return report.outcome.kind === 'done' ? 0 : 1;

@@ -19,7 +19,7 @@ import type { LifecycleInput } from '../staging/lifecycle.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
-    .option('--workspace <dir>', 'the git checkout')
+    .option('--workspace <dir>', 'the git checkout (default: the current directory)')
     .option('--repo <name>', "a repo from the registry (as root: runs as the repo's user)")
     .option('--no-fetch', 'do not fetch origin first')
     .option('--pr', 'also show the staging pull request on GitHub and the checks on its head (on by default when the registry says promote = "pr")')

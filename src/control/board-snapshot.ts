@@ -108,12 +108,21 @@ export class BoardSnapshot {
     private readonly baseBranch: string,
   ) {}
 
+  /**
+   * The commits of auto/work, origin/<base> and <base> as the last summary()
+   * read them (the same git call): fleet compares staging with the base
+   * without asking git for the refs again.
+   */
+  commits: { readonly staging: string | undefined; readonly originBase: string | undefined; readonly localBase: string | undefined } | undefined;
+
   async summary(): Promise<BoardSummary> {
     const refs = [STAGING_REF, `refs/remotes/origin/${this.baseBranch}`, `refs/heads/${this.baseBranch}`];
-    const names = refs.flatMap((ref) => [`${ref}:${TASKS_DIR}`, `${ref}:${CONFIG_FILE}`]);
+    const names = [...refs.flatMap((ref) => [`${ref}:${TASKS_DIR}`, `${ref}:${CONFIG_FILE}`]), ...refs.map((ref) => `${ref}^{commit}`)];
     const check = await this.process.run(catFileBatchCheck(this.repoPath, names));
     if (check.exitCode !== 0) throw new BoardReadError(`cannot read the git objects of ${this.repoPath}: ${check.stderr.trim() || `git exited ${check.exitCode}`}`);
     const oids = parseBatchCheck(names, check.stdout);
+    const [staging0, origin0, local0] = oids.slice(refs.length * 2);
+    this.commits = { staging: staging0, originBase: origin0, localBase: local0 };
     const trees = refs.map((ref, i) => ({ ref, tasks: oids[i * 2], config: oids[i * 2 + 1] }));
     const staging = trees[0]!;
     // origin/<base> when it exists (what the drain merges), else the local base.

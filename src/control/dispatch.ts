@@ -6,6 +6,7 @@
 // run left (user-sweep.ts) and records the outcome. Nothing from the repo
 // runs as root: root only starts setpriv, and signals only that direct child
 // of its own (whose pid cannot be recycled while root has not reaped it).
+import * as path from 'node:path';
 import type { Ports, ProcessControl } from '../ports.js';
 import type { Command, RegistryRepo } from '../types.js';
 import { dropPrivileges, type UserAccount } from './privdrop.js';
@@ -18,6 +19,8 @@ import { repoUser, runnerCommandAsUser, type Install } from './as-repo-user.js';
 import { SYSTEM_PATH } from '../system-path.js';
 import { sealRunUsage, spendForRun } from './run-usage.js';
 import type { SpendPolicy } from '../drain/spend-policy.js';
+import { repoUserSecrets } from './home-secrets.js';
+import { redactDeep, redactSecrets } from '../agent/secrets.js';
 
 export { repoUser, type Install } from './as-repo-user.js';
 
@@ -84,6 +87,8 @@ export function orchestrateCommand(input: DispatchInput, user: UserAccount): Com
     input.repo.path,
     ...input.orchestrateArgs,
     ...(input.orchestrateArgs.includes('--max-parallel') ? [] : ['--max-parallel', String(input.repo.maxParallel)]),
+    // The registry's author signs the runner's own commits (landings, park and block notes).
+    ...(input.repo.authorName && input.repo.authorEmail ? ['--author-name', input.repo.authorName, '--author-email', input.repo.authorEmail] : []),
     // The registry's non-secret env reaches the agents, not only orchestrate.
     ...(Object.keys(input.repo.env).length ? ['--pass-env', Object.keys(input.repo.env).join(',')] : []),
     '--json',
@@ -100,13 +105,21 @@ async function prepareUser(ports: Ports, input: DispatchInput, user: UserAccount
   const dir = repoUserStateDir(user.home);
   const made = await ports.process.run(dropPrivileges(user, { program: 'mkdir', args: ['-p', '-m', '0700', '--', dir], env: { PATH: SYSTEM_PATH }, cwd: '/' }));
   if (made.exitCode !== 0) throw new UsageError(`repo "${input.repo.name}": user ${user.name} cannot create its state dir ${dir}: ${made.stderr.trim()}; check that ${user.home} exists and belongs to ${user.name}`);
-  const probe = dropPrivileges(user, { program: 'test', args: ['-r', input.install.main, '-a', '-x', input.install.node, '-a', '-r', input.repo.path, '-a', '-x', input.repo.path], env: { PATH: SYSTEM_PATH }, cwd: '/' });
-  const result = await ports.process.run(probe);
+  const asUser = (args: string[]) => ports.process.run(dropPrivileges(user, { program: 'test', args, env: { PATH: SYSTEM_PATH }, cwd: '/' }));
+  if ((await asUser(['-e', input.repo.path])).exitCode !== 0) {
+    throw new UsageError(`repo "${input.repo.name}": its path ${input.repo.path} does not exist (or ${user.name} cannot see it); clone the repo there (agent-runner provision repo ${input.repo.name}) or fix repos.${input.repo.name}.path`);
+  }
+  const result = await asUser(['-r', input.install.main, '-a', '-x', input.install.node, '-a', '-r', input.repo.path, '-a', '-x', input.repo.path]);
   if (result.exitCode !== 0) {
     throw new UsageError(
       `repo "${input.repo.name}": user ${user.name} cannot read ${input.install.main}, run ${input.install.node} or enter ${input.repo.path}; ` +
         'make the install world-readable (chmod -R o+rX on its directory and every parent) and give the user its checkout',
     );
+  }
+  // Worktrees live beside the checkout (<parent>/.<repo>.worktrees): the user must be able to make them there.
+  const parent = path.dirname(input.repo.path);
+  if ((await asUser(['-w', parent, '-a', '-x', parent])).exitCode !== 0) {
+    throw new UsageError(`repo "${input.repo.name}": user ${user.name} cannot write ${parent}, where the task worktrees of ${input.repo.path} go (beside it, in .${path.basename(input.repo.path)}.worktrees); give ${user.name} that directory (chown ${user.name} ${parent}) or move the checkout into its home`);
   }
 }
 
@@ -132,11 +145,14 @@ export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hook
   };
   // Recorded before orchestrate can change anything, so a crash leaves a trace.
   await writeRun(deps.fs, input.state, started);
+  // orchestrate redacts what it knows; root redacts again with the home's credentials before relaying or recording.
+  const secrets = await repoUserSecrets(deps.fs, user.home);
   const stdout: string[] = [];
   const stderrTail: string[] = [];
   const child = deps.process.start(command, {
-    onStdoutLine: (line) => stdout.push(line),
-    onStderrLine: (line) => {
+    onStdoutLine: (line) => stdout.push(redactSecrets(line, secrets)),
+    onStderrLine: (raw) => {
+      const line = redactSecrets(raw, secrets);
       stderrTail.push(line);
       if (stderrTail.length > 20) stderrTail.shift();
       hooks.onStderrLine(line);
@@ -167,7 +183,7 @@ export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hook
     interrupted: stop.requested,
   });
   const usage = await sealRunUsage(deps.fs, input.state, finished, stdout.join('\n'), new Date(deps.clock.now()).toISOString());
-  const recorded: RunRecord = { ...finished, ...usage, leftovers: { found: sweep.found, killed: sweep.killed, survivors: sweep.survivors.map(({ pid, name }) => ({ pid, name })), summary: describeSweep(sweep) } };
+  const recorded: RunRecord = redactDeep<RunRecord>({ ...finished, ...usage, leftovers: { found: sweep.found, killed: sweep.killed, survivors: sweep.survivors.map(({ pid, name }) => ({ pid, name })), summary: describeSweep(sweep) } }, secrets);
   await writeRun(deps.fs, input.state, recorded);
   return recorded;
 }

@@ -18,6 +18,7 @@ import { BoardSnapshot, type BoardSummary } from './board-snapshot.js';
 import { pullRequestCell, readPullRequestRecord, type PullRequestRecord } from './pull-request-record.js';
 import { readPause, type PauseFlag } from './pause.js';
 import { gatherSpend, type FleetSpend } from './fleet-spend.js';
+import { mapBounded } from './bounded.js';
 
 export interface FleetRepo {
   readonly name: string;
@@ -48,6 +49,8 @@ export interface FleetRepo {
   readonly errors: readonly string[];
   /** With promote = "pr": the staging pull request as the watcher last saw it. */
   readonly pullRequest?: PullRequestRecord;
+  /** The registry entry has problems (listed in errors): nothing else was read for it, and no watcher runs it. */
+  readonly invalid?: true;
 }
 
 export interface Fleet {
@@ -115,6 +118,30 @@ export function fleetEntry(input: FleetInputs): FleetRepo {
   };
 }
 
+/** Pure: the entry of a repo whose [repos.NAME] table has problems: shown with them, not hidden. */
+export function invalidEntry(name: string, problems: readonly ConfigProblem[]): FleetRepo {
+  const own = problems.filter((p) => p.key === `repos.${name}` || p.key.startsWith(`repos.${name}.`));
+  return {
+    name,
+    enabled: false,
+    user: '',
+    path: '',
+    baseBranch: '',
+    schedule: '',
+    maxParallel: 0,
+    watcher: { state: 'absent', pid: null, heartbeatAgeSec: null, lastTick: null, lastError: null },
+    run: null,
+    queue: { queued: 0, running: 0 },
+    staging: null,
+    board: null,
+    lastRun: null,
+    paused: null,
+    spend: null,
+    errors: own.map((p) => `registry: ${p.file}: ${p.key}: ${p.problem}; ${p.fix}`),
+    invalid: true,
+  };
+}
+
 function age(sec: number | null): string {
   if (sec === null) return '-';
   if (sec < 120) return `${sec}s`;
@@ -127,7 +154,7 @@ export function renderFleetHuman(fleet: Fleet): string {
   const header = ['REPO', 'ON', 'WATCHER', 'BEAT', 'RUN', 'QUEUE', 'STAGING', 'READY', 'PARKED', 'LAST RUN', 'TODAY'];
   const rows = fleet.repos.map((repo) => [
     repo.name,
-    repo.paused ? 'paused' : repo.enabled ? 'yes' : 'no',
+    repo.invalid ? 'INVALID' : repo.paused ? 'paused' : repo.enabled ? 'yes' : 'no',
     repo.watcher.state,
     age(repo.watcher.heartbeatAgeSec),
     repo.run ? `${age(repo.run.elapsedSec)} ${printableLine(repo.run.runningTasks.join(',')) || '-'}` : '-',
@@ -146,7 +173,11 @@ export function renderFleetHuman(fleet: Fleet): string {
     for (const error of repo.errors) out.push(`${repo.name}: ${printableLine(error)}`);
     if (repo.watcher.lastError) out.push(`${repo.name}: last skipped ${printableLine(repo.watcher.lastError.at)}: ${printableLine(repo.watcher.lastError.message)}`);
   }
-  for (const problem of fleet.problems) out.push(printableLine(`registry: ${problem.file}: ${problem.key}: ${problem.problem}; ${problem.fix}`));
+  // A repo's own problems are listed under it; the rest of the registry's here.
+  const shown = new Set(fleet.repos.filter((repo) => repo.invalid).map((repo) => repo.name));
+  for (const problem of fleet.problems) {
+    if (!shown.has(problem.key.split('.')[1] ?? '') || !problem.key.startsWith('repos.')) out.push(printableLine(`registry: ${problem.file}: ${problem.key}: ${problem.problem}; ${problem.fix}`));
+  }
   if (!fleet.repos.length) out.push(`no repos registered in ${fleet.registry}`);
   return `${out.join('\n')}\n`;
 }
@@ -168,6 +199,17 @@ function snapshotFor(deps: FleetDeps, repo: RegistryRepo): BoardSnapshot {
     deps.snapshots?.set(key, snapshot);
   }
   return snapshot;
+}
+
+/** Staging against the base from the commits the board snapshot already read: one git call less per repo, none when they are equal. */
+async function stagingFromCommits(process: ProcessPort, repo: RegistryRepo, commits: NonNullable<BoardSnapshot['commits']>): Promise<FleetRepo['staging']> {
+  if (!commits.staging) return { exists: false, ahead: 0, behind: 0 };
+  const base = commits.originBase ? `refs/remotes/origin/${repo.baseBranch}` : `refs/heads/${repo.baseBranch}`;
+  if ((commits.originBase ?? commits.localBase) === commits.staging) return { exists: true, ahead: 0, behind: 0 };
+  const counts = await process.run(revListLeftRightCount(repo.path, base, STAGING_REF));
+  if (counts.exitCode !== 0) throw new Error(`cannot compare ${STAGING_BRANCH} with ${repo.baseBranch}: ${counts.stderr.trim()}`);
+  const [behind, ahead] = counts.stdout.trim().split(/\s+/).map(Number);
+  return { exists: true, ahead: ahead ?? 0, behind: behind ?? 0 };
 }
 
 async function stagingCounts(process: ProcessPort, repo: RegistryRepo): Promise<FleetRepo['staging']> {
@@ -204,8 +246,10 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
   // Only a run in progress has running tasks: an idle refresh spawns no getent and reads no user file.
   const account = runs.some((run) => run.status === 'running') ? await attempt('user', () => lookupUser(deps.process, repo.user)) : undefined;
   const runningTasks = account ? ((await attempt('agents', () => runningAgentTasks(deps.fs, account.home, repo.path))) ?? []) : [];
-  const staging = (await attempt('staging', () => stagingCounts(deps.process, repo))) ?? null;
-  const board = await attempt('board', () => snapshotFor(deps, repo).summary());
+  const snapshot = snapshotFor(deps, repo);
+  const board = await attempt('board', () => snapshot.summary());
+  const commits = snapshot.commits;
+  const staging = (await attempt('staging', () => (board && commits ? stagingFromCommits(deps.process, repo, commits) : stagingCounts(deps.process, repo)))) ?? null;
   const pullRequest = repo.promote?.mode === 'pr' ? await attempt('pull request', () => readPullRequestRecord(deps.fs, state, repo.name)) : undefined;
   const spend = await attempt('ledger', () => gatherSpend(deps.fs, state, repo, now, status));
   return fleetEntry({
@@ -226,12 +270,21 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
   });
 }
 
+/**
+ * Repos read at once. Each read is a few short git processes and file reads;
+ * more in flight only adds contention (and, by the thousand, runs out of file
+ * descriptors).
+ */
+const FLEET_CONCURRENCY = 16;
+
 /** Reads the registry (reporting its problems instead of failing) and every repo's state. */
 export async function gatherFleet(deps: FleetDeps, registryFile: string, state: string, now: number): Promise<Fleet> {
   const text = await deps.fs.readTextIfExists(registryFile);
-  const { registry, problems } = text === undefined
-    ? { registry: { repos: [] }, problems: [{ file: registryFile, key: '(file)', problem: 'the registry does not exist', fix: 'create it (see control/registry.example.toml) or set AGENT_RUNNER_CONFIG' }] }
+  const { registry, problems, declared } = text === undefined
+    ? { registry: { repos: [] }, declared: [], problems: [{ file: registryFile, key: '(file)', problem: 'the registry does not exist', fix: 'create it (see control/registry.example.toml) or set AGENT_RUNNER_CONFIG' }] }
     : parseRegistry(text, registryFile, deps.scheduler);
-  const repos = await Promise.all(registry.repos.map((repo) => gatherRepo(deps, state, repo, now)));
+  const gathered = new Map((await mapBounded(registry.repos, FLEET_CONCURRENCY, (repo) => gatherRepo(deps, state, repo, now))).map((entry) => [entry.name, entry]));
+  // Every repo the file declares, in its order: a broken one with its problems instead of vanishing.
+  const repos = declared.map((name) => gathered.get(name) ?? invalidEntry(name, problems));
   return { generatedAt: new Date(now).toISOString(), registry: registryFile, problems, repos };
 }

@@ -6,7 +6,7 @@
 // never throws out of tick().
 import type { Registry, RegistryRepo } from '../types.js';
 import { BusyError, EXIT, ExitError } from '../errors.js';
-import { readRegistry } from './registry/parse.js';
+import { CachedRegistry } from './registry/cached.js';
 import { acquireLock, clearDeadLock } from '../lock.js';
 import { runLockPath, watchLockPath } from '../paths.js';
 import { DEFAULT_MAX_ATTEMPTS, describeWork, jobTask, orchestrateArgsFor, Spool, type Job } from './spool.js';
@@ -210,15 +210,12 @@ export class RepoWatcher {
   }
 
   private snapshotFor: string | undefined;
-  private registryCache: { text: string; registry: Registry } | undefined;
+  /** The registry, parsed again only when its text changed, a broken one too (an idle tick should cost next to nothing). */
+  private cachedRegistry: CachedRegistry | undefined;
 
-  /** The registry, parsed again only when its text changed (an idle tick should cost next to nothing). */
-  private async registry(): Promise<Registry> {
-    const text = await this.deps.fs.readTextIfExists(this.deps.registryFile);
-    if (text !== undefined && this.registryCache?.text === text) return this.registryCache.registry;
-    const registry = await readRegistry(this.deps, this.deps.registryFile);
-    if (text !== undefined) this.registryCache = { text, registry };
-    return registry;
+  private registry(): Promise<Registry> {
+    this.cachedRegistry ??= new CachedRegistry(this.deps, this.deps.registryFile);
+    return this.cachedRegistry.read();
   }
 
   /** Starts a run in the background; tick() returns at once so other repos go on. */

@@ -28,6 +28,7 @@ import { SessionGuard } from './session-guard.js';
 import { NO_SPEND_POLICY, type SpendPolicy } from './spend-policy.js';
 import { utcDay } from './verdict/spend.js';
 import { readRememberedReset, rememberReset } from './rate-limit-memory.js';
+import { redactDeep, redactSecrets } from '../agent/secrets.js';
 
 export interface OrchestrateInput {
   readonly workspace: string;
@@ -60,7 +61,8 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
   await fs.mkdirp(agentRecordsDir(wsState), 0o700);
   const { lock, gitCommonDir } = await acquireRepoLock({ locks: input.locks, process, clock }, git, input.workspace, `orchestrate ${input.runId}`);
   const startedAt = clock.now();
-  const emit: Emit = (event: DrainEventBody) => input.onEvent({ time: new Date(clock.now()).toISOString(), runId: input.runId, ...event });
+  // Progress carries titles and reasons: every event passes the one redaction.
+  const emit: Emit = (event: DrainEventBody) => input.onEvent(redactDeep({ time: new Date(clock.now()).toISOString(), runId: input.runId, ...event } as DrainEvent, input.secrets));
   await reapOrphanedAgents(ports, input, wsState, emit);
   // After the orphans: a git they ran is gone, so what it locked is stale.
   for (const note of await clearStaleGitLocks({ fs, control: input.control }, input.workspace, gitCommonDir)) emit({ event: 'recovered', detail: note });
@@ -155,9 +157,11 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
   } catch (error) {
     outcome = 'failed';
     failure = error instanceof Error ? error.message : String(error);
+    // A git error can quote a remote URL with its token: the message reaches stderr too.
+    if (error instanceof Error) error.message = redactSecrets(error.message, input.secrets);
     throw error;
   } finally {
-    summary = {
+    summary = redactDeep<DrainSummary>({
       runId: input.runId,
       outcome,
       ...(failure ? { failure } : {}),
@@ -168,10 +172,10 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       pushed,
       startedAt: new Date(startedAt).toISOString(),
       endedAt: new Date(clock.now()).toISOString(),
-    };
+    }, input.secrets);
     await recordDrain(fs, wsState, summary).catch(() => undefined);
     await lock.release();
-    emit({ event: 'drain-finished', outcome, ...(failure ? { reason: failure } : {}) });
+    emit({ event: 'drain-finished', outcome, ...(summary.failure ? { reason: summary.failure } : {}) });
   }
   return summary;
 }

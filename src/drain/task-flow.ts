@@ -13,6 +13,7 @@ import { taskBranch } from '../staging/names.js';
 import { afterAgent, afterInternalError } from './verdict/after-agent.js';
 import { afterIntegration, afterRecoveredIntegration, type IntegrationOutcome } from './verdict/after-integration.js';
 import { planFor, type TaskVerdict } from './verdict/task.js';
+import { redactDeep, redactSecrets } from '../agent/secrets.js';
 
 export interface TaskFlow {
   readonly worker: WorkerContext;
@@ -29,13 +30,16 @@ export interface TaskFlow {
 }
 
 function integrate(flow: TaskFlow, task: Task, mayBeLanded = false): Promise<IntegrationOutcome> {
-  const meta = { task, branch: taskBranch(task.id), runId: flow.worker.runId, gatesScript: flow.gate.script, mayBeLanded };
+  // The landing commit's subject carries the title: redacted like every other sink.
+  const meta = { task: { id: task.id, title: redactSecrets(task.title, flow.worker.secrets) }, branch: taskBranch(task.id), runId: flow.worker.runId, gatesScript: flow.gate.script, mayBeLanded };
   return flow.integrator.run(() => integrateBranch(flow.integratorDeps, flow.stagingDir, meta, flow.gate));
 }
 
 /** The one path every ending of a task takes. */
 async function applyVerdict(flow: TaskFlow, task: Task, verdict: TaskVerdict, started: number): Promise<void> {
-  const plan = planFor(task.id, verdict);
+  // Reasons are agent text: redacted once here, before they reach a commit
+  // message, a task note, attempts.json, progress or the summary.
+  const plan = redactDeep(planFor(task.id, verdict), flow.worker.secrets);
   const { book } = flow;
   if (plan.systemic) flow.onSystemicFailure(plan.systemic);
   if (plan.countFailure) {

@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import type { Writable } from 'node:stream';
 import type { Command } from '../types.js';
 import { listUntrusted, readUntrusted, statUntrusted } from './untrusted-fs.js';
+import { PathError, UnreadableFileError } from '../errors.js';
 import type { Clock, CommandResult, FileStat, FsPort, Ids, OutputHandlers, Ports, ProcessPort, StartedProcess } from '../ports.js';
 
 /** Output beyond this is dropped from captured results (the tail is kept). */
@@ -31,6 +32,19 @@ function writeStdin(stdin: Writable | null, command: Command): void {
   if (!stdin) return;
   stdin.on('error', () => undefined); // the child may not read its stdin
   stdin.end(command.stdin ?? '');
+}
+
+/**
+ * Why a command could not start, in words. Node says "spawn git ENOENT"
+ * both when the program is missing and when the working directory is: say which.
+ */
+async function spawnFailure(command: Command, error: NodeJS.ErrnoException): Promise<string> {
+  if (error.code === 'ENOENT' && command.cwd) {
+    const cwd = await fs.stat(command.cwd).catch(() => undefined);
+    if (!cwd) return `${command.program}: cannot start in ${command.cwd}: the directory does not exist`;
+    if (!cwd.isDirectory()) return `${command.program}: cannot start in ${command.cwd}: it is not a directory`;
+  }
+  return `${command.program}: ${error.message}`;
 }
 
 export const realProcess: ProcessPort = {
@@ -58,7 +72,7 @@ export const realProcess: ProcessPort = {
       });
       writeStdin(child.stdin, command);
       child.on('error', (error: NodeJS.ErrnoException) => {
-        resolve({ exitCode: error.code === 'ENOENT' ? 127 : 126, signal: null, stdout: '', stderr: `${command.program}: ${error.message}` });
+        void spawnFailure(command, error).then((stderr) => resolve({ exitCode: error.code === 'ENOENT' ? 127 : 126, signal: null, stdout: '', stderr }));
       });
       child.on('close', (exitCode, signal) => {
         resolve({ exitCode, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
@@ -79,8 +93,10 @@ export const realProcess: ProcessPort = {
       let spawnError: NodeJS.ErrnoException | undefined;
       child.on('error', (error: NodeJS.ErrnoException) => {
         spawnError = error;
-        handlers.onStderrLine(`${command.program}: ${error.message}`);
-        resolve({ exitCode: error.code === 'ENOENT' ? 127 : 126, signal: null });
+        void spawnFailure(command, error).then((line) => {
+          handlers.onStderrLine(line);
+          resolve({ exitCode: error.code === 'ENOENT' ? 127 : 126, signal: null });
+        });
       });
       child.on('close', (exitCode, signal) => {
         if (!spawnError) resolve({ exitCode, signal });
@@ -133,16 +149,61 @@ export const realProcess: ProcessPort = {
   },
 };
 
-export const realFs: FsPort = {
-  readText: (file) => fs.readFile(file, 'utf8'),
-  async readTextIfExists(file) {
-    try {
-      return await fs.readFile(file, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
+/**
+ * No file the runner reads (configs, task files, records, transcripts) comes
+ * near this; a bigger one is refused instead of filling memory.
+ */
+export const MAX_READ_BYTES = 64 * 1024 * 1024;
+
+const UNREADABLE: Readonly<Record<string, string>> = {
+  EISDIR: 'is a directory',
+  ELOOP: 'is a symbolic link loop',
+  ENOTDIR: 'a component of the path is not a directory',
+  EACCES: 'cannot be read (permission denied)',
+  EPERM: 'cannot be read (operation not permitted)',
+};
+
+/** Undefined when the file does not exist; an UnreadableFileError for anything else that is not a readable regular file. */
+async function readBounded(file: string, maxBytes = MAX_READ_BYTES): Promise<string | undefined> {
+  let handle: fs.FileHandle;
+  try {
+    // O_NONBLOCK: a FIFO planted where a file should be cannot hang the read.
+    handle = await fs.open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    if (code === 'ENOENT') return undefined;
+    if (UNREADABLE[code]) throw new UnreadableFileError(file, UNREADABLE[code]);
+    throw error;
+  }
+  try {
+    const stat = await handle.stat();
+    if (stat.isDirectory()) throw new UnreadableFileError(file, 'is a directory');
+    if (!stat.isFile()) throw new UnreadableFileError(file, 'is not a regular file (a device, FIFO or socket, or a link to one)');
+    if (stat.size > maxBytes) throw new UnreadableFileError(file, `is ${stat.size} bytes, more than the ${maxBytes} any file here may have`);
+    // Read to the end, never past the bound (/proc files say size 0; a file may grow while read).
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.alloc(Math.min(1024 * 1024, maxBytes + 1 - total));
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+      if (bytesRead === 0) break;
+      chunks.push(chunk.subarray(0, bytesRead));
+      total += bytesRead;
+      if (total > maxBytes) throw new UnreadableFileError(file, `grew past the ${maxBytes} bytes any file here may have`);
     }
+    return Buffer.concat(chunks).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+export const realFs: FsPort = {
+  async readText(file) {
+    const text = await readBounded(file);
+    if (text === undefined) throw Object.assign(new Error(`ENOENT: no such file or directory, open '${file}'`), { code: 'ENOENT' });
+    return text;
   },
+  readTextIfExists: (file) => readBounded(file),
   async writeAtomic(file, text, mode = 0o644) {
     const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
     const handle = await fs.open(temp, 'w', mode);
@@ -175,7 +236,10 @@ export const realFs: FsPort = {
       const s = await fs.stat(file);
       return { size: s.size, mode: s.mode, uid: s.uid, gid: s.gid, isDirectory: s.isDirectory(), mtimeMs: s.mtimeMs };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      const code = (error as NodeJS.ErrnoException).code ?? '';
+      if (code === 'ENOENT') return undefined;
+      if (code === 'ELOOP') throw new PathError(file, 'is a symbolic link loop', 'point the link at a real file or directory');
+      if (code === 'EACCES') throw new PathError(file, 'cannot be looked at (permission denied)', 'give read and search permission on every directory above it');
       throw error;
     }
   },
@@ -199,14 +263,20 @@ export const realClock: Clock = {
   },
 };
 
-/** Ids sortable by time; the counter keeps two ids of one second apart and in order. */
+/**
+ * Ids sortable by creation time, across processes too: the stamp has
+ * microseconds (two `enqueue` runs in one second queue in the order they
+ * ran), and within a process it only ever goes up.
+ */
 function createIds(): Ids {
-  let counter = 0;
+  let last = 0;
   return {
     next() {
-      const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-      counter = (counter + 1) % 0x1000;
-      return `${stamp}-${counter.toString(16).padStart(3, '0')}${randomBytes(3).toString('hex')}`;
+      // Wall-clock microseconds: timeOrigin is the wall clock at start, now() the monotonic time since.
+      last = Math.max(Math.floor((performance.timeOrigin + performance.now()) * 1000), last + 1);
+      const micros = String(last % 1_000_000).padStart(6, '0');
+      const stamp = new Date(Math.floor(last / 1000)).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '');
+      return `${stamp}${micros}Z-${randomBytes(3).toString('hex')}`;
     },
   };
 }

@@ -4,13 +4,13 @@
 import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
 import type { AssistantName, ConfigProblem, MergeMethodName, RepoConfig, Task, WorkBranchMode } from '../types.js';
-import { UsageError, configValueError, formatProblems } from '../errors.js';
+import { PathError, UsageError, configValueError, formatProblems } from '../errors.js';
 import { effortLabel, modelLabel } from '../board/labels.js';
+import { ALL_EFFORTS, EFFORTS, effortProblem } from './efforts.js';
 
 export const CONFIG_FILE = '.agent/config.json';
 
 export const ASSISTANTS: readonly AssistantName[] = ['claude', 'codex', 'command'];
-const EFFORTS = ['minimal', 'low', 'medium', 'high', 'xhigh'] as const;
 const WORK_BRANCH_MODES: readonly WorkBranchMode[] = ['reset', 'accumulate'];
 export const MERGE_METHODS: readonly MergeMethodName[] = ['merge', 'squash', 'rebase'];
 
@@ -67,7 +67,8 @@ const safeBranch = (value: unknown) =>
 const FIELDS: readonly Field[] = [
   { key: 'assistant', check: oneOf(ASSISTANTS), fix: `set "assistant" to one of ${ASSISTANTS.join(', ')}` },
   { key: 'model', check: nonEmptyString, fix: 'set "model" to a model id such as "sonnet", or remove it' },
-  { key: 'effort', check: oneOf(EFFORTS), fix: `set "effort" to one of ${EFFORTS.join(', ')}, or remove it` },
+  // Which of these the assistant accepts is checked below, with the assistant known.
+  { key: 'effort', check: oneOf(ALL_EFFORTS), fix: `set "effort" to one of ${ALL_EFFORTS.join(', ')}, or remove it` },
   { key: 'workBranchMode', check: oneOf(WORK_BRANCH_MODES), fix: 'set "workBranchMode" to "accumulate" or "reset"' },
   { key: 'maxParallel', check: intIn(1, MAX_PARALLEL_CEILING), fix: `set "maxParallel" to a number from 1 to ${MAX_PARALLEL_CEILING}` },
   { key: 'gates', check: repoPath, fix: 'set "gates" to the path of an executable script in the repo, e.g. ".agent/gates.sh"' },
@@ -118,6 +119,10 @@ export function validateConfig(json: unknown, file: string = CONFIG_FILE): Confi
   if (result.assistant === 'command' && !result.command && !problems.some((p) => p.key === 'command' || p.key === 'assistant')) {
     problems.push({ file, key: 'command', problem: 'is required when "assistant" is "command"', fix: 'set "command" to the agent argv, e.g. ["./agent.sh"]' });
   }
+  const effortWrong = result.effort === undefined ? undefined : effortProblem(result.assistant, result.effort);
+  if (effortWrong && !problems.some((p) => p.key === 'effort' || p.key === 'assistant')) {
+    problems.push({ file, key: 'effort', problem: effortWrong, fix: `set "effort" to one of ${EFFORTS[result.assistant].join(', ')}, or remove it` });
+  }
   if (result.command && result.assistant !== 'command') {
     warnings.push({ file, key: 'command', problem: `is ignored because "assistant" is "${result.assistant}"`, fix: 'remove it or set "assistant" to "command"' });
   }
@@ -134,6 +139,7 @@ export async function readRepoConfig(fs: FsPort, workspace: string): Promise<Con
   try {
     text = await fs.readTextIfExists(file);
   } catch (error) {
+    if (error instanceof PathError) throw error;
     throw new UsageError(configValueError(file, '(file)', `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, 'make it a plain file the repo user can read, or remove it'));
   }
   return parseRepoConfig(text, file);
@@ -187,6 +193,8 @@ export interface ModelChoice {
   /** Where each came from, stamped into the transcript. */
   readonly modelSource: 'label' | 'flag-or-config' | 'default';
   readonly effortSource: 'label' | 'flag-or-config' | 'default';
+  /** A task label asking for an effort its assistant does not accept: the task must not run on a guess. */
+  readonly problem?: string;
 }
 
 /**
@@ -196,7 +204,9 @@ export interface ModelChoice {
 export function resolveModelChoice(config: RepoConfig, task: Task | undefined): ModelChoice {
   const labelModel = task ? modelLabel(task) : undefined;
   const labelEffort = task ? effortLabel(task) : undefined;
+  const wrong = labelEffort === undefined ? undefined : effortProblem(config.assistant, labelEffort);
   return {
+    ...(wrong ? { problem: `label effort:${labelEffort}: ${wrong}; fix the label on the task` } : {}),
     model: labelModel ?? config.model,
     effort: labelEffort ?? config.effort,
     modelSource: labelModel ? 'label' : config.model ? 'flag-or-config' : 'default',

@@ -4,13 +4,15 @@ import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
 import { UsageError } from '../errors.js';
 
+/** The workspace a command works in: --workspace, or the current directory. */
 export async function checkWorkspace(fs: FsPort, cwd: string, workspace: string | undefined): Promise<string> {
-  if (!workspace) throw new UsageError('--workspace DIR is required: the git checkout whose backlog/ holds the tasks');
-  const dir = path.resolve(cwd, workspace);
+  const dir = path.resolve(cwd, workspace ?? '.');
   const stat = await fs.stat(dir);
   if (!stat) throw new UsageError(`workspace ${dir} does not exist; pass the path of a git checkout`);
   if (!stat.isDirectory) throw new UsageError(`workspace ${dir} is not a directory; pass the path of a git checkout`);
-  if (!(await fs.stat(path.join(dir, '.git')))) throw new UsageError(`workspace ${dir} is not a git repository (no .git); run git init or clone it first`);
+  const dotGit = await fs.stat(path.join(dir, '.git'));
+  if (!dotGit) throw new UsageError(`workspace ${dir} is not a git repository (no .git); run git init or clone it first`);
+  if (!dotGit.isDirectory) await checkGitFile(fs, dir);
   const backlog = await fs.stat(path.join(dir, 'backlog'));
   if (!backlog?.isDirectory) throw new UsageError(`workspace ${dir} has no backlog/ directory; run \`backlog init\` there`);
   return dir;
@@ -25,5 +27,17 @@ export async function ensureStateDir(fs: FsPort, dir: string): Promise<void> {
     await fs.remove(probe);
   } catch (error) {
     throw new UsageError(`state dir ${dir} is not writable (${(error as Error).message}); set AGENT_RUNNER_STATE to a directory you can write`);
+  }
+}
+
+/** A .git file (a worktree, a submodule) must name a gitdir that exists: git's own error would not say which. */
+async function checkGitFile(fs: FsPort, dir: string): Promise<void> {
+  const file = path.join(dir, '.git');
+  const text = (await fs.readTextIfExists(file)) ?? '';
+  const gitdir = /^gitdir:\s*(.+?)\s*$/m.exec(text)?.[1];
+  if (!gitdir) throw new UsageError(`workspace ${dir}: ${file} is a file without a "gitdir:" line; restore the checkout (git clone it again)`);
+  const target = path.resolve(dir, gitdir);
+  if (!(await fs.stat(target))?.isDirectory) {
+    throw new UsageError(`workspace ${dir}: ${file} points at ${target}, which does not exist; the repository it belonged to was moved or removed: run \`git worktree prune\` in it, or clone the repo again`);
   }
 }

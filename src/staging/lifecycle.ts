@@ -17,7 +17,7 @@ import { attemptsFile, stagingWorktree, workspaceStateDir } from '../paths.js';
 import { createBranch, currentBranch, headRef, isAncestor, remoteRef, resolveCommit, shortRefName, updateRef } from '../git/refs.js';
 import { aheadBehind, mergeLog } from '../git/history.js';
 import { abortMergeOrThrow, fastForward, mergeInProgress } from '../git/merge.js';
-import { changedPaths, isDirty, resetAndClean, resetHard } from '../git/tree.js';
+import { changedPaths, isDirty, resetAndClean, resetHard, statusLines } from '../git/tree.js';
 import { blobsAt, worktreeBlobs } from '../git/objects.js';
 import { pushBranch } from '../git/remote.js';
 
@@ -108,6 +108,14 @@ async function pushBase(git: Git, workspace: string, refs: Refs, branch: string)
   return true;
 }
 
+/** Untracked files of the checkout that moving HEAD to `to` would write over. */
+async function untrackedOverwrittenBy(git: Git, workspace: string, to: string): Promise<string[]> {
+  const untracked = (await statusLines(git, workspace, 'all')).filter((line) => line.startsWith('?? ')).map((line) => line.slice(3).replace(/^"|"$/g, ''));
+  if (!untracked.length) return [];
+  const changed = new Set((await git.run(workspace, ['diff', '--name-only', '--no-renames', 'HEAD', to])).split('\n').filter(Boolean));
+  return untracked.filter((file) => changed.has(file));
+}
+
 /**
  * `expectStaging`: the auto/work commit the operator confirmed (the
  * dashboard's confirmation lists what lands up to it); promote refuses when
@@ -130,7 +138,8 @@ export async function promote(input: LifecycleInput, expectStaging?: string): Pr
   // Only the base's own checkout matters: never move it over local edits.
   const dirty = onBase && (await isDirty(git, workspace, 'no'));
   const changesAreStaging = onBase && staging !== undefined && (await checkoutHoldsOnly(git, workspace, staging));
-  const verdict = promoteVerdict({ workspace, baseBranch, staging, bases, localBase, remoteBase, checkout: { onBase, dirty, changesAreStaging } });
+  const untrackedInTheWay = onBase && staging ? await untrackedOverwrittenBy(git, workspace, staging) : [];
+  const verdict = promoteVerdict({ workspace, baseBranch, staging, bases, localBase, remoteBase, checkout: { onBase, dirty, changesAreStaging, untrackedInTheWay } });
   if (verdict.kind === 'refuse') throw new FailedError(verdict.message);
   if (verdict.kind === 'fast-forward' && verdict.how === 'checkout') await fastForward(git, workspace, STAGING_REF);
   if (verdict.kind === 'fast-forward' && verdict.how === 'finish-interrupted') await resetHard(git, workspace, verdict.to);

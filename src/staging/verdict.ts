@@ -105,7 +105,13 @@ export interface PromoteFacts {
    * changes; and whether every change there is auto/work's own version of
    * the file (what a promote killed during its fast-forward leaves).
    */
-  readonly checkout: { readonly onBase: boolean; readonly dirty: boolean; readonly changesAreStaging?: boolean };
+  readonly checkout: {
+    readonly onBase: boolean;
+    readonly dirty: boolean;
+    readonly changesAreStaging?: boolean;
+    /** Untracked files in the checkout that the fast-forward would write over (auto/work adds them). */
+    readonly untrackedInTheWay?: readonly string[];
+  };
 }
 
 export type PromoteVerdict =
@@ -135,6 +141,11 @@ export function promoteVerdict(facts: PromoteFacts): PromoteVerdict {
   if (facts.checkout.onBase) {
     if (facts.checkout.changesAreStaging) return { kind: 'fast-forward', from, to: staging, how: 'finish-interrupted' };
     if (facts.checkout.dirty) return { kind: 'refuse', message: `${facts.workspace} has uncommitted changes on ${facts.baseBranch}; commit or stash them, then promote again` };
+    const inTheWay = facts.checkout.untrackedInTheWay ?? [];
+    if (inTheWay.length) {
+      const shown = inTheWay.slice(0, 5).join(', ') + (inTheWay.length > 5 ? ` and ${inTheWay.length - 5} more` : '');
+      return { kind: 'refuse', message: `${facts.workspace} has untracked files that ${STAGING_BRANCH} adds (${shown}); move or delete them, then promote again` };
+    }
     return { kind: 'fast-forward', from, to: staging, how: 'checkout' };
   }
   return { kind: 'fast-forward', from, to: staging, how: 'ref' };

@@ -2,7 +2,18 @@
 // (CI=true) a missing prerequisite is a failure: these tests must run there.
 // Elsewhere they skip, loudly, with the reason.
 import { execFileSync } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import type { Test } from 'tap';
+
+/**
+ * Skips a subtest with its reason, and tells the test summary why
+ * (scripts/run-tests.mjs prints every reason after the counts).
+ */
+export function skipWithReason(t: Test, name: string, reason: string): void {
+  const log = process.env.AGENT_RUNNER_TEST_SKIP_LOG;
+  if (log) appendFileSync(log, `${JSON.stringify({ test: `${t.name} > ${name}`, reason })}\n`);
+  t.test(name, { skip: reason }, async () => undefined);
+}
 
 export function missingTools(tools: readonly string[]): string[] {
   return tools.filter((tool) => {
@@ -30,7 +41,7 @@ export function systemTestMayRun(t: Test, tools: readonly string[] = []): boolea
     t.fail(`${reason} (CI must run system tests)`);
   } else {
     process.stderr.write(`SKIP ${t.name}: ${reason}\n`);
-    t.test(reason, { skip: reason }, async () => undefined);
+    skipWithReason(t, reason, reason);
   }
   return false;
 }

@@ -139,3 +139,14 @@ t.test('work an agent leaves uncommitted is committed by the runner, not lost', 
   t.equal(git(fixture.repo, 'status', '--porcelain'), '', 'nothing is left behind');
   t.equal(git(fixture.repo, 'show', 'HEAD:left.txt'), 'kept');
 });
+
+t.test('run --task on a task that is not ready says why before it runs it', async (t) => {
+  const fixture = cliBoard(t, { assistant: 'command', command: ['/bin/true'] });
+  const file = readdirSync(path.join(fixture.repo, 'backlog/tasks')).find((name) => name.startsWith('task-1 '))!;
+  const full = path.join(fixture.repo, 'backlog/tasks', file);
+  writeFileSync(full, readFileSync(full, 'utf8').replace(/^labels: \[\]$/m, 'labels:\n  - risk:needs-human'));
+  git(fixture.repo, 'commit', '-qam', 'needs a human');
+  const result = run(fixture.env, ['--workspace', fixture.repo, '--task', 'TASK-1']);
+  t.match(result.stderr, /warning: TASK-1 is not ready \(needs a human\); running it because --task names it/);
+  t.match(result.stdout, /^TASK-1 stalled: the session changed nothing/m, 'the kind is said once ("stalled: stalled:" before)');
+});

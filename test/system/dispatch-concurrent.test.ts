@@ -12,7 +12,7 @@ t.test('twenty dispatches at once: one runs, nineteen are busy', async (t) => {
   const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'Only', status: 'To Do' }]);
   // The agent waits while "hold" exists, so the winner is still running when the others try.
   writeFileSync(path.join(fixture.probeOut, 'hold'), '');
-  const runs = Array.from({ length: 20 }, () => startBin(fixture, 'dispatch', [fixture.name]));
+  const runs = Array.from({ length: 20 }, () => startBin(fixture, 'dispatch', ['--no-isolation', fixture.name]));
   t.teardown(() => {
     for (const run of runs) if (run.child.exitCode === null) run.child.kill('SIGKILL');
   });

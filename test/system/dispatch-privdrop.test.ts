@@ -10,7 +10,7 @@ import { BIN, controlFixture, landed, runBin } from '../helpers/control-fixture.
 t.test('dispatch drops to the repo user with a clean environment', async (t) => {
   if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git'])) return;
   const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'First', status: 'To Do' }]);
-  const result = await runBin(fixture, 'dispatch', [fixture.name, '--json']);
+  const result = await runBin(fixture, 'dispatch', ['--no-isolation', fixture.name, '--json']);
   t.equal(result.code, 0, result.stderr);
   const record = JSON.parse(result.stdout) as Record<string, unknown>;
   t.match(record, { repo: fixture.name, trigger: 'manual', user: fixture.user, status: 'finished', outcome: 'drained', exitCode: 0 });

@@ -5,7 +5,7 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { systemTestMayRun } from '../helpers/system.js';
+import { skipWithReason, systemTestMayRun } from '../helpers/system.js';
 import { testUser } from '../helpers/netns.js';
 
 const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -34,7 +34,9 @@ if (systemTestMayRun(t, ['unshare', 'mount', 'setpriv', 'useradd'])) {
     t.equal(check.detail, '/proc is mounted with hidepid=invisible');
   });
 
-  t.test('without hidepid: another user reads root\'s argv and doctor fails with the fix', { skip: hostHidden ? 'the host mounts /proc with hidepid' : false }, async (t) => {
+  const withoutHidepid = "without hidepid: another user reads root's argv and doctor fails with the fix";
+  if (hostHidden) skipWithReason(t, withoutHidepid, 'the host mounts /proc with hidepid');
+  else t.test(withoutHidepid, async (t) => {
     const seen = inMountNamespace('off', peek, [String(user.uid)]);
     t.equal(seen.stdout.trim(), 'visible', seen.stderr);
     const result = inMountNamespace('off', `exec "$1" -e "$2"`, [process.execPath, CHECK]);

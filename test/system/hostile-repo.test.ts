@@ -82,7 +82,7 @@ const CASES: readonly Case[] = [
   { name: 'promote', extra: noCrash, args: (f) => ['promote', '--workspace', f.clone] },
   { name: 'discard', extra: noCrash, args: (f) => ['discard', '--workspace', f.clone] },
   { name: 'gc', extra: noCrash, args: (f) => ['gc', '--workspace', f.clone] },
-  { name: 'dispatch', args: (f) => ['dispatch', f.name] },
+  { name: 'dispatch', args: (f) => ['dispatch', '--no-isolation', f.name] },
   { name: 'watch --once', args: (f) => ['watch', f.name, '--once'] },
 ];
 

@@ -94,7 +94,7 @@ t.test('root runs status, promote, discard and gc on a hostile registered repo o
 t.test('promote --repo as root fast-forwards and pushes as the user; status shows it; the files are the user\'s', async (t) => {
   if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git'])) return;
   const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'First', status: 'To Do' }]);
-  const drained = await runBin(fixture, 'dispatch', [fixture.name, '--json']);
+  const drained = await runBin(fixture, 'dispatch', ['--no-isolation', fixture.name, '--json']);
   t.equal(drained.code, 0, drained.stderr);
   const staging = rootGit(fixture.clone, 'rev-parse', 'auto/work');
   const base = rootGit(fixture.clone, 'rev-parse', 'main');

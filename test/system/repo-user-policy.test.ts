@@ -19,7 +19,7 @@ t.test('dispatch runs only as a user agent-runner made for the repo', async (t) 
   const withUser = (user: string) => writeFileSync(fixture.registry, original.replace(`user = "${fixture.user}"`, `user = "${user}"`));
 
   withUser('proxy');
-  const system = await runBin(fixture, 'dispatch', [fixture.name]);
+  const system = await runBin(fixture, 'dispatch', ['--no-isolation', fixture.name]);
   t.not(system.code, 0);
   t.match(system.stderr, `repo "${fixture.name}": user "proxy" is a system account (uid`);
   t.match(system.stderr, `agent-runner provision repo ${fixture.name}`);
@@ -29,13 +29,13 @@ t.test('dispatch runs only as a user agent-runner made for the repo', async (t) 
   execFileSync('useradd', ['--create-home', '--user-group', '--comment', 'Alice', stranger]);
   t.teardown(() => spawnSync('userdel', ['--force', '--remove', stranger]));
   withUser(stranger);
-  const foreign = await runBin(fixture, 'dispatch', [fixture.name]);
+  const foreign = await runBin(fixture, 'dispatch', ['--no-isolation', fixture.name]);
   t.not(foreign.code, 0);
   t.match(foreign.stderr, `user "${stranger}" was not created by agent-runner for this repo (its comment is "Alice"`);
   t.equal(spawnSync('ls', [path.join(fixture.probeOut)]).stdout.toString().trim(), '', 'no agent ran');
 
   writeFileSync(fixture.registry, original);
-  const ours = await runBin(fixture, 'dispatch', [fixture.name]);
+  const ours = await runBin(fixture, 'dispatch', ['--no-isolation', fixture.name]);
   t.equal(ours.code, 0, ours.stderr);
 });
 

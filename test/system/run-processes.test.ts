@@ -56,7 +56,7 @@ t.test('forged agent records: root signals nothing of theirs; the run leaves not
   writeFileSync(path.join(P, 'other-target'), `${otherSleep} ${startTimeOf(otherSleep)}\n`);
   const uid = uidOf(fixture.user);
 
-  const result = await runBin(fixture, 'dispatch', [fixture.name, '--json']);
+  const result = await runBin(fixture, 'dispatch', ['--no-isolation', fixture.name, '--json']);
   t.equal(result.code, 0, result.stderr);
   const record = JSON.parse(result.stdout) as { outcome: string; confinement: Record<string, unknown>; leftovers: { found: number; survivors: unknown[] } };
   t.equal(record.outcome, 'drained');
@@ -146,7 +146,7 @@ exit 0
   );
   const uid = uidOf(fixture.user);
   const startedAt = Date.now();
-  const result = await runBin(fixture, 'dispatch', [fixture.name, '--json']);
+  const result = await runBin(fixture, 'dispatch', ['--no-isolation', fixture.name, '--json']);
   t.ok(Date.now() - startedAt < 120_000, 'the run ended');
   const record = JSON.parse(result.stdout) as { confinement: Record<string, unknown>; leftovers: { survivors: unknown[] } };
   t.match(record.confinement, { kind: 'rlimits', tasksMax: 40, memoryMax: 1024 ** 3 });

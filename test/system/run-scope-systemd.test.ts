@@ -40,7 +40,7 @@ git -c user.name=probe -c user.email=probe@example.invalid commit -q -m "$AGENT_
     bindsReadOnly: [...new Set([PROJECT_ROOT, realpathSync(path.join(PROJECT_ROOT, 'node_modules'))])].filter((dir) => dir === PROJECT_ROOT || !dir.startsWith(`${PROJECT_ROOT}/`)),
   });
   const env = Object.entries({ ...fixture.env, PATH: '/usr/local/bin:/usr/bin:/bin' }).map(([key, value]) => `${key}=${value}`);
-  const dispatch = spawn('nsenter', ['-t', String(container.pid), '-a', '/usr/bin/env', '-i', ...env, process.execPath, path.join(PROJECT_ROOT, 'bin', 'dispatch'), fixture.name, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const dispatch = spawn('nsenter', ['-t', String(container.pid), '-a', '/usr/bin/env', '-i', ...env, process.execPath, path.join(PROJECT_ROOT, 'bin', 'dispatch'), '--no-isolation', fixture.name, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   dispatch.stdout.on('data', (chunk) => (stdout += chunk));
@@ -55,7 +55,7 @@ git -c user.name=probe -c user.email=probe@example.invalid commit -q -m "$AGENT_
   const units = container.exec(['systemctl', 'list-units', '--type=scope', '--all', '--no-legend', '--plain', `agent-runner-run-${fixture.name}_*`]).stdout.trim().split('\n').filter(Boolean);
   t.equal(units.length, 1, `one run scope: ${units.join(' | ')} ${stderr}`);
   const unit = units[0]!.split(/\s+/)[0]!;
-  t.match(unit, new RegExp(`^agent-runner-run-${fixture.name}_\\d{8}T\\d{6}Z-[0-9a-f]+\\.scope$`));
+  t.match(unit, new RegExp(`^agent-runner-run-${fixture.name}_\\d{8}T\\d{6,12}Z-[0-9a-f]+\\.scope$`));
   const show = container.exec(['systemctl', 'show', unit, '-p', 'TasksMax', '-p', 'MemoryMax', '-p', 'CPUWeight', '-p', 'ActiveState', '-p', 'IPAddressDeny']).stdout;
   t.match(show, /^TasksMax=300$/m);
   t.match(show, /^MemoryMax=2147483648$/m);

@@ -31,7 +31,7 @@ t.test('kill -9 of watch mid-run, then restart', async (t) => {
   const queued = await runBin(fixture, 'enqueue', [fixture.name, '--task', 'TASK-1']);
   t.equal(queued.code, 0, queued.stderr);
   const jobId = queued.stdout.trim();
-  t.match(jobId, /^\d{8}T\d{6}Z-[0-9a-f]+$/);
+  t.match(jobId, /^\d{8}T\d{6,12}Z-[0-9a-f]+$/);
   writeFileSync(path.join(fixture.probeOut, 'freeze'), '');
 
   const first = startBin(fixture, 'watch', [fixture.name]);

@@ -113,7 +113,7 @@ t.test('a non-zero exit without a result line is a crash, with the stderr tail',
 
 t.test('nothing at all on stdout is no-output', async (t) => {
   const result = claudeAdapter.parseResult(output([], { exitCode: 1, stderrTail: '--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons' }));
-  t.same(result, { ok: false, failure: 'no-output', detail: 'nothing on stdout (exit 1): --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons' });
+  t.same(result, { ok: false, failure: 'no-output', detail: "nothing on stdout (exit 1): --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons; claude never runs as root: run it as the repo's user (agent-runner dispatch REPO, or run/orchestrate as a non-root user that owns the checkout)" });
   t.equal(claudeAdapter.parseResult(output(['', '  '])).failure, 'no-output', 'blank lines are nothing');
 });
 
@@ -133,4 +133,10 @@ t.test('a success result stays ok when claude lingered and the watchdog ended it
 t.test('adapterFor returns the claude adapter', async (t) => {
   t.equal(adapterFor('claude'), claudeAdapter);
   t.equal(claudeAdapter.defaultBinary, 'claude');
+});
+
+t.test('claude as root: its refusal with the remedy (the text of claude 2.1.197 as root)', async (t) => {
+  const refused = claudeAdapter.parseResult(output([], { exitCode: 1, stderrTail: '--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons' }));
+  t.equal(refused.ok, false);
+  t.match(refused.detail, /cannot be used with root\/sudo privileges for security reasons; claude never runs as root: run it as the repo's user \(agent-runner dispatch REPO/);
 });

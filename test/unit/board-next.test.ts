@@ -88,5 +88,7 @@ t.test('bad input: exit 2 with one line naming what and the fix', async (t) => {
   t.same(await next(dir, '--workspace', 'missing'), { code: 2, out: '', err: `agent-runner: workspace ${path.join(dir, 'missing')} does not exist; pass the path of a git checkout\n` });
   t.same(await next(dir, '--workspace', 'plain'), { code: 2, out: '', err: `agent-runner: workspace ${path.join(dir, 'plain')} is not a git repository (no .git); run git init or clone it first\n` });
   t.same(await next(dir, '--workspace', noBacklog), { code: 2, out: '', err: `agent-runner: workspace ${noBacklog} has no backlog/ directory; run \`backlog init\` there\n` });
-  t.same(await next(dir), { code: 2, out: '', err: 'agent-runner: --workspace DIR is required: the git checkout whose backlog/ holds the tasks\n' });
+  // No --workspace: the current directory is the workspace.
+  t.same(await next(dir), { code: 2, out: '', err: `agent-runner: workspace ${dir} is not a git repository (no .git); run git init or clone it first\n` });
+  t.equal((await next(noBacklog)).err, `agent-runner: workspace ${noBacklog} has no backlog/ directory; run \`backlog init\` there\n`, 'the current directory, checked like a --workspace');
 });

@@ -5,6 +5,8 @@ import { parseRegistry } from '../../src/control/registry/parse.js';
 import { cronScheduler } from '../../src/io/cron.js';
 import { formatProblems } from '../../src/errors.js';
 import { aTask } from '../helpers/board-builder.js';
+import { EFFORTS, effortProblem } from '../../src/repo/efforts.js';
+import type { AssistantName } from '../../src/types.js';
 
 t.test('an empty object is the defaults', async (t) => {
   const result = validateConfig({});
@@ -81,4 +83,25 @@ t.test('one parallel cap: the repo config and the registry are bounded by the sa
   t.same(registry(MAX_PARALLEL_CEILING).problems, [], 'the registry may set the ceiling');
   t.same(registry(MAX_PARALLEL_CEILING + 1).problems.map((p) => p.key), ['repos.web.max_parallel'], 'but not one more');
   t.equal(applyOverrides(validateConfig({ maxParallel: MAX_PARALLEL_CEILING }).config, { maxParallel: 99 }).maxParallel, MAX_PARALLEL_CEILING, 'nothing raises a run above it');
+});
+
+t.test('one effort list per assistant, the same check for config, labels and flags', async (t) => {
+  const table: [AssistantName, string, boolean][] = [
+    ['claude', 'max', true],
+    ['claude', 'xhigh', true],
+    ['claude', 'minimal', false],
+    ['codex', 'minimal', true],
+    ['codex', 'max', false],
+    ['claude', 'bogus', false],
+    ['command', 'max', true],
+  ];
+  for (const [assistant, effort, accepted] of table) {
+    const extra = assistant === 'command' ? { command: ['./agent.sh'] } : {};
+    const config = validateConfig({ assistant, effort, ...extra }, 'c.json');
+    t.equal(config.problems.length === 0, accepted, `config: ${assistant} ${effort}`);
+    t.equal(effortProblem(assistant, effort) === undefined, accepted, `flag: ${assistant} ${effort}`);
+    const choice = resolveModelChoice({ ...DEFAULT_CONFIG, assistant, ...extra }, aTask({ id: 'TASK-1', labels: [`effort:${effort}`] }));
+    t.equal(choice.problem === undefined, accepted, `label: ${assistant} ${effort}`);
+    if (!accepted) t.match(choice.problem, `label effort:${effort}: "${effort}" is not an effort ${assistant} accepts (${EFFORTS[assistant].join(', ')})`);
+  }
 });

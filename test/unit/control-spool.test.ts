@@ -4,7 +4,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { decideRecovery, orchestrateArgsFor, Spool, type Job } from '../../src/control/spool.js';
 import { spoolDir } from '../../src/paths.js';
-import { realFs } from '../../src/io/real-ports.js';
+import { realFs, realPorts } from '../../src/io/real-ports.js';
 import { UsageError } from '../../src/errors.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -103,4 +103,19 @@ t.test('pure helpers', async (t) => {
   t.same(orchestrateArgsFor({ kind: 'task', taskId: 'TASK-2' }, undefined), ['--task', 'TASK-2']);
   t.same(orchestrateArgsFor({ kind: 'prompt', prompt: 'x' }, 'TASK-9'), ['--task', 'TASK-9']);
   t.throws(() => orchestrateArgsFor({ kind: 'prompt', prompt: 'x' }, undefined));
+});
+
+t.test('jobs queued by separate processes within one second run in the order they were queued', async (t) => {
+  const state = tempDir(t);
+  const spool = new Spool(realFs, state, 'web');
+  // Each `enqueue` command is its own process with its own id source.
+  const queued: string[] = [];
+  for (let i = 0; i < 40; i++) queued.push((await spool.enqueue(realPorts().ids, '2026-01-01T00:00:00.000Z', { kind: 'task', taskId: `TASK-${i + 1}` }, undefined)).id);
+  const claimed: string[] = [];
+  for (let job = await spool.claimNext('now'); job; job = await spool.claimNext('now')) claimed.push(job.id);
+  t.same(claimed, queued, 'FIFO');
+  const one = realPorts().ids;
+  const burst = Array.from({ length: 2000 }, () => one.next());
+  t.same([...burst].sort(), burst, 'one process: strictly in order, however fast');
+  t.equal(new Set(burst).size, burst.length, 'and unique');
 });

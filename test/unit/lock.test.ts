@@ -61,9 +61,12 @@ t.test('control-plane lock: the busy message names the holder and --wait', async
   const { clock, process } = world({ 10: '500' });
   const locks = fakeLocks({ pid: 20, startTime: '700' });
   locks.plant('/state/repos/web/run.lock', other({ command: 'dispatch web' }));
-  const error = await acquireLock({ locks, process, clock }, '/state/repos/web/run.lock', { command: 'watch web', wait: false, what: 'repo "web"' }).catch((e: unknown) => e);
+  const error = await acquireLock({ locks, process, clock }, '/state/repos/web/run.lock', { command: 'dispatch web', wait: false, waitFlag: '--wait', what: 'repo "web"' }).catch((e: unknown) => e);
   t.ok(error instanceof BusyError);
   t.equal((error as Error).message, `repo "web" is busy: held by pid 10 (dispatch web) since ${SINCE} (90s ago); try again later, or pass --wait`);
+  // watch has no --wait: it must not suggest one.
+  const watcher = await acquireLock({ locks, process, clock }, '/state/repos/web/run.lock', { command: 'watch web', wait: false, what: 'repo "web"' }).catch((e: unknown) => e);
+  t.equal((watcher as Error).message, `repo "web" is busy: held by pid 10 (dispatch web) since ${SINCE} (90s ago); try again later`);
 });
 
 t.test('clearDeadLock breaks only a dead holder', async (t) => {

@@ -2,7 +2,12 @@
 // files and the registry's refusal of secret-looking env entries all ask
 // SECRET_NAME, so a name one of them treats as a secret the others do too.
 import t from 'tap';
-import { extractSecrets, knownSecrets, SECRET_NAME } from '../../src/agent/secrets.js';
+import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { extractSecrets, knownSecrets, redactDeep, redactor, redactSecrets, SECRET_NAME } from '../../src/agent/secrets.js';
+import { repoUserSecrets } from '../../src/control/home-secrets.js';
+import { realFs } from '../../src/io/real-ports.js';
 import { parseRegistry } from '../../src/control/registry/parse.js';
 import { cronScheduler } from '../../src/io/cron.js';
 
@@ -33,4 +38,25 @@ t.test('the registry refuses exactly the secret-named env entries', async (t) =>
   const text = `[repos.web]\npath = "/srv/web"\nproxy_port = 700\nenv = { ${table.map((name) => `${name} = "x"`).join(', ')} }\n`;
   const refused = parseRegistry(text, '/etc/agent-runner/registry.toml', cronScheduler).problems.filter((p) => p.problem.includes('looks like a secret'));
   t.same(refused.map((p) => p.key).sort(), SECRET.filter((name) => table.includes(name)).map((name) => `repos.web.env.${name}`).sort());
+});
+
+t.test('redactDeep: every string of a structured sink, keys too, by the one rule', async (t) => {
+  const secret = 'sk-live-0123456789';
+  const value = { reason: `cannot use ${secret}`, tasks: [{ title: `x${secret}y`, n: 3, ok: true, none: null }], [secret]: 'key' };
+  const redacted = redactDeep(value, [secret]);
+  t.notMatch(JSON.stringify(redacted), secret);
+  t.same(redacted, { reason: 'cannot use [redacted]', tasks: [{ title: 'x[redacted]y', n: 3, ok: true, none: null }], '[redacted]': 'key' });
+  t.equal(redactDeep(value, []), value, 'no secrets: the value itself');
+  t.equal(redactor([secret])(`a ${secret}`), redactSecrets(`a ${secret}`, [secret]), 'the bound form is the same rule');
+});
+
+t.test('root reads a repo user home for its secrets without following links', async (t) => {
+  const home = mkdtempSync(path.join(tmpdir(), 'agent-runner-home-'));
+  t.teardown(() => rmSync(home, { recursive: true, force: true }));
+  writeFileSync(path.join(home, '.git-credentials'), 'https://bot:ghp_homeTokenValue1@github.com\n');
+  mkdirSync(path.join(home, '.codex'));
+  const elsewhere = path.join(home, 'elsewhere.json');
+  writeFileSync(elsewhere, JSON.stringify({ api_key: 'linked-secret-value' }));
+  symlinkSync(elsewhere, path.join(home, '.codex/auth.json'));
+  t.same(await repoUserSecrets(realFs, home), ['ghp_homeTokenValue1'], 'the file is read; the link is not followed');
 });

@@ -10,6 +10,9 @@ import { describeExit, isSilent, jsonObjects, lastStderrLine, numberField, objec
 import { parseResetTime } from './reset-time.js';
 
 const NOT_LOGGED_IN = /not logged in|please run \/login|invalid api key|authentication_failed|oauth token (?:has )?expired|credit balance is too low/i;
+/** claude's own words when started as root with --dangerously-skip-permissions. */
+const AS_ROOT = /cannot be used with root\/sudo privileges/i;
+const ROOT_REMEDY = "claude never runs as root: run it as the repo's user (agent-runner dispatch REPO, or run/orchestrate as a non-root user that owns the checkout)";
 const RATE_LIMITED = /usage limit|hit your limit|limit reached|rate[_ ]limit|too many requests|\b429\b|overloaded/i;
 
 function buildCommand(invocation: AgentInvocation): Command {
@@ -105,8 +108,10 @@ function parseResult(output: AgentOutput): AgentResult {
   if (watchdog) return { ok: false, failure: watchdog, detail: `no result line before the ${watchdog} watchdog ended it`, ...facts };
   const stderr = lastStderrLine(output.stderrTail);
   const suffix = stderr ? `: ${stderr}` : '';
+  // Claude refuses bypass mode as root: say what to do instead of only quoting it.
+  const remedy = stderr && AS_ROOT.test(stderr) ? `; ${ROOT_REMEDY}` : '';
   // Nothing at all on stdout, whatever the exit: claude failed before its first event.
-  if (isSilent(output.stdoutLines)) return { ok: false, failure: 'no-output', detail: `nothing on stdout (${describeExit(output.exitCode, output.signal)})${suffix}` };
+  if (isSilent(output.stdoutLines)) return { ok: false, failure: 'no-output', detail: `nothing on stdout (${describeExit(output.exitCode, output.signal)})${suffix}${remedy}` };
   return { ok: false, failure: 'crashed', detail: `${describeExit(output.exitCode, output.signal)} without a result line${suffix}`, ...facts };
 }
 

@@ -11,33 +11,56 @@ function tableOfHeader(line: string): string | undefined {
 }
 
 /**
- * The line (1-based) of `key` inside table `table` ("repos.web", "defaults"),
- * or of the table header when key is undefined or not found.
+ * Where every table header and key sits, from one pass over the text: a
+ * registry with thousands of problems is located in one scan, not one scan
+ * per problem.
  */
-export function lineOf(text: string, table: string, key?: string): number | undefined {
-  const lines = text.split('\n');
-  let current = '';
-  let headerLine: number | undefined;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    const header = tableOfHeader(line);
-    if (header !== undefined) {
-      current = header;
-      if (current === table && headerLine === undefined) headerLine = i + 1;
-      continue;
-    }
-    if (key !== undefined && current === table) {
+export class LineIndex {
+  /** table -> its first header line, and the first line of each key inside it (1-based). */
+  private readonly tables = new Map<string, { header: number | undefined; keys: Map<string, number> }>();
+
+  constructor(text: string) {
+    const lines = text.split('\n');
+    let current = '';
+    this.tables.set('', { header: undefined, keys: new Map() });
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i]!.trim();
+      const header = tableOfHeader(line);
+      if (header !== undefined) {
+        current = header;
+        const entry = this.tables.get(current);
+        if (!entry) this.tables.set(current, { header: i + 1, keys: new Map() });
+        else entry.header ??= i + 1;
+        continue;
+      }
       const assignment = /^"?([A-Za-z0-9_-]+)"?\s*=/.exec(line);
-      if (assignment && assignment[1] === key) return i + 1;
+      const keys = this.tables.get(current)!.keys;
+      if (assignment && !keys.has(assignment[1]!)) keys.set(assignment[1]!, i + 1);
     }
   }
-  return headerLine;
+
+  /** The line of `key` inside `table` ("repos.web", "defaults", "" for the top), or of the table header when key is undefined or not found. */
+  lineOf(table: string, key?: string): number | undefined {
+    const entry = this.tables.get(table);
+    if (!entry) return undefined;
+    return (key === undefined ? undefined : entry.keys.get(key)) ?? entry.header;
+  }
+
+  /** `file:line` of `key` in `table` (its first dotted part: env.NAME points at env), or the file alone when neither is found. */
+  locate(file: string, table: string, key: string | undefined): string {
+    const line = this.lineOf(table, key?.split('.')[0]);
+    return line === undefined ? file : `${file}:${line}`;
+  }
 }
 
-/** `file:line` of `key` in `table` (its first dotted part: env.NAME points at env), or the file alone when neither is found. */
+/** The line (1-based) of `key` inside table `table`, or of the table header. One scan: for a single lookup. */
+export function lineOf(text: string, table: string, key?: string): number | undefined {
+  return new LineIndex(text).lineOf(table, key);
+}
+
+/** `file:line` of `key` in `table`, or the file alone. One scan: for a single lookup. */
 export function locate(text: string, file: string, table: string, key: string | undefined): string {
-  const line = lineOf(text, table, key?.split('.')[0]);
-  return line === undefined ? file : `${file}:${line}`;
+  return new LineIndex(text).locate(file, table, key);
 }
 
 /** [start, end) line indexes of repo `name`'s section and its sub-tables, or undefined. Comments that introduce the next section stay with it. */

@@ -10,7 +10,7 @@ import { loopbackPortClashes } from './rules.js';
 import { resolveRunLimits } from './limits.js';
 import { resolveSpend } from './spend.js';
 import { isTable, KEY_RULES, keysFor, suggestKey, type Fields, type KeyContext, type Scope } from './keys.js';
-import { lineOf, locate } from './locate.js';
+import { LineIndex } from './locate.js';
 import { USER_PATH } from '../../system-path.js';
 
 /** Repo names become user names, unit instance names and directory names. */
@@ -31,13 +31,16 @@ export function defaultUserFor(repoName: string): string {
 
 interface Collected {
   readonly problems: ConfigProblem[];
+  /** Built on the first problem: a clean registry never scans its lines. */
+  index: LineIndex | undefined;
   readonly text: string;
   readonly file: string;
   readonly schedules: ScheduleCheck;
 }
 
 function report(c: Collected, table: string, key: string | undefined, problem: string, fix: string): void {
-  c.problems.push({ file: locate(c.text, c.file, table, key), key: key === undefined ? table : `${table}.${key}`, problem, fix });
+  c.index ??= new LineIndex(c.text);
+  c.problems.push({ file: c.index.locate(c.file, table, key), key: key === undefined ? table : `${table}.${key}`, problem, fix });
 }
 
 /** Checks one table's keys by the key table; returns the valid fields, reporting every bad one. */
@@ -120,7 +123,18 @@ function reportClashes(c: Collected, repos: readonly RegistryRepo[]): void {
  * `schedules` is the scheduler's own check of a cron expression (the
  * Scheduler port), so the registry accepts exactly what watch can run.
  */
-export function parseRegistry(text: string, file: string, schedules: ScheduleCheck): { registry: Registry; problems: ConfigProblem[] } {
+export interface RegistryParse {
+  readonly registry: Registry;
+  readonly problems: ConfigProblem[];
+  /**
+   * Every [repos.NAME] table in the file, valid or not, in file order: a
+   * repo with a typo is still a repo the operator registered, and views
+   * (fleet, the dashboard) show it with its problems instead of hiding it.
+   */
+  readonly declared: readonly string[];
+}
+
+export function parseRegistry(text: string, file: string, schedules: ScheduleCheck): RegistryParse {
   const problems: ConfigProblem[] = [];
   let document: Record<string, unknown>;
   try {
@@ -129,12 +143,13 @@ export function parseRegistry(text: string, file: string, schedules: ScheduleChe
     const where = error instanceof TomlError ? `${file}:${error.line}` : file;
     const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
     problems.push({ file: where, key: '(syntax)', problem: `not valid TOML: ${message}`, fix: 'fix the syntax at that line (see control/registry.example.toml)' });
-    return { registry: { repos: [] }, problems };
+    return { registry: { repos: [] }, problems, declared: [] };
   }
-  const c: Collected = { problems, text, file, schedules };
+  const c: Collected = { problems, index: undefined, text, file, schedules };
   for (const key of Object.keys(document)) {
     if (key !== 'defaults' && key !== 'repos') {
-      const line = lineOf(text, key) ?? lineOf(text, '', key);
+      c.index ??= new LineIndex(text);
+      const line = c.index.lineOf(key) ?? c.index.lineOf('', key);
       problems.push({ file: line === undefined ? file : `${file}:${line}`, key, problem: 'unknown top-level key', fix: 'only [defaults] and [repos.NAME] tables belong here' });
     }
   }
@@ -147,7 +162,7 @@ export function parseRegistry(text: string, file: string, schedules: ScheduleChe
   const reposRaw = document.repos ?? {};
   if (!isTable(reposRaw)) {
     report(c, '', 'repos', 'must be a table of repos', 'write one [repos.NAME] section per repo');
-    return { registry: { repos: [] }, problems };
+    return { registry: { repos: [] }, problems, declared: [] };
   }
   for (const [name, raw] of Object.entries(reposRaw)) {
     const table = `repos.${name}`;
@@ -168,15 +183,21 @@ export function parseRegistry(text: string, file: string, schedules: ScheduleChe
     repos.push(resolveRepo(name, { ...fields, path, proxyPort }, defaults));
   }
   reportClashes(c, repos);
-  const valid = problems.length === 0 ? repos : repos.filter((repo) => !problems.some((p) => p.key.startsWith(`repos.${repo.name}.`) || p.key === `repos.${repo.name}`));
-  return { registry: { repos: valid }, problems };
+  // One pass over the problems, not one per repo.
+  const broken = new Set(problems.filter((p) => p.key.startsWith('repos.')).map((p) => p.key.split('.')[1]));
+  const valid = repos.filter((repo) => !broken.has(repo.name));
+  return { registry: { repos: valid }, problems, declared: Object.keys(reposRaw) };
 }
 
 /** Reads and validates the registry; throws UsageError naming every problem. */
 export async function readRegistry(deps: { readonly fs: Pick<FsPort, 'readTextIfExists'>; readonly scheduler: ScheduleCheck }, file: string): Promise<Registry> {
-  const text = await deps.fs.readTextIfExists(file);
+  return registryFromText(await deps.fs.readTextIfExists(file), file, deps.scheduler);
+}
+
+/** Pure: the registry from its text (undefined: the file does not exist); throws UsageError naming every problem. */
+export function registryFromText(text: string | undefined, file: string, schedules: ScheduleCheck): Registry {
   if (text === undefined) throw new UsageError(configValueError(file, '(file)', 'the registry does not exist', 'create it (see control/registry.example.toml) or set AGENT_RUNNER_CONFIG'));
-  const { registry, problems } = parseRegistry(text, file, deps.scheduler);
+  const { registry, problems } = parseRegistry(text, file, schedules);
   if (problems.length) throw new UsageError(`the registry has ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n${formatProblems(problems)}`);
   return registry;
 }
