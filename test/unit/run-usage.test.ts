@@ -50,7 +50,7 @@ t.test('a finished run is sealed into the ledger; its record gets the total', as
     'each run with its cost as sealed, and a budget stop when there was one',
   );
   const text = renderRunHistory({ target: 'repo "web"', runs: history, errors: [] });
-  t.match(text, /R1 {2}drained {2}by watch, started 2026-11-30T10:00:00[^\n]*, cost \$0\.50 \+ 1 unknown\n  over its daily budget/, '`runs` prints the cost and the budget stop');
+  t.match(text, /R1 {2}drained {2}by watch, started 2026-11-30T10:00:00[^\n]*, cost \$0\.50 \+ 1 unknown\n {2}over its daily budget/, '`runs` prints the cost and the budget stop');
 });
 
 t.test('the watcher holds a repo over its daily budget until the next UTC day, and one waiting for a rate limit until the reset', async (t) => {
