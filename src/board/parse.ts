@@ -51,6 +51,7 @@ export function parseTaskFile(file: string, text: string): Task | UnreadableTask
   const id = rawId;
   try {
     const body = text.slice(span.bodyStart);
+    const blockedNote = blockedOutsideNotes(body);
     return {
       id,
       title: optionalText(fields.title, 'title'),
@@ -64,6 +65,7 @@ export function parseTaskFile(file: string, text: string): Task | UnreadableTask
       acceptanceCriteria: criteriaOf(body),
       notes: section(body, 'SECTION:NOTES', 'Implementation Notes'),
       file,
+      ...(blockedNote ? { blockedNote } : {}),
     };
   } catch (error) {
     if (error instanceof Unreadable) return { file, id, reason: error.message };
@@ -151,6 +153,11 @@ function section(body: string, marker: string, heading: string): string {
   return (next ? rest.slice(0, next.index) : rest).trim();
 }
 
+/** The body without what lies between a `<!-- SECTION:X:BEGIN -->` marker and its END. */
+function withoutMarkedSections(body: string): string {
+  return body.replace(/<!-- SECTION:([A-Z_]+):BEGIN -->[\s\S]*?<!-- SECTION:\1:END -->/g, '');
+}
+
 const CRITERION = /^[ \t]*- \[([ xX])\] (?:#(\d+) )?(.*?)[ \t]*\r?$/;
 
 function criteriaOf(body: string): AcceptanceCriterion[] {
@@ -161,9 +168,12 @@ function criteriaOf(body: string): AcceptanceCriterion[] {
     if (end < 0) throw new Unreadable('the <!-- AC:BEGIN --> marker has no matching <!-- AC:END --> marker');
     block = body.slice(begin, end);
   } else {
-    const heading = /^## Acceptance Criteria[ \t]*$/m.exec(body);
+    // Without markers, the heading counts only outside the marked sections: a
+    // description may quote a heading (a queued prompt), which is its text.
+    const unmarked = withoutMarkedSections(body);
+    const heading = /^## Acceptance Criteria[ \t]*$/m.exec(unmarked);
     if (!heading) return [];
-    const rest = body.slice(heading.index + heading[0].length);
+    const rest = unmarked.slice(heading.index + heading[0].length);
     const next = /^## /m.exec(rest);
     block = next ? rest.slice(0, next.index) : rest;
   }
@@ -174,4 +184,29 @@ function criteriaOf(body: string): AcceptanceCriterion[] {
     criteria.push({ index: match[2] ? Number(match[2]) : criteria.length + 1, text: match[3]!, checked: match[1] !== ' ' });
   }
   return criteria;
+}
+
+/** The last `Blocked:` paragraph of the body outside the notes section (its own lines up to a blank line, a heading or a marker). */
+function blockedOutsideNotes(body: string): string | undefined {
+  const begin = body.indexOf('<!-- SECTION:NOTES:BEGIN -->');
+  const end = begin >= 0 ? body.indexOf('<!-- SECTION:NOTES:END -->', begin) : -1;
+  const outside = begin >= 0 && end >= 0 ? body.slice(0, begin) + body.slice(end) : body;
+  return lastBlockedParagraph(outside.split('\n'));
+}
+
+/** Pure: from the last line starting `Blocked:` (any case) to the next blank line, heading or marker; the prefix removed. */
+export function lastBlockedParagraph(lines: readonly string[]): string | undefined {
+  let from = -1;
+  lines.forEach((line, index) => {
+    if (/^\s*blocked:/i.test(line)) from = index;
+  });
+  if (from < 0) return undefined;
+  const paragraph: string[] = [];
+  for (let index = from; index < lines.length; index++) {
+    const line = lines[index]!.replace(/\r$/, '').trimEnd();
+    if (index > from && (!line.trim() || /^\s*(##|<!--|Parked:)/.test(line))) break;
+    paragraph.push(index === from ? line.replace(/^\s*blocked:\s*/i, '') : line.trim());
+  }
+  const reason = paragraph.join('\n').trim();
+  return reason || undefined;
 }

@@ -3,6 +3,7 @@
 import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
 import { UsageError } from '../errors.js';
+import { findBoardOnDisk } from '../board/read.js';
 
 export async function checkWorkspace(fs: FsPort, cwd: string, workspace: string | undefined): Promise<string> {
   if (!workspace) throw new UsageError('--workspace DIR is required: the git checkout whose backlog/ holds the tasks');
@@ -11,8 +12,8 @@ export async function checkWorkspace(fs: FsPort, cwd: string, workspace: string 
   if (!stat) throw new UsageError(`workspace ${dir} does not exist; pass the path of a git checkout`);
   if (!stat.isDirectory) throw new UsageError(`workspace ${dir} is not a directory; pass the path of a git checkout`);
   if (!(await fs.stat(path.join(dir, '.git')))) throw new UsageError(`workspace ${dir} is not a git repository (no .git); run git init or clone it first`);
-  const backlog = await fs.stat(path.join(dir, 'backlog'));
-  if (!backlog?.isDirectory) throw new UsageError(`workspace ${dir} has no backlog/ directory; run \`backlog init\` there`);
+  // Where the CLI would find the board (backlog/, .backlog/, or backlog.config.yml's folder); a UsageError when nowhere.
+  await findBoardOnDisk(fs, dir);
   return dir;
 }
 

@@ -176,7 +176,7 @@ t.test('end to end: the claude adapter against the scripted agent posing as clau
   const usage = usageFor(invocation.prompt);
   t.same(result, {
     ok: true, sessionId: sessionIdFor('TASK-3', invocation.prompt), turns: 4,
-    inputTokens: usage.inputTokens + usage.cacheReadTokens, outputTokens: 42, costUsd: usage.costUsd,
+    inputTokens: usage.inputTokens + usage.cacheReadTokens, outputTokens: 42, costUsd: usage.costUsd, finalMessage: 'TASK-3: done',
   });
   const task = parseTaskFile(file, readFileSync(path.join(repo, file), 'utf8')) as Task;
   t.equal(task.status, 'Done');
