@@ -191,6 +191,8 @@ export interface RegistryRepo {
   readonly baseBranch: string;
   readonly proxyPort: number;
   readonly schedule: string;
+  /** Seconds between checks of origin's base branch for new commits (ls-remote); 0: never, only the drains fetch. */
+  readonly remotePollSec: number;
   readonly maxParallel: number;
   readonly allow: readonly string[];
   readonly loopbackPorts: readonly number[];

@@ -20,6 +20,7 @@ import { writeWatchStatus, type WatchStatus } from './watch-status.js';
 import type { ControlPorts, HeldLock } from '../ports.js';
 import { createPromptTask } from './prompt-task.js';
 import { repoUser } from './as-repo-user.js';
+import { RemotePoller } from './remote-watch.js';
 
 export type LogEvent = { readonly event: string; readonly repo: string } & Record<string, unknown>;
 
@@ -48,6 +49,7 @@ export class RepoWatcher {
   private status: WatchStatus;
   private readonly spool: Spool;
   private snapshot: BoardSnapshot | undefined;
+  private poller: RemotePoller | undefined;
 
   constructor(
     private readonly deps: WatchDeps,
@@ -80,8 +82,10 @@ export class RepoWatcher {
     await this.spool.ensure();
     await this.recover(repo);
     this.reschedule(repo.schedule);
+    this.poller = this.remotePoller();
+    this.poller.start(repo.remotePollSec);
     await this.setStatus({ state: 'idle' });
-    this.log('watching', { schedule: repo.schedule });
+    this.log('watching', { schedule: repo.schedule, remotePollSec: repo.remotePollSec });
   }
 
   private reschedule(expression: string): void {
@@ -176,6 +180,18 @@ export class RepoWatcher {
       this.log('repo-skipped', { error: message });
       await this.setStatus({ lastTick: at, lastError: { at, message } });
     }
+  }
+
+  /** Origin's base, asked every remote_poll_sec while idle; a move ticks at once (remote-watch.ts). */
+  private remotePoller(): RemotePoller {
+    return new RemotePoller({
+      clock: this.deps.clock,
+      ports: this.deps,
+      repo: async () => (await this.registry()).repos.find((candidate) => candidate.name === this.name),
+      busy: () => this.stopping || this.current !== undefined,
+      onMoved: () => this.tick(),
+      log: (event, fields) => this.log(event, fields),
+    });
   }
 
   private snapshotFor: string | undefined;
@@ -307,6 +323,7 @@ export class RepoWatcher {
     if (this.stopping) return;
     this.stopping = true;
     this.task?.stop();
+    this.poller?.stop();
     const current = this.current;
     if (current) {
       await this.setStatus({ state: 'stopping' });

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { runCli } from '../../src/cli/commands.js';
 import type { CliContext } from '../../src/cli/context.js';
 import { realControlPorts } from '../../src/io/wire.js';
-import { gitRepo, tempDir } from '../helpers/temp.js';
+import { git, gitRepo, tempDir, writeFiles } from '../helpers/temp.js';
 import { taskFileText } from '../helpers/board-builder.js';
 
 const created = '2026-11-29 14:35';
@@ -90,4 +90,28 @@ t.test('bad input: exit 2 with one line naming what and the fix', async (t) => {
   t.same(await next(dir, '--workspace', 'plain'), { code: 2, out: '', err: `agent-runner: workspace ${path.join(dir, 'plain')} is not a git repository (no .git); run git init or clone it first\n` });
   t.same(await next(dir, '--workspace', noBacklog), { code: 2, out: '', err: `agent-runner: workspace ${noBacklog} has no Backlog.md board (no backlog/ or .backlog/ directory, and no backlog.config.yml naming one); run \`backlog init\` there\n` });
   t.same(await next(dir), { code: 2, out: '', err: 'agent-runner: --workspace DIR is required: the git checkout whose backlog/ holds the tasks\n' });
+});
+
+t.test('after a drain, next reads auto/work (plus tasks filed on the base since), as the drain and fleet do', async (t) => {
+  const repo = board(t);
+  // A drain landed TASK-3 and TASK-10 on auto/work; the checkout still says To Do.
+  git(repo, 'checkout', '-q', '-b', 'auto/work');
+  writeFiles(repo, {
+    'backlog/tasks/task-3 - Three.md': taskFileText({ id: 'TASK-3', title: 'Three', createdDate: created, priority: 'high', labels: ['area:api'], status: 'Done' }),
+    'backlog/tasks/task-10 - Ten.md': taskFileText({ id: 'TASK-10', title: 'Ten', createdDate: created, status: 'Done' }),
+  });
+  git(repo, 'commit', '-q', '-am', 'land TASK-3 and TASK-10');
+  git(repo, 'checkout', '-q', 'main');
+  // Filed on main after that drain: the next drain merges it in.
+  writeFiles(repo, { 'backlog/tasks/task-11 - Eleven.md': taskFileText({ id: 'TASK-11', title: 'Eleven', createdDate: created }) });
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '-m', 'file TASK-11');
+  const result = await next(repo, '--workspace', '.', '--json');
+  t.equal(result.code, 0, result.err);
+  const json = JSON.parse(result.out) as { source: string; ready: { id: string }[]; notReady: { id: string; reasons: string[] }[] };
+  t.equal(json.source, 'auto/work + main');
+  t.same(json.ready.map((task) => task.id), ['TASK-11'], 'TASK-3 and TASK-10 are Done on auto/work, not ready');
+  t.same(json.notReady.filter((entry) => entry.id === 'TASK-3' || entry.id === 'TASK-10').map((entry) => entry.reasons), [['Done'], ['Done']]);
+  const human = await next(repo, '--workspace', '.');
+  t.match(human.out, /^Board of auto\/work \+ main:\nReady \(1\):\n {2}TASK-11/);
 });

@@ -81,7 +81,7 @@ t.test('prompt tasks', async (t) => {
 
 t.test('the orchestrate command and progress lines', async (t) => {
   const repo: RegistryRepo = {
-    name: 'web', path: '/srv/web', user: 'agent-web', baseBranch: 'main', proxyPort: 700, schedule: '* * * * *', maxParallel: 3, allow: [], loopbackPorts: [],
+    name: 'web', path: '/srv/web', user: 'agent-web', baseBranch: 'main', proxyPort: 700, schedule: '* * * * *', remotePollSec: 15, maxParallel: 3, allow: [], loopbackPorts: [],
     toolchainPath: '/opt/node/bin:/usr/bin:/bin', env: { APP_ENV: 'test' }, enabled: true, url: undefined, authorName: undefined, authorEmail: undefined, limits: RUN_LIMIT_DEFAULTS,
   };
   const command = orchestrateCommand(
