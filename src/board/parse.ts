@@ -30,7 +30,7 @@ export function parseTaskFile(file: string, text: string): Task | UnreadableTask
   if (size > MAX_TASK_FILE_BYTES) return { file, reason: tooLarge(size) };
   const span = findFrontmatter(text);
   if (!span) return { file, reason: 'no frontmatter: the file must start with a --- line, then YAML, then a closing --- line' };
-  const yamlText = text.slice(span.yamlStart, span.yamlEnd);
+  const yamlText = quoteHandles(text.slice(span.yamlStart, span.yamlEnd));
   let data: unknown;
   try {
     data = parseYaml(yamlText, { schema: 'core', prettyErrors: false });
@@ -48,14 +48,14 @@ export function parseTaskFile(file: string, text: string): Task | UnreadableTask
   if (typeof rawId !== 'string' || !isSafeTaskId(rawId)) {
     return { file, reason: `id ${JSON.stringify(String(rawId))} is not a safe task id (expected a prefix, a dash and a number, like TASK-12)` };
   }
-  const id = rawId;
+  const id = displayTaskId(rawId);
   try {
     const body = text.slice(span.bodyStart);
     const blockedNote = blockedOutsideNotes(body);
     return {
       id,
       title: optionalText(fields.title, 'title'),
-      status: requiredStatus(fields.status),
+      status: optionalText(fields.status, 'status').trim(),
       labels: stringList(fields.labels, 'labels'),
       dependencies: dependencyList(fields.dependencies),
       priority: priorityOf(fields.priority),
@@ -91,17 +91,10 @@ function optionalText(value: unknown, key: string): string {
   throw new Unreadable(`${key} must be text`);
 }
 
-function requiredStatus(value: unknown): string {
-  const status = optionalText(value, 'status').trim();
-  if (!status) throw new Unreadable('no status in the frontmatter (e.g. status: To Do)');
-  return status;
-}
-
+/** A YAML list of text; anything but a list is ignored, as the CLI ignores a scalar `labels:` or `dependencies:`. */
 function stringList(value: unknown, key: string): string[] {
-  if (value === undefined || value === null) return [];
-  const items = typeof value === 'string' ? [value] : value;
-  if (!Array.isArray(items)) throw new Unreadable(`${key} must be a list`);
-  return items.map((item) => {
+  if (!Array.isArray(value)) return [];
+  return value.map((item) => {
     if (typeof item === 'string') return item;
     if (typeof item === 'number' || typeof item === 'boolean') return String(item);
     throw new Unreadable(`${key} must be a list of text values`);
@@ -116,21 +109,55 @@ function dependencyList(value: unknown): TaskId[] {
   return dependencies;
 }
 
+/** high, medium, low (any case and spacing); any other priority the CLI accepts (free text, configured ones) sorts as none. */
 function priorityOf(value: unknown): Priority | undefined {
-  if (value === undefined || value === null || value === '') return undefined;
-  const priority = typeof value === 'string' ? value.toLowerCase() : value;
-  if (priority === 'high' || priority === 'medium' || priority === 'low') return priority;
-  throw new Unreadable(`priority ${JSON.stringify(value)} is not high, medium or low`);
+  const priority = typeof value === 'string' ? value.trim().toLowerCase().replace(/\s+/g, ' ') : undefined;
+  return priority === 'high' || priority === 'medium' || priority === 'low' ? priority : undefined;
 }
 
+/** A number, as the CLI's Number(); anything else (text, a list) is no ordinal. */
 function ordinalOf(value: unknown): number | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'number' && Number.isFinite(value)) return value;
-  throw new Unreadable(`ordinal ${JSON.stringify(value)} is not a number`);
+  if (value === undefined || value === null || typeof value === 'boolean' || typeof value === 'object') return undefined;
+  const number = Number(value);
+  return Number.isFinite(number) && String(value).trim() !== '' ? number : undefined;
 }
 
+/** A single assignee counts as a list of one, as for the CLI. */
 function assigneeOf(value: unknown): string[] {
-  return stringList(value, 'assignee').filter((name) => name.trim() !== '');
+  const list = typeof value === 'string' ? [value] : stringList(value, 'assignee');
+  return list.filter((name) => name.trim() !== '');
+}
+
+/** An id as the CLI shows it: the prefix upper-cased (`task-3` is shown `TASK-3`). */
+export function displayTaskId(id: string): string {
+  const dash = id.indexOf('-');
+  return dash > 0 ? id.slice(0, dash).toUpperCase() + id.slice(dash) : id;
+}
+
+/**
+ * What the CLI does to the frontmatter before YAML sees it
+ * (preprocessFrontmatter in src/markdown/parser.ts upstream): an unquoted
+ * `@handle` in `assignee:` or `reporter:` (alone or in a flow list) is quoted,
+ * since `@` cannot start a plain YAML value. Other lines are left alone.
+ */
+export function quoteHandles(yamlText: string): string {
+  const quote = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  return yamlText
+    .split(/\r?\n/)
+    .map((line) => {
+      const match = /^(\s*(?:assignee|reporter):\s*)(.*)$/.exec(line);
+      if (!match) return line;
+      const prefix = match[1]!;
+      const value = match[2]!.trim();
+      const flow = /^\[(.*)\]\s*(#.*)?$/.exec(value);
+      if (flow) {
+        const items = flow[1]!.split(',').map((entry) => entry.trim()).filter(Boolean).map((entry) => (entry.startsWith('@') ? quote(entry) : entry));
+        return `${prefix}[${items.join(', ')}]${flow[2] ? ` ${flow[2]}` : ''}`;
+      }
+      if (value && !/^['"[-]/.test(value)) return `${prefix}${quote(value)}`;
+      return line;
+    })
+    .join('\n');
 }
 
 /**

@@ -219,3 +219,18 @@ t.test('7: a queued prompt with section markers is data in its task, which both 
   const view = JSON.parse(backlog('task', 'view', 'task-2', '--json')) as { task: { title: string; acceptanceCriteriaCount: number } };
   t.same([view.task.title, view.task.acceptanceCriteriaCount], ['Fix the parser', 0], 'the CLI reads the same task');
 });
+
+t.test('2a: files the CLI reads are readable: @handles, no status, free-text priority, an ordinal that is not a number', async (t) => {
+  const { repo, backlog } = cliBoard(t);
+  const file = (id: string, lines: string[]) => writeFileSync(path.join(repo, `backlog/tasks/${id.toLowerCase()} - X.md`), `---\n${lines.join('\n')}\n---\n\n## Description\n\n<!-- SECTION:DESCRIPTION:BEGIN -->\nx\n<!-- SECTION:DESCRIPTION:END -->\n`);
+  file('TASK-1', ['id: TASK-1', 'title: Handles', 'status: To Do', 'assignee: @alice', 'reporter: @bob', 'priority: urgent', 'ordinal: soon']);
+  file('TASK-2', ['id: TASK-2', 'title: No status', 'assignee: [@carol, dave]']);
+  const board = await readBoard(realFs, repo);
+  t.same(board.unreadable, [], 'both files are tasks');
+  const cli = (id: string) => (JSON.parse(backlog('task', 'view', id, '--json')) as { task: { assignees: string[]; status: string } }).task;
+  t.same(findTask(board, 'TASK-1')!.assignee, cli('task-1').assignees, 'assignees agree with the CLI');
+  t.same(findTask(board, 'TASK-2')!.assignee, cli('task-2').assignees);
+  t.equal(findTask(board, 'TASK-2')!.status, cli('task-2').status, 'no status for both');
+  t.same(readyIds(board), ['TASK-1']);
+  t.same(reasonsOf(board, 'TASK-2'), ['no status (set one, e.g. status: To Do)']);
+});

@@ -54,7 +54,7 @@ t.test('reads every task file, reports duplicates and unreadables, never throws 
     ['TASK-2', 'backlog/tasks/task-2 - Two.md'],
   ]);
   t.same(board.unreadable, [
-    { file: 'backlog/tasks/task-3 - Copy.md', id: 'task-3', reason: 'duplicate id task-3 also in backlog/tasks/task-3 - Three.md' },
+    { file: 'backlog/tasks/task-3 - Copy.md', id: 'TASK-3', reason: 'duplicate id TASK-3 also in backlog/tasks/task-3 - Three.md' },
     { file: 'backlog/tasks/task-3 - Three.md', id: 'TASK-3', reason: 'duplicate id TASK-3 also in backlog/tasks/task-3 - Copy.md' },
     { file: 'backlog/tasks/task-evil.md', reason: 'id "../../x" is not a safe task id (expected a prefix, a dash and a number, like TASK-12)' },
     { file: 'backlog/tasks/task-huge.md', reason: `the file is ${hugeSize} bytes, over the 1048576-byte (1 MiB) limit for a task file` },
