@@ -86,8 +86,8 @@ async function boardConfig(fs: FsPort, clone: UserTreePath, read: (relative: str
       }),
     ),
   );
-  // A link is neither a folder nor a file here: never followed.
-  const location = locateBoard({ rootConfig, isDir: (file) => stats.get(file)?.isDirectory === true && !stats.get(file)?.isSymlink, isFile: (file) => stats.get(file) !== undefined && !stats.get(file)!.isDirectory && !stats.get(file)!.isSymlink });
+  // A link counts as what it stands in for, so the read below walks into it and refuses it with its path named (never followed).
+  const location = locateBoard({ rootConfig, isDir: (file) => stats.get(file)?.isDirectory === true || stats.get(file)?.isSymlink === true, isFile: (file) => stats.get(file) !== undefined && !stats.get(file)!.isDirectory });
   if (!location?.configFile) return { backlogConfig: undefined };
   return { backlogConfig: await read(location.configFile), backlogConfigFile: location.configFile };
 }
