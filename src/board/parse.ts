@@ -185,7 +185,8 @@ function withoutMarkedSections(body: string): string {
   return body.replace(/<!-- SECTION:([A-Z_]+):BEGIN -->[\s\S]*?<!-- SECTION:\1:END -->/g, '');
 }
 
-const CRITERION = /^[ \t]*- \[([ xX])\] (?:#(\d+) )?(.*?)[ \t]*\r?$/;
+/** A criterion line as the CLI reads one: at the start of the line, `[ ]` or a lower-case `[x]` (an indented or `[X]` line is text). */
+const CRITERION = /^- \[([ x])\] (?:#(\d+) )?(.+?)[ \t]*\r?$/;
 
 function criteriaOf(body: string): AcceptanceCriterion[] {
   const begin = body.indexOf('<!-- AC:BEGIN -->');
