@@ -166,12 +166,11 @@ export function quoteHandles(yamlText: string): string {
  * `## Heading` up to the next `## ` heading.
  */
 function section(body: string, marker: string, heading: string): string {
-  const begin = body.indexOf(`<!-- ${marker}:BEGIN -->`);
-  if (begin >= 0) {
-    const from = begin + `<!-- ${marker}:BEGIN -->`.length;
-    const end = body.indexOf(`<!-- ${marker}:END -->`, from);
-    if (end < 0) throw new Unreadable(`the <!-- ${marker}:BEGIN --> marker has no matching END marker`);
-    return body.slice(from, end).trim();
+  const begin = markerLine(body, `<!-- ${marker}:BEGIN -->`);
+  if (begin) {
+    const end = markerLine(body, `<!-- ${marker}:END -->`, begin.end);
+    if (!end) throw new Unreadable(`the <!-- ${marker}:BEGIN --> marker has no matching END marker`);
+    return body.slice(begin.end, end.start).trim();
   }
   const headingMatch = new RegExp(`^## ${heading}[ \\t]*$`, 'm').exec(body);
   if (!headingMatch) return '';
@@ -180,25 +179,33 @@ function section(body: string, marker: string, heading: string): string {
   return (next ? rest.slice(0, next.index) : rest).trim();
 }
 
+/** A marker on a line of its own, from `from` on (a marker quoted inside text, `like <!-- AC:BEGIN -->`, is text). */
+function markerLine(body: string, marker: string, from = 0): { start: number; end: number } | undefined {
+  const pattern = new RegExp(`^[ \\t]*${marker.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[ \\t]*\\r?$`, 'gm');
+  pattern.lastIndex = from;
+  const match = pattern.exec(body);
+  return match ? { start: match.index, end: match.index + match[0].length } : undefined;
+}
+
 /** The body without what lies between a `<!-- SECTION:X:BEGIN -->` marker and its END. */
 function withoutMarkedSections(body: string): string {
-  return body.replace(/<!-- SECTION:([A-Z_]+):BEGIN -->[\s\S]*?<!-- SECTION:\1:END -->/g, '');
+  return body.replace(/^[ \t]*<!-- SECTION:([A-Z_]+):BEGIN -->[ \t]*\r?$[\s\S]*?^[ \t]*<!-- SECTION:\1:END -->[ \t]*\r?$/gm, '');
 }
 
 /** A criterion line as the CLI reads one: at the start of the line, `[ ]` or a lower-case `[x]` (an indented or `[X]` line is text). */
 const CRITERION = /^- \[([ x])\] (?:#(\d+) )?(.+?)[ \t]*\r?$/;
 
 function criteriaOf(body: string): AcceptanceCriterion[] {
-  const begin = body.indexOf('<!-- AC:BEGIN -->');
+  // Only outside the marked sections, as for the CLI: a description may quote
+  // an AC block or a heading (a queued prompt, a task about the format), which is its text.
+  const unmarked = withoutMarkedSections(body);
+  const begin = markerLine(unmarked, '<!-- AC:BEGIN -->');
   let block: string;
-  if (begin >= 0) {
-    const end = body.indexOf('<!-- AC:END -->', begin);
-    if (end < 0) throw new Unreadable('the <!-- AC:BEGIN --> marker has no matching <!-- AC:END --> marker');
-    block = body.slice(begin, end);
+  if (begin) {
+    const end = markerLine(unmarked, '<!-- AC:END -->', begin.end);
+    if (!end) throw new Unreadable('the <!-- AC:BEGIN --> marker has no matching <!-- AC:END --> marker');
+    block = unmarked.slice(begin.end, end.start);
   } else {
-    // Without markers, the heading counts only outside the marked sections: a
-    // description may quote a heading (a queued prompt), which is its text.
-    const unmarked = withoutMarkedSections(body);
     const heading = /^## Acceptance Criteria[ \t]*$/m.exec(unmarked);
     if (!heading) return [];
     const rest = unmarked.slice(heading.index + heading[0].length);
