@@ -26,6 +26,12 @@ export interface Task {
   readonly notes: string;
   /** Path of the file relative to the workspace, e.g. "backlog/tasks/task-1 - X.md". */
   readonly file: string;
+  /**
+   * A `Blocked: ...` paragraph written outside the notes section (after the
+   * last section, say), present only when there is one: agents do not always
+   * write the reason where the CLI would.
+   */
+  readonly blockedNote?: string;
 }
 
 /** A task file that could not be read as a task, with the reason. */
@@ -41,6 +47,11 @@ export interface Board {
   readonly unreadable: readonly UnreadableTask[];
   /** Statuses from backlog/config.yml, or Backlog.md's defaults. */
   readonly statuses: readonly string[];
+  /**
+   * Ids of the tasks in backlog/completed/ (`backlog task complete` moves a
+   * task there): finished, whatever their status says, as for the CLI.
+   */
+  readonly completed?: readonly TaskId[];
 }
 
 export type NotReadyReason =
@@ -48,7 +59,8 @@ export type NotReadyReason =
   | { readonly kind: 'status'; readonly status: string }
   | { readonly kind: 'blocked-by'; readonly dependency: TaskId; readonly dependencyStatus: string }
   | { readonly kind: 'missing-dependency'; readonly dependency: TaskId }
-  | { readonly kind: 'needs-human' }
+  | { readonly kind: 'needs-human'; readonly labels?: readonly string[] }
+  | { readonly kind: 'no-status' }
   | { readonly kind: 'parked'; readonly note: string }
   | { readonly kind: 'unreadable'; readonly reason: string };
 
@@ -151,6 +163,8 @@ export interface AgentResult {
   readonly costUsd?: number;
   /** For rate limits: when the agent says it resets (ISO 8601), if it says. */
   readonly resetAt?: string;
+  /** The agent's last message of a session that ended normally (a Blocked reason may be only there). */
+  readonly finalMessage?: string;
   /** Tokens as the CLI reported them, split for the ledger; a field it did not report is absent (unknown, never 0). */
   readonly usage?: TokenUsage;
   /** The model the CLI says it used, when it says. */
@@ -199,6 +213,8 @@ export interface RegistryRepo {
   readonly baseBranch: string;
   readonly proxyPort: number;
   readonly schedule: string;
+  /** Seconds between checks of origin's base branch for new commits (ls-remote); 0: never, only the drains fetch. */
+  readonly remotePollSec: number;
   readonly maxParallel: number;
   readonly allow: readonly string[];
   readonly loopbackPorts: readonly number[];

@@ -22,6 +22,7 @@ import { systemCommand } from './exec.js';
 import { freeProxyPort, proxyPortProblems, type PortsState } from './ports.js';
 import { movedProxyPorts, registryModeStep, REGISTRY_MODE } from './provision-ports.js';
 import { accountProblem } from '../../src/control/repo-account.js';
+import { ensureBlockedStatus } from '../../src/board/edit.js';
 
 export type { ProvisionStep } from './provision-step.js';
 
@@ -46,6 +47,8 @@ export interface RepoState {
   readonly clone: { readonly exists: boolean; readonly ownerUid: number | undefined; readonly isGit: boolean };
   readonly gitIdentity: { readonly name: string | undefined; readonly email: string | undefined };
   readonly backlogConfig: string | undefined;
+  /** Where backlogConfig was found, relative to the clone; backlog/config.yml when not said. */
+  readonly backlogConfigFile?: string;
   readonly liveTable: unknown;
   readonly egressFileText: string | undefined;
   readonly squidFiles: ReadonlyMap<string, string | undefined>;
@@ -185,15 +188,17 @@ export function planRepo(request: RepoRequest, state: RepoState, layout: HostLay
   if (state.gitIdentity.email !== author.email) steps.push({ description: `author of agent commits: user.email "${author.email}"`, command: gitConfigCommand(repo.user, home, repo.path, 'user.email', author.email) });
 
   const checklist: string[] = [];
-  const board = path.join(repo.path, 'backlog', 'config.yml');
-  if (state.backlogConfig !== undefined && !/^statuses:.*\bBlocked\b/m.test(state.backlogConfig)) {
-    const text = withBlockedStatus(state.backlogConfig);
+  const boardConfigFile = state.backlogConfigFile ?? 'backlog/config.yml';
+  const board = path.join(repo.path, boardConfigFile);
+  const withBlocked = state.backlogConfig === undefined ? undefined : blockedStatusEdit(state.backlogConfig);
+  if (state.backlogConfig !== undefined && withBlocked !== undefined && withBlocked !== state.backlogConfig) {
+    const text = withBlocked;
     // Written as the user (temp file beside it, then rename), never by root: the board is the user's tree.
     steps.push({ description: `add the Blocked status to ${board}`, command: writeFileAsUserCommand(repo.user, home, board, text, 0o644) });
-    steps.push({ description: 'commit the board change in the clone', command: gitCommitCommand(repo.user, home, repo.path, 'backlog/config.yml', 'Board: add the Blocked status') });
+    steps.push({ description: 'commit the board change in the clone', command: gitCommitCommand(repo.user, home, repo.path, boardConfigFile, 'Board: add the Blocked status') });
     checklist.push(`push the Blocked-status commit once the token is in place: setpriv --reuid=${repo.user} --regid=${repo.user} --init-groups git -C ${repo.path} push origin ${repo.baseBranch}`);
   } else if (state.backlogConfig === undefined && state.clone.exists) {
-    checklist.push(`${repo.path} has no backlog/config.yml: run "backlog init" there as ${repo.user}, then add Blocked to statuses`);
+    checklist.push(`${repo.path} has no Backlog.md board config (backlog/, .backlog/ or backlog.config.yml): run "backlog init" there as ${repo.user}; the runner adds the Blocked status`);
   }
 
   const registryChanged = JSON.stringify(before) !== JSON.stringify(after);
@@ -217,16 +222,13 @@ export function planRepo(request: RepoRequest, state: RepoState, layout: HostLay
   return { steps, repo, checklist };
 }
 
-/** Adds Blocked to `statuses: [...]` in a backlog config.yml (flow style, as the CLI writes it). */
+/**
+ * Adds Blocked to a backlog config.yml before its finished (last) status, by
+ * the board's one rule (src/board/edit.ts): after Done, Blocked would itself
+ * be the finished status and a blocked dependency would count as completed.
+ */
 export function withBlockedStatus(config: string): string {
-  const flow = /^statuses:[ \t]*\[(.*)\][ \t]*$/m;
-  const match = flow.exec(config);
-  if (match) {
-    const items = match[1]!.split(',').map((item) => item.trim()).filter(Boolean);
-    const quote = items[0]?.startsWith("'") ? "'" : '"';
-    return config.replace(flow, `statuses: [${[...items, `${quote}Blocked${quote}`].join(', ')}]`);
-  }
-  return `${config.replace(/\n*$/, '\n')}statuses: ["To Do", "In Progress", "Done", "Blocked"]\n`;
+  return ensureBlockedStatus(config);
 }
 
 export interface RemoveState {
@@ -268,4 +270,13 @@ export function planRemove(name: string, state: RemoveState, layout: HostLayout,
     steps.push({ description: `give ${aside} to root (its uid may be reused)`, command: systemCommand('chown', ['-R', '-h', '-P', 'root:root', '--', aside]) });
   }
   return { steps, repo, checklist: repo ? [`the repo's files are under ${layout.removedDir}; delete them when you no longer need them`] : [] };
+}
+
+/** The config with Blocked in place, or undefined when it cannot be edited (a broken file: doctor and the drain report it). */
+function blockedStatusEdit(config: string): string | undefined {
+  try {
+    return ensureBlockedStatus(config);
+  } catch {
+    return undefined;
+  }
 }

@@ -81,6 +81,7 @@ export async function readRepoState(deps: HostDeps, layout: HostLayout, name: st
     clone: { exists: clone.stat !== undefined, ownerUid: clone.stat?.uid, isGit: clone.isGit },
     gitIdentity: { name: gitConfigValue(gitConfig, 'user', 'name'), email: gitConfigValue(gitConfig, 'user', 'email') },
     backlogConfig: clone.backlogConfig,
+    ...(clone.backlogConfigFile ? { backlogConfigFile: clone.backlogConfigFile } : {}),
     systemd,
     watchEnabled: systemd ? await unitEnabled(deps.process, WATCH_UNIT(name)) : false,
     ...(await layerState(deps, layout, [...repos.map((repo) => repo.user), user], repos.map((repo) => repo.proxyPort))),

@@ -5,6 +5,7 @@
 // inside it (the home itself sits in root-owned /home); a clone the registry
 // puts elsewhere has its parent as the trusted root (the operator chose it).
 import * as path from 'node:path';
+import { customDirectory, LOCATION_PROBES, locateBoard, ROOT_CONFIG_FILE } from '../../src/board/location.js';
 import type { FsPort, UntrustedStat } from '../../src/ports.js';
 import { UntrustedPathError } from '../../src/errors.js';
 
@@ -47,6 +48,8 @@ export interface CloneFacts {
   /** .git/config as text ('' when absent or when .git is not a directory). */
   readonly gitConfig: string;
   readonly backlogConfig: string | undefined;
+  /** Where that config is, relative to the clone (backlog/config.yml, .backlog/config.yaml, backlog.config.yml, ...). */
+  readonly backlogConfigFile?: string;
 }
 
 /** What provision needs to know about a clone, read without following a link anywhere in it. */
@@ -66,6 +69,25 @@ export async function readCloneFacts(fs: FsPort, home: string | undefined, clone
     isGit: gitStat !== undefined,
     // A .git file (gitdir: ...) names another place: its config is not read; the identity is just set again (as the user).
     gitConfig: gitStat?.isDirectory ? ((await read('.git/config')) ?? '') : '',
-    backlogConfig: await read('backlog/config.yml'),
+    ...(await boardConfig(fs, clone, read)),
   };
+}
+
+/** The board's config, found where the backlog CLI looks (src/board/location.ts), through the no-follow walk. */
+async function boardConfig(fs: FsPort, clone: UserTreePath, read: (relative: string) => Promise<string | undefined>): Promise<Pick<CloneFacts, 'backlogConfig' | 'backlogConfigFile'>> {
+  const rootConfig = await read(ROOT_CONFIG_FILE);
+  const custom = customDirectory(rootConfig);
+  const probes = [...LOCATION_PROBES, ...(custom ? [custom] : [])];
+  const stats = new Map(
+    await Promise.all(
+      probes.map(async (probe) => {
+        const where = inClone(clone, probe);
+        return [probe, await fs.statUntrusted(where.root, where.relative)] as const;
+      }),
+    ),
+  );
+  // A link counts as what it stands in for, so the read below walks into it and refuses it with its path named (never followed).
+  const location = locateBoard({ rootConfig, isDir: (file) => stats.get(file)?.isDirectory === true || stats.get(file)?.isSymlink === true, isFile: (file) => stats.get(file) !== undefined && !stats.get(file)!.isDirectory });
+  if (!location?.configFile) return { backlogConfig: undefined };
+  return { backlogConfig: await read(location.configFile), backlogConfigFile: location.configFile };
 }

@@ -6,8 +6,9 @@ import type { Clock, FsPort, Ports, ProcessPort, StartedProcess } from '../ports
 import type { AgentAdapter, AgentResult, RepoConfig, Task, TaskId } from '../types.js';
 import type { Git } from '../git/git.js';
 import { readBoard, findTask } from '../board/read.js';
-import { BLOCKED_STATUS, DONE_STATUS } from '../board/readiness.js';
+import { BLOCKED_STATUS, DONE_STATUS, sameStatus } from '../board/status.js';
 import { blockedReason } from '../board/parking.js';
+import { sameTaskId } from '../board/task-id.js';
 import { buildPrompt } from './prompt.js';
 import { resolveModelChoice } from '../repo/config.js';
 import { superviseAgent } from './supervise.js';
@@ -106,15 +107,15 @@ async function readTreeState(deps: RunDeps, workspace: string, taskId: TaskId): 
   const board = await readBoard(deps.ports.fs, workspace);
   const task = findTask(board, taskId);
   if (task) return { head, dirty, status: task.status, task, unreadable: undefined };
-  const broken = board.unreadable.find((entry) => entry.id?.toLowerCase() === taskId.toLowerCase());
+  const broken = board.unreadable.find((entry) => entry.id !== undefined && sameTaskId(entry.id, taskId));
   return { head, dirty, status: undefined, task: undefined, unreadable: broken ? `${broken.file}: ${broken.reason}` : `task ${taskId} is no longer on the board` };
 }
 
 /** Pure: what one session meant, given the tree before and after it. */
 export function judgeSession(before: TreeState, after: TreeState, result: AgentResult): RunOutcome | undefined {
   if (after.unreadable) return { kind: 'unreadable', reason: `task status unreadable after the session: ${after.unreadable}` };
-  if (after.status === DONE_STATUS) return { kind: 'done' };
-  if (after.status === BLOCKED_STATUS) return { kind: 'blocked', reason: blockedReason(after.task) };
+  if (sameStatus(after.status, DONE_STATUS)) return { kind: 'done' };
+  if (sameStatus(after.status, BLOCKED_STATUS)) return { kind: 'blocked', reason: blockedReason(after.task, result.finalMessage) };
   if (!result.ok) return { kind: 'agent-failed', reason: `${result.failure ?? 'failed'}${result.detail ? `: ${result.detail}` : ''}` };
   if (after.head === before.head && after.status === before.status) {
     return { kind: 'stalled', reason: 'stalled: the session changed nothing (no commit, no task status change)' };

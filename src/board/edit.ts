@@ -90,6 +90,15 @@ export function removeLabel(text: string, label: string): string {
 }
 
 /**
+ * Text placed inside a section is data: it must not be able to close the
+ * section or open another (`<!-- SECTION:...:END -->`, `<!-- AC:BEGIN -->`),
+ * so every `<!--` is written `<! --`.
+ */
+export function asSectionText(text: string): string {
+  return text.replace(/<!--/g, '<! --');
+}
+
+/**
  * Appends a note to the Implementation Notes section, separated from earlier
  * notes by a blank line (as `backlog task edit --append-notes` does), creating
  * the section where the CLI would when the task has none.
@@ -97,8 +106,7 @@ export function removeLabel(text: string, label: string): string {
 export function appendNote(text: string, note: string): string {
   const span = requireFrontmatter(text);
   const nl = newlineOf(text);
-  // A note is data: it must not be able to close the section or open another.
-  const clean = note.replace(/<!--/g, '<! --').replace(/\r?\n/g, nl).replace(/\s+$/, '');
+  const clean = asSectionText(note).replace(/\r?\n/g, nl).replace(/\s+$/, '');
   if (!clean) return text;
   const begin = text.indexOf(NOTES_BEGIN, span.bodyStart);
   if (begin >= 0) {
@@ -144,10 +152,10 @@ export function checkCriterion(text: string, index: number): string {
  * Adds "Blocked" to the `statuses:` list of backlog/config.yml (the CLI
  * refuses `-s Blocked` until then). It goes before "Done": Backlog.md treats
  * the last status as the finished one, so a Blocked at the end would count as
- * done and unblock its dependents. Unchanged when Blocked is already there.
+ * done and unblock its dependents; a Blocked already last is moved before the
+ * status before it. Unchanged when Blocked is already there and not last.
  */
-export function ensureBlockedStatus(configYmlText: string): string {
-  const file = 'backlog/config.yml';
+export function ensureBlockedStatus(configYmlText: string, file = 'backlog/config.yml'): string {
   let config: unknown;
   try {
     config = parseYaml(configYmlText, { schema: 'core' });
@@ -159,9 +167,13 @@ export function ensureBlockedStatus(configYmlText: string): string {
   if (statuses !== undefined && !(Array.isArray(statuses) && statuses.every((status) => typeof status === 'string'))) {
     throw new UsageError(configValueError(file, 'statuses', 'is not a list of status names', 'write it as statuses: ["To Do", "In Progress", "Blocked", "Done"]'));
   }
-  const list = (statuses as string[] | undefined) ?? ['To Do', 'In Progress', 'Done'];
-  if (list.some((status) => status.toLowerCase() === 'blocked')) return configYmlText;
-  const doneIndex = list.findIndex((status) => status.toLowerCase() === 'done');
+  const list = [...((statuses as string[] | undefined) ?? ['To Do', 'In Progress', 'Done'])];
+  const blockedAt = list.findIndex((status) => status.trim().toLowerCase() === 'blocked');
+  // Blocked as the last status would be the finished one: moved before the status before it.
+  const misplaced = blockedAt >= 0 && blockedAt === list.length - 1 && list.length > 1;
+  if (blockedAt >= 0 && !misplaced) return configYmlText;
+  if (misplaced) list.splice(blockedAt, 1);
+  const doneIndex = misplaced ? -1 : list.findIndex((status) => status.trim().toLowerCase() === 'done');
   const at = doneIndex >= 0 ? doneIndex : Math.max(0, list.length - 1);
   const wanted = [...list.slice(0, at), BLOCKED_STATUS, ...list.slice(at)];
   const nl = newlineOf(configYmlText);
@@ -172,7 +184,7 @@ export function ensureBlockedStatus(configYmlText: string): string {
   if (!entry) {
     const separator = configYmlText === '' || configYmlText.endsWith('\n') ? '' : nl;
     result = configYmlText + separator + flow;
-  } else if (entryStyle(configYmlText, entry) !== 'block' || list.length === 0) {
+  } else if (entryStyle(configYmlText, entry) !== 'block' || list.length === 0 || misplaced) {
     result = replaceEntry(configYmlText, entry, flow);
   } else {
     const lines = configYmlText.slice(entry.start, entry.contentEnd).split(/(?<=\n)/);

@@ -2,16 +2,12 @@
 // two tasks touching the same area never run at once. Unlabelled tasks hold
 // nothing and never conflict. Pure.
 import type { Task } from '../types.js';
+import { labelValues } from './labels.js';
+import { canonicalTaskId } from './task-id.js';
 
-/** The areas a task leases, lower-cased and without duplicates. */
+/** The areas a task leases, lower-cased and without duplicates (`Area:API` is `area:api`). */
 export function areasOf(task: Task): string[] {
-  const areas = new Set<string>();
-  for (const label of task.labels) {
-    if (!label.startsWith('area:')) continue;
-    const area = label.slice('area:'.length).trim().toLowerCase();
-    if (area) areas.add(area);
-  }
-  return [...areas];
+  return [...new Set(labelValues(task, 'area:').map((area) => area.toLowerCase()))];
 }
 
 export function leasesConflict(a: Task, b: Task): boolean {
@@ -25,10 +21,10 @@ export function leasesConflict(a: Task, b: Task): boolean {
  */
 export function pickRunnable(ready: readonly Task[], running: readonly Task[], slots: number): Task[] {
   const picked: Task[] = [];
-  const runningIds = new Set(running.map((task) => task.id.toUpperCase()));
+  const runningIds = new Set(running.map((task) => canonicalTaskId(task.id)));
   for (const task of ready) {
     if (picked.length >= slots) break;
-    if (runningIds.has(task.id.toUpperCase())) continue;
+    if (runningIds.has(canonicalTaskId(task.id))) continue;
     if (running.some((other) => leasesConflict(task, other))) continue;
     if (picked.some((other) => leasesConflict(task, other))) continue;
     picked.push(task);

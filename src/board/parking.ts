@@ -3,6 +3,8 @@
 // stops being picked and the operator sees why and where its work is; those
 // lines are not the agent's reason when it marks a task Blocked. Pure.
 import type { Task } from '../types.js';
+import { hasLabel } from './labels.js';
+import { lastBlockedParagraph } from './parse.js';
 
 export const PARKED_LABEL = 'parked';
 const NOTE_PREFIX = 'Parked:';
@@ -14,7 +16,7 @@ export function parkNote(reason: string, branch: string): string {
 }
 
 export function isParked(task: Task): boolean {
-  return task.labels.includes(PARKED_LABEL);
+  return hasLabel(task, PARKED_LABEL);
 }
 
 /** The reason of the last "Parked:" line of the notes, or '' when there is none. */
@@ -25,13 +27,20 @@ export function parkedReason(task: Task): string {
 }
 
 /**
- * The agent's reason for Blocked: the last note line that is not one of our
- * park notes, without a leading "Blocked:".
+ * The agent's reason for Blocked, kept whole (every line of it): the last
+ * `Blocked:` paragraph of the notes; else a `Blocked:` paragraph elsewhere in
+ * the file (after the last section, say); else the last paragraph of the
+ * notes; else the agent's final message; our own park notes never count.
  */
-export function blockedReason(task: Task | undefined): string {
-  const lines = (task?.notes ?? '')
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line && !line.startsWith(NOTE_PREFIX));
-  return lines.at(-1)?.replace(/^Blocked:\s*/i, '') ?? 'the agent gave no reason';
+export function blockedReason(task: Task | undefined, finalMessage?: string): string {
+  const lines = (task?.notes ?? '').split('\n').filter((line) => !line.trim().startsWith(NOTE_PREFIX));
+  const fromNotes = lastBlockedParagraph(lines) ?? task?.blockedNote ?? lastParagraph(lines);
+  return fromNotes ?? (finalMessage?.trim() || NO_REASON);
+}
+
+export const NO_REASON = 'the agent gave no reason';
+
+function lastParagraph(lines: readonly string[]): string | undefined {
+  const paragraphs = lines.map((line) => line.trim()).join('\n').split(/\n{2,}/).map((text) => text.trim()).filter(Boolean);
+  return paragraphs.at(-1);
 }

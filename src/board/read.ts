@@ -1,6 +1,7 @@
-// Reads backlog/tasks/*.md of a workspace into a Board. A bad task file never
-// throws: it becomes an UnreadableTask. Only a workspace without backlog/ is
-// an error, because then there is no board at all.
+// Reads the task files (`<prefix>-*.md` in backlog/tasks, or wherever the
+// board lives: location.ts) of a workspace into a Board, with the ids of the
+// tasks in completed/. A bad task file never throws: it becomes an
+// UnreadableTask. Only a workspace without a board is an error.
 //
 // Duplicate ids: every file that claims an id some other file also claims is
 // unreadable ("duplicate id TASK-3 also in <file>"). Keeping the first would
@@ -12,25 +13,45 @@ import type { FsPort } from '../ports.js';
 import type { Board, Task, TaskId, UnreadableTask } from '../types.js';
 import { UsageError } from '../errors.js';
 import { MAX_TASK_FILE_BYTES, isUnreadable, parseTaskFile, tooLarge } from './parse.js';
+import { canonicalTaskId, DEFAULT_TASK_PREFIX, isTaskFileName } from './task-id.js';
+import { customDirectory, LOCATION_PROBES, locateBoard, noBoardMessage, ROOT_CONFIG_FILE, type BoardLocation } from './location.js';
 
 /** Backlog.md's statuses when backlog/config.yml does not name any. */
 export const DEFAULT_STATUSES: readonly string[] = ['To Do', 'In Progress', 'Done'];
 
+/** The default layout (`backlog init`): what the demo writes. Boards elsewhere are found by locateBoard. */
 export const TASKS_DIR = path.join('backlog', 'tasks');
 export const CONFIG_FILE = path.join('backlog', 'config.yml');
 
-export async function readBoard(fs: FsPort, workspace: string): Promise<Board> {
-  const backlogDir = path.join(workspace, 'backlog');
-  const stat = await fs.stat(backlogDir);
-  if (!stat?.isDirectory) throw new UsageError(`${workspace} has no backlog/ directory; run \`backlog init\` there`);
-  const names = (await fs.list(path.join(workspace, TASKS_DIR))).filter((name) => name.endsWith('.md') && !name.startsWith('.')).sort();
-  const parsed = await Promise.all(names.map((name) => readTaskFile(fs, workspace, path.join(TASKS_DIR, name))));
-  return assembleBoard(parsed, await fs.readTextIfExists(path.join(workspace, CONFIG_FILE)));
+/** Where the board of `workspace` lives on disk; a UsageError when there is none. */
+export async function findBoardOnDisk(fs: FsPort, workspace: string): Promise<BoardLocation> {
+  const rootConfig = await fs.readTextIfExists(path.join(workspace, ROOT_CONFIG_FILE)).catch(() => undefined);
+  const custom = customDirectory(rootConfig);
+  const probes = [...LOCATION_PROBES, ...(custom ? [custom] : [])];
+  const stats = new Map(await Promise.all(probes.map(async (probe) => [probe, await fs.stat(path.join(workspace, probe))] as const)));
+  const location = locateBoard({ rootConfig, isDir: (relative) => stats.get(relative)?.isDirectory === true, isFile: (relative) => stats.get(relative)?.isDirectory === false });
+  if (!location) throw new UsageError(noBoardMessage(workspace));
+  return location;
 }
 
-/** Pure: the board from parsed task files (duplicates made unreadable) and the config's text. */
-export function assembleBoard(parsed: readonly (Task | UnreadableTask)[], configText: string | undefined): Board {
-  return { ...separateDuplicates(parsed), statuses: statusesFrom(configText) };
+export async function readBoard(fs: FsPort, workspace: string): Promise<Board> {
+  const location = await findBoardOnDisk(fs, workspace);
+  const configText = location.configFile ? await fs.readTextIfExists(path.join(workspace, location.configFile)) : undefined;
+  const prefix = taskPrefixFrom(configText);
+  const tasksIn = async (dir: string) => (await fs.list(path.join(workspace, dir))).filter((name) => isTaskFileName(name, prefix)).sort().map((name) => path.join(dir, name));
+  const parsed = await Promise.all((await tasksIn(location.tasksDir)).map((file) => readTaskFile(fs, workspace, file)));
+  const completed = await Promise.all((await tasksIn(location.completedDir)).map((file) => readTaskFile(fs, workspace, file)));
+  return assembleBoard(parsed, configText, completedIds(completed));
+}
+
+/** The ids of the readable files in completed/. */
+export function completedIds(parsed: readonly (Task | UnreadableTask)[]): TaskId[] {
+  return parsed.filter((entry): entry is Task => !isUnreadable(entry)).map((task) => task.id);
+}
+
+/** Pure: the board from parsed task files (duplicates made unreadable), the config's text and the completed ids. */
+export function assembleBoard(parsed: readonly (Task | UnreadableTask)[], configText: string | undefined, completed: readonly TaskId[] = []): Board {
+  return { ...separateDuplicates(parsed), statuses: statusesFrom(configText), ...(completed.length ? { completed } : {}) };
 }
 
 /** One task file; `file` is relative to the workspace. Never throws for the file's content. */
@@ -57,7 +78,7 @@ function separateDuplicates(parsed: readonly (Task | UnreadableTask)[]): { tasks
   const filesById = new Map<string, string[]>();
   for (const entry of parsed) {
     if (isUnreadable(entry)) continue;
-    const key = entry.id.toUpperCase();
+    const key = canonicalTaskId(entry.id);
     filesById.set(key, [...(filesById.get(key) ?? []), entry.file]);
   }
   const tasks: Task[] = [];
@@ -67,7 +88,7 @@ function separateDuplicates(parsed: readonly (Task | UnreadableTask)[]): { tasks
       unreadable.push(entry);
       continue;
     }
-    const others = (filesById.get(entry.id.toUpperCase()) ?? []).filter((file) => file !== entry.file);
+    const others = (filesById.get(canonicalTaskId(entry.id)) ?? []).filter((file) => file !== entry.file);
     if (others.length) unreadable.push({ file: entry.file, id: entry.id, reason: `duplicate id ${entry.id} also in ${others.join(', ')}` });
     else tasks.push(entry);
   }
@@ -80,19 +101,29 @@ function separateDuplicates(parsed: readonly (Task | UnreadableTask)[]): { tasks
  * inform, the readiness rules name "To Do" and "Done" themselves.
  */
 export function statusesFrom(configText: string | undefined): readonly string[] {
-  if (configText === undefined) return DEFAULT_STATUSES;
+  const statuses = configValue(configText, 'statuses');
+  if (Array.isArray(statuses) && statuses.length && statuses.every((status) => typeof status === 'string')) return statuses as string[];
+  return DEFAULT_STATUSES;
+}
+
+/** The task prefix of the config (`task_prefix`, default `task`): task files are `<prefix>-*.md`. */
+export function taskPrefixFrom(configText: string | undefined): string {
+  const prefix = configValue(configText, 'task_prefix');
+  return typeof prefix === 'string' && /^[A-Za-z][A-Za-z0-9]*$/.test(prefix.trim()) ? prefix.trim() : DEFAULT_TASK_PREFIX;
+}
+
+function configValue(configText: string | undefined, key: string): unknown {
+  if (configText === undefined) return undefined;
   try {
     const config: unknown = parseYaml(configText, { schema: 'core' });
-    const statuses = (config as { statuses?: unknown } | null)?.statuses;
-    if (Array.isArray(statuses) && statuses.length && statuses.every((status) => typeof status === 'string')) return statuses as string[];
+    return config !== null && typeof config === 'object' ? (config as Record<string, unknown>)[key] : undefined;
   } catch {
-    // fall through to the defaults
+    return undefined;
   }
-  return DEFAULT_STATUSES;
 }
 
 /** The task with this id; case-insensitive, as the CLI accepts task-1 for TASK-1. */
 export function findTask(board: Board, id: TaskId): Task | undefined {
-  const wanted = id.toUpperCase();
-  return board.tasks.find((task) => task.id.toUpperCase() === wanted);
+  const wanted = canonicalTaskId(id);
+  return board.tasks.find((task) => canonicalTaskId(task.id) === wanted);
 }

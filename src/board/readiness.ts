@@ -1,30 +1,41 @@
 // Which tasks may run now, in which order, and why every other one may not.
-// Pure: the board in, the verdict out.
+// Pure: the board in, the verdict out. The rules follow the Backlog.md CLI
+// (src/utils/readiness.ts upstream): statuses and labels compare trimmed and
+// case-insensitive, ids by their canonical form (task-03 is TASK-3).
 //
-// Ready = status "To Do", every dependency "Done", no `risk:needs-human`
-// label, no `parked` label. Order: priority high, medium, low, none; then
-// ordinal (tasks without one after those with one); then the number in the id
-// (TASK-2 before TASK-10).
+// Ready = status "To Do", every dependency finished (its file is in
+// backlog/completed/, or its status is the board's last configured status),
+// no `risk:*` label (risk:needs-human, or any risk label we do not know), no
+// `parked` label. A dependency that is missing, archived, a draft or claimed
+// by two files is unresolved and blocks, as in the CLI. Order: priority high,
+// medium, low, none; then ordinal (tasks without one after those with one);
+// then the number in the id (TASK-2 before TASK-10).
 import type { Board, NotReadyReason, Readiness, Task, TaskId } from '../types.js';
 import { isParked, parkedReason } from './parking.js';
+import { needsHumanLabels, NEEDS_HUMAN_LABEL } from './labels.js';
+import { canonicalTaskId } from './task-id.js';
+import { isFinishedStatus, READY_STATUS, sameStatus } from './status.js';
 
-const READY_STATUS = 'To Do';
-export const DONE_STATUS = 'Done';
-/** The status an agent (or the drain) sets when a task needs a human. */
-export const BLOCKED_STATUS = 'Blocked';
-const NEEDS_HUMAN_LABEL = 'risk:needs-human';
+export { BLOCKED_STATUS, DONE_STATUS } from './status.js';
+
+type Dependency = { readonly finished: true } | { readonly finished: false; readonly status: string };
 
 export function assessReadiness(board: Board): Readiness {
-  const statusById = new Map<string, string>();
-  for (const task of board.tasks) statusById.set(task.id.toUpperCase(), task.status);
+  const dependencies = new Map<string, Dependency | 'ambiguous'>();
+  const add = (id: string, entry: Dependency) => {
+    const key = canonicalTaskId(id);
+    dependencies.set(key, dependencies.has(key) ? 'ambiguous' : entry);
+  };
+  for (const task of board.tasks) add(task.id, isFinishedStatus(task.status, board.statuses) ? { finished: true } : { finished: false, status: task.status || 'no status' });
+  for (const id of board.completed ?? []) add(id, { finished: true });
   // A dependency on an unreadable task blocks: its status cannot be known.
   for (const entry of board.unreadable) {
-    if (entry.id && !statusById.has(entry.id.toUpperCase())) statusById.set(entry.id.toUpperCase(), 'unreadable');
+    if (entry.id && !dependencies.has(canonicalTaskId(entry.id))) dependencies.set(canonicalTaskId(entry.id), { finished: false, status: 'unreadable' });
   }
   const ready: Task[] = [];
   const notReady: Readiness['notReady'][number][] = [];
   for (const task of [...board.tasks].sort(compareTasks)) {
-    const reasons = reasonsNotReady(task, statusById);
+    const reasons = reasonsNotReady(task, board.statuses, dependencies);
     if (reasons.length === 0) ready.push(task);
     else notReady.push({ id: task.id, file: task.file, title: task.title, reasons });
   }
@@ -34,16 +45,18 @@ export function assessReadiness(board: Board): Readiness {
   return { ready, notReady };
 }
 
-function reasonsNotReady(task: Task, statusById: ReadonlyMap<string, string>): NotReadyReason[] {
-  if (task.status === DONE_STATUS) return [{ kind: 'done' }];
+function reasonsNotReady(task: Task, statuses: readonly string[], dependencies: ReadonlyMap<string, Dependency | 'ambiguous'>): NotReadyReason[] {
+  if (isFinishedStatus(task.status, statuses)) return [{ kind: 'done' }];
   const reasons: NotReadyReason[] = [];
-  if (task.status !== READY_STATUS) reasons.push({ kind: 'status', status: task.status });
+  if (!task.status.trim()) reasons.push({ kind: 'no-status' });
+  else if (!sameStatus(task.status, READY_STATUS)) reasons.push({ kind: 'status', status: task.status });
   for (const dependency of task.dependencies) {
-    const status = statusById.get(dependency.toUpperCase());
-    if (status === undefined) reasons.push({ kind: 'missing-dependency', dependency });
-    else if (status !== DONE_STATUS) reasons.push({ kind: 'blocked-by', dependency, dependencyStatus: status });
+    const entry = dependencies.get(canonicalTaskId(dependency));
+    if (entry === undefined || entry === 'ambiguous') reasons.push({ kind: 'missing-dependency', dependency });
+    else if (!entry.finished) reasons.push({ kind: 'blocked-by', dependency, dependencyStatus: entry.status });
   }
-  if (task.labels.includes(NEEDS_HUMAN_LABEL)) reasons.push({ kind: 'needs-human' });
+  const risks = needsHumanLabels(task);
+  if (risks.length) reasons.push(risks.every((label) => label.trim().toLowerCase() === NEEDS_HUMAN_LABEL) ? { kind: 'needs-human' } : { kind: 'needs-human', labels: risks });
   if (isParked(task)) reasons.push({ kind: 'parked', note: parkedReason(task) });
   return reasons;
 }
@@ -59,7 +72,9 @@ export function describeReason(reason: NotReadyReason): string {
     case 'missing-dependency':
       return `depends on ${reason.dependency}, which does not exist`;
     case 'needs-human':
-      return 'needs a human';
+      return reason.labels?.length ? `needs a human (${reason.labels.join(', ')}: a risk label is not understood, so it counts as risk:needs-human)` : 'needs a human';
+    case 'no-status':
+      return 'no status (set one, e.g. status: To Do)';
     case 'parked':
       return reason.note ? `parked: ${reason.note}` : 'parked';
     case 'unreadable':

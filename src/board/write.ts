@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
 import type { Task } from '../types.js';
 import { FailedError } from '../errors.js';
-import { CONFIG_FILE } from './read.js';
+import { findBoardOnDisk } from './read.js';
 import { ensureBlockedStatus } from './edit.js';
 import { MAX_TASK_FILE_BYTES, tooLarge } from './parse.js';
 
@@ -26,13 +26,18 @@ export async function updateTaskFile(fs: FsPort, workspace: string, task: Pick<T
   return true;
 }
 
-/** Adds "Blocked" to backlog/config.yml's statuses when missing. Returns whether the file changed. */
-export async function ensureBlockedStatusFile(fs: FsPort, workspace: string): Promise<boolean> {
-  const full = path.join(workspace, CONFIG_FILE);
-  const before = await fs.readTextIfExists(full);
-  if (before === undefined) throw new FailedError(`${full} does not exist; run \`backlog init\` in ${workspace}`);
-  const after = ensureBlockedStatus(before);
-  if (after === before) return false;
+/**
+ * Adds "Blocked" before the finished status of the board's config (wherever
+ * the board lives). Returns the config file (relative to the workspace) when
+ * it changed, undefined when it already had Blocked in place.
+ */
+export async function ensureBlockedStatusFile(fs: FsPort, workspace: string): Promise<string | undefined> {
+  const location = await findBoardOnDisk(fs, workspace);
+  if (!location.configFile) throw new FailedError(`${path.join(workspace, location.dir)} has no config.yml; run \`backlog init\` in ${workspace}`);
+  const full = path.join(workspace, location.configFile);
+  const before = await fs.readText(full);
+  const after = ensureBlockedStatus(before, location.configFile);
+  if (after === before) return undefined;
   await fs.writeAtomic(full, after);
-  return true;
+  return location.configFile;
 }

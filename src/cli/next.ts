@@ -1,8 +1,16 @@
 // agent-runner next: the ready tasks in the order a drain would take them,
 // then every other task with all the reasons it is not ready. Reads only.
+// Once a drain has made auto/work, the board is read as the drain and
+// `fleet` read it (auto/work, plus tasks filed on the base it has not merged
+// yet, from git objects): the checkout may still list tasks that are Done on
+// staging. Before that, the checkout's board is the drain's starting point.
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import type { Readiness } from '../types.js';
+import type { Board, Readiness } from '../types.js';
+import type { Ports } from '../ports.js';
+import { readRepoConfig } from '../repo/config.js';
+import { BoardSnapshot } from '../control/board-snapshot.js';
+import { STAGING_BRANCH } from '../staging/names.js';
 import { EXIT } from '../errors.js';
 import { checkWorkspace } from '../repo/workspace.js';
 import { readBoard } from '../board/read.js';
@@ -19,20 +27,33 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--json', 'print the result as JSON')
     .action(async (options: NextOptions) => {
       const workspace = await checkWorkspace(context.ports.fs, context.cwd, options.workspace);
-      const readiness = assessReadiness(await readBoard(context.ports.fs, workspace));
-      context.out(options.json ? `${JSON.stringify(nextJson(readiness), null, 2)}\n` : renderNext(readiness));
+      const { board, source } = await drainBoard(context.ports, workspace);
+      const readiness = assessReadiness(board);
+      context.out(options.json ? `${JSON.stringify(nextJson(readiness, source), null, 2)}\n` : renderNext(readiness, source));
       setExit(EXIT.ok);
     });
 }
 
+/** The board a drain would take tasks from, and where it was read: `auto/work` (`+ origin/main`), or `checkout`. */
+async function drainBoard(ports: Pick<Ports, 'fs' | 'process'>, workspace: string): Promise<{ board: Board; source: string }> {
+  // A broken .agent/config.json is orchestrate's to report; the base only adds tasks not yet merged.
+  const baseBranch = await readRepoConfig(ports.fs, workspace).then((validation) => validation.config.baseBranch, () => 'main');
+  const view = await new BoardSnapshot(ports.process, workspace, baseBranch).view().catch(() => undefined);
+  if (view?.refs.includes(STAGING_BRANCH)) return { board: view.board, source: view.refs.join(' + ') };
+  return { board: await readBoard(ports.fs, workspace), source: 'checkout' };
+}
+
 /** The stable --json shape. */
 export interface NextJson {
+  /** Where the board was read: `auto/work` (with `+ origin/<base>` when tasks filed there are not merged yet), or `checkout`. */
+  source: string;
   ready: { id: string; title: string; priority: string | null; labels: string[] }[];
   notReady: { id: string | null; file: string; title: string; reasons: string[] }[];
 }
 
-function nextJson(readiness: Readiness): NextJson {
+function nextJson(readiness: Readiness, source: string): NextJson {
   return {
+    source,
     ready: readiness.ready.map((task) => ({ id: task.id, title: task.title, priority: task.priority ?? null, labels: [...task.labels] })),
     notReady: readiness.notReady.map((entry) => ({
       id: entry.id || null,
@@ -44,9 +65,9 @@ function nextJson(readiness: Readiness): NextJson {
 }
 
 /** The human table: for people, may change. */
-function renderNext(readiness: Readiness): string {
-  const lines: string[] = [];
-  if (!readiness.ready.length && !readiness.notReady.length) return 'No tasks in backlog/tasks.\n';
+function renderNext(readiness: Readiness, source: string): string {
+  const lines: string[] = source === 'checkout' ? [] : [`Board of ${source}:`];
+  if (!readiness.ready.length && !readiness.notReady.length) return `${lines.map((line) => `${line}\n`).join('')}No tasks on the board.\n`;
   lines.push(`Ready (${readiness.ready.length}):`);
   if (!readiness.ready.length) lines.push('  none');
   lines.push(

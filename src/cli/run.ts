@@ -8,6 +8,7 @@ import { checkWorkspace, ensureStateDir } from '../repo/workspace.js';
 import { readRepoConfig, applyOverrides, ASSISTANTS } from '../repo/config.js';
 import { effortProblem } from '../repo/efforts.js';
 import { readBoard, findTask } from '../board/read.js';
+import { sameTaskId } from '../board/task-id.js';
 import { assessReadiness, describeReason } from '../board/readiness.js';
 import { adapterFor } from '../agent/adapters/index.js';
 import { resolveAgentBinary } from '../agent/binary.js';
@@ -72,8 +73,8 @@ async function run(context: CliContext, options: RunOptions): Promise<number> {
   if (options.task) {
     task = findTask(board, options.task);
     if (!task) {
-      const broken = board.unreadable.find((entry) => entry.id?.toLowerCase() === options.task!.toLowerCase());
-      throw new UsageError(broken ? `task ${options.task} is unreadable: ${broken.file}: ${broken.reason}` : `no task ${options.task} in ${workspace}/backlog/tasks; \`agent-runner next --workspace ${workspace}\` lists them`);
+      const broken = board.unreadable.find((entry) => entry.id !== undefined && sameTaskId(entry.id, options.task!));
+      throw new UsageError(broken ? `task ${options.task} is unreadable: ${broken.file}: ${broken.reason}` : `no task ${options.task} on the board of ${workspace}; \`agent-runner next --workspace ${workspace}\` lists them`);
     }
     // Named by hand, it runs even when not ready, but never without a word about why it is not.
     const notReady = assessReadiness(board).notReady.find((entry) => entry.id === task!.id);

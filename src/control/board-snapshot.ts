@@ -1,16 +1,22 @@
 // The board as root sees it: read from git objects as data, never a checkout,
 // never a hook, never a write into the repo. One `git cat-file --batch-check`
-// per tick resolves the tree ids of backlog/tasks on the staging and base
-// branches; when they are unchanged the last answer is reused, and when they
-// change only blobs not seen before are read. Git runs with
-// safe.directory=<repo> because root does not own the checkout.
+// per tick resolves, on the staging and base branches, where the board lives
+// (backlog/, .backlog/ or the folder backlog.config.yml names: board/location)
+// and the tree ids of its tasks/ and completed/ folders; when they are
+// unchanged the last answer is reused, and when they change only blobs not
+// seen before are read. Git runs with safe.directory=<repo> because root does
+// not own the checkout. `agent-runner next` reads the same view, so it and
+// `fleet` agree.
+import * as path from 'node:path';
 import type { ProcessPort } from '../ports.js';
 import type { Board, Task, UnreadableTask } from '../types.js';
 import { catFileBatch, catFileBatchCheck, lsTree } from '../git/outsider.js';
 import { parseTaskFile } from '../board/parse.js';
 import { assessReadiness } from '../board/readiness.js';
-import { assembleBoard, CONFIG_FILE, statusesFrom, TASKS_DIR } from '../board/read.js';
+import { assembleBoard, completedIds, statusesFrom, taskPrefixFrom } from '../board/read.js';
 import { isParked } from '../board/parking.js';
+import { canonicalTaskId, isTaskFileName } from '../board/task-id.js';
+import { BUILT_IN_DIRS, customDirectory, LOCATION_PROBES, locateBoard, ROOT_CONFIG_FILE, type BoardLocation } from '../board/location.js';
 import { STAGING_BRANCH, STAGING_REF } from '../staging/names.js';
 
 export interface BoardSummary {
@@ -22,18 +28,23 @@ export interface BoardSummary {
   readonly total: number;
 }
 
-interface Cached {
-  readonly key: string;
-  readonly summary: BoardSummary;
+/** The board a drain would see, and the refs it was read from. */
+export interface BoardView {
+  readonly board: Board;
+  readonly refs: readonly string[];
 }
 
-/** Pure: `cat-file --batch-check` output to oid per requested object name (absent when missing). */
-export function parseBatchCheck(names: readonly string[], stdout: string): (string | undefined)[] {
+export interface GitObject {
+  readonly oid: string;
+  readonly type: 'tree' | 'blob' | 'commit';
+}
+
+/** Pure: `cat-file --batch-check` output to the object per requested name (absent when missing). */
+export function parseBatchCheck(names: readonly string[], stdout: string): (GitObject | undefined)[] {
   const lines = stdout.split('\n');
   return names.map((_, index) => {
-    const line = lines[index] ?? '';
-    const match = /^([0-9a-f]{40,64}) (tree|blob|commit)/.exec(line);
-    return match ? match[1] : undefined;
+    const match = /^([0-9a-f]{40,64}) (tree|blob|commit)/.exec(lines[index] ?? '');
+    return match ? { oid: match[1]!, type: match[2] as GitObject['type'] } : undefined;
   });
 }
 
@@ -75,19 +86,21 @@ export function parseBatch(stdout: Buffer | string, count: number): string[] {
 export function combineBoards(staging: Board | undefined, base: Board | undefined): Board {
   if (!staging) return base ?? { tasks: [], unreadable: [], statuses: statusesFrom(undefined) };
   if (!base) return staging;
-  const known = new Set(staging.tasks.map((task) => task.id.toUpperCase()));
+  const known = new Set([...staging.tasks.map((task) => task.id), ...(staging.completed ?? [])].map(canonicalTaskId));
+  const completed = [...(staging.completed ?? []), ...(base.completed ?? []).filter((id) => !known.has(canonicalTaskId(id)))];
   return {
-    tasks: [...staging.tasks, ...base.tasks.filter((task) => !known.has(task.id.toUpperCase()))],
+    tasks: [...staging.tasks, ...base.tasks.filter((task) => !known.has(canonicalTaskId(task.id)))],
     unreadable: staging.unreadable,
     statuses: staging.statuses,
+    ...(completed.length ? { completed } : {}),
   };
 }
 
-function summarize(board: Board, refs: readonly string[]): BoardSummary {
-  const readiness = assessReadiness(board);
+function summarize(view: BoardView): BoardSummary {
+  const { board, refs } = view;
   return {
     refs,
-    ready: readiness.ready.map((task) => task.id),
+    ready: assessReadiness(board).ready.map((task) => task.id),
     parked: board.tasks.filter(isParked).length,
     unreadable: board.unreadable.length,
     total: board.tasks.length + board.unreadable.length,
@@ -96,10 +109,25 @@ function summarize(board: Board, refs: readonly string[]): BoardSummary {
 
 export class BoardReadError extends Error {}
 
+/** Where the board is on one ref, with the object ids that make it. */
+interface BoardAtRef {
+  readonly ref: string;
+  readonly location: BoardLocation;
+  readonly tasks: string | undefined;
+  readonly completed: string | undefined;
+  readonly config: string | undefined;
+}
+
+/** Pure: the paths probed on every ref: the location probes, a root config, and the tasks/completed folders of the built-in locations. */
+function probePaths(): string[] {
+  return [ROOT_CONFIG_FILE, ...LOCATION_PROBES, ...BUILT_IN_DIRS.flatMap((dir) => [`${dir}/tasks`, `${dir}/completed`])];
+}
+
 /** Reads one repo's board as data, caching by tree id and by blob id. Not shared between repos. */
 export class BoardSnapshot {
-  private cached: Cached | undefined;
+  private cached: { key: string; view: BoardView; summary: BoardSummary } | undefined;
   private readonly blobs = new Map<string, Task | UnreadableTask>();
+  private readonly texts = new Map<string, string>();
   private readonly live = new Set<string>();
 
   constructor(
@@ -116,47 +144,94 @@ export class BoardSnapshot {
   commits: { readonly staging: string | undefined; readonly originBase: string | undefined; readonly localBase: string | undefined } | undefined;
 
   async summary(): Promise<BoardSummary> {
-    const refs = [STAGING_REF, `refs/remotes/origin/${this.baseBranch}`, `refs/heads/${this.baseBranch}`];
-    const names = [...refs.flatMap((ref) => [`${ref}:${TASKS_DIR}`, `${ref}:${CONFIG_FILE}`]), ...refs.map((ref) => `${ref}^{commit}`)];
-    const check = await this.process.run(catFileBatchCheck(this.repoPath, names));
-    if (check.exitCode !== 0) throw new BoardReadError(`cannot read the git objects of ${this.repoPath}: ${check.stderr.trim() || `git exited ${check.exitCode}`}`);
-    const oids = parseBatchCheck(names, check.stdout);
-    const [staging0, origin0, local0] = oids.slice(refs.length * 2);
-    this.commits = { staging: staging0, originBase: origin0, localBase: local0 };
-    const trees = refs.map((ref, i) => ({ ref, tasks: oids[i * 2], config: oids[i * 2 + 1] }));
-    const staging = trees[0]!;
-    // origin/<base> when it exists (what the drain merges), else the local base.
-    const base = trees[1]!.tasks ? trees[1]! : trees[2]!;
-    const key = `${staging.tasks}/${staging.config}/${base.tasks}/${base.config}`;
-    if (this.cached?.key === key) return this.cached.summary;
-    this.live.clear();
-    const stagingBoard = staging.tasks ? await this.board(staging.tasks, staging.config) : undefined;
-    const baseBoard = base.tasks && base.tasks !== staging.tasks ? await this.board(base.tasks, base.config) : undefined;
-    // Forget parsed blobs no longer on either board, so the cache stays the size of the board.
-    for (const oid of this.blobs.keys()) if (!this.live.has(oid)) this.blobs.delete(oid);
-    const used = [stagingBoard ? STAGING_BRANCH : undefined, baseBoard ? base.ref.replace(/^refs\/(heads|remotes)\//, '') : undefined].filter((ref): ref is string => ref !== undefined);
-    const summary = summarize(combineBoards(stagingBoard, baseBoard), used);
-    this.cached = { key, summary };
-    return summary;
+    await this.view();
+    return this.cached!.summary;
   }
 
-  private async board(tree: string, config: string | undefined): Promise<Board> {
-    const listing = await this.process.run(lsTree(this.repoPath, tree));
-    if (listing.exitCode !== 0) throw new BoardReadError(`cannot list ${TASKS_DIR} in ${this.repoPath}: ${listing.stderr.trim()}`);
-    const entries = parseLsTree(listing.stdout);
-    for (const [oid] of entries) this.live.add(oid);
-    const wanted = [...new Set(entries.map(([oid]) => oid).filter((oid) => !this.blobs.has(oid)))];
-    const toRead = config ? [...wanted, config] : wanted;
-    let configText: string | undefined;
-    if (toRead.length) {
-      const batch = await this.process.run(catFileBatch(this.repoPath, toRead));
-      if (batch.exitCode !== 0) throw new BoardReadError(`cannot read task files in ${this.repoPath}: ${batch.stderr.trim()}`);
-      const texts = parseBatch(batch.stdout, toRead.length);
-      const fileOf = new Map(entries);
-      wanted.forEach((oid, i) => this.blobs.set(oid, parseTaskFile(`${TASKS_DIR}/${fileOf.get(oid)!}`, texts[i] ?? '')));
-      if (config) configText = texts[wanted.length];
+  /** The board a drain would see: auto/work, plus tasks filed on the base that it has not absorbed. */
+  async view(): Promise<BoardView> {
+    const refs = [STAGING_REF, `refs/remotes/origin/${this.baseBranch}`, `refs/heads/${this.baseBranch}`];
+    const paths = probePaths();
+    const objects = await this.check([...refs.flatMap((ref) => paths.map((file) => `${ref}:${file}`)), ...refs.map((ref) => `${ref}^{commit}`)]);
+    const found = objects.slice(0, refs.length * paths.length);
+    const [staging0, origin0, local0] = objects.slice(refs.length * paths.length).map((object) => object?.oid);
+    this.commits = { staging: staging0, originBase: origin0, localBase: local0 };
+    const atRefs: (BoardAtRef | undefined)[] = [];
+    for (const [index, ref] of refs.entries()) atRefs.push(await this.locate(ref, new Map(paths.map((file, i) => [file, found[index * paths.length + i]]))));
+    const staging = atRefs[0];
+    // origin/<base> when it exists (what the drain merges), else the local base.
+    const base = atRefs[1] ?? atRefs[2];
+    const key = [staging, base].map((at) => (at ? `${at.location.dir}:${at.tasks}:${at.completed}:${at.config}` : '-')).join('/');
+    if (this.cached?.key === key) return this.cached.view;
+    this.live.clear();
+    const stagingBoard = staging ? await this.board(staging) : undefined;
+    const sameAsStaging = staging && base && staging.tasks === base.tasks && staging.completed === base.completed && staging.config === base.config;
+    const baseBoard = base && !sameAsStaging ? await this.board(base) : undefined;
+    // Forget parsed blobs no longer on either board, so the cache stays the size of the board.
+    for (const oid of this.blobs.keys()) if (!this.live.has(oid)) this.blobs.delete(oid);
+    for (const oid of this.texts.keys()) if (!this.live.has(oid)) this.texts.delete(oid);
+    const used = [stagingBoard ? STAGING_BRANCH : undefined, baseBoard ? base!.ref.replace(/^refs\/(heads|remotes)\//, '') : undefined].filter((ref): ref is string => ref !== undefined);
+    const view = { board: combineBoards(stagingBoard, baseBoard), refs: used };
+    this.cached = { key, view, summary: summarize(view) };
+    return view;
+  }
+
+  private async check(names: readonly string[]): Promise<(GitObject | undefined)[]> {
+    const result = await this.process.run(catFileBatchCheck(this.repoPath, names));
+    if (result.exitCode !== 0) throw new BoardReadError(`cannot read the git objects of ${this.repoPath}: ${result.stderr.trim() || `git exited ${result.exitCode}`}`);
+    return parseBatchCheck(names, result.stdout);
+  }
+
+  /** Where the board is on `ref`, decided by the CLI's rules (board/location.ts); undefined when the ref has none. */
+  private async locate(ref: string, found: Map<string, GitObject | undefined>): Promise<BoardAtRef | undefined> {
+    const rootConfigBlob = found.get(ROOT_CONFIG_FILE);
+    const rootConfig = rootConfigBlob?.type === 'blob' ? (await this.read([rootConfigBlob.oid]))[0] : undefined;
+    const custom = customDirectory(rootConfig);
+    if (custom && !found.has(custom)) {
+      const extra = [custom, `${custom}/tasks`, `${custom}/completed`];
+      const objects = await this.check(extra.map((file) => `${ref}:${file}`));
+      extra.forEach((file, i) => found.set(file, objects[i]));
     }
+    const location = locateBoard({ rootConfig, isDir: (file) => found.get(file)?.type === 'tree', isFile: (file) => found.get(file)?.type === 'blob' });
+    if (!location) return undefined;
+    const tree = (file: string) => (found.get(file)?.type === 'tree' ? found.get(file)!.oid : undefined);
+    const config = location.configFile ? found.get(location.configFile) : undefined;
+    return { ref, location, tasks: tree(location.tasksDir), completed: tree(location.completedDir), config: config?.type === 'blob' ? config.oid : undefined };
+  }
+
+  /** Blob texts, cached by oid. */
+  private async read(oids: readonly string[]): Promise<string[]> {
+    const wanted = [...new Set(oids.filter((oid) => !this.texts.has(oid)))];
+    if (wanted.length) {
+      const batch = await this.process.run(catFileBatch(this.repoPath, wanted));
+      if (batch.exitCode !== 0) throw new BoardReadError(`cannot read the board's files in ${this.repoPath}: ${batch.stderr.trim()}`);
+      parseBatch(batch.stdout, wanted.length).forEach((text, i) => this.texts.set(wanted[i]!, text));
+    }
+    for (const oid of oids) this.live.add(oid);
+    return oids.map((oid) => this.texts.get(oid) ?? '');
+  }
+
+  /** The task files of one folder tree, parsed (cached by blob), with paths relative to the repo. */
+  private async tasksIn(tree: string | undefined, dir: string, prefix: string): Promise<(Task | UnreadableTask)[]> {
+    if (!tree) return [];
+    const listing = await this.process.run(lsTree(this.repoPath, tree));
+    if (listing.exitCode !== 0) throw new BoardReadError(`cannot list ${dir} in ${this.repoPath}: ${listing.stderr.trim()}`);
+    const entries = parseLsTree(listing.stdout).filter(([, name]) => isTaskFileName(name, prefix));
+    const unparsed = entries.filter(([oid]) => !this.blobs.has(oid)).map(([oid]) => oid);
+    const texts = await this.read(unparsed);
+    unparsed.forEach((oid, i) => this.blobs.set(oid, parseTaskFile('', texts[i]!)));
+    // Parsed once, blob texts are not kept: only the parse is.
+    for (const oid of unparsed) this.texts.delete(oid);
+    for (const [oid] of entries) this.live.add(oid);
+    return entries.map(([oid, name]) => ({ ...this.blobs.get(oid)!, file: path.posix.join(dir, name) }));
+  }
+
+  private async board(at: BoardAtRef): Promise<Board> {
+    const configText = at.config ? (await this.read([at.config]))[0] : undefined;
+    const prefix = taskPrefixFrom(configText);
+    const tasks = await this.tasksIn(at.tasks, at.location.tasksDir, prefix);
+    const completed = await this.tasksIn(at.completed, at.location.completedDir, prefix);
     // The same rules as a drain's own read: a duplicated id makes both files unreadable.
-    return assembleBoard(entries.map(([oid, file]) => ({ ...this.blobs.get(oid)!, file: `${TASKS_DIR}/${file}` })), configText);
+    return assembleBoard(tasks, configText, completedIds(completed));
   }
 }

@@ -20,8 +20,8 @@ import {
 import { STAGING_BRANCH, STAGING_REF } from '../staging/names.js';
 import { dropPrivileges } from './privdrop.js';
 import { renderTaskFile, taskFileName as boardTaskFileName } from '../board/render.js';
-import { backlogTimestamp } from '../board/edit.js';
-import { TASKS_DIR } from '../board/read.js';
+import { asSectionText, backlogTimestamp } from '../board/edit.js';
+import { BUILT_IN_DIRS, customDirectory, locateBoard, ROOT_CONFIG_FILE } from '../board/location.js';
 import { repoUser } from './dispatch.js';
 import type { Job } from './spool.js';
 
@@ -50,7 +50,7 @@ export function nextTaskNumber(paths: readonly string[]): number {
 
 /** Pure: the task file for a prompt. */
 export function promptTaskText(input: { id: TaskId; prompt: string; createdMs: number; labels: readonly string[] }): string {
-  return renderTaskFile({ id: input.id, title: titleOf(input.prompt), createdDate: backlogTimestamp(input.createdMs), labels: input.labels, description: input.prompt.trim() });
+  return renderTaskFile({ id: input.id, title: titleOf(input.prompt), createdDate: backlogTimestamp(input.createdMs), labels: input.labels, description: asSectionText(input.prompt.trim()) });
 }
 
 /** Creates the task for a prompt job on auto/work as the repo user; returns its id. */
@@ -76,14 +76,21 @@ export async function createPromptTask(ports: Ports, repo: RegistryRepo, job: Jo
   const staging = await tryRef(STAGING_REF);
   const parent = staging ?? (await tryRef(`refs/remotes/origin/${repo.baseBranch}`)) ?? (await tryRef(`refs/heads/${repo.baseBranch}`));
   if (!parent) throw new Error(`creating the task for job ${job.id}: ${repo.path} has neither ${STAGING_BRANCH} nor ${repo.baseBranch}`);
-  const files = (await run(listFileNamesArgs(parent, 'backlog/'))).split('\n');
-  const number = nextTaskNumber(files);
+  // Where the board lives on that commit, by the CLI's rules (backlog/, .backlog/, or backlog.config.yml's folder).
+  const listed = async (paths: readonly string[]) => (await run(listFileNamesArgs(parent, ...paths))).split('\n').filter(Boolean);
+  let files = await listed([ROOT_CONFIG_FILE, ...BUILT_IN_DIRS]);
+  const rootConfig = files.includes(ROOT_CONFIG_FILE) ? await run(['cat-file', 'blob', `${parent}:${ROOT_CONFIG_FILE}`]) : undefined;
+  const custom = customDirectory(rootConfig);
+  if (custom) files = [...files, ...(await listed([custom]))];
+  const location = locateBoard({ rootConfig, isFile: (file) => files.includes(file), isDir: (dir) => files.some((file) => file.startsWith(`${dir}/`)) });
+  if (!location) throw new Error(`creating the task for job ${job.id}: ${parent.slice(0, 12)} in ${repo.path} has no Backlog.md board (run \`backlog init\` there)`);
+  const number = nextTaskNumber(files.filter((file) => file.startsWith(`${location.dir}/`)));
   const id = `TASK-${number}`;
   const text = promptTaskText({ id, prompt: job.work.prompt, createdMs: Date.parse(job.createdAt) || 0, labels: job.model ? [`model:${job.model}`] : [] });
   const blob = await run(hashObjectFromStdinArgs(), text);
   try {
     await run(readTreeArgs(parent), undefined, true);
-    await run(addBlobToIndexArgs(blob, `${TASKS_DIR}/${taskFileName(number, titleOf(job.work.prompt))}`), undefined, true);
+    await run(addBlobToIndexArgs(blob, `${location.tasksDir}/${taskFileName(number, titleOf(job.work.prompt))}`), undefined, true);
     const tree = await run(writeTreeArgs(), undefined, true);
     const commit = await run(commitTreeArgs(tree, parent, `${id}: ${titleOf(job.work.prompt)}\n\nQueued as job ${job.id}.`));
     // Compare-and-swap: fails if auto/work moved since we read it.

@@ -26,6 +26,7 @@ import { readPause } from './pause.js';
 import { applyDailyRetention } from './watch-retention.js';
 import { clockTime, spendHold } from './spend-hold.js';
 import { appendLedger, sealRun } from './ledger.js';
+import { RemotePoller } from './remote-watch.js';
 
 export type LogEvent = { readonly event: string; readonly repo: string } & Record<string, unknown>;
 
@@ -54,6 +55,7 @@ export class RepoWatcher {
   private status: WatchStatus;
   private readonly spool: Spool;
   private snapshot: BoardSnapshot | undefined;
+  private poller: RemotePoller | undefined;
 
   constructor(
     private readonly deps: WatchDeps,
@@ -86,8 +88,10 @@ export class RepoWatcher {
     await this.spool.ensure();
     await this.recover(repo);
     this.reschedule(repo.schedule);
+    this.poller = this.remotePoller();
+    this.poller.start(repo.remotePollSec);
     await this.setStatus({ state: 'idle' });
-    this.log('watching', { schedule: repo.schedule });
+    this.log('watching', { schedule: repo.schedule, remotePollSec: repo.remotePollSec });
   }
 
   private reschedule(expression: string): void {
@@ -207,6 +211,18 @@ export class RepoWatcher {
     if (hold?.reason !== this.status.hold?.reason) this.log(hold ? 'held' : 'hold-lifted', hold ? { reason: hold.reason, until: hold.until } : {});
     await this.setStatus({ lastTick: at, hold });
     return hold !== undefined;
+  }
+
+  /** Origin's base, asked every remote_poll_sec while idle; a move ticks at once (remote-watch.ts). */
+  private remotePoller(): RemotePoller {
+    return new RemotePoller({
+      clock: this.deps.clock,
+      ports: this.deps,
+      repo: async () => (await this.registry()).repos.find((candidate) => candidate.name === this.name),
+      busy: () => this.stopping || this.current !== undefined,
+      onMoved: () => this.tick(),
+      log: (event, fields) => this.log(event, fields),
+    });
   }
 
   private snapshotFor: string | undefined;
@@ -341,6 +357,7 @@ export class RepoWatcher {
     if (this.stopping) return;
     this.stopping = true;
     this.task?.stop();
+    this.poller?.stop();
     const current = this.current;
     if (current) {
       await this.setStatus({ state: 'stopping' });

@@ -62,7 +62,7 @@ echo "gate: all checks passed"
 
 export const DEMO_BACKLOG_CONFIG = `project_name: "agent-runner demo"
 default_status: "To Do"
-statuses: ["To Do", "In Progress", "Done", "Blocked"]
+statuses: ["To Do", "In Progress", "Blocked", "Done"]
 labels: []
 date_format: yyyy-mm-dd
 max_column_width: 20

@@ -9,10 +9,11 @@ import type { Git } from '../git/git.js';
 import type { Task, TaskId } from '../types.js';
 import { superviseAgent } from '../agent/supervise.js';
 import { reportingProcess, type AgentProcessEvent } from '../agent/run-task.js';
-import { readBoard, findTask, CONFIG_FILE } from '../board/read.js';
+import { readBoard, findTask } from '../board/read.js';
 import { ensureBlockedStatusFile, updateTaskFile } from '../board/write.js';
 import { addLabel, appendNote, setStatus } from '../board/edit.js';
-import { PARKED_LABEL, parkNote } from '../board/parking.js';
+import { NO_REASON, PARKED_LABEL, parkNote } from '../board/parking.js';
+import { isUnreadable, lastBlockedParagraph, parseTaskFile } from '../board/parse.js';
 import { BLOCKED_STATUS } from '../board/readiness.js';
 import { judgeCandidate } from './protected-paths.js';
 import { changedSinceFork, protectedPathsDrift } from './integrate-guard.js';
@@ -152,7 +153,8 @@ async function commitTaskEdit(
   if (!(await updateTaskFile(deps.fs, stagingDir, task, edit))) return resolveCommit(deps.git, stagingDir, 'HEAD');
   await stagePaths(deps.git, stagingDir, [task.file]);
   // The backlog CLI refuses a status its config does not list.
-  if (alsoEnsureBlockedStatus && (await ensureBlockedStatusFile(deps.fs, stagingDir))) await stagePaths(deps.git, stagingDir, [CONFIG_FILE]);
+  const config = alsoEnsureBlockedStatus ? await ensureBlockedStatusFile(deps.fs, stagingDir) : undefined;
+  if (config) await stagePaths(deps.git, stagingDir, [config]);
   await commitIndex(deps.git, stagingDir, message);
   return resolveCommit(deps.git, stagingDir, 'HEAD');
 }
@@ -163,16 +165,20 @@ export function parkTask(deps: IntegratorDeps, stagingDir: string, taskId: TaskI
   return commitTaskEdit(deps, stagingDir, taskId, (text) => appendNote(addLabel(text, PARKED_LABEL), parkNote(oneLine, branch)), `Park ${taskId}: ${oneLine.slice(0, 120)}`);
 }
 
-/** Commits Blocked and its reason onto auto/work, so the task stops recurring. */
+/** Commits Blocked and its reason (whole, every line) onto auto/work, so the task stops recurring. */
 export function blockTask(deps: IntegratorDeps, stagingDir: string, taskId: TaskId, reason: string): Promise<string | undefined> {
-  const oneLine = reason.replace(/\s+/g, ' ').trim();
+  const whole = reason.replace(/\r\n?/g, '\n').trim() || NO_REASON;
+  const oneLine = whole.replace(/\s+/g, ' ');
   return commitTaskEdit(
     deps,
     stagingDir,
     taskId,
     (text) => {
       const blocked = setStatus(text, BLOCKED_STATUS);
-      return blocked.includes(oneLine) ? blocked : appendNote(blocked, `Blocked: ${oneLine}`);
+      // Written once: only a Blocked note of the notes already saying it counts (not the reason's words elsewhere in the file).
+      const parsed = parseTaskFile('', blocked);
+      const notes = isUnreadable(parsed) ? '' : parsed.notes;
+      return lastBlockedParagraph(notes.split('\n')) === whole ? blocked : appendNote(blocked, `Blocked: ${whole}`);
     },
     `Block ${taskId}: ${oneLine.slice(0, 120)}`,
     true,

@@ -29,6 +29,9 @@ import { NO_SPEND_POLICY, type SpendPolicy } from './spend-policy.js';
 import { utcDay } from './verdict/spend.js';
 import { readRememberedReset, rememberReset } from './rate-limit-memory.js';
 import { redactDeep, redactSecrets } from '../agent/secrets.js';
+import { ensureBlockedOnStaging } from './blocked-status.js';
+import { sameTaskId } from '../board/task-id.js';
+import type { Board } from '../types.js';
 
 export interface OrchestrateInput {
   readonly workspace: string;
@@ -82,9 +85,11 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     for (const note of prepared.recovered) emit({ event: 'recovered', detail: note });
     emit({ event: 'staging-ready', base: prepared.baseHead, head: prepared.head, created: prepared.created, mergedBase: prepared.mergedBase, reset: prepared.reset });
     const stagingDir = prepared.stagingDir;
+    const withBlocked = await ensureBlockedOnStaging(fs, git, stagingDir);
+    if (withBlocked) emit({ event: 'recovered', detail: `added the Blocked status to the board's config on ${STAGING_BRANCH} (before the finished status), so agents can set it` });
 
     // The gate comes from auto/work as committed now, before any task merges.
-    const trusted = await committedConfig(git, stagingDir, prepared.head);
+    const trusted = await committedConfig(git, stagingDir, withBlocked ?? prepared.head);
     book = await DrainBook.open(fs, clock, wsState, emit);
     const drainBook = book;
     const refsMutex = new Mutex();
@@ -138,9 +143,9 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     stopTimer?.cancel();
     input.stop.removeEventListener('abort', onStop);
 
-    const same = (id: string) => id.toLowerCase() === input.only!.toLowerCase();
+    const same = (id: string) => sameTaskId(id, input.only!);
     const ran = input.only !== undefined && [...book.results.keys()].some(same);
-    const only = input.only === undefined ? undefined : { id: input.only, ran, onBoard: ran || (await readBoard(fs, stagingDir)).tasks.some((task) => same(task.id)) };
+    const only = input.only === undefined || ran ? (input.only === undefined ? undefined : { id: input.only, ran, onBoard: true }) : onlyFacts(input.only, await readBoard(fs, stagingDir));
 
     const head = (await resolveCommit(git, stagingDir, 'HEAD'))!;
     staging = { base: prepared.baseHead, head };
@@ -191,4 +196,11 @@ async function reapOrphanedAgents(ports: Ports, input: OrchestrateInput, wsState
   const dir = agentRecordsDir(wsState);
   // Records, and temp files of record writes a crash interrupted.
   for (const name of await fs.list(dir)) await fs.remove(path.join(dir, name));
+}
+
+/** Pure: what the board says of a --task that did not run: on it, unreadable (and why), or absent. */
+function onlyFacts(id: TaskId, board: Board): NonNullable<DrainFacts['only']> {
+  if (board.tasks.some((task) => sameTaskId(task.id, id))) return { id, ran: false, onBoard: true };
+  const broken = board.unreadable.find((entry) => entry.id !== undefined && sameTaskId(entry.id, id));
+  return { id, ran: false, onBoard: false, ...(broken ? { unreadable: `${broken.file}: ${broken.reason}` } : {}) };
 }

@@ -3,6 +3,7 @@
 import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
 import { UsageError } from '../errors.js';
+import { findBoardOnDisk } from '../board/read.js';
 
 /** The workspace a command works in: --workspace, or the current directory. */
 export async function checkWorkspace(fs: FsPort, cwd: string, workspace: string | undefined): Promise<string> {
@@ -13,8 +14,8 @@ export async function checkWorkspace(fs: FsPort, cwd: string, workspace: string 
   const dotGit = await fs.stat(path.join(dir, '.git'));
   if (!dotGit) throw new UsageError(`workspace ${dir} is not a git repository (no .git); run git init or clone it first`);
   if (!dotGit.isDirectory) await checkGitFile(fs, dir);
-  const backlog = await fs.stat(path.join(dir, 'backlog'));
-  if (!backlog?.isDirectory) throw new UsageError(`workspace ${dir} has no backlog/ directory; run \`backlog init\` there`);
+  // Where the CLI would find the board (backlog/, .backlog/, or backlog.config.yml's folder); a UsageError when nowhere.
+  await findBoardOnDisk(fs, dir);
   return dir;
 }
 

@@ -12,7 +12,7 @@ import { listTaskBranches, removeTaskWorktree, type RefsLock } from './task-bran
 import { changesMatchTarget, promoteVerdict, shouldPushBase } from './verdict.js';
 import { readBoard } from '../board/read.js';
 import { blockedReason, isParked, parkedReason } from '../board/parking.js';
-import { BLOCKED_STATUS } from '../board/readiness.js';
+import { BLOCKED_STATUS, sameStatus } from '../board/status.js';
 import { attemptsFile, stagingWorktree, workspaceStateDir } from '../paths.js';
 import { createBranch, currentBranch, headRef, isAncestor, remoteRef, resolveCommit, shortRefName, updateRef } from '../git/refs.js';
 import { aheadBehind, mergeLog } from '../git/history.js';
@@ -87,7 +87,7 @@ export async function stagingStatus(input: LifecycleInput): Promise<StagingStatu
   }
   const board = staging ? await stagingBoard(input) : undefined;
   const parked = (board?.tasks ?? []).filter(isParked).map((task) => ({ id: task.id, title: task.title, reason: parkedReason(task) }));
-  const blocked = (board?.tasks ?? []).filter((task) => task.status === BLOCKED_STATUS).map((task) => ({ id: task.id, title: task.title, reason: blockedReason(task) }));
+  const blocked = (board?.tasks ?? []).filter((task) => sameStatus(task.status, BLOCKED_STATUS)).map((task) => ({ id: task.id, title: task.title, reason: blockedReason(task) }));
   return { baseBranch: input.baseBranch, baseRef: refs.baseRef, base, staging, ahead, behind, landed, parked, blocked };
 }
 

@@ -61,7 +61,7 @@ t.test('the board and the backlog CLI agree in both directions', async (t) => {
 
   // Blocked must be a configured status before the CLI accepts it.
   t.throws(() => backlog('task', 'edit', 'task-3', '-s', 'Blocked'), 'the CLI refuses Blocked before ensureBlockedStatus');
-  t.equal(await ensureBlockedStatusFile(realFs, repo), true);
+  t.equal(await ensureBlockedStatusFile(realFs, repo), 'backlog/config.yml');
 
   // The same edit by the CLI and by us gives the same bytes.
   const third = findTask(board, 'TASK-3')!;

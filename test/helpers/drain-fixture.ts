@@ -23,7 +23,7 @@ export interface DrainFixture {
   readonly env: Record<string, string>;
 }
 
-export const BLOCKED_CONFIG = 'project_name: "test"\ndefault_status: "To Do"\nstatuses: ["To Do", "In Progress", "Done", "Blocked"]\nlabels: []\ndate_format: yyyy-mm-dd\n';
+export const BLOCKED_CONFIG = 'project_name: "test"\ndefault_status: "To Do"\nstatuses: ["To Do", "In Progress", "Blocked", "Done"]\nlabels: []\ndate_format: yyyy-mm-dd\n';
 
 export const RED_ON_BROKEN_GATE = '#!/bin/sh\nif [ -e BROKEN ]; then echo "gate: BROKEN present: $(cat BROKEN)" >&2; exit 1; fi\necho "gate: ok"\n';
 

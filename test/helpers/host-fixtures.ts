@@ -15,6 +15,7 @@ export function aRepo(name: string, overrides: Partial<RegistryRepo> = {}): Regi
     baseBranch: 'main',
     proxyPort: 700,
     schedule: '* * * * *',
+    remotePollSec: 15,
     maxParallel: 2,
     allow: [],
     loopbackPorts: [],

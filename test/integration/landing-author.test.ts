@@ -35,7 +35,7 @@ t.test("without the flags, the checkout's configured user is the author", async 
 t.test('dispatch passes the registry author to orchestrate; a half-given author is refused', async (t) => {
   const repo: RegistryRepo = {
     name: 'web', path: '/srv/web', user: 'agent-web', baseBranch: 'main', proxyPort: 700, schedule: '* * * * *', maxParallel: 3, allow: [], loopbackPorts: [],
-    toolchainPath: '/usr/bin:/bin', env: {}, enabled: true, url: undefined, authorName: 'Release Bot', authorEmail: 'bot@example.com', limits: RUN_LIMIT_DEFAULTS,
+    toolchainPath: '/usr/bin:/bin', env: {}, enabled: true, url: undefined, authorName: 'Release Bot', authorEmail: 'bot@example.com', limits: RUN_LIMIT_DEFAULTS, remotePollSec: 15,
   };
   const command = orchestrateCommand(
     { repo, state: '/s', install: { node: '/usr/bin/node', main: '/opt/main.js' }, orchestrateArgs: ['--drain'], trigger: 'manual', progress: 'json', runId: 'R1' },

@@ -89,7 +89,7 @@ t.test('bad input: one line naming what and how to fix it, exit 2, nothing writt
   const cases: [string, string[], RegExp][] = [
     ['missing workspace', ['--workspace', path.join(notRepo, 'nope')], /does not exist/],
     ['not a git repo', ['--workspace', notRepo], /not a git repository/],
-    ['no backlog', ['--workspace', gitRepo(t)], /no backlog\/ directory; run `backlog init`/],
+    ['no backlog', ['--workspace', gitRepo(t)], /has no Backlog.md board \(no backlog\/ or \.backlog\/ directory, and no backlog\.config\.yml naming one\); run `backlog init`/],
     ['unknown task', ['--workspace', fixture.repo, '--task', 'TASK-99'], /no task TASK-99/],
     ['unknown assistant', ['--workspace', fixture.repo, '--assistant', 'gpt'], /unknown assistant "gpt"; use one of claude, codex, command/],
   ];

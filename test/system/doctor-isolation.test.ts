@@ -30,7 +30,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
   const toolbin = path.join(root, 'toolbin');
   mkdirSync(toolbin);
   writeFileSync(path.join(toolbin, 'claude'), '#!/bin/sh\necho stub\n', { mode: 0o755 });
-  const { origin } = originAndClone(t, { 'README.md': '# demo\n', 'backlog/config.yml': 'statuses: ["To Do", "In Progress", "Done", "Blocked"]\n', '.agent/gates.sh': '#!/bin/sh\nexit 0\n' });
+  const { origin } = originAndClone(t, { 'README.md': '# demo\n', 'backlog/config.yml': 'statuses: ["To Do", "In Progress", "Blocked", "Done"]\n', '.agent/gates.sh': '#!/bin/sh\nexit 0\n' });
   spawnSync('git', ['-C', path.join(path.dirname(origin), 'clone'), 'update-index', '--chmod=+x', '.agent/gates.sh']);
   spawnSync('git', ['-C', path.join(path.dirname(origin), 'clone'), '-c', 'user.name=T', '-c', 'user.email=t@t', 'commit', '-qm', 'exec gates']);
   spawnSync('git', ['-C', path.join(path.dirname(origin), 'clone'), 'push', '-q', 'origin', 'main']);

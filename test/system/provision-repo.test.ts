@@ -70,7 +70,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
     t.equal(statSync(`/home/${user}/${name}`).uid, uid, 'clone owned by the user');
     t.equal(spawnSync('id', ['-nG', user], { encoding: 'utf8' }).stdout.trim(), user, 'only its own group (no sudo)');
     const clone = `/home/${user}/${name}`;
-    t.match(readFileSync(path.join(clone, 'backlog', 'config.yml'), 'utf8'), /statuses: \["To Do", "In Progress", "Done", "Blocked"\]/);
+    t.match(readFileSync(path.join(clone, 'backlog', 'config.yml'), 'utf8'), /statuses: \["To Do", "In Progress", "Blocked", "Done"\]/);
     t.equal(git(clone, '-c', `safe.directory=${clone}`, 'log', '-1', '--format=%an|%cn|%s'), `${user}|agent-runner|Board: add the Blocked status`);
     t.match(ns.exec(['nft', 'list', 'table', 'inet', 'agent_runner']).stdout, new RegExp(`meta skuid ${uid} ip daddr 127.0.0.1 tcp dport 700 accept`));
     t.equal(readFileSync(path.join(root, 'etc', 'allow', `${name}.txt`), 'utf8'), `# repo ${name}: domains its agents may reach (from the registry)\nallowed.test\n.example.org\n`);

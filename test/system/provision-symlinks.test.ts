@@ -40,7 +40,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'mkf
   let kit: ReturnType<typeof hostileKit>;
   const resetBoard = () => {
     execFileSync('rm', ['-f', config]);
-    writeFileSync(config, 'project_name: "demo"\nstatuses: ["To Do", "In Progress", "Done", "Blocked"]\n');
+    writeFileSync(config, 'project_name: "demo"\nstatuses: ["To Do", "In Progress", "Blocked", "Done"]\n');
     execFileSync('chown', ['-R', '-h', `${user}:${user}`, path.join(clone, 'backlog')]);
   };
 

@@ -66,7 +66,7 @@ if (systemTestMayRun(t, TOOLS)) {
   });
 
   t.test('provision repo under a terminal: the Blocked-status commit runs no repo program', async (t) => {
-    const { env, user, home, clone, provisionArgs: args } = await provisionFixture(t, { 'README.md': '# demo\n', 'backlog/config.yml': 'project_name: "demo"\nstatuses: ["To Do", "In Progress", "Done", "Blocked"]\n' }, 'pty');
+    const { env, user, home, clone, provisionArgs: args } = await provisionFixture(t, { 'README.md': '# demo\n', 'backlog/config.yml': 'project_name: "demo"\nstatuses: ["To Do", "In Progress", "Blocked", "Done"]\n' }, 'pty');
     t.equal((await cli(env, ['provision', 'host'])).code, 0);
     const first = await cli(env, args);
     t.equal(first.code, 0, first.err);

@@ -48,7 +48,7 @@ t.test('buildCommand: no model or effort means no flags for them', async (t) => 
 t.test('a success result is ok, with session, turns, tokens and cost', async (t) => {
   t.same(claudeAdapter.parseResult(output([init, assistant, success])), {
     ok: true, sessionId: 'sess-1', turns: 7, inputTokens: 3120, outputTokens: 456, costUsd: 0.4321,
-    usage: { input: 100, output: 456, cacheRead: 3000, cacheWrite: 20 }, model: 'claude-opus',
+    usage: { input: 100, output: 456, cacheRead: 3000, cacheWrite: 20 }, model: 'claude-opus', finalMessage: 'Done.',
   });
 });
 

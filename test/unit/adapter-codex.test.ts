@@ -37,7 +37,7 @@ t.test('buildCommand: codex exec argv, prompt on stdin via -, workspace as -C an
 t.test('a completed turn with exit 0 is ok, with thread id, turns and tokens', async (t) => {
   t.same(codexAdapter.parseResult(output([started, turnStarted, reconnecting, message, completed])), {
     ok: true, sessionId: '0199a213-81c0-7800-8aa1-bbab2a035a53', turns: 1, inputTokens: 2946, outputTokens: 7,
-    usage: { input: 1946, output: 7, cacheRead: 1000 },
+    usage: { input: 1946, output: 7, cacheRead: 1000 }, finalMessage: 'Done',
   });
 });
 

@@ -80,3 +80,9 @@ t.test('a ready task is returned as the same object', async (t) => {
   const board = aBoard().withTask(aTask({ id: 'TASK-1' })).build();
   t.equal(assessReadiness(board).ready[0], board.tasks[0]);
 });
+
+t.test('a task without a status is not ready, with that reason', async (t) => {
+  const readiness = assessReadiness(aBoard().withTask({ id: 'TASK-1', status: '' }).build());
+  t.same(readiness.ready, []);
+  t.same(readiness.notReady.map((entry) => entry.reasons.map(describeReason)), [['no status (set one, e.g. status: To Do)']]);
+});

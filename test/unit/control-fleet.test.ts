@@ -5,7 +5,7 @@ import type { RegistryRepo } from '../../src/types.js';
 import { RUN_LIMIT_DEFAULTS } from '../../src/control/registry/limits.js';
 
 const repo: RegistryRepo = {
-  name: 'web', path: '/srv/web', user: 'agent-web', baseBranch: 'main', proxyPort: 700, schedule: '* * * * *', maxParallel: 3, allow: [], loopbackPorts: [],
+  name: 'web', path: '/srv/web', user: 'agent-web', baseBranch: 'main', proxyPort: 700, schedule: '* * * * *', remotePollSec: 15, maxParallel: 3, allow: [], loopbackPorts: [],
   toolchainPath: '/usr/bin:/bin', env: {}, enabled: true, url: undefined, authorName: undefined, authorEmail: undefined, limits: RUN_LIMIT_DEFAULTS,
 };
 const now = Date.parse('2026-01-01T01:00:00.000Z');

@@ -57,7 +57,7 @@ const task = (id: string, status: string, dependencies: string[] = []): Task => 
 
 t.test('board snapshot parsing and combining', async (t) => {
   const oid = 'a'.repeat(40);
-  t.same(parseBatchCheck(['x', 'y'], `${oid} tree 10\ny missing\n`), [oid, undefined]);
+  t.same(parseBatchCheck(['x', 'y'], `${oid} tree 10\ny missing\n`), [{ oid, type: 'tree' }, undefined]);
   t.same(parseLsTree(`100644 blob ${oid}\ttask-1 - A.md\n100644 blob ${'b'.repeat(40)}\tREADME.txt\n040000 tree ${'c'.repeat(40)}\tsub\n`), [[oid, 'task-1 - A.md']]);
   t.same(parseBatch(`${oid} blob 5\nhello\n${'b'.repeat(40)} missing\n${'c'.repeat(40)} blob 3\nh\u00e9\n`, 3), ['hello', '', 'hé']);
   const staging: Board = { tasks: [task('TASK-1', 'Done'), task('TASK-2', 'To Do', ['TASK-1'])], unreadable: [], statuses: ['To Do', 'Done'] };
@@ -81,7 +81,7 @@ t.test('prompt tasks', async (t) => {
 
 t.test('the orchestrate command and progress lines', async (t) => {
   const repo: RegistryRepo = {
-    name: 'web', path: '/srv/web', user: 'agent-web', baseBranch: 'main', proxyPort: 700, schedule: '* * * * *', maxParallel: 3, allow: [], loopbackPorts: [],
+    name: 'web', path: '/srv/web', user: 'agent-web', baseBranch: 'main', proxyPort: 700, schedule: '* * * * *', remotePollSec: 15, maxParallel: 3, allow: [], loopbackPorts: [],
     toolchainPath: '/opt/node/bin:/usr/bin:/bin', env: { APP_ENV: 'test' }, enabled: true, url: undefined, authorName: undefined, authorEmail: undefined, limits: RUN_LIMIT_DEFAULTS,
   };
   const command = orchestrateCommand(

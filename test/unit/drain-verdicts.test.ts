@@ -182,7 +182,7 @@ t.test('drainOutcome: what the drain says it did', async (t) => {
     ['tasks ended: drained', facts({}), { outcome: 'drained' }],
     ['nothing ran: nothing to do', facts({ tasksEnded: 0 }), { outcome: 'nothing-to-do' }],
     ['--task ran', facts({ only: { id: 'TASK-3', ran: true, onBoard: true }, tasksEnded: 1 }), { outcome: 'drained' }],
-    ['--task not ready', facts({ only: { id: 'TASK-3', ran: false, onBoard: true }, tasksEnded: 0 }), { outcome: 'failed', failure: 'TASK-3 is not ready; `agent-runner next` says why' }],
+    ['--task not ready', facts({ only: { id: 'TASK-3', ran: false, onBoard: true }, tasksEnded: 0 }), { outcome: 'failed', failure: 'TASK-3 is not ready on auto/work; `agent-runner next` (which reads auto/work) says why' }],
     ['--task not on the board', facts({ only: { id: 'TASK-3', ran: false, onBoard: false }, tasksEnded: 0 }), { outcome: 'failed', failure: 'no task TASK-3 on auto/work' }],
     ['a systemic failure fails the drain', facts({ systemicFailure: 'TASK-1: not-logged-in: no' }), { outcome: 'failed', failure: systemic }],
     ['systemic wins over a stop', facts({ systemicFailure: 'TASK-1: not-logged-in: no', stopped: true }), { outcome: 'failed', failure: systemic }],
@@ -191,7 +191,7 @@ t.test('drainOutcome: what the drain says it did', async (t) => {
     [
       'a stop wins over a --task that did not run; its reason stays',
       facts({ stopped: true, only: { id: 'TASK-3', ran: false, onBoard: true }, tasksEnded: 0 }),
-      { outcome: 'interrupted', failure: 'TASK-3 is not ready; `agent-runner next` says why' },
+      { outcome: 'interrupted', failure: 'TASK-3 is not ready on auto/work; `agent-runner next` (which reads auto/work) says why' },
     ],
     ['a refused push fails the drain', facts({ publish: { pushed: false, reason: 'push of auto/work refused: stale info', hasOrigin: true } }), { outcome: 'failed', failure: 'push of auto/work refused: stale info' }],
     ['no origin: nothing to push to, no failure', facts({ publish: { pushed: false, reason: 'no origin remote', hasOrigin: false } }), { outcome: 'drained' }],

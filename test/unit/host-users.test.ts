@@ -40,9 +40,11 @@ t.test('secrets are found and redacted', async (t) => {
   t.same(await secretValues({ readTextIfExists: async (p) => files[p] }, '/home/u'), ['tok_0123456789']);
 });
 
-t.test('the Blocked status is added once', async (t) => {
-  t.equal(withBlockedStatus('project_name: "x"\nstatuses: ["To Do", "In Progress", "Done"]\n'), 'project_name: "x"\nstatuses: ["To Do", "In Progress", "Done", "Blocked"]\n');
-  t.equal(withBlockedStatus("statuses: ['To Do', 'Done']\n"), "statuses: ['To Do', 'Done', 'Blocked']\n");
+t.test('the Blocked status is added once, before the finished status', async (t) => {
+  t.equal(withBlockedStatus('project_name: "x"\nstatuses: ["To Do", "In Progress", "Done"]\n'), 'project_name: "x"\nstatuses: ["To Do", "In Progress", "Blocked", "Done"]\n');
+  t.equal(withBlockedStatus("statuses: ['To Do', 'Done']\n"), 'statuses: ["To Do", "Blocked", "Done"]\n');
+  t.equal(withBlockedStatus('statuses: ["To Do", "Blocked", "Done"]\n'), 'statuses: ["To Do", "Blocked", "Done"]\n', 'already in place: unchanged');
+  t.equal(withBlockedStatus('statuses: ["To Do", "Done", "Blocked"]\n'), 'statuses: ["To Do", "Blocked", "Done"]\n', 'after Done (the old demo config) it would be the finished status: moved');
 });
 
 t.test('the repo planner: a new repo, then a provisioned one plans nothing', async (t) => {
@@ -74,7 +76,7 @@ t.test('the repo planner: a new repo, then a provisioned one plans nothing', asy
     account: { name: 'agent-web', uid: 1500, gid: 1500, home: '/home/agent-web', shell: '/bin/bash', comment: 'agent-runner repo web' },
     clone: { exists: true, ownerUid: 1500, isGit: true },
     gitIdentity: { name: 'agent-web', email: 'agent-web@localhost' },
-    backlogConfig: 'statuses: ["To Do", "Done", "Blocked"]\n',
+    backlogConfig: 'statuses: ["To Do", "Blocked", "Done"]\n',
     liveTable: live,
     egressFileText: renderRuleset(ruleset),
     squidFiles: new Map([[rendered.configFile, rendered.config], ...rendered.allowlists.map((file) => [file.path, file.text] as [string, string])]),

@@ -43,14 +43,14 @@ t.test('a valid registry with defaults applied', async (t) => {
   t.same(problems, []);
   t.same(registry.repos, [
     {
-      name: 'web', path: '/srv/repos/web', user: 'agent-web', baseBranch: 'main', proxyPort: 700, schedule: '*/5 * * * *', maxParallel: 3,
+      name: 'web', path: '/srv/repos/web', user: 'agent-web', baseBranch: 'main', proxyPort: 700, schedule: '*/5 * * * *', remotePollSec: 15, maxParallel: 3,
       allow: ['registry.npmjs.org', '.pythonhosted.org'], loopbackPorts: [], toolchainPath: '/usr/local/bin:/usr/bin:/bin',
       env: { NODE_ENV: 'test', LOG: '1' }, enabled: true, url: undefined, authorName: undefined, authorEmail: 'bot@example.com',
       limits: { tasksMax: 1024, memoryMax: 4 * 1024 ** 3, cpuWeight: 100 },
       spend: SPEND_DEFAULTS,
     },
     {
-      name: 'api', path: '/srv/repos/api', user: 'svc-api', baseBranch: 'trunk', proxyPort: 701, schedule: '*/5 * * * *', maxParallel: 1,
+      name: 'api', path: '/srv/repos/api', user: 'svc-api', baseBranch: 'trunk', proxyPort: 701, schedule: '*/5 * * * *', remotePollSec: 15, maxParallel: 1,
       allow: ['registry.npmjs.org'], loopbackPorts: [5432], toolchainPath: '/opt/node/bin:/usr/bin:/bin',
       env: { NODE_ENV: 'test' }, enabled: false, url: undefined, authorName: undefined, authorEmail: 'bot@example.com',
       limits: { tasksMax: 64, memoryMax: 4 * 1024 ** 3, cpuWeight: 50 },

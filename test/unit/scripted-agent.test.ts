@@ -179,7 +179,7 @@ t.test('end to end: the claude adapter against the scripted agent posing as clau
   t.same(result, {
     ok: true, sessionId: sessionIdFor('TASK-3', invocation.prompt), turns: 4,
     inputTokens: usage.inputTokens + usage.cacheReadTokens, outputTokens: 42, costUsd: usage.costUsd,
-    usage: { input: usage.inputTokens, output: 42, cacheRead: usage.cacheReadTokens, cacheWrite: 0 }, model: invocation.model,
+    usage: { input: usage.inputTokens, output: 42, cacheRead: usage.cacheReadTokens, cacheWrite: 0 }, model: invocation.model, finalMessage: 'TASK-3: done',
   });
   const task = parseTaskFile(file, readFileSync(path.join(repo, file), 'utf8')) as Task;
   t.equal(task.status, 'Done');

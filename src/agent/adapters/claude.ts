@@ -93,7 +93,8 @@ function parseResult(output: AgentOutput): AgentResult {
     // subtype says "success" even for a login failure: is_error decides.
     if (subtype === 'success' && !isError) {
       // Claude sometimes lingers after its result line; the work is reported done, so the kill does not undo it.
-      return { ok: true, ...facts, ...(watchdog ? { detail: `ended by ${watchdog} after its result line` } : {}) };
+      const finalMessage = stringField(result, 'result');
+      return { ok: true, ...facts, ...(finalMessage ? { finalMessage } : {}), ...(watchdog ? { detail: `ended by ${watchdog} after its result line` } : {}) };
     }
     if (subtype === 'error_max_turns') return { ok: false, failure: 'max-turns', detail: `stopped after ${facts.turns ?? '?'} turns (error_max_turns)`, ...facts };
     const errors = Array.isArray(result.errors) ? result.errors.filter((error): error is string => typeof error === 'string') : [];

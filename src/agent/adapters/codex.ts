@@ -89,7 +89,10 @@ function parseResult(output: AgentOutput): AgentResult {
     const how = describeExit(output.exitCode, output.signal);
     return { ok: false, ...(message ? classify(message, output.endedAt, 'crashed', `${how}: `) : { failure: 'crashed', detail: how }), ...facts };
   }
-  if (lastEvent?.type === 'turn.completed') return { ok: true, ...facts };
+  if (lastEvent?.type === 'turn.completed') {
+    const finalMessage = lastAgentMessage(events);
+    return { ok: true, ...facts, ...(finalMessage ? { finalMessage } : {}) };
+  }
   return { ok: false, failure: 'agent-error', detail: 'exit 0 without a completed turn', ...facts };
 }
 
@@ -99,3 +102,12 @@ export const codexAdapter: AgentAdapter = {
   buildCommand,
   parseResult,
 };
+
+/** The text of the last `agent_message` item: what the agent said last. */
+function lastAgentMessage(events: readonly Record<string, unknown>[]): string | undefined {
+  for (const event of [...events].reverse()) {
+    const item = event.item as Record<string, unknown> | undefined;
+    if (event.type === 'item.completed' && item?.type === 'agent_message' && typeof item.text === 'string' && item.text.trim()) return item.text;
+  }
+  return undefined;
+}

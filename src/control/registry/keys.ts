@@ -14,6 +14,10 @@ import { readSpendKey, SPEND_KEYS, type SpendFields, type SpendKey } from './spe
 
 
 
+/** How often an idle watcher asks origin whether its base branch moved (one ls-remote, as the repo user, through its proxy). */
+export const DEFAULT_REMOTE_POLL_SEC = 15;
+export const MAX_REMOTE_POLL_SEC = 3600;
+
 /** Variables agent-runner sets itself; the registry may not override them. */
 const RESERVED_ENV = new Set(['HOME', 'USER', 'LOGNAME', 'PATH', 'SHELL', 'AGENT_RUNNER_STATE', 'AGENT_RUNNER_CONFIG', 'http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY']);
 const DOMAIN = /^\.?(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -24,6 +28,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export type Fields = {
   base?: string;
   schedule?: string;
+  remotePollSec?: number;
   maxParallel?: number;
   allow?: string[];
   loopbackPorts?: number[];
@@ -156,6 +161,15 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     read(value, at) {
       if (typeof value !== 'string' || !at.schedules.isValid(value)) at.bad(`not a valid cron expression: ${JSON.stringify(value)}`, 'use five fields (minute hour day month weekday), e.g. "*/5 * * * *"');
       else at.fields.schedule = value;
+    },
+  },
+  remote_poll_sec: {
+    scopes: BOTH,
+    describe: 'seconds between checks of origin for new commits on the base branch (0: off)',
+    read(value, at) {
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_REMOTE_POLL_SEC) {
+        at.bad(`must be an integer 0-${MAX_REMOTE_POLL_SEC}, got ${JSON.stringify(value)}`, `set how often (seconds) the watcher asks origin for new work, e.g. remote_poll_sec = ${DEFAULT_REMOTE_POLL_SEC}; 0 turns it off`);
+      } else at.fields.remotePollSec = value;
     },
   },
   max_parallel: {

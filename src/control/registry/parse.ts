@@ -9,7 +9,7 @@ import { configValueError, formatProblems, UsageError } from '../../errors.js';
 import { loopbackPortClashes } from './rules.js';
 import { resolveRunLimits } from './limits.js';
 import { resolveSpend } from './spend.js';
-import { isTable, KEY_RULES, keysFor, suggestKey, type Fields, type KeyContext, type Scope } from './keys.js';
+import { DEFAULT_REMOTE_POLL_SEC, isTable, KEY_RULES, keysFor, suggestKey, type Fields, type KeyContext, type Scope } from './keys.js';
 import { LineIndex } from './locate.js';
 import { USER_PATH } from '../../system-path.js';
 
@@ -19,6 +19,7 @@ export const REPO_NAME_PATTERN = /^[a-z][a-z0-9-]{0,23}$/;
 const REGISTRY_DEFAULTS = {
   base: 'main',
   schedule: '* * * * *',
+  remotePollSec: DEFAULT_REMOTE_POLL_SEC,
   maxParallel: 2,
   toolchainPath: USER_PATH,
   enabled: true,
@@ -76,6 +77,7 @@ function resolveRepo(name: string, fields: Fields & { path: string; proxyPort: n
     baseBranch: fields.base ?? defaults.base ?? REGISTRY_DEFAULTS.base,
     proxyPort: fields.proxyPort,
     schedule: fields.schedule ?? defaults.schedule ?? REGISTRY_DEFAULTS.schedule,
+    remotePollSec: fields.remotePollSec ?? defaults.remotePollSec ?? REGISTRY_DEFAULTS.remotePollSec,
     maxParallel: fields.maxParallel ?? defaults.maxParallel ?? REGISTRY_DEFAULTS.maxParallel,
     allow: [...new Set([...(defaults.allow ?? []), ...(fields.allow ?? [])])],
     loopbackPorts: [...new Set([...(defaults.loopbackPorts ?? []), ...(fields.loopbackPorts ?? [])])],

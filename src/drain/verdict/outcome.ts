@@ -6,7 +6,7 @@ import { STAGING_BRANCH } from '../../staging/names.js';
 
 export interface DrainFacts {
   /** With --task: whether the drain ran it, and (when not) whether it is on auto/work at all. */
-  readonly only?: { readonly id: TaskId; readonly ran: boolean; readonly onBoard: boolean };
+  readonly only?: { readonly id: TaskId; readonly ran: boolean; readonly onBoard: boolean; readonly unreadable?: string };
   /** The first systemic agent failure (the drain stopped for it). */
   readonly systemicFailure: string | undefined;
   /** A stop was requested. */
@@ -31,7 +31,11 @@ export function drainOutcome(facts: DrainFacts): DrainVerdict {
   let outcome: DrainOutcome = 'drained';
   let failure: string | undefined;
   if (facts.only && !facts.only.ran) {
-    failure = facts.only.onBoard ? `${facts.only.id} is not ready; \`agent-runner next\` says why` : `no task ${facts.only.id} on ${STAGING_BRANCH}`;
+    failure = facts.only.onBoard
+      ? `${facts.only.id} is not ready on ${STAGING_BRANCH}; \`agent-runner next\` (which reads ${STAGING_BRANCH}) says why`
+      : facts.only.unreadable
+        ? `${facts.only.id} is unreadable on ${STAGING_BRANCH}: ${facts.only.unreadable}`
+        : `no task ${facts.only.id} on ${STAGING_BRANCH}`;
     outcome = 'failed';
   }
   if (facts.systemicFailure) {

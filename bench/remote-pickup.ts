@@ -1,0 +1,165 @@
+// Benchmark (not a test): the delay from a push of a task to origin's base
+// branch to its agent's start, on an idle watcher whose cron tick never fires
+// (schedule once a year), so only the ls-remote poll can find the work.
+//   node dist/bench/remote-pickup.js [--pushes 3] [--poll 1,15]
+// For each poll interval: --pushes tasks, one at a time, each pushed by the
+// repo user to a bare origin; the agent (a shell script) records when it
+// started. Also: what one idle check (ls-remote as the user) costs.
+// Needs root (a repo user is created and removed); skipped otherwise.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { renderTaskFile, taskFileName } from '../src/board/render.js';
+import { accountComment } from '../src/control/repo-account.js';
+import { lsRemoteCommand } from '../src/control/remote-watch.js';
+import { lookupUser } from '../src/control/privdrop.js';
+import { realProcess } from '../src/io/real-ports.js';
+import { parseRegistry } from '../src/control/registry/parse.js';
+import { cronScheduler } from '../src/io/cron.js';
+import type { BenchFigure, BenchGoal, BenchResult } from './lib/types.js';
+import { printResult } from './lib/print.js';
+import { median } from './lib/stats.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const arg = (name: string, fallback: string) => {
+  const index = process.argv.indexOf(`--${name}`);
+  return index > 0 ? process.argv[index + 1]! : fallback;
+};
+const PUSHES = Number(arg('pushes', '3'));
+const POLLS = arg('poll', '1,15').split(',').map(Number);
+const NAME = `rp${process.pid % 100000}`;
+const USER = `agent-${NAME}`;
+
+const AGENT = (out: string) => `#!/bin/sh
+set -e
+date +%s%3N > "${out}/start-$AGENT_TASK_ID"
+file=$(grep -l "^id: $AGENT_TASK_ID$" backlog/tasks/*.md)
+sed -i 's/^status: To Do$/status: Done/' "$file"
+git add -A
+git -c user.name=bench -c user.email=bench@example.invalid commit -q -m "$AGENT_TASK_ID done"
+`;
+
+function asUser(cwd: string, home: string, ...args: string[]): string {
+  const env = [`HOME=${home}`, 'PATH=/usr/local/bin:/usr/bin:/bin', 'GIT_CONFIG_NOSYSTEM=1', 'GIT_AUTHOR_NAME=Team', 'GIT_AUTHOR_EMAIL=team@example.invalid', 'GIT_COMMITTER_NAME=Team', 'GIT_COMMITTER_EMAIL=team@example.invalid'];
+  return execFileSync('setpriv', [`--reuid=${USER}`, `--regid=${USER}`, '--init-groups', '--', 'env', '-i', ...env, ...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function task(id: string, status: string): Record<string, string> {
+  return { [path.join('backlog/tasks', taskFileName(id, `Task ${id}`))]: renderTaskFile({ id, title: `Task ${id}`, status, createdDate: '2026-11-30 10:00' }) };
+}
+
+function write(root: string, files: Record<string, string>): void {
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
+    writeFileSync(path.join(root, name), text);
+  }
+}
+
+async function waitFor(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export async function main(): Promise<BenchResult> {
+  if (process.getuid?.() !== 0) return { benchmark: 'remote-pickup', figures: [], goals: [], notes: ['skipped: needs root (creates a repo user)'] };
+  const root = mkdtempSync(path.join(tmpdir(), 'agent-runner-bench-remote-'));
+  chmodSync(root, 0o755);
+  const home = path.join(root, 'home');
+  const out = path.join(root, 'out');
+  execFileSync('useradd', ['--home-dir', home, '--create-home', '--shell', '/usr/sbin/nologin', '--user-group', '--comment', accountComment(NAME), USER], { stdio: 'pipe' });
+  let watcher: ChildProcess | undefined;
+  try {
+    mkdirSync(out, { mode: 0o777 });
+    chmodSync(out, 0o777);
+    writeFileSync(path.join(root, 'agent.sh'), AGENT(out), { mode: 0o755 });
+    const origin = path.join(home, 'origin.git');
+    const clone = path.join(home, NAME);
+    const seed = path.join(home, 'seed');
+    execFileSync('chown', ['-R', `${USER}:${USER}`, home]);
+    asUser(home, home, 'git', 'init', '-q', '--bare', '-b', 'main', origin);
+    asUser(home, home, 'git', 'clone', '-q', origin, seed);
+    write(seed, {
+      'README.md': '# bench\n',
+      'backlog/config.yml': 'project_name: "bench"\nstatuses: ["To Do", "In Progress", "Blocked", "Done"]\n',
+      '.agent/config.json': `${JSON.stringify({ assistant: 'command', command: ['/bin/sh', path.join(root, 'agent.sh')], maxParallel: 1, agentIdleTimeoutSec: 30 }, null, 2)}\n`,
+      '.agent/gates.sh': '#!/bin/sh\nexit 0\n',
+      ...task('TASK-1', 'Done'),
+    });
+    chmodSync(path.join(seed, '.agent/gates.sh'), 0o755);
+    execFileSync('chown', ['-R', `${USER}:${USER}`, seed]);
+    asUser(seed, home, 'git', 'add', '-A');
+    asUser(seed, home, 'git', 'commit', '-q', '-m', 'board');
+    asUser(seed, home, 'git', 'push', '-q', 'origin', 'main');
+    asUser(home, home, 'git', 'clone', '-q', origin, clone);
+
+    const user = (await lookupUser(realProcess, USER))!;
+    const registryText = (poll: number) => `[repos.${NAME}]\npath = "${clone}"\nuser = "${USER}"\nproxy_port = 799\nschedule = "0 0 1 1 *"\nremote_poll_sec = ${poll}\n`;
+    const repo = parseRegistry(registryText(1), 'registry.toml', cronScheduler).registry.repos[0]!;
+    const checks: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const started = process.hrtime.bigint();
+      await realProcess.run(lsRemoteCommand(user, repo));
+      checks.push(Number(process.hrtime.bigint() - started) / 1e6);
+    }
+
+    const figures: BenchFigure[] = [{ name: 'one idle check (ls-remote as the repo user, local origin)', value: Math.round(median(checks)), unit: 'ms', runs: checks.map(Math.round) }];
+    const goals: BenchGoal[] = [];
+    const notes: string[] = [];
+    let number = 1;
+    for (const poll of POLLS) {
+      const state = path.join(root, `state-${poll}`);
+      const registry = path.join(root, `registry-${poll}.toml`);
+      writeFileSync(registry, registryText(poll));
+      const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'watch'), NAME], {
+        env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/root', AGENT_RUNNER_STATE: state, AGENT_RUNNER_CONFIG: registry, LANG: 'C.UTF-8' },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      watcher = child;
+      let stderr = '';
+      child.stderr!.on('data', (chunk) => (stderr += chunk));
+      await waitFor(() => stderr.includes('"event":"watching"'), 30_000, 'the watcher to start');
+      const delays: number[] = [];
+      for (let push = 0; push < PUSHES; push++) {
+        const id = `TASK-${++number}`;
+        const finishedBefore = stderr.split('"event":"run-finished"').length;
+        // Pushes land at a random point of the poll interval, as real pushes do.
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * poll * 1000));
+        write(seed, task(id, 'To Do'));
+        execFileSync('chown', ['-R', `${USER}:${USER}`, seed]);
+        asUser(seed, home, 'git', 'add', '-A');
+        asUser(seed, home, 'git', 'commit', '-q', '-m', `file ${id}`);
+        asUser(seed, home, 'git', 'pull', '-q', '--no-rebase', 'origin', 'main');
+        asUser(seed, home, 'git', 'push', '-q', 'origin', 'main');
+        const pushedAt = Date.now();
+        const startFile = path.join(out, `start-${id}`);
+        await waitFor(() => existsSync(startFile) && readFileSync(startFile, 'utf8').trim() !== '', 120_000, `the agent of ${id}`);
+        delays.push(Number(readFileSync(startFile, 'utf8').trim()) - pushedAt);
+        await waitFor(() => stderr.split('"event":"run-finished"').length > finishedBefore, 120_000, `the drain of ${id} to end`);
+      }
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.on('close', resolve));
+      watcher = undefined;
+      const value = Math.round(median(delays));
+      figures.push({ name: `push to agent start, remote_poll_sec = ${poll}`, value, unit: 'ms', runs: delays.map(Math.round) });
+      goals.push({ what: `push to agent start (poll ${poll} s)`, target: `<= ${poll * 1000 + 5000} ms`, measured: value, met: value <= poll * 1000 + 5000 });
+    }
+    notes.push('the delay is about half the poll interval on average (a push lands anywhere in it), plus one ls-remote, one fetch of the base, a board read and the drain start');
+    return { benchmark: 'remote-pickup', figures, goals, notes };
+  } finally {
+    watcher?.kill('SIGKILL');
+    try {
+      execFileSync('setpriv', [`--reuid=${USER}`, `--regid=${USER}`, '--init-groups', '--', 'kill', '-s', 'KILL', '--', '-1'], { stdio: 'ignore' });
+    } catch {
+      // nothing left running
+    }
+    execFileSync('userdel', ['--remove', USER], { stdio: 'ignore' });
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) printResult(await main());
