@@ -82,3 +82,12 @@ t.test('one parallel cap: the repo config and the registry are bounded by the sa
   t.same(registry(MAX_PARALLEL_CEILING + 1).problems.map((p) => p.key), ['repos.web.max_parallel'], 'but not one more');
   t.equal(applyOverrides(validateConfig({ maxParallel: MAX_PARALLEL_CEILING }).config, { maxParallel: 99 }).maxParallel, MAX_PARALLEL_CEILING, 'nothing raises a run above it');
 });
+
+t.test('maxBatch: default 8, 1 gates each task alone, out of range is named with the fix', async (t) => {
+  t.equal(validateConfig({}).config.maxBatch, 8);
+  t.equal(validateConfig({ maxBatch: 1 }).config.maxBatch, 1);
+  for (const bad of [0, 65, 2.5, '4']) {
+    const result = validateConfig({ maxBatch: bad });
+    t.same(result.problems.map((p) => [p.key, p.problem]), [['maxBatch', 'must be a whole number from 1 to 64']], `maxBatch ${JSON.stringify(bad)}`);
+  }
+});
