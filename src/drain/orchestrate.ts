@@ -14,7 +14,10 @@ import { drainLoop } from './schedule.js';
 import { Mutex } from './mutex.js';
 import type { WorkerContext } from './task-worker.js';
 import { DrainBook } from './book.js';
-import { integrateRecovered, runTaskFlow, type TaskFlow } from './task-flow.js';
+import { integrateRecovered, landingMeta, runTaskFlow, type TaskFlow } from './task-flow.js';
+import { integrateBranch, type IntegratorDeps } from './integrate.js';
+import { integrateBatch } from './integrate-batch.js';
+import { IntegrationQueue } from './integration-queue.js';
 import { recoverTaskBranches } from './recovery.js';
 import { agentRecordsDir, lastDrainFile, workspaceStateDir } from '../paths.js';
 import type { DrainEvent, DrainEventBody, DrainSummary, Emit } from './types.js';
@@ -83,12 +86,20 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       binary: input.binary, env: input.env, secrets: input.secrets, runId: input.runId, refs: refsMutex,
       onProcess: (task, event, kind) => agents.update(task.id, event, kind),
     };
+    const integratorDeps: IntegratorDeps = {
+      process, fs, clock, git,
+      onGateProcess: (taskId, event) => agents.update(taskId, event, 'gate'),
+      onGateRun: (tasks, result) => drainBook.gateRan({ tasks, ok: result.ok, durationMs: result.durationMs }),
+    };
+    const integrator = new Mutex();
+    const gate = gateSpecFrom(trusted, input.env);
     const flow: TaskFlow = {
       worker,
-      integratorDeps: { process, fs, clock, git, onGateProcess: (taskId, event) => agents.update(taskId, event, 'gate') },
-      integrator: new Mutex(),
+      integratorDeps,
+      integrator,
+      queue: integrationQueue({ worker, gate }, integratorDeps, integrator, stagingDir, input.config.maxBatch),
       stagingDir,
-      gate: gateSpecFrom(trusted, input.env),
+      gate,
       maxAttempts: input.config.maxAttempts,
       book,
       stop: input.stop,
@@ -151,6 +162,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       outcome,
       ...(failure ? { failure } : {}),
       tasks: [...(book?.results.values() ?? [])],
+      ...(book ? { gateRuns: book.gates.length, gates: book.gates } : {}),
       staging,
       pushed,
       startedAt: new Date(startedAt).toISOString(),
@@ -161,6 +173,14 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     emit({ event: 'drain-finished', outcome, ...(failure ? { reason: failure } : {}) });
   }
   return summary;
+}
+
+/** Finished tasks wait here; the integrator takes up to maxBatch of them at a time. */
+function integrationQueue(flow: Pick<TaskFlow, 'worker' | 'gate'>, deps: IntegratorDeps, integrator: Mutex, stagingDir: string, maxBatch: number): IntegrationQueue {
+  return new IntegrationQueue(integrator, maxBatch, {
+    one: (task) => integrateBranch(deps, stagingDir, landingMeta(flow, task), flow.gate),
+    batch: (tasks) => integrateBatch(deps, stagingDir, tasks.map((task) => landingMeta(flow, task)), flow.gate),
+  });
 }
 
 /** Ends agents a killed drain left running: they would keep writing into worktrees this drain removes. */

@@ -5,8 +5,9 @@
 // onto auto/work, settle or record attempts, tidy the worktree, report.
 import type { Task } from '../types.js';
 import type { Mutex } from './mutex.js';
+import type { IntegrationQueue } from './integration-queue.js';
 import type { DrainBook } from './book.js';
-import { blockTask, integrateBranch, parkTask, type GateSpec, type IntegratorDeps } from './integrate.js';
+import { blockTask, integrateBranch, parkTask, type GateSpec, type IntegratorDeps, type LandingMeta } from './integrate.js';
 import { workOnTask, type WorkerContext } from './task-worker.js';
 import { removeTaskWorktree } from '../staging/task-branches.js';
 import { taskBranch } from '../staging/names.js';
@@ -19,6 +20,8 @@ export interface TaskFlow {
   readonly integratorDeps: IntegratorDeps;
   /** One merge (or park, or block commit) at a time. */
   readonly integrator: Mutex;
+  /** Where finished tasks wait for the integrator, which takes them in batches (integration-queue.ts). */
+  readonly queue: IntegrationQueue;
   readonly stagingDir: string;
   readonly gate: GateSpec;
   readonly maxAttempts: number;
@@ -28,9 +31,14 @@ export interface TaskFlow {
   readonly onSystemicFailure: (reason: string) => void;
 }
 
-function integrate(flow: TaskFlow, task: Task, mayBeLanded = false): Promise<IntegrationOutcome> {
-  const meta = { task, branch: taskBranch(task.id), runId: flow.worker.runId, gatesScript: flow.gate.script, mayBeLanded };
-  return flow.integrator.run(() => integrateBranch(flow.integratorDeps, flow.stagingDir, meta, flow.gate));
+/** What the integrator needs to know of a task to land it. */
+export function landingMeta(flow: Pick<TaskFlow, 'worker' | 'gate'>, task: Task, mayBeLanded = false): LandingMeta {
+  return { task, branch: taskBranch(task.id), runId: flow.worker.runId, gatesScript: flow.gate.script, mayBeLanded };
+}
+
+/** A recovered branch may already be on auto/work: it is integrated alone, before anything new. */
+function integrateAlone(flow: TaskFlow, task: Task): Promise<IntegrationOutcome> {
+  return flow.integrator.run(() => integrateBranch(flow.integratorDeps, flow.stagingDir, landingMeta(flow, task, true), flow.gate));
 }
 
 /** The one path every ending of a task takes. */
@@ -77,7 +85,7 @@ export async function runTaskFlow(flow: TaskFlow, task: Task, releaseSlot: () =>
       maxAttempts: flow.maxAttempts,
     });
     if (verdict.kind !== 'integrate') return await applyVerdict(flow, task, verdict, started);
-    const integration = await integrate(flow, task);
+    const integration = await flow.queue.integrate(task);
     await applyVerdict(flow, task, afterIntegration(integration, Boolean(flow.book.attemptsOf(task.id)?.conflictRetried)), started);
   } catch (error) {
     await applyVerdict(flow, task, afterInternalError(error), started).catch(() => undefined);
@@ -87,6 +95,6 @@ export async function runTaskFlow(flow: TaskFlow, task: Task, releaseSlot: () =>
 /** Finished work an interrupted drain left on its branch: integrated before anything new starts. */
 export async function integrateRecovered(flow: TaskFlow, task: Task): Promise<void> {
   const started = flow.worker.ports.clock.now();
-  const integration = await integrate(flow, task, true);
+  const integration = await integrateAlone(flow, task);
   await applyVerdict(flow, task, afterRecoveredIntegration(task.id, integration), started);
 }

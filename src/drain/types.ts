@@ -17,11 +17,22 @@ export interface TaskSummary {
   readonly stagingCommit?: string;
 }
 
+/** One gate run: the tasks it judged together (beyond what auto/work already held) and its verdict. */
+export interface GateRunSummary {
+  readonly tasks: readonly TaskId[];
+  readonly ok: boolean;
+  readonly durationMs: number;
+}
+
 export interface DrainSummary {
   readonly runId: string;
   readonly outcome: DrainOutcome;
   readonly failure?: string;
   readonly tasks: readonly TaskSummary[];
+  /** How many times the gate ran in this drain (a batch runs it once when green, more while it bisects). */
+  readonly gateRuns?: number;
+  /** Every gate run in order: which tasks were gated together. */
+  readonly gates?: readonly GateRunSummary[];
   readonly staging: { readonly base: string; readonly head: string };
   readonly pushed: boolean;
   readonly startedAt: string;
@@ -74,6 +85,12 @@ export interface TaskFinishedEvent {
   readonly durationMs: number;
 }
 
+/** A gate run of the integrator: the tasks it judged together, its verdict, and its number in this drain. */
+export interface GateRunEvent extends GateRunSummary {
+  readonly event: 'gate-run';
+  readonly gateRun: number;
+}
+
 export interface DrainFinishedEvent {
   readonly event: 'drain-finished';
   readonly outcome: DrainOutcome;
@@ -81,7 +98,7 @@ export interface DrainFinishedEvent {
 }
 
 /** An event as the drain emits it; orchestrate adds the time and the run id. */
-export type DrainEventBody = DrainNoteEvent | StagingReadyEvent | TaskStartedEvent | TaskRetryingEvent | TaskFinishedEvent | DrainFinishedEvent;
+export type DrainEventBody = DrainNoteEvent | StagingReadyEvent | TaskStartedEvent | TaskRetryingEvent | TaskFinishedEvent | GateRunEvent | DrainFinishedEvent;
 
 export type DrainEvent = DrainEventBody & { readonly time: string; readonly runId: string };
 
