@@ -101,6 +101,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       stagingDir,
       gate,
       maxAttempts: input.config.maxAttempts,
+      maxBatch: input.config.maxBatch,
       book,
       stop: input.stop,
       onSystemicFailure: (reason) => {
@@ -110,7 +111,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
 
     const pending = await recoverTaskBranches({ ports, git, workspace: input.workspace, stagingDir, refs: refsMutex, stagingReset: prepared.reset });
     for (const note of pending.notes) emit({ event: 'recovered', detail: note });
-    for (const task of pending.toIntegrate) await integrateRecovered(flow, task);
+    await integrateRecovered(flow, pending.toIntegrate);
 
     let stopTimer: { cancel(): void } | undefined;
     const onStop = () => {

@@ -3,7 +3,9 @@
 // task goes through the integrator and its result is judged too, and every
 // ending is applied through one path (applyVerdict): count a failure, commit
 // onto auto/work, settle or record attempts, tidy the worktree, report.
-import type { Task } from '../types.js';
+import type { Task, TaskId } from '../types.js';
+import { integrateBatch } from './integrate-batch.js';
+import { formBatch } from './verdict/batch.js';
 import type { Mutex } from './mutex.js';
 import type { IntegrationQueue } from './integration-queue.js';
 import type { DrainBook } from './book.js';
@@ -25,6 +27,8 @@ export interface TaskFlow {
   readonly stagingDir: string;
   readonly gate: GateSpec;
   readonly maxAttempts: number;
+  /** The most finished tasks one gate run judges together. */
+  readonly maxBatch: number;
   readonly book: DrainBook;
   readonly stop: AbortSignal;
   /** Called once when the agent cannot work at all (not logged in, rate limited). */
@@ -92,9 +96,24 @@ export async function runTaskFlow(flow: TaskFlow, task: Task, releaseSlot: () =>
   }
 }
 
-/** Finished work an interrupted drain left on its branch: integrated before anything new starts. */
-export async function integrateRecovered(flow: TaskFlow, task: Task): Promise<void> {
-  const started = flow.worker.ports.clock.now();
-  const integration = await integrateAlone(flow, task);
-  await applyVerdict(flow, task, afterRecoveredIntegration(task.id, integration), started);
+/**
+ * Finished work an interrupted drain left on its branches: integrated before
+ * anything new starts, in batches like any finished tasks (recovery found
+ * none of them on auto/work, so none can have landed already).
+ */
+export async function integrateRecovered(flow: TaskFlow, tasks: readonly Task[]): Promise<void> {
+  const waiting = [...tasks];
+  // A batch's endings (worktree removal, park commits) run while the next batch merges, as live tasks' do.
+  const endings: Promise<void>[] = [];
+  while (waiting.length) {
+    const ids = formBatch(waiting.map((task) => task.id), flow.maxBatch);
+    const batch = ids.map((id) => waiting.splice(waiting.findIndex((task) => task.id === id), 1)[0]!);
+    const started = flow.worker.ports.clock.now();
+    const outcomes: ReadonlyMap<TaskId, IntegrationOutcome> =
+      batch.length === 1
+        ? new Map([[batch[0]!.id, await integrateAlone(flow, batch[0]!)]])
+        : await flow.integrator.run(() => integrateBatch(flow.integratorDeps, flow.stagingDir, batch.map((task) => landingMeta(flow, task)), flow.gate));
+    for (const task of batch) endings.push(applyVerdict(flow, task, afterRecoveredIntegration(task.id, outcomes.get(task.id)!), started));
+  }
+  await Promise.all(endings);
 }
