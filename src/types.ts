@@ -87,6 +87,8 @@ export interface RepoConfig {
   readonly agentIdleTimeoutSec: number;
   readonly agentWallClockSec: number;
   readonly maxAttempts: number;
+  /** The most finished tasks the integrator merges and gates together (1: one at a time). */
+  readonly maxBatch: number;
   readonly prompt: string;
   readonly command: readonly string[] | undefined;
   readonly baseBranch: string;

@@ -20,6 +20,10 @@ export interface RepoSpec {
   readonly tasks: readonly BenchTask[];
   readonly agent: readonly string[];
   readonly maxParallel: number;
+  /** The gates script (default: always green). */
+  readonly gates?: string;
+  /** More .agent/config.json keys (maxBatch, ...). */
+  readonly config?: Readonly<Record<string, unknown>>;
 }
 
 export interface Copy {
@@ -155,8 +159,8 @@ export function repoFiles(spec: RepoSpec): Record<string, string> {
   const files: Record<string, string> = {
     'README.md': '# bench\n',
     'backlog/config.yml': BOARD_CONFIG,
-    '.agent/config.json': `${JSON.stringify({ assistant: 'command', command: spec.agent, maxParallel: spec.maxParallel, agentIdleTimeoutSec: 60 }, null, 2)}\n`,
-    '.agent/gates.sh': GREEN_GATE,
+    '.agent/config.json': `${JSON.stringify({ assistant: 'command', command: spec.agent, maxParallel: spec.maxParallel, agentIdleTimeoutSec: 60, ...spec.config }, null, 2)}\n`,
+    '.agent/gates.sh': spec.gates ?? GREEN_GATE,
   };
   for (const task of spec.tasks) {
     files[path.join('backlog/tasks', taskFileName(task.id, task.title))] = renderTaskFile({ id: task.id, title: task.title, createdDate: '2026-01-01 10:00', description: task.description });

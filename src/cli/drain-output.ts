@@ -23,6 +23,8 @@ function describeEvent(event: DrainEvent): string {
       return `${clock} ${task}landed${seconds}${event.commit ? ` as ${event.commit.slice(0, 10)}` : ''}`;
     case 'task-retrying':
       return `${clock} ${task}retrying: ${event.reason}`;
+    case 'gate-run':
+      return `${clock} gate run ${event.gateRun} ${event.ok ? 'green' : 'red'}${seconds} over ${event.tasks.join(' ')}`;
     case 'drain-finished':
       return `${clock} drain ${event.outcome}${event.reason ? `: ${event.reason}` : ''}`;
     case 'rate-limit-wait':
@@ -57,6 +59,7 @@ export function renderTaskTable(tasks: DrainSummary['tasks']): string {
 }
 
 export function renderSummary(summary: DrainSummary): string {
-  const head = `drain ${printableLine(summary.runId)}: ${summary.outcome}${summary.failure ? ` (${printableLine(summary.failure)})` : ''}; ${STAGING_BRANCH} ${summary.staging.head.slice(0, 10) || '-'}${summary.pushed ? ', pushed' : ''}\n`;
+  const gates = summary.gateRuns ? `; ${summary.gateRuns} gate run(s)` : '';
+  const head = `drain ${printableLine(summary.runId)}: ${summary.outcome}${summary.failure ? ` (${printableLine(summary.failure)})` : ''}; ${STAGING_BRANCH} ${summary.staging.head.slice(0, 10) || '-'}${summary.pushed ? ', pushed' : ''}${gates}\n`;
   return head + renderTaskTable(summary.tasks);
 }

@@ -3,13 +3,15 @@
 // atomically before anything depends on them).
 import type { Clock, FsPort } from '../ports.js';
 import type { Task, TaskId } from '../types.js';
-import type { Emit, TaskOutcome, TaskSummary } from './types.js';
+import type { Emit, GateRunSummary, TaskOutcome, TaskSummary } from './types.js';
 import { forget, readAttempts, recordConflictRetry, recordFailure, writeAttempts, type AttemptRecord, type Attempts } from './attempts.js';
 
 export class DrainBook {
   readonly results = new Map<TaskId, TaskSummary>();
   /** Tasks this drain will not start again. */
   readonly excluded = new Set<TaskId>();
+  /** Every gate run of this drain, in order. */
+  readonly gates: GateRunSummary[] = [];
   private readonly retries = new Map<TaskId, string>();
 
   private constructor(
@@ -30,6 +32,12 @@ export class DrainBook {
     this.results.set(task.id, summary);
     if (outcome !== 'failed') this.excluded.add(task.id);
     this.emit({ event: `task-${outcome}`, taskId: task.id, title: task.title, ...(reason ? { reason } : {}), ...(commit ? { commit } : {}), durationMs: summary.durationMs });
+  }
+
+  /** The gate ran over these tasks (gated together). */
+  gateRan(run: GateRunSummary): void {
+    this.gates.push(run);
+    this.emit({ event: 'gate-run', gateRun: this.gates.length, ...run });
   }
 
   /** A failed attempt, counted. */

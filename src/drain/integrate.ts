@@ -29,6 +29,8 @@ export interface IntegratorDeps {
   readonly git: Git;
   /** The gate's process and its end, for the drain's records (a killed drain's gate is reaped by the next). */
   readonly onGateProcess?: (taskId: TaskId, event: AgentProcessEvent) => void | Promise<void>;
+  /** Each run of the gates script, with the tasks it judged together. */
+  readonly onGateRun?: (tasks: readonly TaskId[], gate: GateResult) => void;
 }
 
 export interface GateSpec {
@@ -44,8 +46,12 @@ export interface GateSpec {
 
 const TAIL_LINES = 15;
 
-/** Runs the gates script in dir. A missing or non-executable script is red, never green. */
-async function runGate(deps: IntegratorDeps, dir: string, gate: GateSpec, taskId: TaskId): Promise<GateResult> {
+/**
+ * Runs the gates script in dir over the tasks merged there (the first names
+ * the gate's process record). A missing or non-executable script is red, never green.
+ */
+export async function runGate(deps: IntegratorDeps, dir: string, gate: GateSpec, tasks: readonly TaskId[]): Promise<GateResult> {
+  const taskId = tasks[0]!;
   if (gate.script === undefined) return { ok: true, detail: 'no gates configured', tail: '', durationMs: 0 };
   const script = path.join(dir, gate.script);
   const stat = await deps.fs.stat(script);
@@ -64,9 +70,14 @@ async function runGate(deps: IntegratorDeps, dir: string, gate: GateSpec, taskId
   );
   const durationMs = deps.clock.now() - started;
   const tail = lines.slice(-TAIL_LINES).join('\n');
-  if (run.endedBy !== 'exit') return { ok: false, detail: `gates timed out (${run.endedBy})`, tail, durationMs };
-  if (run.exitCode !== 0) return { ok: false, detail: `gates exited ${run.exitCode ?? run.signal}`, tail, durationMs };
-  return { ok: true, detail: 'gates passed', tail, durationMs };
+  const result: GateResult =
+    run.endedBy !== 'exit'
+      ? { ok: false, detail: `gates timed out (${run.endedBy})`, tail, durationMs }
+      : run.exitCode !== 0
+        ? { ok: false, detail: `gates exited ${run.exitCode ?? run.signal}`, tail, durationMs }
+        : { ok: true, detail: 'gates passed', tail, durationMs };
+  deps.onGateRun?.(tasks, result);
+  return result;
 }
 
 export interface LandingMeta {
@@ -78,21 +89,26 @@ export interface LandingMeta {
   readonly gatesScript: string | undefined;
 }
 
-/** The merge commit message; its trailers are how `status` finds landings. */
-export function landingMessage(meta: LandingMeta, gate: GateResult): string {
+/**
+ * The merge commit message; its trailers are how `status` finds landings. A
+ * batch's merge is committed before its gate runs (it lands only once a gate
+ * passed on a state holding it), so its gate trailer says how it was gated.
+ */
+export function landingMessage(meta: LandingMeta, gate: GateResult | { readonly batch: number }): string {
+  const how = 'batch' in gate ? `in a batch of ${gate.batch}` : `${(gate.durationMs / 1000).toFixed(1)}s`;
   return [
     `Land ${meta.task.id}: ${meta.task.title}`,
     '',
     `Agent-Runner-Task: ${meta.task.id}`,
     `Agent-Runner-Branch: ${meta.branch}`,
     `Agent-Runner-Run: ${meta.runId}`,
-    `Agent-Runner-Gate: passed (${meta.gatesScript ?? 'none'}, ${(gate.durationMs / 1000).toFixed(1)}s)`,
+    `Agent-Runner-Gate: passed (${meta.gatesScript ?? 'none'}, ${how})`,
     '',
   ].join('\n');
 }
 
 /** Back to auto/work as it was: the merge abandoned, the tree exactly at `to`. */
-async function abandonMerge(git: Git, dir: string, to: string): Promise<void> {
+export async function abandonMerge(git: Git, dir: string, to: string): Promise<void> {
   await abortMerge(git, dir);
   await resetAndClean(git, dir, to);
 }
@@ -119,7 +135,7 @@ export async function integrateBranch(deps: IntegratorDeps, stagingDir: string, 
   const drift = await protectedPathsDrift(git, stagingDir, gate.script);
   let ran: { result: GateResult; headMoved: boolean } | undefined;
   if (!drift.length) {
-    const result = await runGate(deps, stagingDir, gate, meta.task.id);
+    const result = await runGate(deps, stagingDir, gate, [meta.task.id]);
     ran = { result, headMoved: (await resolveCommit(git, stagingDir, 'HEAD')) !== before };
   }
   const verdict = judgeMergedTree(drift, ran);

@@ -14,7 +14,10 @@ import { drainLoop } from './schedule.js';
 import { Mutex } from './mutex.js';
 import type { WorkerContext } from './task-worker.js';
 import { DrainBook } from './book.js';
-import { integrateRecovered, runTaskFlow, type TaskFlow } from './task-flow.js';
+import { integrateRecovered, landingMeta, runTaskFlow, type TaskFlow } from './task-flow.js';
+import { integrateBranch, type IntegratorDeps } from './integrate.js';
+import { integrateBatch } from './integrate-batch.js';
+import { IntegrationQueue } from './integration-queue.js';
 import { recoverTaskBranches } from './recovery.js';
 import { agentRecordsDir, workspaceStateDir } from '../paths.js';
 import { recordDrain } from './history.js';
@@ -101,13 +104,22 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       onProcess: (task, event, kind) => agents.update(task.id, event, kind),
       sessions,
     };
+    const integratorDeps: IntegratorDeps = {
+      process, fs, clock, git,
+      onGateProcess: (taskId, event) => agents.update(taskId, event, 'gate'),
+      onGateRun: (tasks, result) => drainBook.gateRan({ tasks, ok: result.ok, durationMs: result.durationMs }),
+    };
+    const integrator = new Mutex();
+    const gate = gateSpecFrom(trusted, input.env);
     const flow: TaskFlow = {
       worker,
-      integratorDeps: { process, fs, clock, git, onGateProcess: (taskId, event) => agents.update(taskId, event, 'gate') },
-      integrator: new Mutex(),
+      integratorDeps,
+      integrator,
+      queue: integrationQueue({ worker, gate }, integratorDeps, integrator, stagingDir, input.config.maxBatch),
       stagingDir,
-      gate: gateSpecFrom(trusted, input.env),
+      gate,
       maxAttempts: input.config.maxAttempts,
+      maxBatch: input.config.maxBatch,
       book,
       stop: input.stop,
       onSystemicFailure: (reason) => {
@@ -117,7 +129,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
 
     const pending = await recoverTaskBranches({ ports, git, workspace: input.workspace, stagingDir, refs: refsMutex, stagingReset: prepared.reset });
     for (const note of pending.notes) emit({ event: 'recovered', detail: note });
-    for (const task of pending.toIntegrate) await integrateRecovered(flow, task);
+    await integrateRecovered(flow, pending.toIntegrate);
 
     let stopTimer: { cancel(): void } | undefined;
     const onStop = () => {
@@ -173,6 +185,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       tasks: [...(book?.results.values() ?? [])],
       sessions: sessions.reports,
       ...(sessions.budgetStop ? { budgetStop: sessions.budgetStop } : {}),
+      ...(book ? { gateRuns: book.gates.length, gates: book.gates } : {}),
       staging,
       pushed,
       startedAt: new Date(startedAt).toISOString(),
@@ -183,6 +196,14 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     emit({ event: 'drain-finished', outcome, ...(summary.failure ? { reason: summary.failure } : {}) });
   }
   return summary;
+}
+
+/** Finished tasks wait here; the integrator takes up to maxBatch of them at a time. */
+function integrationQueue(flow: Pick<TaskFlow, 'worker' | 'gate'>, deps: IntegratorDeps, integrator: Mutex, stagingDir: string, maxBatch: number): IntegrationQueue {
+  return new IntegrationQueue(integrator, maxBatch, {
+    one: (task) => integrateBranch(deps, stagingDir, landingMeta(flow, task), flow.gate),
+    batch: (tasks) => integrateBatch(deps, stagingDir, tasks.map((task) => landingMeta(flow, task)), flow.gate),
+  });
 }
 
 /** Ends agents a killed drain left running: they would keep writing into worktrees this drain removes. */

@@ -3,10 +3,13 @@
 // task goes through the integrator and its result is judged too, and every
 // ending is applied through one path (applyVerdict): count a failure, commit
 // onto auto/work, settle or record attempts, tidy the worktree, report.
-import type { Task } from '../types.js';
+import type { Task, TaskId } from '../types.js';
+import { integrateBatch } from './integrate-batch.js';
+import { formBatch } from './verdict/batch.js';
 import type { Mutex } from './mutex.js';
+import type { IntegrationQueue } from './integration-queue.js';
 import type { DrainBook } from './book.js';
-import { blockTask, integrateBranch, parkTask, type GateSpec, type IntegratorDeps } from './integrate.js';
+import { blockTask, integrateBranch, parkTask, type GateSpec, type IntegratorDeps, type LandingMeta } from './integrate.js';
 import { workOnTask, type WorkerContext } from './task-worker.js';
 import { removeTaskWorktree } from '../staging/task-branches.js';
 import { taskBranch } from '../staging/names.js';
@@ -20,19 +23,28 @@ export interface TaskFlow {
   readonly integratorDeps: IntegratorDeps;
   /** One merge (or park, or block commit) at a time. */
   readonly integrator: Mutex;
+  /** Where finished tasks wait for the integrator, which takes them in batches (integration-queue.ts). */
+  readonly queue: IntegrationQueue;
   readonly stagingDir: string;
   readonly gate: GateSpec;
   readonly maxAttempts: number;
+  /** The most finished tasks one gate run judges together. */
+  readonly maxBatch: number;
   readonly book: DrainBook;
   readonly stop: AbortSignal;
   /** Called once when the agent cannot work at all (not logged in, rate limited). */
   readonly onSystemicFailure: (reason: string) => void;
 }
 
-function integrate(flow: TaskFlow, task: Task, mayBeLanded = false): Promise<IntegrationOutcome> {
+/** What the integrator needs to know of a task to land it. */
+export function landingMeta(flow: Pick<TaskFlow, 'worker' | 'gate'>, task: Task, mayBeLanded = false): LandingMeta {
   // The landing commit's subject carries the title: redacted like every other sink.
-  const meta = { task: { id: task.id, title: redactSecrets(task.title, flow.worker.secrets) }, branch: taskBranch(task.id), runId: flow.worker.runId, gatesScript: flow.gate.script, mayBeLanded };
-  return flow.integrator.run(() => integrateBranch(flow.integratorDeps, flow.stagingDir, meta, flow.gate));
+  return { task: { id: task.id, title: redactSecrets(task.title, flow.worker.secrets) }, branch: taskBranch(task.id), runId: flow.worker.runId, gatesScript: flow.gate.script, mayBeLanded };
+}
+
+/** A recovered branch may already be on auto/work: it is integrated alone, before anything new. */
+function integrateAlone(flow: TaskFlow, task: Task): Promise<IntegrationOutcome> {
+  return flow.integrator.run(() => integrateBranch(flow.integratorDeps, flow.stagingDir, landingMeta(flow, task, true), flow.gate));
 }
 
 /** The one path every ending of a task takes. */
@@ -81,16 +93,31 @@ export async function runTaskFlow(flow: TaskFlow, task: Task, releaseSlot: () =>
       maxAttempts: flow.maxAttempts,
     });
     if (verdict.kind !== 'integrate') return await applyVerdict(flow, task, verdict, started);
-    const integration = await integrate(flow, task);
+    const integration = await flow.queue.integrate(task);
     await applyVerdict(flow, task, afterIntegration(integration, Boolean(flow.book.attemptsOf(task.id)?.conflictRetried)), started);
   } catch (error) {
     await applyVerdict(flow, task, afterInternalError(error), started).catch(() => undefined);
   }
 }
 
-/** Finished work an interrupted drain left on its branch: integrated before anything new starts. */
-export async function integrateRecovered(flow: TaskFlow, task: Task): Promise<void> {
-  const started = flow.worker.ports.clock.now();
-  const integration = await integrate(flow, task, true);
-  await applyVerdict(flow, task, afterRecoveredIntegration(task.id, integration), started);
+/**
+ * Finished work an interrupted drain left on its branches: integrated before
+ * anything new starts, in batches like any finished tasks (recovery found
+ * none of them on auto/work, so none can have landed already).
+ */
+export async function integrateRecovered(flow: TaskFlow, tasks: readonly Task[]): Promise<void> {
+  const waiting = [...tasks];
+  // A batch's endings (worktree removal, park commits) run while the next batch merges, as live tasks' do.
+  const endings: Promise<void>[] = [];
+  while (waiting.length) {
+    const ids = formBatch(waiting.map((task) => task.id), flow.maxBatch);
+    const batch = ids.map((id) => waiting.splice(waiting.findIndex((task) => task.id === id), 1)[0]!);
+    const started = flow.worker.ports.clock.now();
+    const outcomes: ReadonlyMap<TaskId, IntegrationOutcome> =
+      batch.length === 1
+        ? new Map([[batch[0]!.id, await integrateAlone(flow, batch[0]!)]])
+        : await flow.integrator.run(() => integrateBatch(flow.integratorDeps, flow.stagingDir, batch.map((task) => landingMeta(flow, task)), flow.gate));
+    for (const task of batch) endings.push(applyVerdict(flow, task, afterRecoveredIntegration(task.id, outcomes.get(task.id)!), started));
+  }
+  await Promise.all(endings);
 }

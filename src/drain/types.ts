@@ -41,6 +41,13 @@ export interface SessionReport {
   readonly rateLimited: boolean;
 }
 
+/** One gate run: the tasks it judged together (beyond what auto/work already held) and its verdict. */
+export interface GateRunSummary {
+  readonly tasks: readonly TaskId[];
+  readonly ok: boolean;
+  readonly durationMs: number;
+}
+
 export interface DrainSummary {
   readonly runId: string;
   readonly outcome: DrainOutcome;
@@ -50,6 +57,10 @@ export interface DrainSummary {
   readonly sessions: readonly SessionReport[];
   /** Why new tasks stopped starting: the repo went over a daily budget. */
   readonly budgetStop?: string;
+  /** How many times the gate ran in this drain (a batch runs it once when green, more while it bisects). */
+  readonly gateRuns?: number;
+  /** Every gate run in order: which tasks were gated together. */
+  readonly gates?: readonly GateRunSummary[];
   readonly staging: { readonly base: string; readonly head: string };
   readonly pushed: boolean;
   readonly startedAt: string;
@@ -102,6 +113,12 @@ export interface TaskFinishedEvent {
   readonly durationMs: number;
 }
 
+/** A gate run of the integrator: the tasks it judged together, its verdict, and its number in this drain. */
+export interface GateRunEvent extends GateRunSummary {
+  readonly event: 'gate-run';
+  readonly gateRun: number;
+}
+
 export interface DrainFinishedEvent {
   readonly event: 'drain-finished';
   readonly outcome: DrainOutcome;
@@ -118,7 +135,7 @@ export interface RateLimitWaitEvent {
 }
 
 /** An event as the drain emits it; orchestrate adds the time and the run id. */
-export type DrainEventBody = DrainNoteEvent | RateLimitWaitEvent | StagingReadyEvent | TaskStartedEvent | TaskRetryingEvent | TaskFinishedEvent | DrainFinishedEvent;
+export type DrainEventBody = DrainNoteEvent | RateLimitWaitEvent | StagingReadyEvent | TaskStartedEvent | TaskRetryingEvent | TaskFinishedEvent | GateRunEvent | DrainFinishedEvent;
 
 export type DrainEvent = DrainEventBody & { readonly time: string; readonly runId: string };
 

@@ -51,6 +51,11 @@ export async function checkoutForce(git: Git, cwd: string, branch: string): Prom
   await git.run(cwd, ['checkout', '--quiet', '--force', branch]);
 }
 
+/** Detaches HEAD at `commit` (tree and index too), leaving every branch where it is. */
+export async function checkoutDetached(git: Git, cwd: string, commit: string): Promise<void> {
+  await git.run(cwd, ['checkout', '--quiet', '--force', '--detach', commit]);
+}
+
 /** A path that differs from HEAD (tracked changes and untracked files), and whether it is gone from the working tree. */
 export interface ChangedPath {
   readonly path: string;

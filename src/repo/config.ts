@@ -14,6 +14,9 @@ export const ASSISTANTS: readonly AssistantName[] = ['claude', 'codex', 'command
 const WORK_BRANCH_MODES: readonly WorkBranchMode[] = ['reset', 'accumulate'];
 export const MERGE_METHODS: readonly MergeMethodName[] = ['merge', 'squash', 'rebase'];
 
+/** The most finished tasks one gate run judges together unless the repo says otherwise (drain/verdict/batch.ts). */
+export const DEFAULT_MAX_BATCH = 8;
+
 export const DEFAULT_CONFIG: RepoConfig = {
   assistant: 'claude',
   model: undefined,
@@ -25,6 +28,7 @@ export const DEFAULT_CONFIG: RepoConfig = {
   agentIdleTimeoutSec: 480,
   agentWallClockSec: 3 * 3600,
   maxAttempts: 2,
+  maxBatch: DEFAULT_MAX_BATCH,
   prompt: '.agent/prompt.md',
   command: undefined,
   baseBranch: 'main',
@@ -80,6 +84,7 @@ const FIELDS: readonly Field[] = [
   { key: 'agentIdleTimeoutSec', check: intIn(5, 24 * 3600), fix: 'set "agentIdleTimeoutSec" to seconds without output before the agent is stopped (default 480)' },
   { key: 'agentWallClockSec', check: intIn(10, 7 * 24 * 3600), fix: 'set "agentWallClockSec" to the most seconds one agent session may take' },
   { key: 'maxAttempts', check: intIn(1, 10), fix: 'set "maxAttempts" to how often a failing task is tried before it is parked (default 2)' },
+  { key: 'maxBatch', check: intIn(1, 64), fix: 'set "maxBatch" to how many finished tasks one gate run may judge together, 1 to 64 (default 8; 1 gates each task alone)' },
   { key: 'prompt', check: repoPath, fix: 'set "prompt" to the path of the base prompt in the repo, e.g. ".agent/prompt.md"' },
   { key: 'command', check: (value) => (isArgv(value) ? undefined : 'must be a non-empty argv array of strings'), fix: 'set "command" to the agent argv, e.g. ["./agent.sh"]' },
   { key: 'baseBranch', check: safeBranch, fix: 'set "baseBranch" to the branch agents build on, e.g. "main"' },

@@ -1,5 +1,5 @@
 // kill -9 of orchestrate during an agent run, a setup command, between merge
-// and gate, while git holds a lock (merge, commit, ref update), and during
+// and gate, during a batched gate, while git holds a lock (merge, commit, ref update), and during
 // publish: the next drain recovers with nothing lost, nothing landed
 // twice, and no agent left running.
 import t, { type Test } from 'tap';
@@ -91,6 +91,46 @@ t.test('killed between merge and gate: the gate is ended, the half-done merge ab
   t.ok(details.includes('aborted a merge left half-done in the staging worktree'), 'recovery aborted the merge');
   t.equal(next.events.filter((event) => event.event === 'task-started').length, 0, 'the finished work is not redone');
   t.same(landedOn(fixture.clone, 'auto/work', before), ['TASK-1'], 'and lands exactly once');
+  recoveredCleanly(t, fixture);
+});
+
+t.test('killed during a batched gate: nothing of the batch landed, the staging worktree is put back on auto/work, each task lands once', async (t) => {
+  const control = tempDir(t, 'agent-runner-kill-');
+  // A batch is gated on a detached HEAD: that gate hangs (recording its pid); a task gated alone passes after 2 s, so the others queue into one batch.
+  const gates = `#!/bin/sh\nif git symbolic-ref -q HEAD >/dev/null; then sleep 2; echo gate ok; exit 0; fi\nif [ -e ${control}/slow ]; then echo $$ > ${control}/gate-pid; exec sleep 300; fi\necho batch ok\n`;
+  writeFileSync(path.join(control, 'slow'), '');
+  const tasks = [
+    { id: 'TASK-1', title: 'Add alpha', description: 'agent: write alpha.txt "alpha"' },
+    { id: 'TASK-2', title: 'Add beta', description: 'agent: sleep 0.5\nagent: write beta.txt "beta"' },
+    { id: 'TASK-3', title: 'Add gamma', description: 'agent: sleep 0.5\nagent: write gamma.txt "gamma"' },
+  ];
+  const fixture = drainFixture(t, tasks, { gates, config: { maxParallel: 3 } });
+  const before = git(fixture.clone, 'rev-parse', 'origin/main');
+  const { child } = startOrchestrate(fixture);
+  await waitFor(() => existsSync(path.join(control, 'gate-pid')), 30000, 'the batched gate to start');
+  const gatePid = Number(readFileSync(path.join(control, 'gate-pid'), 'utf8'));
+  t.teardown(() => killGroup(gatePid));
+  const records = path.join(workspaceStateDir(fixture.state, fixture.clone), 'agents');
+  await waitFor(() => existsSync(path.join(records, 'gate.json')), 5000, 'the gate record');
+  child.kill('SIGKILL');
+  await new Promise((resolve) => child.once('close', resolve));
+  const staging = path.join(path.dirname(fixture.clone), '.clone.worktrees', 'staging');
+  t.equal(spawnSync('git', ['-C', staging, 'symbolic-ref', '-q', 'HEAD']).status, 1, 'the staging worktree was left detached, on the batch');
+  const landedBefore = landedOn(fixture.clone, 'auto/work', before);
+  t.ok(landedBefore.length <= 1, `at most the task gated alone landed (${landedBefore.join(',')})`);
+  for (const file of ['alpha.txt', 'beta.txt', 'gamma.txt']) {
+    const onAutoWork = git(fixture.clone, 'ls-tree', '--name-only', 'auto/work', file) !== '';
+    const landedTask = { 'alpha.txt': 'TASK-1', 'beta.txt': 'TASK-2', 'gamma.txt': 'TASK-3' }[file]!;
+    t.equal(onAutoWork, landedBefore.includes(landedTask), `${file} is on auto/work only if its task landed gated`);
+  }
+
+  rmSync(path.join(control, 'slow'));
+  const next = await runOrchestrate(fixture);
+  t.equal(next.code, 0, next.stderr.slice(-800));
+  t.notOk(alive(gatePid), 'the next drain ended the orphaned gate');
+  t.equal(next.events.filter((event) => event.event === 'task-started').length, 0, 'the finished work is not redone');
+  t.same(landedOn(fixture.clone, 'auto/work', before).sort(), ['TASK-1', 'TASK-2', 'TASK-3'], 'every task lands exactly once');
+  t.equal(spawnSync('git', ['-C', staging, 'symbolic-ref', '-q', 'HEAD'], { encoding: 'utf8' }).stdout.trim(), 'refs/heads/auto/work', 'the staging worktree is on auto/work again');
   recoveredCleanly(t, fixture);
 });
 

@@ -105,3 +105,12 @@ t.test('one effort list per assistant, the same check for config, labels and fla
     if (!accepted) t.match(choice.problem, `label effort:${effort}: "${effort}" is not an effort ${assistant} accepts (${EFFORTS[assistant].join(', ')})`);
   }
 });
+
+t.test('maxBatch: default 8, 1 gates each task alone, out of range is named with the fix', async (t) => {
+  t.equal(validateConfig({}).config.maxBatch, 8);
+  t.equal(validateConfig({ maxBatch: 1 }).config.maxBatch, 1);
+  for (const bad of [0, 65, 2.5, '4']) {
+    const result = validateConfig({ maxBatch: bad });
+    t.same(result.problems.map((p) => [p.key, p.problem]), [['maxBatch', 'must be a whole number from 1 to 64']], `maxBatch ${JSON.stringify(bad)}`);
+  }
+});
