@@ -88,20 +88,19 @@ function duration(run: RunHistory['runs'][number]): string {
   return Number.isFinite(sec) ? (sec < 120 ? `${sec}s` : sec < 7200 ? `${Math.round(sec / 60)}m` : `${Math.round(sec / 3600)}h`) : '-';
 }
 
-/** Fits 80 columns: the run id, who, when (UTC), how long, outcome, landed/parked/failed, and tokens once a run has them. */
+/** Fits 80 columns: the run id, who, when (UTC), how long, outcome, landed/parked/failed; tokens and cost below a run once it has them. */
 function runsLines(history: RunHistory): TextLine[] {
   if (!history.runs.length) return [line(`no runs recorded for ${history.target}`, 'muted'), ...history.errors.map((e) => line(`could not read: ${e}`, 'bad'))];
-  const withTokens = history.runs.some((run) => run.tokens !== null);
-  const out: TextLine[] = [line(`${'RUN'.padEnd(26)} ${'BY'.padEnd(11)} ${'STARTED'.padEnd(11)} ${'TOOK'.padStart(5)} ${'OUTCOME'.padEnd(13)} L/P/F${withTokens ? '  TOKENS' : ''}`, 'muted')];
+  const out: TextLine[] = [line(`${'RUN'.padEnd(29)} ${'BY'.padEnd(8)} ${'STARTED'.padEnd(11)} ${'TOOK'.padStart(4)} ${'OUTCOME'.padEnd(13)} L/P/F`, 'muted')];
   for (const run of history.runs) {
     const c = run.counts;
-    const tokens = withTokens ? `  ${run.tokens ?? '-'}` : '';
     out.push(
       line(
-        `${run.id.padEnd(26)} ${run.trigger.padEnd(11)} ${run.startedAt.slice(5, 16).replace('T', ' ')} ${duration(run).padStart(5)} ${run.outcome.padEnd(13)} ${c.landed}/${c.parked + c.blocked}/${c.failed}${tokens}`,
+        `${run.id.padEnd(29)} ${(run.trigger === 'orchestrate' ? 'by hand' : run.trigger).padEnd(8)} ${run.startedAt.slice(5, 16).replace('T', ' ')} ${duration(run).padStart(4)} ${run.outcome.padEnd(13)} ${c.landed}/${c.parked + c.blocked}/${c.failed}`,
         run.status === 'running' ? 'busy' : outcomeTone(run.outcome),
       ),
     );
+    if (run.cost !== null || run.tokens !== null) out.push(line(`    ${run.tokens === null ? '' : `${run.tokens} tokens, `}cost ${run.cost ?? 'unknown'}`, 'muted'));
     for (const task of run.tasks) out.push(line(`    ${task.id} ${task.outcome}${task.reason ? `: ${task.reason}` : ''}`, task.outcome === 'landed' ? 'ok' : task.outcome === 'failed' ? 'bad' : task.outcome === 'parked' || task.outcome === 'blocked' ? 'warn' : 'plain'));
     if (run.detail) out.push(line(`    ${run.detail}`, 'muted'));
   }

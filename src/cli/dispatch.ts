@@ -36,7 +36,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--force', 'passed to orchestrate')
     .option('--max-parallel <n>', "at most this many agents (never more than the registry's max_parallel)")
     .option('--wait', 'wait for the repo lock instead of exiting 75 when it is held')
-    .option('--no-isolation', 'run even when the egress lock is not loaded or nothing listens on the repo proxy port (on purpose: a trial host)')
+    .option('--no-isolation', 'run even when the egress lock is not loaded or nothing listens on the repo proxy port (on purpose: a trial host; also AGENT_RUNNER_ISOLATION=off)')
     .option('--json', 'print the run record as JSON')
     .action(async (repoName: string, options: DispatchOptions) => {
       setExit(await dispatch(context, repoName, options));
@@ -56,7 +56,8 @@ async function dispatch(context: CliContext, repoName: string, options: Dispatch
     args.push('--max-parallel', String(Math.min(asked, repo.maxParallel)));
   }
   const { process, clock, ids, locks, control } = context.ports;
-  if (options.isolation) await requireIsolation(context.ports, repo);
+  // AGENT_RUNNER_ISOLATION=off is --no-isolation for commands that start dispatch themselves (the dashboard's d).
+  if (options.isolation && context.env.AGENT_RUNNER_ISOLATION !== 'off') await requireIsolation(context.ports, repo);
   const lock = await acquireLock({ locks, process, clock }, runLockPath(state, repo.name), {
     command: `dispatch ${repo.name}`,
     wait: Boolean(options.wait),

@@ -13,25 +13,13 @@ import { ensureRepoStateDir, ROOT_ONLY_DIR_MODE } from './state-dirs.js';
 import { isSafeTaskId } from '../board/parse.js';
 import { utcDay } from '../drain/verdict/spend.js';
 
-export interface LedgerRecord {
+/** A session as root sealed it: the drain's report, checked, with the repo, run and seal time root stamps. */
+export interface LedgerRecord extends Omit<SessionReport, 'taskId'> {
   readonly v: 1;
   readonly repo: string;
   readonly run: string;
   /** null for a run that reported no sessions it may have had. */
   readonly task: string | null;
-  readonly assistant: string;
-  readonly model: string | null;
-  readonly effort: string | null;
-  readonly startedAt: string;
-  readonly endedAt: string;
-  readonly wallMs: number;
-  readonly inputTokens: number | null;
-  readonly outputTokens: number | null;
-  readonly cacheReadTokens: number | null;
-  readonly cacheWriteTokens: number | null;
-  readonly costUsd: number | null;
-  readonly outcome: string;
-  readonly rateLimited: boolean;
   /** When root wrote it. */
   readonly sealedAt: string;
 }

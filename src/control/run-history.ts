@@ -54,7 +54,8 @@ export function mergeRunHistory(records: readonly RunRecord[], drains: readonly 
       exitCode: record.exitCode ?? null,
       detail: record.detail ?? drain?.failure ?? null,
       counts: counts(tasks),
-      tokens: record.usage ? record.usage.tokens : null,
+      // No session reported a token: unknown, not 0.
+      tokens: record.usage && record.usage.tokens > 0 ? record.usage.tokens : null,
       cost: record.usage ? describeCost(record.usage) : null,
       budgetStop: record.budgetStop ?? null,
       tasks,

@@ -53,6 +53,8 @@ t.test('the console: dispatch and follow, a parked task, un-park, enqueue, promo
   tmux.run(
     'new-session', '-d', '-x', '80', '-y', '24', '-s', 'tui', '-c', PROJECT_ROOT,
     '-e', `AGENT_RUNNER_CONFIG=${a.registry}`, '-e', `AGENT_RUNNER_STATE=${a.state}`, '-e', 'PATH=/usr/local/bin:/usr/bin:/bin',
+    // No egress lock on a test host: the dashboard's dispatch runs without it, on purpose.
+    '-e', 'AGENT_RUNNER_ISOLATION=off',
     'sh', '-c', '"$0" "$1" tui --interval 1; echo "dashboard exited with $?"; exec cat', process.execPath, path.join(BIN, 'agent-runner'),
   );
   const keys = (...names: string[]) => tmux.run('send-keys', '-t', 'tui', ...names);
@@ -82,7 +84,9 @@ t.test('the console: dispatch and follow, a parked task, un-park, enqueue, promo
   capture('log', log);
   await tmux.waitFor('new lines as the agent writes them', (s) => tick(s) >= seen + 3);
   rmSync(path.join(a.probeOut, 'hold'));
-  const ended = await tmux.waitFor('the dispatch result in the footer', (s) => new RegExp(`dispatch ${a.name}: drained, 1 landed`).test(s), 60_000);
+  await tmux.waitFor('the dispatch result in the footer', (s) => new RegExp(`dispatch ${a.name}: drained, 1 landed`).test(s), 60_000);
+  // The log follows on its own refresh: the last lines arrive within a read or two of the result.
+  const ended = await tmux.waitFor('the last lines in the log', (s) => /finished TASK-1/.test(s), 10_000);
   t.match(ended, /finished TASK-1/, 'the log showed the last lines');
   keys('1');
   capture('summary', await tmux.waitFor('the summary tab', (s) => /\[1 summary\]/.test(s) && /last run/.test(s)));

@@ -46,11 +46,15 @@ t.test('the tabs', async (t) => {
   t.same(texts(buildRepoScreen(web, { ...INITIAL_STATE, tab: 'runs' }, { ...emptyDetails('web'), runs: { state: 'error', message: 'EACCES' } }, 0).lines), ['cannot read the run history: EACCES']);
   const runs = texts(buildRepoScreen(web, { ...INITIAL_STATE, tab: 'runs' }, withStaging, 0).lines);
   t.match(runs[0], /^RUN +BY +STARTED +TOOK OUTCOME +L\/P\/F$/);
-  t.equal(runs[1], '20260101T005500Z-aa        watch       01-01 00:55    3m drained       1/1/0');
-  for (const text of runs) t.ok(text.length <= 78, `fits 80 columns with the box: ${text}`);
+  t.equal(runs[1], '20260101T005500Z-aa           watch    01-01 00:55   3m drained       1/1/0');
+  const longId = texts(buildRepoScreen(web, { ...INITIAL_STATE, tab: 'runs' }, { ...withStaging, runs: { state: 'ok', value: { ...history, runs: [{ ...history.runs[0]!, id: '20261130T223438844347Z-e83b66', trigger: 'orchestrate', outcome: 'nothing-to-do' }] } } }, 0).lines);
+  t.ok(longId.every((text) => text.length <= 76), 'the longest run id, trigger and outcome fit too');
+  t.match(longId[1], / by hand /, 'a drain run by hand says so');
+  for (const text of runs) t.ok(text.length <= 76, `fits 80 columns with the box and its scrollbar: ${text}`);
   const tokens = texts(buildRepoScreen(web, { ...INITIAL_STATE, tab: 'runs' }, { ...withStaging, runs: { state: 'ok', value: { ...history, runs: [{ ...history.runs[0]!, tokens: 1234 }] } } }, 0).lines);
-  t.match(tokens[0], /L\/P\/F {2}TOKENS$/, 'a tokens column once a run has them');
-  t.match(tokens[1], /1\/1\/0 {2}1234$/);
+  const costed = texts(buildRepoScreen(web, { ...INITIAL_STATE, tab: 'runs' }, { ...withStaging, runs: { state: 'ok', value: { ...history, runs: [{ ...history.runs[0]!, tokens: 1234, cost: '$0.42' }] } } }, 0).lines);
+  t.equal(tokens[2], '    1234 tokens, cost unknown', 'tokens below the run once it has them');
+  t.equal(costed[2], '    1234 tokens, cost $0.42', 'and what they cost');
   t.same(runs.slice(2), ['    TASK-1 landed', '    TASK-7 parked: gate failed']);
 
   const tasks = buildRepoScreen(web, { ...INITIAL_STATE, tab: 'tasks', selectedTask: 1 }, withStaging, 0);
