@@ -4,7 +4,7 @@
 // as the checkout's owner under the workspace lock, in the staging worktree
 // a drain keeps; the task's failed-attempt count is forgotten with it, so it
 // gets its full tries again.
-import type { LifecycleInput } from './lifecycle.js';
+import type { LifecycleInput } from '../staging/lifecycle.js';
 import { FailedError, UsageError } from '../errors.js';
 import { readBoard, findTask } from '../board/read.js';
 import { isParked, PARKED_LABEL } from '../board/parking.js';
@@ -13,8 +13,8 @@ import { updateTaskFile } from '../board/write.js';
 import { stagePaths, commitIndex, isDirty } from '../git/tree.js';
 import { currentBranch, resolveCommit } from '../git/refs.js';
 import { stagingWorktree, workspaceStateDir } from '../paths.js';
-import { STAGING_BRANCH } from './names.js';
-import { forget, readAttempts, writeAttempts } from '../drain/attempts.js';
+import { STAGING_BRANCH } from '../staging/names.js';
+import { forget, readAttempts, writeAttempts } from './attempts.js';
 
 export interface UnparkResult {
   readonly taskId: string;
