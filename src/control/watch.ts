@@ -194,7 +194,7 @@ export class RepoWatcher {
         this.log('drain-starting', { ready: action.ready });
         this.begin(repo, ['--drain']);
       } else {
-        await this.setStatus({ lastTick: at, ...(this.status.lastError ? {} : {}) });
+        await this.setStatus({ lastTick: at });
         // Nothing started: a quiet moment for the daily retention pass.
         if (!this.stopping) await applyDailyRetention({ ...this.deps, log: (event, fields) => this.log(event, fields) }, repo);
       }
