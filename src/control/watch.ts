@@ -164,7 +164,20 @@ export class RepoWatcher {
 
   /** One tick. Never throws: a broken repo is logged and skipped. */
   async tick(): Promise<void> {
-    if (this.stopping || this.current) return;
+    // Ticks come from the schedule and from the remote poller: one at a time, or an idle tick's
+    // slow work (the daily retention pass) would run twice.
+    if (this.stopping || this.current || this.ticking) return;
+    this.ticking = true;
+    try {
+      await this.tickOnce();
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private ticking = false;
+
+  private async tickOnce(): Promise<void> {
     const at = this.now();
     try {
       const registry = await this.registry();
