@@ -14,7 +14,7 @@ import { describeSweep } from '../control/user-sweep.js';
 import { parsePositiveInt } from './options.js';
 import { MAX_PARALLEL_CEILING } from '../repo/config.js';
 import { STAGING_BRANCH } from '../staging/names.js';
-import { requireIsolation } from './isolation-check.js';
+import { isolationWanted, requireIsolation } from './isolation-check.js';
 
 interface DispatchOptions {
   task?: string;
@@ -56,8 +56,7 @@ async function dispatch(context: CliContext, repoName: string, options: Dispatch
     args.push('--max-parallel', String(Math.min(asked, repo.maxParallel)));
   }
   const { process, clock, ids, locks, control } = context.ports;
-  // AGENT_RUNNER_ISOLATION=off is --no-isolation for commands that start dispatch themselves (the dashboard's d).
-  if (options.isolation && context.env.AGENT_RUNNER_ISOLATION !== 'off') await requireIsolation(context.ports, repo);
+  if (isolationWanted(options.isolation, context.env)) await requireIsolation(context.ports, repo);
   const lock = await acquireLock({ locks, process, clock }, runLockPath(state, repo.name), {
     command: `dispatch ${repo.name}`,
     wait: Boolean(options.wait),

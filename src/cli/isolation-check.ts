@@ -17,6 +17,11 @@ export function isolationGaps(repo: Pick<RegistryRepo, 'proxyPort'>, facts: { re
   ];
 }
 
+/** Whether to check: not with --no-isolation, nor with AGENT_RUNNER_ISOLATION=off (for commands that start dispatch themselves, the dashboard's d). */
+export function isolationWanted(flag: boolean, env: Readonly<Record<string, string | undefined>>): boolean {
+  return flag && env.AGENT_RUNNER_ISOLATION !== 'off';
+}
+
 /** Throws a UsageError naming what is missing and the fix, unless the egress lock is loaded and the proxy answers. */
 export async function requireIsolation(ports: { readonly process: ProcessPort; readonly fs: FsPort }, repo: RegistryRepo): Promise<void> {
   const { process } = ports;

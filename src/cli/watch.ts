@@ -3,16 +3,19 @@
 // boundary (see RepoWatcher.stop).
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
+import type { RegistryRepo } from '../types.js';
 import { EXIT, UsageError } from '../errors.js';
 import { findRepo } from '../control/registry/parse.js';
 import { installPaths, loadRegistry, requireRoot } from './root-support.js';
 import { RepoWatcher, type LogEvent } from '../control/watch.js';
 import { parsePositiveInt } from './options.js';
+import { isolationWanted, requireIsolation } from './isolation-check.js';
 
 interface WatchOptions {
   all?: boolean;
   once?: boolean;
   stopGraceSec: string;
+  isolation: boolean;
 }
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
@@ -21,6 +24,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--all', 'watch every enabled repo in one process')
     .option('--once', 'one tick per repo, wait for what it started, exit')
     .option('--stop-grace-sec <n>', 'on SIGTERM, how long a run in progress may finish before it is interrupted', '60')
+    .option('--no-isolation', 'start runs even when the egress lock is not loaded or nothing listens on the repo proxy port (on purpose: a trial host; also AGENT_RUNNER_ISOLATION=off)')
     .action(async (repoName: string | undefined, options: WatchOptions) => {
       setExit(await watch(context, repoName, options));
     });
@@ -47,6 +51,8 @@ async function watch(context: CliContext, repoName: string | undefined, options:
     stopGraceMs,
     // Above orchestrate's own --grace-sec (30 s), so it can end its agents itself first.
     killAfterMs: 45_000,
+    // As dispatch checks before it starts agents, the watcher checks before each run it starts.
+    ...(isolationWanted(options.isolation, context.env) ? { checkIsolation: (repo: RegistryRepo) => requireIsolation(context.ports, repo) } : {}),
   };
   const watchers: RepoWatcher[] = [];
   for (const repo of repos) {

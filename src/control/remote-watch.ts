@@ -101,6 +101,8 @@ export interface RemotePollHost {
   /** Origin's base moved and is fetched: look at the board now. */
   onMoved(check: Extract<RemoteCheck, { kind: 'moved' }>): Promise<void>;
   log(event: string, fields: Record<string, unknown>): void;
+  /** Git's error can quote the remote's URL, credentials and all: the watcher's redaction. */
+  redact(repo: RegistryRepo | undefined, message: string): Promise<string>;
 }
 
 /** How soon a watcher whose polling is off (remote_poll_sec = 0) looks again whether it was turned on. */
@@ -144,7 +146,7 @@ export class RemotePoller {
         if (!this.stopped) await this.host.onMoved(check);
       }
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = await this.host.redact(repo, error instanceof Error ? error.message : String(error));
       // Said once per new problem, not every interval.
       if (message !== this.lastError) this.host.log('remote-check-failed', { error: message });
       this.lastError = message;

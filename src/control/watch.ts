@@ -27,6 +27,8 @@ import { applyDailyRetention } from './watch-retention.js';
 import { clockTime, spendHold } from './spend-hold.js';
 import { appendLedger, sealRun } from './ledger.js';
 import { RemotePoller } from './remote-watch.js';
+import { repoUserSecrets } from './home-secrets.js';
+import { redactSecrets } from '../agent/secrets.js';
 
 export type LogEvent = { readonly event: string; readonly repo: string } & Record<string, unknown>;
 
@@ -40,6 +42,8 @@ export interface WatchDeps extends ControlPorts {
   /** After interrupting: how long orchestrate gets before its groups are killed. */
   readonly killAfterMs: number;
   readonly maxAttempts?: number;
+  /** Throws, naming what is missing, when the repo's egress lock or proxy is not in place (cli/isolation-check.ts); absent with --no-isolation. */
+  readonly checkIsolation?: (repo: RegistryRepo) => Promise<void>;
 }
 
 const HEARTBEAT_MS = 15_000;
@@ -179,9 +183,10 @@ export class RepoWatcher {
 
   private async tickOnce(): Promise<void> {
     const at = this.now();
+    let repo: RegistryRepo | undefined;
     try {
       const registry = await this.registry();
-      const repo = registry.repos.find((candidate) => candidate.name === this.name);
+      repo = registry.repos.find((candidate) => candidate.name === this.name);
       if (!repo) throw new ExitError(`repo "${this.name}" is no longer in ${this.deps.registryFile}; stop its unit: systemctl disable --now agent-runner-watch@${this.name}`, 2);
       this.reschedule(repo.schedule);
       const queued = (await this.spool.ids('queue')).length;
@@ -202,6 +207,8 @@ export class RepoWatcher {
       const action = decideTick({ enabled: repo.enabled, paused, running: false, stopping: this.stopping, queued, ready, ...(boardError === undefined ? {} : { boardError }) });
       if (action.kind === 'broken') throw new Error(action.reason);
       if ((action.kind === 'run-job' || action.kind === 'drain') && (await this.held(repo, at))) return;
+      // Checked before every start, not once: an egress lock flushed or a proxy that died stops new runs until it is back.
+      if (action.kind === 'run-job' || action.kind === 'drain') await this.deps.checkIsolation?.(repo);
       if (action.kind === 'run-job') this.begin(repo, undefined);
       else if (action.kind === 'drain') {
         this.log('drain-starting', { ready: action.ready });
@@ -212,9 +219,25 @@ export class RepoWatcher {
         if (!this.stopping) await applyDailyRetention({ ...this.deps, log: (event, fields) => this.log(event, fields) }, repo);
       }
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = await this.redacted(repo, error instanceof Error ? error.message : String(error));
       this.log('repo-skipped', { error: message });
       await this.setStatus({ lastTick: at, lastError: { at, message } });
+    }
+  }
+
+  /**
+   * Error text can quote what the repo user wrote (git prints the gitdir a
+   * .git file names, or a remote URL, whole): redacted with the credentials
+   * in its home before the journal and watch.json, like every other sink.
+   * Without a readable home there is nothing known to redact.
+   */
+  private async redacted(repo: RegistryRepo | undefined, message: string): Promise<string> {
+    if (!repo) return message;
+    try {
+      const user = await repoUser(this.deps, repo);
+      return redactSecrets(message, await repoUserSecrets(this.deps.fs, user.home));
+    } catch {
+      return message;
     }
   }
 
@@ -235,6 +258,7 @@ export class RepoWatcher {
       busy: () => this.stopping || this.current !== undefined,
       onMoved: () => this.tick(),
       log: (event, fields) => this.log(event, fields),
+      redact: (repo, message) => this.redacted(repo, message),
     });
   }
 
@@ -331,7 +355,7 @@ export class RepoWatcher {
       }
       await this.setStatus({ state: this.stopping ? 'stopping' : 'idle', runId: undefined, jobId: undefined, runStartedAt: undefined, lastResult: { runId, outcome: record.outcome ?? record.status, exitCode: record.exitCode, endedAt: record.endedAt }, lastError: undefined });
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = await this.redacted(repo, error instanceof Error ? error.message : String(error));
       this.log('run-failed', { error: message, ...(job ? { jobId: job.id } : {}) });
       if (job) await this.spool.finish(job, { outcome: 'failed', detail: message, finishedAt: this.now() }).catch(() => undefined);
       await this.setStatus({ state: this.stopping ? 'stopping' : 'idle', runId: undefined, jobId: undefined, runStartedAt: undefined, lastError: { at: this.now(), message } });

@@ -41,3 +41,17 @@ t.test('without the egress lock and the proxy, dispatch refuses unless --no-isol
   t.equal(allowed.code, 0, allowed.stderr);
   t.ok(existsSync(path.join(fixture.probeOut, 'id-TASK-1')), 'with --no-isolation the agent runs');
 });
+
+t.test('without the egress lock and the proxy, the watcher starts no run and says why until --no-isolation', async (t) => {
+  if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git', 'nft'])) return;
+  const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'First', status: 'To Do' }]);
+  const refused = await runBin(fixture, 'watch', [fixture.name, '--once']);
+  t.match(refused.stderr, '"event":"repo-skipped"');
+  t.match(refused.stderr, "nothing listens on the repo's proxy port");
+  t.notOk(existsSync(path.join(fixture.probeOut, 'id-TASK-1')), 'no agent ran');
+  const status = JSON.parse(readFileSync(path.join(fixture.state, 'repos', fixture.name, 'watch.json'), 'utf8')) as { lastError?: { message: string } };
+  t.match(status.lastError?.message, 'or pass --no-isolation to run without it on purpose', 'fleet and the dashboard see the reason');
+  const allowed = await runBin(fixture, 'watch', ['--no-isolation', fixture.name, '--once']);
+  t.equal(allowed.code, 0, allowed.stderr);
+  t.ok(existsSync(path.join(fixture.probeOut, 'id-TASK-1')), 'with --no-isolation the agent runs');
+});

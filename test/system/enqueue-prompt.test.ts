@@ -16,7 +16,7 @@ t.test('enqueue --prompt becomes a task on auto/work and lands', async (t) => {
   const jobId = queued.stdout.trim();
   t.equal(rootGit(fixture.clone, 'rev-parse', 'HEAD'), headBefore, 'enqueue wrote nothing into the repo');
 
-  const watched = await runBin(fixture, 'watch', [fixture.name, '--once']);
+  const watched = await runBin(fixture, 'watch', ['--no-isolation', fixture.name, '--once']);
   t.equal(watched.code, 0, watched.stderr.slice(-1500));
   const done = path.join(fixture.state, 'repos', fixture.name, 'spool', 'done');
   t.same(readdirSync(done), [`${jobId}.json`], 'the job finished exactly once');

@@ -83,7 +83,7 @@ const CASES: readonly Case[] = [
   { name: 'discard', extra: noCrash, args: (f) => ['discard', '--workspace', f.clone] },
   { name: 'gc', extra: noCrash, args: (f) => ['gc', '--workspace', f.clone] },
   { name: 'dispatch', args: (f) => ['dispatch', '--no-isolation', f.name] },
-  { name: 'watch --once', args: (f) => ['watch', f.name, '--once'] },
+  { name: 'watch --once', args: (f) => ['watch', '--no-isolation', f.name, '--once'] },
 ];
 
 t.test('every root-side command against a hostile repo', async (t) => {

@@ -100,7 +100,7 @@ t.test('forged agent records: root signals nothing of theirs; the run leaves not
     const forge = spawnSync('setpriv', ['--reuid', fixture.user, '--regid', fixture.user, '--init-groups', '--', '/usr/bin/env', '-i', `HOME=${path.join(path.dirname(P), 'home')}`, 'PATH=/usr/bin:/bin', 'sh', '-c', `P='${P}'\n${FORGE}`], { encoding: 'utf8', cwd: '/' });
     t.equal(forge.status, 0, forge.stderr);
     await waitFor(() => processesOfUid(uid).length === 1, 5_000, 'the leftover to run as the user');
-    const watch = startBin(fixture, 'watch', [fixture.name]);
+    const watch = startBin(fixture, 'watch', ['--no-isolation', fixture.name]);
     t.teardown(() => {
       if (watch.child.exitCode === null) watch.child.kill('SIGKILL');
     });

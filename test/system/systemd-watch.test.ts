@@ -25,8 +25,9 @@ t.test('systemd restarts a killed watcher and the run recovers', async (t) => {
       unitsFor(path.join(root, 'etc', 'systemd', 'system'), PROJECT_ROOT, PROJECT_ROOT);
       // The fixture lives under /tmp, which PrivateTmp=yes hides from the unit;
       // real checkouts live elsewhere (/srv/repos), so only the test turns it off.
+      // Nothing answers on the fixture's proxy port: runs start without the isolation check.
       mkdirSync(path.join(root, 'etc', 'systemd', 'system', 'agent-runner-watch@.service.d'), { recursive: true });
-      writeFileSync(path.join(root, 'etc', 'systemd', 'system', 'agent-runner-watch@.service.d', 'test.conf'), '[Service]\nPrivateTmp=no\n');
+      writeFileSync(path.join(root, 'etc', 'systemd', 'system', 'agent-runner-watch@.service.d', 'test.conf'), '[Service]\nPrivateTmp=no\nEnvironment=AGENT_RUNNER_ISOLATION=off\n');
       mkdirSync(path.join(root, 'etc', 'agent-runner'), { recursive: true });
       writeFileSync(path.join(root, 'etc', 'agent-runner', 'registry.toml'), readFileSync(fixture.registry, 'utf8'));
     },

@@ -101,7 +101,7 @@ if (systemTestMayRun(t, TOOLS)) {
     const bin = (name: string) => shellQuote(path.join(BIN, name));
     const result = await underPty(t, fixture.env, [
       `node ${bin('enqueue')} ${fixture.name} --prompt 'Add a changelog entry'`,
-      `node ${bin('watch')} ${fixture.name} --once`,
+      `node ${bin('watch')} --no-isolation ${fixture.name} --once`,
     ]);
     t.equal(result.code, 0, result.output.slice(-2000));
     t.same(landed(fixture.origin, 'auto/work'), ['TASK-2'], 'the prompt job created its task and it landed');

@@ -17,7 +17,7 @@ t.test('over its daily budget the watcher starts nothing and fleet says so; a ra
   const spent = { v: 1, repo: fixture.name, run: 'R0', task: 'TASK-9', assistant: 'claude', model: 'm', effort: null, startedAt: now.toISOString(), endedAt: now.toISOString(), wallMs: 0, inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 2.5, outcome: 'ok', rateLimited: false, sealedAt: now.toISOString() };
   writeFileSync(path.join(ledger, `${now.toISOString().slice(0, 10)}.jsonl`), `${JSON.stringify(spent)}\n`);
 
-  const watch = startBin(fixture, 'watch', [fixture.name]);
+  const watch = startBin(fixture, 'watch', ['--no-isolation', fixture.name]);
   t.teardown(() => {
     if (watch.child.exitCode === null) watch.child.kill('SIGKILL');
   });

@@ -52,7 +52,7 @@ t.test('a paused watcher starts nothing; its quiet tick applies retention; resum
 
   const paused = await runBin(fixture, 'agent-runner', ['pause', fixture.name]);
   t.equal(paused.code, 0, paused.stderr);
-  const watch = startBin(fixture, 'watch', [fixture.name]);
+  const watch = startBin(fixture, 'watch', ['--no-isolation', fixture.name]);
   t.teardown(() => {
     if (watch.child.exitCode === null) watch.child.kill('SIGKILL');
   });

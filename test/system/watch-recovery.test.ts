@@ -34,7 +34,7 @@ t.test('kill -9 of watch mid-run, then restart', async (t) => {
   t.match(jobId, /^\d{8}T\d{6,12}Z-[0-9a-f]+$/);
   writeFileSync(path.join(fixture.probeOut, 'freeze'), '');
 
-  const first = startBin(fixture, 'watch', [fixture.name]);
+  const first = startBin(fixture, 'watch', ['--no-isolation', fixture.name]);
   if (process.env.DEBUG_CONTROL) first.child.stderr!.on('data', (chunk) => process.stderr.write(chunk));
   t.teardown(() => {
     if (first.child.exitCode === null) first.child.kill('SIGKILL');
@@ -54,7 +54,7 @@ t.test('kill -9 of watch mid-run, then restart', async (t) => {
   rmSync(path.join(fixture.probeOut, 'freeze'));
   rmSync(agentPidFile);
 
-  const second = startBin(fixture, 'watch', [fixture.name]);
+  const second = startBin(fixture, 'watch', ['--no-isolation', fixture.name]);
   if (process.env.DEBUG_CONTROL) second.child.stderr!.on('data', (chunk) => process.stderr.write(chunk));
   t.teardown(() => {
     if (second.child.exitCode === null) second.child.kill('SIGKILL');
@@ -102,7 +102,7 @@ t.test('kill -9 of watch after the job\'s task landed: the job is done, never ru
   t.equal(queued.code, 0, queued.stderr);
   const jobId = queued.stdout.trim();
 
-  const first = startBin(fixture, 'watch', [fixture.name]);
+  const first = startBin(fixture, 'watch', ['--no-isolation', fixture.name]);
   t.teardown(() => {
     if (first.child.exitCode === null) first.child.kill('SIGKILL');
   });
@@ -112,7 +112,7 @@ t.test('kill -9 of watch after the job\'s task landed: the job is done, never ru
   first.child.kill('SIGKILL');
   await first.done;
 
-  const second = startBin(fixture, 'watch', [fixture.name]);
+  const second = startBin(fixture, 'watch', ['--no-isolation', fixture.name]);
   t.teardown(() => {
     if (second.child.exitCode === null) second.child.kill('SIGKILL');
   });

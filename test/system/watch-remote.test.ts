@@ -31,7 +31,7 @@ function pushTask(t: Parameters<typeof tempDir>[0], origin: string, user: string
 t.test('a task pushed to origin starts on an idle watcher within seconds, without a job', async (t) => {
   if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git', 'timeout'])) return;
   const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'One', status: 'Done' }], { schedule: '0 0 1 1 *', registryExtra: 'remote_poll_sec = 1\n' });
-  const watcher = startBin(fixture, 'watch', [fixture.name]);
+  const watcher = startBin(fixture, 'watch', ['--no-isolation', fixture.name]);
   t.teardown(() => {
     if (watcher.child.exitCode === null) watcher.child.kill('SIGKILL');
   });
