@@ -15,6 +15,12 @@ function spoolFolders(state: string, repo: string): Record<string, string[]> {
   return Object.fromEntries(['queue', 'running', 'done', 'failed'].map((where) => [where, readdirSync(path.join(root, where)).sort()]));
 }
 
+/** The job is in done/ and gone from running/: the finished file itself, not the dot-named temp file its atomic write makes first. */
+function settled(fixture: { state: string; name: string }, jobId: string): boolean {
+  const folders = spoolFolders(fixture.state, fixture.name);
+  return folders.done!.includes(`${jobId}.json`) && folders.running!.length === 0;
+}
+
 function runRecords(state: string, repo: string): Record<string, unknown>[] {
   const dir = path.join(state, 'repos', repo, 'runs');
   return readdirSync(dir)
@@ -59,7 +65,7 @@ t.test('kill -9 of watch mid-run, then restart', async (t) => {
   t.teardown(() => {
     if (second.child.exitCode === null) second.child.kill('SIGKILL');
   });
-  await waitFor(() => spoolFolders(fixture.state, fixture.name).done!.length === 1, 90_000, 'the requeued job to finish');
+  await waitFor(() => settled(fixture, jobId), 90_000, 'the requeued job to finish');
   // running(): a zombie has exited (this host's init may collect it late).
   t.notOk(running(agentPid), 'the orphaned agent was ended');
   t.notOk(running(orchestratePid), 'the orphaned orchestrate was ended');
@@ -116,7 +122,7 @@ t.test('kill -9 of watch after the job\'s task landed: the job is done, never ru
   t.teardown(() => {
     if (second.child.exitCode === null) second.child.kill('SIGKILL');
   });
-  await waitFor(() => spoolFolders(fixture.state, fixture.name).done!.length === 1, 60_000, 'the job to be settled');
+  await waitFor(() => settled(fixture, jobId), 60_000, 'the job to be settled');
   const job = JSON.parse(readFileSync(path.join(fixture.state, 'repos', fixture.name, 'spool', 'done', `${jobId}.json`), 'utf8')) as Record<string, unknown>;
   const [interrupted] = runRecords(fixture.state, fixture.name);
   t.match(job, { id: jobId, attempt: 1, result: { outcome: 'succeeded', runId: interrupted!.id, detail: `TASK-1 landed in run ${interrupted!.id} before the runner died` } }, 'done by the run that landed it');
