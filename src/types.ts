@@ -128,10 +128,16 @@ export interface AgentInvocation {
   readonly env: Readonly<Record<string, string>>;
   /** For the command assistant: argv, first element is the program. */
   readonly command?: readonly string[];
+  /**
+   * USD this session may spend (task_usd minus what the task already cost),
+   * for a CLI with a budget flag of its own; absent: no cap. Always > 0: a
+   * task with nothing left is parked before a session starts.
+   */
+  readonly maxBudgetUsd?: number;
 }
 
-/** How the agent process ended, as the run loop saw it. */
-export type EndedBy = 'exit' | 'idle-timeout' | 'wall-clock';
+/** How the agent process ended, as the run loop saw it (over-budget: the stream reported a cost past the session's budget and the runner ended it). */
+export type EndedBy = 'exit' | 'idle-timeout' | 'wall-clock' | 'over-budget';
 
 export interface AgentOutput {
   readonly stdoutLines: readonly string[];
@@ -151,6 +157,8 @@ export type AgentFailure =
   | 'no-output'
   | 'idle-timeout'
   | 'wall-clock'
+  /** Stopped at the task's budget: by the CLI's own budget flag, or by the runner reading its reported cost. */
+  | 'over-budget'
   | 'agent-error';
 
 export interface AgentResult {
@@ -193,6 +201,12 @@ export interface AgentAdapter {
   readonly defaultBinary: string;
   buildCommand(invocation: AgentInvocation): Command;
   parseResult(output: AgentOutput): AgentResult;
+  /**
+   * The session's cumulative USD cost a stdout line reports, if that line
+   * reports one: what the runner reads while the session runs to end it at
+   * its budget. Absent: the CLI reports no cost (its cost is unknown).
+   */
+  costReported?(line: string): number | undefined;
 }
 
 // ---------------------------------------------------------------- registry

@@ -11,7 +11,7 @@ import { blockedReason } from '../board/parking.js';
 import { sameTaskId } from '../board/task-id.js';
 import { buildPrompt } from './prompt.js';
 import { resolveModelChoice } from '../repo/config.js';
-import { superviseAgent } from './supervise.js';
+import { superviseAgent, type StreamBudget } from './supervise.js';
 import { taskEnv } from './env.js';
 import { redactSecrets } from './secrets.js';
 
@@ -75,6 +75,8 @@ export interface RunTaskInput {
   readonly secrets: readonly string[];
   /** Awaited before every session (a rate-limit wait); an outcome ends the run instead. */
   readonly beforeSession?: () => Promise<RunOutcome | undefined>;
+  /** USD the next session may spend (the task's budget left); undefined: no cap. Asked after beforeSession. */
+  readonly sessionBudgetUsd?: () => number | undefined;
   /** Told every session as it ends; decides what follows it. */
   readonly afterSession?: (session: SessionEnd) => SessionFollowUp;
   /** Told the pid of each agent process as it starts, and when it ends. */
@@ -138,6 +140,13 @@ export function reportingProcess(process: ProcessPort, onAgentProcess: RunTaskIn
   };
 }
 
+/** The runner's own budget check on the stream: only for an adapter that can read a cost from it. */
+function sessionBudget(adapter: AgentAdapter, maxUsd: number | undefined): StreamBudget | undefined {
+  if (maxUsd === undefined || !adapter.costReported) return undefined;
+  const costOf = adapter.costReported.bind(adapter);
+  return { maxUsd, costOf };
+}
+
 class Transcript {
   private pending: Promise<void> = Promise.resolve();
   constructor(
@@ -184,6 +193,7 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
       outcome = held;
       break;
     }
+    const budgetUsd = input.sessionBudgetUsd?.();
     const prompt = buildPrompt({ basePrompt, task: input.task, ...(input.retryReason ? { retryReason: input.retryReason } : {}) });
     const command = input.adapter.buildCommand({
       binary: input.binary,
@@ -194,14 +204,16 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
       effort: choice.effort,
       env: taskEnv(input.env, input.task.id, input.workspace),
       ...(input.config.command ? { command: input.config.command } : {}),
+      ...(budgetUsd !== undefined ? { maxBudgetUsd: budgetUsd } : {}),
     });
-    transcript.write({ event: 'session-start', iteration, program: command.program, args: command.args, cwd: command.cwd });
+    transcript.write({ event: 'session-start', iteration, program: command.program, args: command.args, cwd: command.cwd, ...(budgetUsd !== undefined ? { budgetUsd } : {}) });
     const started = clock.now();
     const run = await superviseAgent(
       { process, clock },
       command,
       { idleTimeoutMs: input.config.agentIdleTimeoutSec * 1000, wallClockMs: input.config.agentWallClockSec * 1000, killGraceMs: 5000 },
       (stream, line) => transcript.write({ event: 'output', stream, line }),
+      sessionBudget(input.adapter, budgetUsd),
     );
     const result = input.adapter.parseResult(run);
     const durationMs = clock.now() - started;

@@ -1,6 +1,6 @@
 // The agent watchdog: starts an agent in its own process group, ends it when
-// it falls silent (idle timeout) or runs too long (wall clock), and keeps a
-// bounded amount of its output in memory. Time comes from the Clock port, so
+// it falls silent (idle timeout), runs too long (wall clock) or reports a
+// cost past its budget, and keeps a bounded amount of its output in memory. Time comes from the Clock port, so
 // tests drive it without waiting.
 import type { Clock, ProcessPort } from '../ports.js';
 import type { AgentOutput, Command, EndedBy } from '../types.js';
@@ -12,6 +12,14 @@ export interface SupervisorLimits {
   readonly wallClockMs: number;
   /** Between SIGTERM and SIGKILL, to let the agent save its work. */
   readonly killGraceMs: number;
+}
+
+/** A session's budget as the runner enforces it from the stream, whatever the CLI does with its own flag. */
+export interface StreamBudget {
+  /** USD the session may report before it is ended. */
+  readonly maxUsd: number;
+  /** The cumulative cost a stdout line reports, if it reports one (the adapter's costReported). */
+  readonly costOf: (line: string) => number | undefined;
 }
 
 export type SupervisedRun = AgentOutput & { readonly pid: number; readonly startedAt: number; readonly endedAt: number };
@@ -63,6 +71,7 @@ export async function superviseAgent(
   command: Command,
   limits: SupervisorLimits,
   onLine: (stream: OutputStream, line: string) => void,
+  budget?: StreamBudget,
 ): Promise<SupervisedRun> {
   const { clock } = deps;
   const stdout = new LineRing(MAX_STDOUT_LINES);
@@ -105,6 +114,8 @@ export async function superviseAgent(
       stdout.push(kept);
       armIdle();
       deliver('stdout', kept);
+      // Ended the way a watchdog ends it: the run's own process group, TERM then KILL.
+      if (budget && !ending && overBudget(budget, kept)) expire('over-budget');
     },
     onStderrLine(line) {
       stderr.push(line);
@@ -113,7 +124,9 @@ export async function superviseAgent(
     },
   });
   handle = started;
-  if (!ending) {
+  // A line that arrived before start() returned may already have ended the run: its TERM had no handle yet.
+  if (ending) started.signalGroup('SIGTERM');
+  else {
     armIdle();
     wallTimer = clock.setTimer(limits.wallClockMs, () => expire('wall-clock'));
   }
@@ -135,4 +148,14 @@ export async function superviseAgent(
     signal,
     endedBy,
   };
+}
+
+/** A line whose reported cost reaches the budget; a reader that throws reports nothing. */
+function overBudget(budget: StreamBudget, line: string): boolean {
+  try {
+    const cost = budget.costOf(line);
+    return cost !== undefined && cost >= budget.maxUsd;
+  } catch {
+    return false;
+  }
 }

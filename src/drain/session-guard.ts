@@ -5,11 +5,13 @@
 // the reset, the limited task is run again without being charged an attempt,
 // and after MAX_RATE_LIMIT_WAITS waits it is blocked. A session whose result
 // is usable (the task is Done or Blocked) is kept whatever its stream said.
+// Each session is given what is left of task_usd (budgetLeft), and one that
+// was stopped at it is parked "over its budget", not charged an attempt.
 import type { Clock } from '../ports.js';
 import type { Task, TaskId } from '../types.js';
 import type { RunOutcome, SessionEnd, SessionFollowUp } from '../agent/run-task.js';
 import type { Emit, SessionReport } from './types.js';
-import { dailyBudgetVerdict, rateLimitVerdict, taskBudgetVerdict, utcDay, type Spent } from './verdict/spend.js';
+import { dailyBudgetVerdict, rateLimitVerdict, stoppedAtBudget, taskBudgetLeft, taskBudgetVerdict, utcDay, type Spent } from './verdict/spend.js';
 import type { SpendPolicy } from './spend-policy.js';
 
 /** Pure: a session's result as a ledger report; what the CLI did not say stays null. */
@@ -89,8 +91,13 @@ export class SessionGuard {
       await this.sleep(this.gateUntil - this.clock.now());
     }
     if (this.stop.aborted) return { kind: 'unfinished', reason: 'the drain was stopped before the session started' };
-    const over = taskBudgetVerdict(this.policy.limits.taskUsd, this.taskUsd.get(task.id.toUpperCase()) ?? 0);
+    const over = taskBudgetVerdict(this.policy.limits.taskUsd, this.taskSpent(task.id));
     return over.over ? { kind: 'over-budget', reason: over.reason } : undefined;
+  }
+
+  /** USD the task's next session may spend (task_usd minus its spend so far); undefined: no task_usd. */
+  budgetLeft(task: Pick<Task, 'id'>): number | undefined {
+    return taskBudgetLeft(this.policy.limits.taskUsd, this.taskSpent(task.id));
   }
 
   afterSession(task: Pick<Task, 'id'>, session: SessionEnd): SessionFollowUp {
@@ -115,10 +122,15 @@ export class SessionGuard {
       }
     }
     if (!usable) {
-      const over = taskBudgetVerdict(this.policy.limits.taskUsd, this.taskUsd.get(task.id.toUpperCase()) ?? 0);
+      // Stopped at its budget (claude's flag or the runner's stream check): parked, not an ordinary failure.
+      const over = result.failure === 'over-budget' ? stoppedAtBudget(this.policy.limits.taskUsd, this.taskSpent(task.id)) : taskBudgetVerdict(this.policy.limits.taskUsd, this.taskSpent(task.id));
       if (over.over) return { kind: 'end', outcome: { kind: 'over-budget', reason: over.reason } };
     }
     return { kind: 'go-on' };
+  }
+
+  private taskSpent(taskId: TaskId): number {
+    return this.taskUsd.get(taskId.toUpperCase()) ?? 0;
   }
 
   private record(taskId: TaskId, report: SessionReport): void {

@@ -78,7 +78,11 @@ export async function workOnTask(context: WorkerContext, task: Task, retryReason
       secrets: context.secrets,
       ...(retryReason ? { retryReason } : {}),
       onAgentProcess: (event) => context.onProcess(task, event, 'agent'),
-      ...(context.sessions ? { beforeSession: () => context.sessions!.beforeSession(task), afterSession: (session) => context.sessions!.afterSession(task, session) } : {}),
+      ...(context.sessions ? {
+        beforeSession: () => context.sessions!.beforeSession(task),
+        sessionBudgetUsd: () => context.sessions!.budgetLeft(task),
+        afterSession: (session) => context.sessions!.afterSession(task, session),
+      } : {}),
     },
   );
   if (report.leftovers && (report.outcome.kind === 'done' || report.outcome.kind === 'blocked')) await commitLeftovers(context.git, dir, task.id);

@@ -15,7 +15,8 @@ import type { Task } from '../types.js';
 import { parseInstructions } from '../scripted-agent/instructions.js';
 import { IN_PROGRESS, commitMessage, finishedTaskText, planRun, type Step } from '../scripted-agent/plan.js';
 import {
-  assistantEvent, failureLines, initEvent, looksLikeClaudeArgv, rateLimitEvent, readClaudeArgv, scriptedResetAt, sessionIdFor, successResult, taskIdFromPrompt, type SessionFacts,
+  assistantEvent, budgetResult, failureLines, initEvent, looksLikeClaudeArgv, rateLimitEvent, reachedBudget, readClaudeArgv, scriptedResetAt, sessionIdFor, successResult, taskIdFromPrompt, usageFor,
+  type SessionFacts,
 } from '../scripted-agent/claude-stream.js';
 
 export interface ScriptedAgentIo {
@@ -95,8 +96,8 @@ function hangForever(): Promise<never> {
   return new Promise<never>(() => undefined);
 }
 
-/** Runs the steps; returns an exit code when a step says to stop there. */
-async function runSteps(workspace: string, steps: readonly Step[]): Promise<number | undefined> {
+/** Runs the steps; returns an exit code when a step says to stop there, or 'budget' when a spend reached the budget. */
+async function runSteps(workspace: string, steps: readonly Step[], onSpend: (usd: number) => boolean): Promise<number | 'budget' | undefined> {
   for (const step of steps) {
     switch (step.kind) {
       case 'write': {
@@ -113,6 +114,9 @@ async function runSteps(workspace: string, steps: readonly Step[]): Promise<numb
       }
       case 'sleep':
         await sleep(step.seconds);
+        break;
+      case 'spend':
+        if (onSpend(step.usd)) return 'budget';
         break;
       case 'exit':
         return step.code;
@@ -160,7 +164,16 @@ export async function runScriptedAgent(io: ScriptedAgentIo): Promise<number> {
 
     const taskPath = path.join(workspace, file);
     writeFileSync(taskPath, setStatus(text, IN_PROGRESS));
-    const stop = await runSteps(workspace, plan.steps);
+    // Like claude: the cost grows message by message and is checked against --max-budget-usd after each.
+    const budget = posing && plan.honourBudget ? claudeArgv?.maxBudgetUsd : undefined;
+    const turns = 2 + plan.steps.length;
+    let spent = 0;
+    const stop = await runSteps(workspace, plan.steps, (usd) => reachedBudget((spent += usd), budget));
+    if (stop === 'budget') {
+      say(assistantEvent(facts, `${task.id}: working`));
+      say(budgetResult(facts, io.stdin, turns, spent, budget!));
+      return 1;
+    }
     if (stop !== undefined) return stop;
 
     const current = readFileSync(taskPath, 'utf8');
@@ -172,7 +185,12 @@ export async function runScriptedAgent(io: ScriptedAgentIo): Promise<number> {
     if (posing) {
       say(assistantEvent(facts, summary));
       say(rateLimitEvent(facts, plan.rateLimitEvent ? 'rejected' : 'allowed', scriptedResetAt(Date.now())));
-      say(successResult(facts, io.stdin, summary, 2 + plan.steps.length, plan.costUsd));
+      const total = plan.costUsd ?? spent + usageFor(io.stdin).costUsd;
+      // The last message can take it past the budget too: claude then says so instead of success, the work already done.
+      const over = reachedBudget(total, budget);
+      say(over ? budgetResult(facts, io.stdin, turns, total, budget!) : successResult(facts, io.stdin, summary, turns, total));
+      if (plan.lingerSeconds > 0) await sleep(plan.lingerSeconds);
+      if (over) return 1;
     } else {
       say(summary);
     }

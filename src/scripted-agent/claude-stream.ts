@@ -7,6 +7,8 @@ import type { ClaudeResultKind } from './instructions.js';
 export interface ClaudeArgv {
   readonly model: string | undefined;
   readonly permissionMode: string;
+  /** --max-budget-usd: claude stops once the session's cost reaches it. */
+  readonly maxBudgetUsd?: number;
   /** An argument error claude itself would print, if any. */
   readonly error?: string;
 }
@@ -26,7 +28,11 @@ export function readClaudeArgv(argv: readonly string[]): ClaudeArgv {
   const format = optionValue(argv, '--output-format');
   const model = optionValue(argv, '--model');
   const permissionMode = argv.includes('--dangerously-skip-permissions') ? 'bypassPermissions' : optionValue(argv, '--permission-mode') ?? 'default';
-  const base = { model, permissionMode };
+  const budget = optionValue(argv, '--max-budget-usd');
+  const maxBudgetUsd = budget === undefined ? undefined : Number(budget);
+  const base = { model, permissionMode, ...(maxBudgetUsd !== undefined ? { maxBudgetUsd } : {}) };
+  // claude 2.1.197's own check and words (exit 1).
+  if (maxBudgetUsd !== undefined && !(maxBudgetUsd > 0)) return { ...base, error: 'error: --max-budget-usd must be a positive number greater than 0' };
   if (format !== 'stream-json') return { ...base, error: `Error: the scripted agent only speaks --output-format stream-json, not ${format ?? '(none)'}` };
   // claude itself refuses stream-json without --verbose in print mode.
   if (!argv.includes('--verbose')) return { ...base, error: 'Error: When using --print, --output-format=stream-json requires --verbose' };
@@ -104,6 +110,22 @@ export function successResult(facts: SessionFacts, prompt: string, text: string,
     type: 'result', subtype: 'success', is_error: false, duration_ms: 0, duration_api_ms: 0, num_turns: turns, result: text,
     session_id: facts.sessionId, total_cost_usd: costUsd ?? usage.costUsd,
     usage: { input_tokens: usage.inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: usage.cacheReadTokens, output_tokens: usage.outputTokens },
+  });
+}
+
+/** True when claude, told --max-budget-usd, would stop at this cost (it checks after each message). */
+export function reachedBudget(costUsd: number, maxBudgetUsd: number | undefined): boolean {
+  return maxBudgetUsd !== undefined && costUsd >= maxBudgetUsd;
+}
+
+/** claude 2.1.x's result when the session's cost reached --max-budget-usd (shape from the binary's own schema). */
+export function budgetResult(facts: SessionFacts, prompt: string, turns: number, costUsd: number, maxBudgetUsd: number): string {
+  const usage = usageFor(prompt);
+  return JSON.stringify({
+    type: 'result', subtype: 'error_max_budget_usd', duration_ms: 0, duration_api_ms: 0, is_error: true, num_turns: turns, stop_reason: null,
+    session_id: facts.sessionId, total_cost_usd: costUsd,
+    usage: { input_tokens: usage.inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: usage.cacheReadTokens, output_tokens: usage.outputTokens },
+    modelUsage: {}, permission_denials: [], errors: [`Reached maximum budget ($${maxBudgetUsd})`],
   });
 }
 

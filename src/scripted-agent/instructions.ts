@@ -17,6 +17,13 @@
 //   agent: rate-limit-event       when posing as claude: finish normally, but the stream
 //                                 also carries a rejected rate_limit_event
 //   agent: cost USD               when posing as claude: report this total_cost_usd
+//   agent: spend USD              when posing as claude: the session's cost grows by USD
+//                                 here; past --max-budget-usd it stops at once with
+//                                 claude's error_max_budget_usd result, as claude does
+//   agent: ignore-budget          when posing as claude: do not honour --max-budget-usd
+//                                 (a CLI that overshoots its flag)
+//   agent: linger SECONDS         when posing as claude: stay alive this long, silent,
+//                                 after the result line (claude sometimes does)
 //
 // TEXT, LINE and REASON are double-quoted with JSON escapes (\n, \", \\);
 // a PATH is relative to the workspace, may be quoted, and never leaves it.
@@ -35,7 +42,10 @@ export type Instruction =
   | { readonly kind: 'claude-result'; readonly result: ClaudeResultKind }
   | { readonly kind: 'rate-limit'; readonly sessions: number }
   | { readonly kind: 'rate-limit-event' }
-  | { readonly kind: 'cost'; readonly usd: number };
+  | { readonly kind: 'cost'; readonly usd: number }
+  | { readonly kind: 'spend'; readonly usd: number }
+  | { readonly kind: 'ignore-budget' }
+  | { readonly kind: 'linger'; readonly seconds: number };
 
 export interface InstructionBlock {
   readonly instructions: readonly Instruction[];
@@ -104,11 +114,12 @@ function parseOne(tokens: readonly string[]): Instruction {
     case 'append':
       expectArity(tokens, 3, 'append PATH "LINE"');
       return { kind: 'append', path: pathArgument(first), line: quoted(second, 'LINE') };
-    case 'sleep': {
-      expectArity(tokens, 2, 'sleep SECONDS');
+    case 'sleep':
+    case 'linger': {
+      expectArity(tokens, 2, `${verb} SECONDS`);
       const seconds = Number(first);
-      if (!/^\d+(?:\.\d+)?$/.test(first ?? '') || seconds > 3600) throw new Problem(`sleep takes seconds from 0 to 3600, not ${first}`);
-      return { kind: 'sleep', seconds };
+      if (!/^\d+(?:\.\d+)?$/.test(first ?? '') || seconds > 3600) throw new Problem(`${verb} takes seconds from 0 to 3600, not ${first}`);
+      return { kind: verb, seconds };
     }
     case 'exit': {
       expectArity(tokens, 2, 'exit N');
@@ -120,6 +131,7 @@ function parseOne(tokens: readonly string[]): Instruction {
     case 'silent':
     case 'leave-status':
     case 'rate-limit-event':
+    case 'ignore-budget':
       expectArity(tokens, 1, verb);
       return { kind: verb };
     case 'rate-limit': {
@@ -127,10 +139,11 @@ function parseOne(tokens: readonly string[]): Instruction {
       if (!/^\d{1,2}$/.test(first ?? '')) throw new Problem(`rate-limit takes a number of sessions from 0 to 99, not ${first}`);
       return { kind: 'rate-limit', sessions: Number(first) };
     }
-    case 'cost': {
-      expectArity(tokens, 2, 'cost USD');
-      if (!/^\d+(?:\.\d+)?$/.test(first ?? '')) throw new Problem(`cost takes dollars like 0.25, not ${first}`);
-      return { kind: 'cost', usd: Number(first) };
+    case 'cost':
+    case 'spend': {
+      expectArity(tokens, 2, `${verb} USD`);
+      if (!/^\d+(?:\.\d+)?$/.test(first ?? '')) throw new Problem(`${verb} takes dollars like 0.25, not ${first}`);
+      return { kind: verb, usd: Number(first) };
     }
     case 'block':
       expectArity(tokens, 2, 'block "REASON"');
@@ -142,7 +155,7 @@ function parseOne(tokens: readonly string[]): Instruction {
       return { kind: 'claude-result', result };
     }
     default:
-      throw new Problem(`unknown instruction ${JSON.stringify(verb ?? '')} (known: write, append, sleep, exit, hang, silent, block, leave-status, claude-result, rate-limit, rate-limit-event, cost)`);
+      throw new Problem(`unknown instruction ${JSON.stringify(verb ?? '')} (known: write, append, sleep, exit, hang, silent, block, leave-status, claude-result, rate-limit, rate-limit-event, cost, spend, ignore-budget, linger)`);
   }
 }
 

@@ -6,7 +6,7 @@ import type { Task } from '../types.js';
 import type { ClaudeResultKind, Instruction } from './instructions.js';
 
 /** The instructions that act, in the order they appear. */
-export type Step = Extract<Instruction, { kind: 'write' | 'append' | 'sleep' | 'exit' | 'hang' }>;
+export type Step = Extract<Instruction, { kind: 'write' | 'append' | 'sleep' | 'exit' | 'hang' | 'spend' }>;
 
 export type Ending = { readonly kind: 'done' } | { readonly kind: 'blocked'; readonly reason: string } | { readonly kind: 'leave-status' };
 
@@ -23,6 +23,10 @@ export interface RunPlan {
   readonly rateLimitEvent: boolean;
   /** When posing as claude: the cost to report instead of the computed one. */
   readonly costUsd: number | undefined;
+  /** When posing as claude: honour --max-budget-usd (claude does), unless told to ignore it. */
+  readonly honourBudget: boolean;
+  /** When posing as claude: seconds to stay alive after the result line. */
+  readonly lingerSeconds: number;
 }
 
 export function planRun(instructions: readonly Instruction[]): RunPlan {
@@ -33,8 +37,16 @@ export function planRun(instructions: readonly Instruction[]): RunPlan {
   let rateLimitSessions = 0;
   let rateLimitEvent = false;
   let costUsd: number | undefined;
+  let honourBudget = true;
+  let lingerSeconds = 0;
   for (const instruction of instructions) {
     switch (instruction.kind) {
+      case 'ignore-budget':
+        honourBudget = false;
+        break;
+      case 'linger':
+        lingerSeconds = instruction.seconds;
+        break;
       case 'rate-limit':
         rateLimitSessions = instruction.sessions;
         break;
@@ -64,7 +76,7 @@ export function planRun(instructions: readonly Instruction[]): RunPlan {
         steps.push(instruction);
     }
   }
-  return { steps, quiet, claudeResult, ending, rateLimitSessions, rateLimitEvent, costUsd };
+  return { steps, quiet, claudeResult, ending, rateLimitSessions, rateLimitEvent, costUsd, honourBudget, lingerSeconds };
 }
 
 export const IN_PROGRESS = 'In Progress';

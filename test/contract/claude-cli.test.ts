@@ -1,5 +1,5 @@
 // Contract: the real Claude Code CLI (2.1.197) accepts the argv claudeAdapter
-// builds, and what it prints without credentials comes back from parseResult
+// builds (with --max-budget-usd, as for a task with task_usd), and what it prints without credentials comes back from parseResult
 // as 'not-logged-in'. No credentials, HOME a temp dir, env built by hand.
 // Claude refuses to skip permissions as root, and agents never run as root:
 // as root the test drops to `nobody` (and cuts the network with unshare -n).
@@ -35,6 +35,8 @@ function invocationIn(t: Parameters<typeof tempDir>[0]) {
     taskId: 'TASK-1',
     model: 'sonnet',
     effort: 'high',
+    // What a task with task_usd gets: the budget it has left.
+    maxBudgetUsd: 0.25,
     env: { HOME: home, PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, LANG: 'C.UTF-8' },
   };
 }
@@ -64,6 +66,16 @@ t.test('control: an argv claude does not accept is visible as an argument error'
   t.match(run.stderrTail, /unknown option '--no-such-flag'/);
   t.same(run.stdoutLines, []);
   t.equal(claudeAdapter.parseResult(run).failure, 'no-output');
+});
+
+t.test('control: claude parses --max-budget-usd itself (it refuses 0, as the adapter never passes it)', async (t) => {
+  const command = claudeAdapter.buildCommand(invocationIn(t));
+  t.same(command.args.slice(command.args.indexOf('--max-budget-usd'), command.args.indexOf('--max-budget-usd') + 2), ['--max-budget-usd', '0.25'], 'the adapter passed the flag');
+  const zero = { ...command, args: command.args.map((arg, index) => (command.args[index - 1] === '--max-budget-usd' ? '0' : arg)) };
+  const run = await superviseAgent({ process: realProcess, clock: realClock }, asAgent(zero), limits, () => undefined);
+  t.match(run.stderrTail, /--max-budget-usd must be a positive number greater than 0/, 'the flag reached claude\'s own argument check');
+  t.same(run.stdoutLines, []);
+  t.equal(run.exitCode, 1);
 });
 
 t.test('the recorded fixture is still what claude prints: the same events, the same usage keys', async (t) => {

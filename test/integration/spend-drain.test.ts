@@ -114,3 +114,48 @@ t.test('task_usd: a task over its budget is stopped and parked "over its budget"
   const attempts = readJson(attemptsFile(workspaceStateDir(fixture.state, fixture.clone))) as Record<string, unknown> | undefined;
   t.notOk(attempts?.['TASK-1'], 'parking for budget is not a failed attempt');
 });
+
+t.test('task_usd stops a running session: claude is given what the task has left, stops mid-session, and the task is parked with its cost in the ledger', async (t) => {
+  const fixture = claudeFixture(t, [
+    // $0.50 already spent (earlier runs); $1.00 left of $1.50: the second spend passes it, mid-session.
+    { id: 'TASK-1', title: 'Runaway', priority: 'high', description: 'agent: spend 0.6\nagent: write one.txt "1"\nagent: spend 0.6\nagent: write more.txt "2"\nagent: spend 0.6\nagent: write most.txt "3"' },
+    { id: 'TASK-2', title: 'Cheap', priority: 'medium', description: 'agent: write two.txt "2"' },
+    { id: 'TASK-3', title: 'Under its budget', priority: 'medium', description: 'agent: spend 1\nagent: write three.txt "3"' },
+    // A CLI that overshoots its flag and lingers after its result: the runner's own check ends it.
+    { id: 'TASK-4', title: 'Ignores its flag', priority: 'low', description: 'agent: ignore-budget\nagent: spend 3\nagent: leave-status\nagent: write four.txt "4"\nagent: linger 60' },
+  ], 2);
+  const run = await runOrchestrate(fixture, spendArgs(policy({ limits: { taskUsd: 1.5 }, taskSpentUsd: { 'TASK-1': 0.5 } })));
+  t.equal(run.code, 0, run.stderr.slice(-800));
+  const summary = JSON.parse(run.stdout) as Summary;
+  t.same(outcomes(summary), { 'TASK-1': 'parked', 'TASK-2': 'landed', 'TASK-3': 'landed', 'TASK-4': 'parked' });
+  const reason = (id: string) => summary.tasks.find((task) => task.id === id)?.reason;
+  t.equal(reason('TASK-1'), 'over its budget: $1.70 of $1.50 (task_usd)', 'the earlier $0.50 and this session\'s $1.20');
+  t.match(reason('TASK-4'), /^over its budget: \$3\.00 of \$1\.50 \(task_usd\)$/);
+  t.same(landedOn(fixture.clone, 'auto/work').sort(), ['TASK-2', 'TASK-3'], 'the other tasks land');
+
+  const sessionsOf = (id: string) => summary.sessions.filter((session) => session.taskId === id);
+  t.same(sessionsOf('TASK-1').map((session) => [session.outcome, session.costUsd]), [['over-budget', 1.2]], 'one session, stopped at its budget, its cost reported; not run again');
+  const transcriptOf = (id: string) => readFileSync(transcriptFile(fixture.state, fixture.clone, summary.runId, id), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+  const one = transcriptOf('TASK-1');
+  const start = one.find((event) => event.event === 'session-start') as { args: string[]; budgetUsd: number };
+  t.same([start.args.slice(start.args.indexOf('--max-budget-usd'), start.args.indexOf('--max-budget-usd') + 2), start.budgetUsd], [['--max-budget-usd', '1'], 1], 'claude was given task_usd minus what the task had spent');
+  t.ok(one.some((event) => event.event === 'output' && String(event.line).includes('"subtype":"error_max_budget_usd"')), 'claude\'s own error_max_budget_usd result');
+  t.notOk(one.some((event) => event.event === 'output' && String(event.line).includes('"subtype":"success"')), 'it never finished: stopped mid-session');
+  t.equal(git(fixture.clone, 'rev-list', '--count', 'auto/work..auto/TASK-1'), '0', 'nothing of the runaway session was committed');
+
+  const four = transcriptOf('TASK-4');
+  const end = four.find((event) => event.event === 'session-end') as { endedBy: string; durationMs: number };
+  t.equal(end.endedBy, 'over-budget', 'the runner ended the session that overshot, from the cost in its stream');
+  t.ok(end.durationMs < 15_000, `ended at once, not after its 60 s linger or the 30 s idle watchdog (${end.durationMs} ms)`);
+  t.same(sessionsOf('TASK-4').map((session) => session.outcome), ['ok'], 'the session\'s own result was a success: the budget, not the agent, parked it');
+
+  const attempts = readJson(attemptsFile(workspaceStateDir(fixture.state, fixture.clone))) as Record<string, unknown> | undefined;
+  t.notOk(attempts?.['TASK-1'] ?? attempts?.['TASK-4'], 'over its budget is not a failed attempt');
+
+  // Root seals the run into its ledger: the stopped session's cost is on the books and counts in the next run.
+  const ledger = sealRun({ repo: 'web', runId: summary.runId, startedAt: summary.startedAt, endedAt: summary.endedAt, summary, sealedAt: summary.endedAt });
+  t.same(ledger.filter((record) => record.task === 'TASK-1').map((record) => [record.costUsd, record.outcome]), [[1.2, 'over-budget']]);
+  const next = spendPolicyFor({ ...SPEND_DEFAULTS, taskUsd: 1.5 }, ledger, Date.now());
+  t.equal(next.taskSpentUsd['TASK-1'], 1.2);
+  t.ok((next.taskSpentUsd['TASK-4'] ?? 0) >= 3, 'the overshoot is charged to the task too');
+});

@@ -45,6 +45,43 @@ t.test('buildCommand: no model or effort means no flags for them', async (t) => 
   t.same(command.args, ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions']);
 });
 
+t.test('buildCommand: the budget left goes to --max-budget-usd; none, or nothing left, passes no flag', async (t) => {
+  t.same(claudeAdapter.buildCommand({ ...invocation, maxBudgetUsd: 1.75 }).args.slice(-2), ['--max-budget-usd', '1.75']);
+  t.same(claudeAdapter.buildCommand({ ...invocation, maxBudgetUsd: 0.000001 }).args.slice(-2), ['--max-budget-usd', '0.000001'], 'a micro-dollar is written as a plain decimal');
+  for (const maxBudgetUsd of [undefined, 0, -1]) {
+    t.notOk(claudeAdapter.buildCommand({ ...invocation, ...(maxBudgetUsd !== undefined ? { maxBudgetUsd } : {}) }).args.includes('--max-budget-usd'), `maxBudgetUsd ${maxBudgetUsd}: no flag (claude refuses <= 0)`);
+  }
+});
+
+t.test('error_max_budget_usd (the result claude prints at --max-budget-usd): over-budget, with its cost and usage', async (t) => {
+  const line = JSON.stringify({
+    type: 'result', subtype: 'error_max_budget_usd', duration_ms: 61234, duration_api_ms: 58877, is_error: true, num_turns: 12, stop_reason: 'tool_use', session_id: 's7',
+    total_cost_usd: 0.5031, usage: { input_tokens: 40, cache_creation_input_tokens: 100, cache_read_input_tokens: 9000, output_tokens: 700 }, modelUsage: {}, permission_denials: [], errors: ['Reached maximum budget ($0.5)'],
+  });
+  t.same(claudeAdapter.parseResult(output([init, assistant, line], { exitCode: 1 })), {
+    ok: false, failure: 'over-budget', detail: 'stopped at its budget: Reached maximum budget ($0.5) (error_max_budget_usd)',
+    sessionId: 's7', turns: 12, inputTokens: 9140, outputTokens: 700, costUsd: 0.5031, usage: { input: 40, output: 700, cacheRead: 9000, cacheWrite: 100 }, model: 'claude-opus',
+  });
+  const bare = JSON.stringify({ type: 'result', subtype: 'error_max_budget_usd', is_error: true, total_cost_usd: 0.61 });
+  t.equal(claudeAdapter.parseResult(output([bare], { exitCode: 1 })).detail, 'stopped at its budget: $0.61 spent (error_max_budget_usd)', 'without errors[] the cost says it');
+});
+
+t.test('costReported: the cumulative cost only a result line carries; anything else reports none', async (t) => {
+  t.equal(claudeAdapter.costReported?.(success), 0.4321);
+  t.equal(claudeAdapter.costReported?.(notLoggedIn[2]!), 0, 'a cost of 0 is a cost');
+  for (const line of [init, assistant, notLoggedIn[1]!, '{"type":"result"', 'total_cost_usd "result" 5', JSON.stringify({ type: 'assistant', total_cost_usd: 9, result: 'x' }), JSON.stringify({ type: 'result', subtype: 'success', total_cost_usd: '9' })]) {
+    t.equal(claudeAdapter.costReported?.(line), undefined, line.slice(0, 60));
+  }
+});
+
+t.test('ended by the runner at its budget: a success result stays the work it reported; no result is over-budget', async (t) => {
+  const ended = claudeAdapter.parseResult(output([init, success], { exitCode: null, signal: 'SIGTERM', endedBy: 'over-budget' }));
+  t.same([ended.ok, ended.costUsd, ended.detail], [true, 0.4321, 'ended by over-budget after its result line']);
+  t.same(claudeAdapter.parseResult(output([init, assistant], { exitCode: null, signal: 'SIGTERM', endedBy: 'over-budget' })), {
+    ok: false, failure: 'over-budget', detail: 'the runner ended it: its reported cost passed its budget', sessionId: 'sess-init', model: 'claude-opus',
+  });
+});
+
 t.test('a success result is ok, with session, turns, tokens and cost', async (t) => {
   t.same(claudeAdapter.parseResult(output([init, assistant, success])), {
     ok: true, sessionId: 'sess-1', turns: 7, inputTokens: 3120, outputTokens: 456, costUsd: 0.4321,

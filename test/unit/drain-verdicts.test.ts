@@ -30,6 +30,21 @@ t.test('afterAgent: the board and the typed failure decide, never the words of a
       anAgentEnd({ outcome: { kind: 'agent-failed', reason: 'not-logged-in' }, failure: undefined }),
       { kind: 'fail', reason: 'not-logged-in (attempt 1 of 2)', failedAttempt: 'not-logged-in' },
     ],
+    [
+      'over its budget parks, and is no attempt even at the last one',
+      anAgentEnd({ outcome: { kind: 'over-budget', reason: 'over its budget: $2.10 of $2.00 (task_usd)' }, attempts: attemptsSoFar(1) }),
+      { kind: 'park', reason: 'over its budget: $2.10 of $2.00 (task_usd)' },
+    ],
+    [
+      'a session the agent stopped at its budget parks without an attempt (typed, not read from the words)',
+      anAgentEnd(agentFailed('over-budget', 'stopped at its budget: Reached maximum budget ($0.5) (error_max_budget_usd)')),
+      { kind: 'park', reason: 'over its budget (over-budget: stopped at its budget: Reached maximum budget ($0.5) (error_max_budget_usd))' },
+    ],
+    [
+      'a prose reason that mentions the budget is an ordinary failure',
+      anAgentEnd({ outcome: { kind: 'agent-failed', reason: 'over-budget: said the agent' }, failure: 'agent-error' }),
+      { kind: 'fail', reason: 'over-budget: said the agent (attempt 1 of 2)', failedAttempt: 'over-budget: said the agent' },
+    ],
     ['a first crash is attempt 1', anAgentEnd(agentFailed('crashed', 'exit 3')), { kind: 'fail', reason: 'crashed: exit 3 (attempt 1 of 2)', failedAttempt: 'crashed: exit 3' }],
     [
       'the last allowed attempt parks',

@@ -40,6 +40,9 @@ t.test('parseInstructions reads every instruction kind', async (t) => {
     'agent: block "needs a credential"',
     'agent: leave-status',
     'agent: claude-result rate-limited',
+    'agent: spend 0.75',
+    'agent: ignore-budget',
+    'agent: linger 2',
     'Not an agent: line',
   ].join('\n');
   t.same(parseInstructions(description), {
@@ -53,6 +56,9 @@ t.test('parseInstructions reads every instruction kind', async (t) => {
       { kind: 'block', reason: 'needs a credential' },
       { kind: 'leave-status' },
       { kind: 'claude-result', result: 'rate-limited' },
+      { kind: 'spend', usd: 0.75 },
+      { kind: 'ignore-budget' },
+      { kind: 'linger', seconds: 2 },
     ],
     problems: [],
   });
@@ -70,6 +76,9 @@ t.test('parseInstructions names each bad line and what is wrong', async (t) => {
     'agent: block "unclosed',
     'agent: claude-result broke',
     'agent: hang now',
+    'agent: spend a-lot',
+    'agent: linger forever',
+    'agent: ignore-budget please',
   ].join('\n');
   t.same(parseInstructions(description), {
     instructions: [],
@@ -80,10 +89,13 @@ t.test('parseInstructions names each bad line and what is wrong', async (t) => {
       'line 4 of the description: TEXT must be a double-quoted string',
       'line 5 of the description: exit takes a code from 0 to 255, not 300',
       'line 6 of the description: sleep takes seconds from 0 to 3600, not soon',
-      'line 7 of the description: unknown instruction "dance" (known: write, append, sleep, exit, hang, silent, block, leave-status, claude-result, rate-limit, rate-limit-event, cost)',
+      'line 7 of the description: unknown instruction "dance" (known: write, append, sleep, exit, hang, silent, block, leave-status, claude-result, rate-limit, rate-limit-event, cost, spend, ignore-budget, linger)',
       'line 8 of the description: cannot read "\\"unclosed" (an unclosed quote?)',
       'line 9 of the description: claude-result takes not-logged-in, rate-limited, max-turns, not broke',
       'line 10 of the description: expected: agent: hang',
+      'line 11 of the description: spend takes dollars like 0.25, not a-lot',
+      'line 12 of the description: linger takes seconds from 0 to 3600, not forever',
+      'line 13 of the description: expected: agent: ignore-budget',
     ],
   });
 });
@@ -104,8 +116,13 @@ t.test('planRun separates steps, quietness, the claude result and the ending', a
     ending: { kind: 'blocked', reason: 'why' },
     rateLimitSessions: 0,
     rateLimitEvent: false,
+    costUsd: undefined,
+    honourBudget: true,
+    lingerSeconds: 0,
   });
-  t.same(planRun([]), { steps: [], quiet: false, claudeResult: undefined, ending: { kind: 'done' }, rateLimitSessions: 0, rateLimitEvent: false });
+  t.same(planRun([]), { steps: [], quiet: false, claudeResult: undefined, ending: { kind: 'done' }, rateLimitSessions: 0, rateLimitEvent: false, costUsd: undefined, honourBudget: true, lingerSeconds: 0 });
+  const budgeted = planRun(parseInstructions('agent: spend 1\nagent: write a "1"\nagent: spend 0.5\nagent: ignore-budget\nagent: linger 3').instructions);
+  t.same([budgeted.steps, budgeted.honourBudget, budgeted.lingerSeconds], [[{ kind: 'spend', usd: 1 }, { kind: 'write', path: 'a', text: '1' }, { kind: 'spend', usd: 0.5 }], false, 3], 'spend is a step, in order; ignore-budget and linger are settings');
   t.same(planRun(parseInstructions('agent: hang').instructions).quiet, true, 'a hang prints nothing');
 });
 
@@ -128,6 +145,11 @@ t.test('claude argv detection and the prompt directive', async (t) => {
   t.same(readClaudeArgv(argv), { model: 'opus', permissionMode: 'bypassPermissions' });
   t.notOk(looksLikeClaudeArgv([]), 'no argv: command mode');
   t.equal(readClaudeArgv(['-p', '--output-format', 'stream-json']).error, 'Error: When using --print, --output-format=stream-json requires --verbose');
+  const budgeted = claudeAdapter.buildCommand({ binary: 'claude', prompt: '', workspace: '/w', taskId: 'T-1', model: undefined, effort: undefined, env: {}, maxBudgetUsd: 1.25 }).args;
+  t.same(readClaudeArgv(budgeted), { model: undefined, permissionMode: 'bypassPermissions', maxBudgetUsd: 1.25 }, 'the budget flag the adapter passes is read');
+  for (const bad of ['0', '-1', 'lots']) {
+    t.equal(readClaudeArgv([...budgeted.slice(0, -1), bad]).error, 'error: --max-budget-usd must be a positive number greater than 0', `--max-budget-usd ${bad} is refused as claude refuses it`);
+  }
   const prompt = buildPrompt({ basePrompt: undefined, task: { id: 'TASK-3', title: 'Greet', file: 'backlog/tasks/task-3 - Greet.md' } });
   t.equal(taskIdFromPrompt(prompt), 'TASK-3', 'the prompt builder directive is understood');
   t.match(sessionIdFor('TASK-3', prompt), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -200,6 +222,39 @@ t.test('posing as claude: canned failures come back classified', async (t) => {
     t.equal(claudeAdapter.parseResult(run).failure, failure, kind);
     t.equal(git(repo, 'rev-list', '--count', 'HEAD'), '1', `${kind}: no commit`);
   }
+});
+
+t.test('posing as claude with --max-budget-usd: stops mid-session at the budget with error_max_budget_usd, the work after it undone', async (t) => {
+  const { repo, file } = repoWithTask(t, 'agent: spend 0.4\nagent: write a.txt "1"\nagent: spend 0.4\nagent: write b.txt "2"\nagent: spend 0.4');
+  const invocation = { ...claudeInvocation(t, repo), maxBudgetUsd: 0.7 };
+  const run = await supervise(claudeAdapter.buildCommand(invocation));
+  t.equal(run.exitCode, 1, 'claude exits 1 after an error result');
+  const last = JSON.parse(run.stdoutLines.at(-1)!) as Record<string, unknown>;
+  t.same([last.type, last.subtype, last.is_error, last.total_cost_usd, last.errors], ['result', 'error_max_budget_usd', true, 0.8, ['Reached maximum budget ($0.7)']]);
+  const result = claudeAdapter.parseResult(run);
+  t.same([result.ok, result.failure, result.costUsd, result.detail], [false, 'over-budget', 0.8, 'stopped at its budget: Reached maximum budget ($0.7) (error_max_budget_usd)']);
+  t.ok(existsSync(path.join(repo, 'a.txt')), 'the work before the budget ran out was done');
+  t.notOk(existsSync(path.join(repo, 'b.txt')), 'the work after it was not');
+  t.equal((parseTaskFile(file, readFileSync(path.join(repo, file), 'utf8')) as Task).status, 'In Progress');
+  t.equal(git(repo, 'rev-list', '--count', 'HEAD'), '1', 'nothing committed');
+
+  const under = repoWithTask(t, 'agent: spend 0.4\nagent: write a.txt "1"');
+  const finished = await supervise(claudeAdapter.buildCommand({ ...claudeInvocation(t, under.repo), maxBudgetUsd: 0.7 }));
+  const usage = usageFor(invocation.prompt);
+  t.same([finished.exitCode, claudeAdapter.parseResult(finished).ok, claudeAdapter.parseResult(finished).costUsd], [0, true, 0.4 + usage.costUsd], 'under the budget: a normal success reporting what it spent');
+
+  const ignoring = repoWithTask(t, 'agent: ignore-budget\nagent: spend 0.4\nagent: spend 0.4\nagent: leave-status');
+  const overshot = await supervise(claudeAdapter.buildCommand({ ...claudeInvocation(t, ignoring.repo), maxBudgetUsd: 0.7 }));
+  t.same([overshot.exitCode, claudeAdapter.parseResult(overshot).ok, claudeAdapter.parseResult(overshot).costUsd], [0, true, 0.8 + usage.costUsd], 'ignore-budget: it overshoots and reports success');
+});
+
+t.test('the last message past the budget: the work is done and committed, the result says error_max_budget_usd', async (t) => {
+  const { repo, file } = repoWithTask(t, 'agent: cost 2.5\nagent: write a.txt "1"');
+  const run = await supervise(claudeAdapter.buildCommand({ ...claudeInvocation(t, repo), maxBudgetUsd: 2 }));
+  t.equal(run.exitCode, 1);
+  t.same([claudeAdapter.parseResult(run).failure, claudeAdapter.parseResult(run).costUsd], ['over-budget', 2.5]);
+  t.equal((parseTaskFile(file, readFileSync(path.join(repo, file), 'utf8')) as Task).status, 'Done', 'the board decides whether the work is usable');
+  t.equal(git(repo, 'rev-list', '--count', 'HEAD'), '2');
 });
 
 t.test('command mode: task id and workspace from the env, block with a reason', async (t) => {

@@ -83,6 +83,22 @@ t.test('task budget: reached over sessions, parks an unfinished task, checked be
   t.same(guard.afterSession(task, session({ ok: true, costUsd: 1 }, { kind: 'done' })), { kind: 'go-on' }, 'a Done task lands whatever it cost');
 });
 
+t.test('task budget left: each session is given what remains; one stopped at it is parked, its cost on the books', async (t) => {
+  const { guard } = setup({ taskUsd: 2 });
+  t.equal(guard.budgetLeft(task), 2, 'nothing spent: the whole task_usd');
+  t.same(guard.afterSession(task, session({ ok: true, costUsd: 0.75 })), { kind: 'go-on' });
+  t.equal(guard.budgetLeft(task), 1.25, 'the next session gets what is left');
+  const stopped: AgentResult = { ok: false, failure: 'over-budget', detail: 'stopped at its budget: Reached maximum budget ($1.25) (error_max_budget_usd)', costUsd: 1.24 };
+  t.same(guard.afterSession(task, session(stopped, { kind: 'agent-failed', reason: 'over-budget: stopped' })), {
+    kind: 'end', outcome: { kind: 'over-budget', reason: 'over its budget: $1.99 of $2.00 (task_usd); the session was stopped at the budget it was given' },
+  }, 'stopped at its budget though the sums stay under task_usd: parked all the same, not an ordinary failure');
+  t.same([guard.reports.length, guard.reports.at(-1)?.costUsd, guard.reports.at(-1)?.outcome], [2, 1.24, 'over-budget'], 'its cost goes to the ledger as usual');
+  t.same(guard.afterSession(task, session({ ok: false, failure: 'over-budget', costUsd: 0.5 }, { kind: 'done' })), { kind: 'go-on' }, 'Done in the session that reached the budget: the work lands');
+  t.equal(guard.budgetLeft(task), 0, 'nothing left');
+  t.same(await guard.beforeSession(task), { kind: 'over-budget', reason: 'over its budget: $2.49 of $2.00 (task_usd)' }, 'and no session starts with nothing left');
+  t.equal(setup().guard.budgetLeft(task), undefined, 'no task_usd: no cap, no flag');
+});
+
 t.test('a reset an earlier drain recorded holds this drain too, never beyond the longest wait, only for that assistant', async (t) => {
   const closed: number[] = [];
   const clock = fakeClock(START);

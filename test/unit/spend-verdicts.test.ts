@@ -2,7 +2,7 @@
 // the watcher derives from them (control/spend-hold.ts), and the registry's
 // spend keys.
 import t from 'tap';
-import { dailyBudgetVerdict, MAX_RATE_LIMIT_WAITS, nextUtcDay, rateLimitVerdict, SPEND_DEFAULTS, taskBudgetVerdict, utcDay } from '../../src/drain/verdict/spend.js';
+import { dailyBudgetVerdict, MAX_RATE_LIMIT_WAITS, nextUtcDay, rateLimitVerdict, SPEND_DEFAULTS, stoppedAtBudget, taskBudgetLeft, taskBudgetVerdict, utcDay } from '../../src/drain/verdict/spend.js';
 import { holdFor } from '../../src/control/spend-hold.js';
 import { parseRegistry } from '../../src/control/registry/parse.js';
 import { parseSpendPolicy } from '../../src/drain/spend-policy.js';
@@ -33,11 +33,40 @@ t.test('task budget verdicts', async (t) => {
     ['under', 5, 4.99, false],
     ['at', 5, 5, 'over its budget: $5.00 of $5.00 (task_usd)'],
     ['over', 5, 7.5, 'over its budget: $7.50 of $5.00 (task_usd)'],
+    ['sums compare to the micro-dollar: 0.1 + 0.2 reaches 0.3', 0.3, 0.1 + 0.2, 'over its budget: $0.30 of $0.30 (task_usd)'],
+    ['float dust under the budget is still at it', 0.3, 0.3 - 1e-12, 'over its budget: $0.30 of $0.30 (task_usd)'],
+    ['a micro-dollar under is under', 0.3, 0.299999, false],
   ];
   for (const [name, budget, spent, expected] of rows) {
     const verdict = taskBudgetVerdict(budget, spent);
     t.same(verdict.over ? verdict.reason : false, expected, name);
   }
+});
+
+t.test('task budget left for the next session (the --max-budget-usd value): 0 exactly when the verdict says over', async (t) => {
+  const rows: [string, number | undefined, number, number | undefined][] = [
+    ['no task_usd: no cap', undefined, 12, undefined],
+    ['nothing spent: the whole budget', 5, 0, 5],
+    ['what is left', 5, 1.25, 3.75],
+    ['to the micro-dollar, without float dust', 0.3, 0.1, 0.2],
+    ['a micro-dollar left is left', 0.3, 0.299999, 0.000001],
+    ['at the budget: nothing', 5, 5, 0],
+    ['over it: nothing, never negative', 5, 7.5, 0],
+  ];
+  for (const [name, budget, spent, expected] of rows) {
+    t.equal(taskBudgetLeft(budget, spent), expected, name);
+    if (budget !== undefined) t.equal(taskBudgetLeft(budget, spent) === 0, taskBudgetVerdict(budget, spent).over, `${name}: agrees with the verdict`);
+  }
+});
+
+t.test('a session stopped at its budget is over it, even when the sums land a hair under', async (t) => {
+  const rows: [string, number | undefined, number, string][] = [
+    ['past task_usd: the verdict\'s words', 2, 2.13, 'over its budget: $2.13 of $2.00 (task_usd)'],
+    ['a hair under: still over, and says why', 2, 1.99998, 'over its budget: $2.00 of $2.00 (task_usd); the session was stopped at the budget it was given'],
+    ['under by its own accounting: over all the same', 2, 1.99, 'over its budget: $1.99 of $2.00 (task_usd); the session was stopped at the budget it was given'],
+    ['no task_usd known', undefined, 0.7, 'over its budget: $0.70; the session was stopped at the budget it was given'],
+  ];
+  for (const [name, budget, spent, expected] of rows) t.same(stoppedAtBudget(budget, spent), { over: true, reason: expected }, name);
 });
 
 t.test('rate-limit waits: the reset bounded to [min, max], then blocked after four waits', async (t) => {

@@ -151,6 +151,50 @@ t.test('output before start() returns is counted', async (t) => {
   t.same((await run).stdoutLines, ['early']);
 });
 
+t.test('a line reporting a cost at or past the budget ends the run like a watchdog: TERM to its group, KILL after the grace', async (t) => {
+  const clock = fakeClock(0);
+  const process = fakeProcess({ onSignal: () => undefined });
+  const costOf = (line: string) => (line.startsWith('cost ') ? Number(line.slice(5)) : undefined);
+  const run = superviseAgent({ process, clock }, command, limits, () => undefined, { maxUsd: 1.5, costOf });
+  const child = process.last();
+  child.stdout('working', 'cost 0.5', 'cost 1.49');
+  t.same(child.signals, [], 'under the budget: nothing');
+  child.stdout('cost 1.5', 'cost 2');
+  t.same(child.signals, ['SIGTERM'], 'reaching the budget ends it, once');
+  clock.advance(499);
+  t.same(child.signals, ['SIGTERM']);
+  clock.advance(1);
+  t.same(child.signals, ['SIGTERM', 'SIGKILL'], 'an agent that ignores TERM is killed after the grace');
+  child.exit(null, 'SIGKILL');
+  const result = await run;
+  t.equal(result.endedBy, 'over-budget');
+  t.same(result.stdoutLines, ['working', 'cost 0.5', 'cost 1.49', 'cost 1.5', 'cost 2'], 'every line is still kept');
+  t.equal(clock.pendingTimers(), 0);
+});
+
+t.test('no budget, or a cost reader that reports nothing or throws: the run is not ended for cost', async (t) => {
+  for (const budget of [undefined, { maxUsd: 1, costOf: () => undefined }, { maxUsd: 1, costOf: (): number => { throw new Error('bad line'); } }]) {
+    const clock = fakeClock(0);
+    const process = fakeProcess();
+    const run = superviseAgent({ process, clock }, command, limits, () => undefined, budget);
+    const child = process.last();
+    child.stdout('cost 99', '{"type":"result","total_cost_usd":99}');
+    child.exit(0);
+    const result = await run;
+    t.equal(result.endedBy, 'exit');
+    t.same(child.signals, ['SIGKILL'], 'only the sweep after the exit');
+  }
+});
+
+t.test('a cost line before start() returns still ends the run, with its TERM sent once the handle exists', async (t) => {
+  const clock = fakeClock(0);
+  const process = fakeProcess({ onStart: (child) => child.stdout('cost 5') });
+  const run = superviseAgent({ process, clock }, command, limits, () => undefined, { maxUsd: 1, costOf: (line) => Number(line.slice(5)) });
+  const result = await run;
+  t.equal(result.endedBy, 'over-budget');
+  t.equal(process.last().signals[0], 'SIGTERM');
+});
+
 // ---------------------------------------------------------------- real processes
 
 function groupMembers(pgid: number): number[] {

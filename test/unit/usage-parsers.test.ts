@@ -53,6 +53,18 @@ t.test('claude: a usable result stays usable when a rejected rate_limit_event ca
   t.ok(result.rateLimitSeen, 'but the limit is seen, so new sessions wait');
 });
 
+t.test('claude at --max-budget-usd (documented shape): over-budget, its cost and usage in the ledger as usual', async (t) => {
+  const recorded = lines('claude-2.1-max-budget.documented.jsonl');
+  const result = claudeAdapter.parseResult(output(recorded, { exitCode: 1 }));
+  t.same([result.ok, result.failure, result.detail], [false, 'over-budget', 'stopped at its budget: Reached maximum budget ($0.5) (error_max_budget_usd)']);
+  t.same(result.usage, { input: 88, output: 5120, cacheRead: 812300, cacheWrite: 30112 });
+  t.equal(result.costUsd, 0.5127);
+  t.same(ledgerFields(sessionReport('TASK-7', 'claude', session(result))), [88, 5120, 812300, 30112, 0.5127, 'claude-sonnet-4-5-20250929', 'over-budget', false]);
+  t.same(recorded.map((line) => claudeAdapter.costReported?.(line)), [undefined, undefined, undefined, undefined, 0.5127], 'the runner reads a cost from the result line only');
+  t.equal(codexAdapter.costReported, undefined, 'codex reports no cost: nothing for the runner to read');
+  t.equal(commandAdapter.costReported, undefined, 'nor does a command agent');
+});
+
 t.test('claude not logged in (captured from 2.1.197): usage reported as zeros, model from init', async (t) => {
   const result = claudeAdapter.parseResult(output(lines('claude-2.1.197-not-logged-in.jsonl'), { exitCode: 1 }));
   t.equal(result.failure, 'not-logged-in');

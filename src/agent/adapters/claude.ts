@@ -19,6 +19,8 @@ function buildCommand(invocation: AgentInvocation): Command {
   const args = ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions'];
   if (invocation.model) args.push('--model', invocation.model);
   if (invocation.effort) args.push('--effort', invocation.effort);
+  // claude ends the session itself once its cost reaches this (checked after each message), with an error_max_budget_usd result.
+  if (invocation.maxBudgetUsd !== undefined && invocation.maxBudgetUsd > 0) args.push('--max-budget-usd', String(invocation.maxBudgetUsd));
   return { program: invocation.binary, args, env: { ...invocation.env }, cwd: invocation.workspace, stdin: invocation.prompt };
 }
 
@@ -96,11 +98,14 @@ function parseResult(output: AgentOutput): AgentResult {
       const finalMessage = stringField(result, 'result');
       return { ok: true, ...facts, ...(finalMessage ? { finalMessage } : {}), ...(watchdog ? { detail: `ended by ${watchdog} after its result line` } : {}) };
     }
+    // claude's --max-budget-usd was reached: its cost is in the result like any other's.
+    if (subtype === 'error_max_budget_usd') return { ok: false, failure: 'over-budget', detail: `stopped at its budget: ${budgetMessage(result)} (error_max_budget_usd)`, ...facts };
     if (subtype === 'error_max_turns') return { ok: false, failure: 'max-turns', detail: `stopped after ${facts.turns ?? '?'} turns (error_max_turns)`, ...facts };
     const errors = Array.isArray(result.errors) ? result.errors.filter((error): error is string => typeof error === 'string') : [];
     const message = stringField(result, 'result') ?? (errors.join('; ') || `result ${subtype ?? 'without subtype'} with is_error`);
     return { ok: false, ...classifyError(message, assistantErrors(events), result, output.endedAt, facts.rateLimitSeen), ...facts };
   }
+  if (output.endedBy === 'over-budget') return { ok: false, failure: 'over-budget', detail: 'the runner ended it: its reported cost passed its budget', ...facts };
   // The stream said the account is limited and no result came: that is why.
   if (facts.rateLimitSeen) {
     return { ok: false, failure: 'rate-limited', detail: 'rate_limit_event rejected, no result line', ...(facts.rateLimitSeen.resetAt ? { resetAt: facts.rateLimitSeen.resetAt } : {}), ...facts };
@@ -116,9 +121,27 @@ function parseResult(output: AgentOutput): AgentResult {
   return { ok: false, failure: 'crashed', detail: `${describeExit(output.exitCode, output.signal)} without a result line${suffix}`, ...facts };
 }
 
+/** claude's own words, e.g. "Reached maximum budget ($0.5)". */
+function budgetMessage(result: JsonObject): string {
+  const errors = Array.isArray(result.errors) ? result.errors.filter((error): error is string => typeof error === 'string') : [];
+  return errors.join('; ') || `$${numberField(result, 'total_cost_usd') ?? '?'} spent`;
+}
+
+/**
+ * The cost a stream line reports: claude 2.1.x puts total_cost_usd only in
+ * its result line (assistant messages carry tokens, never dollars), so the
+ * runner learns the cost when the session is all but over.
+ */
+function costReported(line: string): number | undefined {
+  if (!line.includes('"result"') || !line.includes('total_cost_usd')) return undefined;
+  const [event] = jsonObjects([line]);
+  return event?.type === 'result' ? numberField(event, 'total_cost_usd') : undefined;
+}
+
 export const claudeAdapter: AgentAdapter = {
   name: 'claude',
   defaultBinary: 'claude',
   buildCommand,
   parseResult,
+  costReported,
 };

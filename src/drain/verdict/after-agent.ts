@@ -37,6 +37,8 @@ export function afterAgent(facts: AgentFacts): AgentVerdict {
   if (facts.stopped) return { kind: 'interrupted', reason: 'the drain was stopped' };
   // Spending more on it is the operator's call, not another attempt's.
   if (outcome.kind === 'over-budget') return { kind: 'park', reason: outcome.reason };
+  // Stopped at its budget where no SessionGuard turned it into over-budget: the same park.
+  if (outcome.kind === 'agent-failed' && facts.failure === 'over-budget') return { kind: 'park', reason: `over its budget (${outcome.reason})` };
   if (isSystemic(outcome, facts.failure)) return { kind: 'systemic', reason: outcome.reason };
   const failures = (facts.attempts?.failures ?? 0) + 1;
   if (failures >= facts.maxAttempts) return { kind: 'park', reason: `failed ${failures} time(s); last: ${outcome.reason}`, failedAttempt: outcome.reason };

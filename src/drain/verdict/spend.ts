@@ -44,10 +44,34 @@ export function dailyBudgetVerdict(limits: Pick<SpendLimits, 'dailyUsd' | 'daily
   return { over: false };
 }
 
+/** Dollars as whole micro-dollars: sums of reported costs compare without float dust (0.1 + 0.2 reaches 0.3). */
+const micro = (value: number) => Math.round(value * 1_000_000);
+
 /** Pure: whether a task has cost more than task_usd (over all its sessions, in every run). */
 export function taskBudgetVerdict(taskUsd: number | undefined, spentUsd: number): BudgetVerdict {
-  if (taskUsd === undefined || spentUsd < taskUsd) return { over: false };
+  if (taskUsd === undefined || micro(spentUsd) < micro(taskUsd)) return { over: false };
   return { over: true, reason: `over its budget: ${usd(spentUsd)} of ${usd(taskUsd)} (task_usd)` };
+}
+
+/**
+ * Pure: USD a task's next session may spend (to the micro-dollar), for the
+ * CLI's budget flag and the runner's stream check; undefined when there is
+ * no task_usd. 0 exactly when taskBudgetVerdict says over: nothing starts.
+ */
+export function taskBudgetLeft(taskUsd: number | undefined, spentUsd: number): number | undefined {
+  if (taskUsd === undefined) return undefined;
+  return Math.max(0, micro(taskUsd) - micro(spentUsd)) / 1_000_000;
+}
+
+/**
+ * Pure: why a task stopped at its budget was parked. A session stopped for
+ * its budget (by the CLI's flag or the runner) is over it even when the
+ * sums land a hair under task_usd.
+ */
+export function stoppedAtBudget(taskUsd: number | undefined, spentUsd: number): Extract<BudgetVerdict, { over: true }> {
+  const verdict = taskBudgetVerdict(taskUsd, spentUsd);
+  if (verdict.over) return verdict;
+  return { over: true, reason: `over its budget: ${usd(spentUsd)}${taskUsd === undefined ? '' : ` of ${usd(taskUsd)} (task_usd)`}; the session was stopped at the budget it was given` };
 }
 
 export interface RateLimitFacts {
