@@ -1,7 +1,7 @@
 // The agent watchdog: starts an agent in its own process group, ends it when
 // it falls silent (idle timeout), runs too long (wall clock) or reports a
-// cost past its budget, and keeps a bounded amount of its output in memory. Time comes from the Clock port, so
-// tests drive it without waiting.
+// cost past its budget, and keeps a bounded amount of its output in memory.
+// Time comes from the Clock port, so tests drive it without waiting.
 import type { Clock, ProcessPort } from '../ports.js';
 import type { AgentOutput, Command, EndedBy } from '../types.js';
 
