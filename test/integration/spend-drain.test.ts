@@ -73,8 +73,10 @@ t.test('budgets: over the daily budget no new task starts, and the next day it r
     { id: 'TASK-2', title: 'Costs three too', priority: 'medium', description: 'agent: cost 3\nagent: write two.txt "2"' },
     { id: 'TASK-3', title: 'Waits for tomorrow', priority: 'low', description: 'agent: cost 1\nagent: write three.txt "3"' },
   ]);
-  // Day one: $5 a day; each task costs $3, so the second one crosses it and the third never starts.
-  const dayOne = Date.parse('2026-11-30T12:00:00Z');
+  // The drain keeps days by the real clock: start clear of midnight UTC, so "today" stays one day through the test.
+  const untilMidnight = 86_400_000 - (Date.now() % 86_400_000);
+  if (untilMidnight < 120_000) await new Promise((resolve) => setTimeout(resolve, untilMidnight + 1000));
+  // Today: $5 a day; each task costs $3, so the second one crosses it and the third never starts.
   const limits = { ...SPEND_DEFAULTS, dailyUsd: 5 };
   const first = await runOrchestrate(fixture, spendArgs({ limits, day: utcDay(Date.now()), spentToday: { usd: 0, tokens: 0 }, taskSpentUsd: {} }));
   t.equal(first.code, 0, first.stderr.slice(-800));
@@ -84,16 +86,19 @@ t.test('budgets: over the daily budget no new task starts, and the next day it r
   t.ok(first.events.some((event) => event.event === 'budget-reached'), 'the drain says so');
 
   // Root seals the run into its ledger; the ledger, not the drain, carries the spend into the next run.
-  const ledger = sealRun({ repo: 'web', runId: one.runId, startedAt: one.startedAt, endedAt: one.endedAt, summary: one, sealedAt: one.endedAt }).map((record) => ({ ...record, endedAt: '2026-11-30T12:00:00.000Z', startedAt: '2026-11-30T11:59:00.000Z' }));
-  const sameDay = await runOrchestrate(fixture, spendArgs(spendPolicyFor(limits, ledger, dayOne + 3600_000)));
+  const ledger = sealRun({ repo: 'web', runId: one.runId, startedAt: one.startedAt, endedAt: one.endedAt, summary: one, sealedAt: one.endedAt });
+  const sameDay = await runOrchestrate(fixture, spendArgs(spendPolicyFor(limits, ledger, Date.now())));
   const two = JSON.parse(sameDay.stdout) as Summary;
-  t.same(two.tasks, [], 'later the same day (a fake clock one hour on): still nothing starts');
+  t.same(two.tasks, [], 'later the same day: still nothing starts');
   t.equal(two.outcome, 'nothing-to-do');
   t.match(two.budgetStop, /over its daily budget/);
 
-  const nextDay = await runOrchestrate(fixture, spendArgs(spendPolicyFor(limits, ledger, Date.parse('2026-12-01T00:00:01Z'))));
+  // The same spend a day earlier: yesterday's sessions do not count against today.
+  const dayBack = (iso: string) => new Date(Date.parse(iso) - 86_400_000).toISOString();
+  const yesterday = ledger.map((record) => ({ ...record, startedAt: dayBack(record.startedAt), endedAt: dayBack(record.endedAt) }));
+  const nextDay = await runOrchestrate(fixture, spendArgs(spendPolicyFor(limits, yesterday, Date.now())));
   const three = JSON.parse(nextDay.stdout) as Summary;
-  t.same(outcomes(three), { 'TASK-3': 'landed' }, 'the next day (the clock past midnight UTC) the budget is fresh and the task runs');
+  t.same(outcomes(three), { 'TASK-3': 'landed' }, 'the next day the budget is fresh and the task runs');
   t.equal(three.budgetStop, undefined);
 });
 
