@@ -200,6 +200,10 @@ async function readBounded(file: string, maxBytes = MAX_READ_BYTES): Promise<str
       chunks.push(chunk.subarray(0, bytesRead));
       total += bytesRead;
       if (total > maxBytes) throw new UnreadableFileError(file, `grew past the ${maxBytes} bytes any file here may have`);
+      // A regular file that gave fewer bytes than its size plus one is at its
+      // end: no second read to hear so. (A file whose size says 0, like those
+      // in /proc, fills its one-byte first buffer and is read on.)
+      if (total === bytesRead && bytesRead < chunk.length) break;
     }
     return Buffer.concat(chunks).toString('utf8');
   } finally {
