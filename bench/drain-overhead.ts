@@ -17,7 +17,8 @@ import { median, round, runsWanted } from './lib/stats.js';
 const TASKS = 40;
 const PARALLEL = 4;
 const REPO_FILES = 2000;
-const GOAL_RATIO = 1.5;
+/** Issue 15: the runner within 1.2x of the shell, in wall time and in CPU time. */
+const GOAL_RATIO = 1.2;
 
 interface Sample {
   readonly seconds: number;
@@ -83,8 +84,10 @@ export async function main(): Promise<BenchResult> {
     const scriptedRatio = scripted.wall() / shell.wall();
     const shellCpu = shell.cpu();
     const productCpu = product.cpu();
-    // The breakdown costs one more drain: only when the goal is missed, or asked for.
-    const profile = ratio > GOAL_RATIO || process.env.BENCH_PROFILE === '1' ? await measure(tinyTemplate, (copy) => profileDrain(sandbox.env, copy, TASKS)) : undefined;
+    const cpuRatio = shellCpu !== undefined && productCpu !== undefined ? productCpu / shellCpu : undefined;
+    const missed = ratio > GOAL_RATIO || (cpuRatio !== undefined && cpuRatio > GOAL_RATIO);
+    // The breakdown costs one more drain: only when a goal is missed, or asked for.
+    const profile = missed || process.env.BENCH_PROFILE === '1' ? await measure(tinyTemplate, (copy) => profileDrain(sandbox.env, copy, TASKS)) : undefined;
     return {
       benchmark: 'drain-overhead',
       figures: [
@@ -92,13 +95,17 @@ export async function main(): Promise<BenchResult> {
         ...product.figures(),
         ...scripted.figures(),
         { name: 'ratio orchestrate / shell, wall (tiny agent)', value: round(ratio), unit: 'x' },
-        ...(shellCpu !== undefined && productCpu !== undefined ? [{ name: 'ratio orchestrate / shell, CPU (tiny agent)', value: round(productCpu / shellCpu), unit: 'x' }] : []),
+        ...(cpuRatio !== undefined ? [{ name: 'ratio orchestrate / shell, CPU (tiny agent)', value: round(cpuRatio), unit: 'x' }] : []),
         { name: 'ratio orchestrate with scripted agent / shell, wall', value: round(scriptedRatio), unit: 'x' },
         ...(profile ? [{ name: 'runner git invocations per task', value: round(profile.gitCalls.length / profile.tasks, 1), unit: 'calls' }] : []),
       ],
-      goals: [{ what: 'orchestrate / shell baseline, wall (tiny agent)', target: `<= ${GOAL_RATIO}`, measured: round(ratio), met: ratio <= GOAL_RATIO }],
+      goals: [
+        { what: 'orchestrate / shell baseline, wall (tiny agent)', target: `<= ${GOAL_RATIO}`, measured: round(ratio), met: ratio <= GOAL_RATIO },
+        ...(cpuRatio !== undefined ? [{ what: 'orchestrate / shell baseline, CPU (tiny agent)', target: `<= ${GOAL_RATIO}`, measured: round(cpuRatio), met: cpuRatio <= GOAL_RATIO }] : []),
+      ],
       notes: [
         `median of ${runs} runs each, interleaved; ${sandbox.where()}`,
+        ...(cpuRatio === undefined ? ['CPU not measured (no GNU time at /usr/bin/time): the CPU goal is not judged'] : []),
         ...(profile ? ['breakdown, from one more drain run in-process with instrumented ports:', ...describeProfile(profile)] : ['within goal: no breakdown (BENCH_PROFILE=1 forces one)']),
       ],
     };

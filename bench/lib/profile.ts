@@ -3,6 +3,7 @@
 // and time every git invocation the runner itself makes, every process it
 // starts (agents, gates) and every fs write. The agent's own git commands are
 // not counted (they are the same in the baseline).
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from '../../src/types.js';
 import type { FsPort, Ports, ProcessPort } from '../../src/ports.js';
@@ -48,6 +49,22 @@ export interface DrainProfile {
   readonly boardReads: number;
   readonly readBoardMs: number;
   readonly events: readonly TimedEvent[];
+  /** CPU seconds of the drain's own node process (user + system). */
+  readonly nodeCpu: number;
+  /** CPU seconds of every process the drain started and waited for (git, agents, gates), user + system. */
+  readonly childCpu: number | undefined;
+}
+
+/** CPU seconds of this process's reaped children (cutime + cstime in /proc/self/stat), or undefined off Linux. */
+function childrenCpuSeconds(): number | undefined {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    // Fields after the command name (which may hold spaces) start at field 3; cutime and cstime are fields 16 and 17.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The git subcommand, without the runner's leading `-c key=value` flags. */
@@ -130,6 +147,8 @@ export async function profileDrain(baseEnv: Readonly<Record<string, string>>, co
   const binary = await resolveAgentBinary(ports.process, adapter, config, copy.clone, env.PATH ?? '');
   const events: TimedEvent[] = [];
   const begin = now();
+  const nodeCpuBefore = process.cpuUsage();
+  const childCpuBefore = childrenCpuSeconds();
   const summary = await orchestrate(ports, new Git(ports.process, { env }), {
     workspace: copy.clone,
     config,
@@ -149,6 +168,8 @@ export async function profileDrain(baseEnv: Readonly<Record<string, string>>, co
     locks: realLocks,
   });
   const seconds = (now() - begin) / 1000;
+  const nodeCpuUsed = process.cpuUsage(nodeCpuBefore);
+  const childCpuAfter = childrenCpuSeconds();
   const landed = summary.tasks.filter((task) => task.outcome === 'landed').length;
   if (landed !== expectLanded) throw new Error(`profiled drain landed ${landed} of ${expectLanded} tasks (${summary.outcome}: ${summary.failure ?? ''})`);
   // readBoard alone, on the staging worktree as the drain loop reads it.
@@ -159,7 +180,10 @@ export async function profileDrain(baseEnv: Readonly<Record<string, string>>, co
     await readBoard(realPorts().fs, stagingDir);
     boardTimes.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
-  return { seconds, tasks: landed, gitCalls: calls, started, fsWrites: fsStats.writes, fsWriteMs: fsStats.writeMs, boardReads: fsStats.boardReads, readBoardMs: median(boardTimes), events };
+  return { seconds, tasks: landed, gitCalls: calls, started, fsWrites: fsStats.writes, fsWriteMs: fsStats.writeMs, boardReads: fsStats.boardReads, readBoardMs: median(boardTimes), events,
+    nodeCpu: (nodeCpuUsed.user + nodeCpuUsed.system) / 1e6,
+    childCpu: childCpuBefore === undefined || childCpuAfter === undefined ? undefined : childCpuAfter - childCpuBefore,
+  };
 }
 
 /** Human lines: git calls per task by subcommand and place, processes, fs, board reads. */
@@ -178,7 +202,7 @@ export function describeProfile(profile: DrainProfile): string[] {
   const gates = profile.started.filter((call) => call.what === 'gate');
   const agents = profile.started.filter((call) => call.what !== 'gate');
   const lines = [
-    `in-process drain: ${round(profile.seconds, 2)} s for ${profile.tasks} tasks`,
+    `in-process drain: ${round(profile.seconds, 2)} s for ${profile.tasks} tasks; CPU: ${round(profile.nodeCpu, 2)} s in the runner's node process, ${profile.childCpu === undefined ? 'unknown' : `${round(profile.childCpu, 2)} s`} in the processes it started (git, agents, gates)`,
     `runner git invocations: ${profile.gitCalls.length} (${perTask(profile.gitCalls.length)} per task), ${Math.round(totalMs)} ms summed wall time, ${Math.round(serialMs)} ms of it in the workspace and staging worktree (serialized by the refs and integrator locks)`,
     ...[...groups.entries()]
       .sort((a, b) => b[1].ms - a[1].ms)

@@ -12,7 +12,8 @@ import { parse as parseYaml } from 'yaml';
 import type { FsPort } from '../ports.js';
 import type { Board, Task, TaskId, UnreadableTask } from '../types.js';
 import { UsageError } from '../errors.js';
-import { MAX_TASK_FILE_BYTES, isUnreadable, parseTaskFile, tooLarge } from './parse.js';
+import { MAX_TASK_FILE_BYTES, isUnreadable, tooLarge } from './parse.js';
+import { parseTaskFileRemembered } from './parse-memo.js';
 import { canonicalTaskId, DEFAULT_TASK_PREFIX, isTaskFileName } from './task-id.js';
 import { customDirectory, LOCATION_PROBES, locateBoard, noBoardMessage, ROOT_CONFIG_FILE, type BoardLocation } from './location.js';
 
@@ -68,7 +69,7 @@ async function readTaskFile(fs: FsPort, workspace: string, file: string): Promis
     const type = stat.mode & 0o170000;
     if (type !== 0 && type !== 0o100000) return { file, reason: 'not a regular file' };
     if (stat.size > MAX_TASK_FILE_BYTES) return { file, reason: tooLarge(stat.size) };
-    return parseTaskFile(file, await fs.readText(full));
+    return parseTaskFileRemembered(file, await fs.readText(full));
   } catch (error) {
     return { file, reason: `cannot read the file: ${error instanceof Error ? error.message : String(error)}` };
   }
@@ -112,14 +113,22 @@ export function taskPrefixFrom(configText: string | undefined): string {
   return typeof prefix === 'string' && /^[A-Za-z][A-Za-z0-9]*$/.test(prefix.trim()) ? prefix.trim() : DEFAULT_TASK_PREFIX;
 }
 
+/** The last config text parsed and its top-level mapping: a drain reads the same config many times. */
+let lastConfig: { readonly text: string; readonly config: unknown } | undefined;
+
 function configValue(configText: string | undefined, key: string): unknown {
   if (configText === undefined) return undefined;
-  try {
-    const config: unknown = parseYaml(configText, { schema: 'core' });
-    return config !== null && typeof config === 'object' ? (config as Record<string, unknown>)[key] : undefined;
-  } catch {
-    return undefined;
+  if (lastConfig?.text !== configText) {
+    let config: unknown;
+    try {
+      config = parseYaml(configText, { schema: 'core' });
+    } catch {
+      config = undefined;
+    }
+    lastConfig = { text: configText, config };
   }
+  const { config } = lastConfig;
+  return config !== null && typeof config === 'object' ? (config as Record<string, unknown>)[key] : undefined;
 }
 
 /** The task with this id; case-insensitive, as the CLI accepts task-1 for TASK-1. */

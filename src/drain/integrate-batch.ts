@@ -13,7 +13,7 @@ import { changedSinceFork, protectedPathsDrift } from './integrate-guard.js';
 import { abandonMerge, landingMessage, runGate, type GateSpec, type IntegratorDeps, type LandingMeta } from './integrate.js';
 import { conflictOutcome, judgeMergedTree, type GateResult, type IntegrationOutcome } from './verdict/after-integration.js';
 import { afterCulprit, afterGate, afterLand, afterMerge, nextStep, startBisection, type Bisection } from './verdict/batch.js';
-import { headRef, resolveCommit, updateRef } from '../git/refs.js';
+import { attachHead, headRef, resolveCommit, updateRef } from '../git/refs.js';
 import { abortMerge, conflictedFiles, mergeNoCommit } from '../git/merge.js';
 import { checkoutDetached, checkoutForce, cleanUntracked, commitIndex, resetAndClean } from '../git/tree.js';
 
@@ -25,6 +25,11 @@ interface Chain {
   readonly commits: string[];
   /** The commit checked out in the staging worktree now. */
   at: string;
+  /**
+   * The commit the tree was last made or seen clean at (the status after a
+   * gate, and its cleanup); undefined once a merge has touched it since.
+   */
+  cleanAt: string | undefined;
 }
 
 async function moveTo(git: Git, dir: string, chain: Chain, commit: string): Promise<void> {
@@ -37,6 +42,7 @@ async function mergeOnto(deps: IntegratorDeps, dir: string, chain: Chain, meta: 
   const { git } = deps;
   const tip = chain.commits.at(-1) ?? chain.landed;
   await moveTo(git, dir, chain, tip);
+  chain.cleanAt = undefined;
   const merge = await mergeNoCommit(git, dir, meta.branch);
   if (!merge.ok) {
     const files = await conflictedFiles(git, dir);
@@ -64,6 +70,7 @@ async function gateAt(deps: IntegratorDeps, dir: string, chain: Chain, prefix: n
   const verdict = judgeMergedTree([], { result, headMoved: after.head !== target });
   // Whatever the gate built or changed is not part of the chain.
   if (after.dirty || after.head !== target) await resetAndClean(git, dir, target);
+  chain.cleanAt = target;
   return verdict.kind === 'commit' ? verdict.gate : { ...verdict.gate, ok: false };
 }
 
@@ -83,7 +90,8 @@ export async function integrateBatch(deps: IntegratorDeps, stagingDir: string, m
     if (candidate.kind === 'park') outcomes.set(meta.task.id, { kind: 'protected-paths', paths: candidate.paths, reason: candidate.reason });
     else mergeable.push(meta.task.id);
   }
-  const chain: Chain = { landed: before, commits: [], at: before };
+  const chain: Chain = { landed: before, commits: [], at: before, cleanAt: undefined };
+  let finished = false;
   let lastGreen: GateResult | undefined;
   let state: Bisection<GateResult> = startBisection(mergeable);
   await checkoutDetached(git, stagingDir, before);
@@ -113,11 +121,19 @@ export async function integrateBatch(deps: IntegratorDeps, stagingDir: string, m
         state = afterCulprit(state);
       }
     }
+    finished = true;
   } finally {
     // Back on auto/work, exactly at its (gated) tip, whatever happened above.
-    await abortMerge(git, stagingDir);
-    await checkoutForce(git, stagingDir, STAGING_BRANCH);
-    await cleanUntracked(git, stagingDir);
+    // When the last gate left the tree clean at what has just landed (every
+    // batch that ends green), putting HEAD back on the branch is all there
+    // is to do; anything else (a red end, an error midway) gets the full reset.
+    if (finished && chain.at === chain.landed && chain.cleanAt === chain.landed) {
+      await attachHead(git, stagingDir, STAGING_BRANCH);
+    } else {
+      await abortMerge(git, stagingDir);
+      await checkoutForce(git, stagingDir, STAGING_BRANCH);
+      await cleanUntracked(git, stagingDir);
+    }
   }
   return outcomes;
 }

@@ -5,7 +5,7 @@
 import type { Git } from '../git/git.js';
 import { protectedRoots } from './protected-paths.js';
 import { mergeBase } from '../git/refs.js';
-import { changedAgainstHead, changedBetween, literalPathspecs, treePaths } from '../git/diff.js';
+import { changedAgainstHead, changedBetween, changedSinceMergeBase, literalPathspecs, treePaths } from '../git/diff.js';
 
 /**
  * Paths the branch changed between its merge base with `onto` and its tip,
@@ -13,6 +13,9 @@ import { changedAgainstHead, changedBetween, literalPathspecs, treePaths } from 
  * history) every path of the branch counts as changed.
  */
 export async function changedSinceFork(git: Git, cwd: string, onto: string, branch: string): Promise<string[]> {
+  // The usual case (one merge base) in one git process; the rest as before.
+  const changed = await changedSinceMergeBase(git, cwd, onto, branch);
+  if (changed !== undefined) return changed;
   const base = await mergeBase(git, cwd, onto, branch);
   if (base === undefined) return treePaths(git, cwd, branch);
   return changedBetween(git, cwd, base, branch);

@@ -11,6 +11,7 @@ import { fetchAndResolveBase, prepareStaging, publishedStaging, publishStaging }
 import { STAGING_BRANCH } from '../staging/names.js';
 import { readBoard } from '../board/read.js';
 import { drainLoop } from './schedule.js';
+import { boardReader } from './staging-board.js';
 import { Mutex } from './mutex.js';
 import type { WorkerContext } from './task-worker.js';
 import { DrainBook } from './book.js';
@@ -144,7 +145,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
 
     await drainLoop(
       {
-        readBoard: () => readBoard(fs, stagingDir),
+        readBoard: boardReader(() => readBoard(fs, stagingDir), () => integrator.ended),
         runTask: (task, releaseSlot) => runTaskFlow(flow, task, releaseSlot),
         stopping: () => input.stop.aborted || systemicFailure !== undefined || sessions.budgetStop !== undefined,
         excluded: () => drainBook.excluded,

@@ -16,6 +16,16 @@ export async function changedBetween(git: Git, cwd: string, from: string, to: st
   return nulSeparated(await git.run(cwd, ['diff-tree', '-r', '-z', '--no-renames', '--name-only', from, to]));
 }
 
+/**
+ * Paths that differ between the merge base of `onto` and `to`, and `to`, in
+ * one git process; undefined when git cannot say so (no merge base, or more
+ * than one), for the caller to find the base itself.
+ */
+export async function changedSinceMergeBase(git: Git, cwd: string, onto: string, to: string): Promise<string[] | undefined> {
+  const result = await git.try(cwd, ['diff-tree', '-r', '-z', '--no-renames', '--name-only', '--merge-base', onto, to]);
+  return result.exitCode === 0 ? nulSeparated(result.stdout) : undefined;
+}
+
 /** Every file path of the tree at `commitish`. */
 export async function treePaths(git: Git, cwd: string, commitish: string): Promise<string[]> {
   return nulSeparated(await git.run(cwd, ['ls-tree', '-r', '-z', '--name-only', '--full-tree', commitish]));

@@ -23,6 +23,14 @@ export async function currentBranch(git: Git, cwd: string): Promise<string> {
   return (await git.try(cwd, ['symbolic-ref', '--quiet', '--short', 'HEAD'])).stdout.trim();
 }
 
+/**
+ * Puts HEAD back on `branch` without touching the index or the tree: only
+ * for a detached HEAD already at the branch's tip with a clean tree.
+ */
+export async function attachHead(git: Git, cwd: string, branch: string): Promise<void> {
+  await git.run(cwd, ['symbolic-ref', 'HEAD', headRef(branch)]);
+}
+
 /** Short names of the local branches under `prefix` (e.g. "auto/"). */
 export async function listBranches(git: Git, cwd: string, prefix: string): Promise<string[]> {
   const out = await git.run(cwd, ['for-each-ref', '--format=%(refname:short)', `refs/heads/${prefix}`]);

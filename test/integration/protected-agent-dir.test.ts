@@ -80,6 +80,37 @@ t.test('protected paths: what a branch changed since its fork, and drift in the 
   t.same(await changedSinceFork(gitPort, repo, 'HEAD', 'rename'), [], 'nothing new once merged');
   git(repo, 'reset', '-q', '--hard', head);
 
+  // Where git cannot name one merge base, the branch's changes are still found.
+  git(repo, 'checkout', '-q', '--orphan', 'unrelated');
+  git(repo, 'rm', '-rfq', '.');
+  writeFileSync(path.join(repo, 'only.txt'), 'x\n');
+  mkdirSync(path.join(repo, '.agent'), { recursive: true });
+  writeFileSync(path.join(repo, '.agent/gates.sh'), '#!/bin/sh\nexit 0\n');
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '-m', 'unrelated history');
+  t.same((await changedSinceFork(gitPort, repo, head, 'unrelated')).sort(), ['.agent/gates.sh', 'only.txt'], 'no merge base: every path of the branch counts');
+  git(repo, 'checkout', '-q', '-f', 'main');
+  git(repo, 'branch', '-q', 'left', head);
+  git(repo, 'branch', '-q', 'right', head);
+  const commitOn = (branch: string, file: string) => {
+    git(repo, 'checkout', '-q', branch);
+    writeFileSync(path.join(repo, file), `${file}\n`);
+    git(repo, 'add', file);
+    git(repo, 'commit', '-q', '-m', file);
+  };
+  commitOn('left', 'l1');
+  commitOn('right', 'r1');
+  const left1 = git(repo, 'rev-parse', 'left');
+  git(repo, 'merge', '-q', '--no-edit', left1);
+  git(repo, 'checkout', '-q', 'left');
+  git(repo, 'merge', '-q', '--no-edit', git(repo, 'rev-parse', 'right~1'));
+  commitOn('right', '.agent/sneaky.sh');
+  commitOn('left', 'l2');
+  t.equal(git(repo, 'merge-base', '--all', 'left', 'right').split('\n').length, 2, 'criss-cross: two merge bases');
+  t.ok((await changedSinceFork(gitPort, repo, 'left', 'right')).includes('.agent/sneaky.sh'), 'two merge bases: the change under .agent/ is still seen');
+  git(repo, 'checkout', '-q', '-f', 'main');
+  git(repo, 'reset', '-q', '--hard', head);
+
   t.same(await protectedPathsDrift(gitPort, repo, '.agent/gates.sh'), [], 'clean: no drift');
   writeFileSync(path.join(repo, '.agent/gates.sh'), '#!/bin/sh\nexit 0\n');
   t.same(await protectedPathsDrift(gitPort, repo, '.agent/gates.sh'), ['.agent/gates.sh'], 'an edit in the worktree');

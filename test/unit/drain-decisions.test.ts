@@ -4,6 +4,8 @@ import t from 'tap';
 import { judgeSession } from '../../src/agent/run-task.js';
 import { blockedReason } from '../../src/board/parking.js';
 import { drainLoop, tasksToStart } from '../../src/drain/schedule.js';
+import { Mutex } from '../../src/drain/mutex.js';
+import { boardReader } from '../../src/drain/staging-board.js';
 import { buildPrompt, taskDirective } from '../../src/agent/prompt.js';
 import { parseLandings } from '../../src/staging/lifecycle.js';
 import { landingMessage } from '../../src/drain/integrate.js';
@@ -98,6 +100,48 @@ t.test('drainLoop: a slot frees when the agent ends, before the integrator is do
   for (const finish of finishIntegration) finish();
   await loop;
   t.same([...done].sort(), ['TASK-1', 'TASK-2', 'TASK-3']);
+});
+
+t.test('the integrator mutex counts its ended runs, failed ones too', async (t) => {
+  const mutex = new Mutex();
+  t.equal(mutex.ended, 0);
+  let release: () => void = () => undefined;
+  const first = mutex.run(() => new Promise<void>((resolve) => (release = resolve)));
+  await Promise.resolve();
+  t.equal(mutex.ended, 0, 'a run still going is not counted');
+  release();
+  await first;
+  t.equal(mutex.ended, 1);
+  await t.rejects(mutex.run(async () => {
+    throw new Error('merge failed');
+  }));
+  await t.rejects(mutex.run(() => {
+    throw new Error('thrown before any promise');
+  }));
+  t.equal(mutex.ended, 3, 'a run that failed has ended too');
+  t.equal(await mutex.run(async () => 'next'), 'next', 'and the mutex goes on after failures');
+});
+
+t.test('boardReader: the staging board is read again only after an integrator run ended', async (t) => {
+  let version = 0;
+  let reads = 0;
+  let duringRead: () => void = () => undefined;
+  const boards = [aBoard().build(), aBoard().withTask(aTask({ id: 'TASK-1' })).build(), aBoard().withTask(aTask({ id: 'TASK-2' })).build()];
+  const read = boardReader(async () => {
+    const board = boards[Math.min(reads++, boards.length - 1)]!;
+    duringRead();
+    return board;
+  }, () => version);
+  t.equal(await read(), boards[0]);
+  t.equal(await read(), boards[0], 'a slot freed with nothing integrated: the same board, not read again');
+  t.equal(reads, 1);
+  version++;
+  duringRead = () => version++; // an integrator run ends while the board is being read
+  t.equal(await read(), boards[1], 'read again once the integrator ran');
+  duringRead = () => undefined;
+  t.equal(await read(), boards[2], 'a run that ended during the read makes the next call read again');
+  t.equal(await read(), boards[2]);
+  t.equal(reads, 3);
 });
 
 t.test('judgeCandidate: a task that touches .agent/ or the gates script is parked, never merged', async (t) => {
