@@ -2,14 +2,51 @@
 // holding the lock it took (as a git killed mid-operation leaves it), the
 // group kill, and what a kill left behind.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { waitFor } from './drain-fixture.js';
+import { startTimeOf } from './user-processes.js';
+
+/**
+ * The pid a test's script wrote (`echo $$ > FILE`), once the file holds one:
+ * it exists, empty, for a moment first, and Number('') is 0.
+ */
+export async function pidFrom(file: string, timeoutMs: number, what: string): Promise<number> {
+  let pid = Number.NaN;
+  await waitFor(
+    () => {
+      pid = existsSync(file) ? Number(readFileSync(file, 'utf8').trim() || Number.NaN) : Number.NaN;
+      return Number.isInteger(pid) && pid > 1;
+    },
+    timeoutMs,
+    what,
+  );
+  return pid;
+}
 
 export function killGroup(pid: number): void {
+  // kill(-0) is kill(0): this test's own process group, and the test runner with it.
+  if (!Number.isInteger(pid) || pid <= 1) throw new Error(`refusing to kill process group ${pid}: not a pid this test started`);
   try {
     process.kill(-pid, 'SIGKILL');
   } catch {
     // already gone
+  }
+}
+
+/** killGroup for a teardown: only while the pid is still the process it was now, never a later process given the same pid. */
+export function killGroupIfSame(pid: number): () => void {
+  const identity = startTimeOrUndefined(pid);
+  return () => {
+    if (identity !== undefined && startTimeOrUndefined(pid) === identity) killGroup(pid);
+  };
+}
+
+function startTimeOrUndefined(pid: number): string | undefined {
+  try {
+    return startTimeOf(pid);
+  } catch {
+    return undefined;
   }
 }
 

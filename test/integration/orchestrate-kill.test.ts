@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync, chmodSync, readdirSync, rmSync } from 'node:fs';
-import { gitLocksUnder, hangingGit, killGroup } from '../helpers/kill.js';
+import { gitLocksUnder, hangingGit, killGroup, killGroupIfSame, pidFrom } from '../helpers/kill.js';
 import * as path from 'node:path';
 import { git, tempDir } from '../helpers/temp.js';
 import { drainFixture, landedOn, runOrchestrate, startOrchestrate, waitFor, SCRIPTED_AGENT, type DrainFixture } from '../helpers/drain-fixture.js';
@@ -40,8 +40,9 @@ t.test('killed during agent runs: orphans are ended, unfinished work reruns and 
   const { child } = startOrchestrate(fixture);
   const pidFiles = () => readdirSync(control).filter((name) => name.startsWith('pid-'));
   await waitFor(() => pidFiles().length === 2, 20000, 'both agents to start');
-  const agents = pidFiles().map((name) => Number(readFileSync(path.join(control, name), 'utf8')));
-  t.teardown(() => agents.forEach(killGroup));
+  const agents = await Promise.all(pidFiles().map((name) => pidFrom(path.join(control, name), 5000, `the pid in ${name}`)));
+  const killAgentsLater = agents.map(killGroupIfSame);
+  t.teardown(() => killAgentsLater.forEach((kill) => kill()));
   const records = path.join(workspaceStateDir(fixture.state, fixture.clone), 'agents');
   const recordFiles = () => (existsSync(records) ? readdirSync(records).filter((name) => /^TASK-\d+\.json$/.test(name)) : []);
   await waitFor(() => recordFiles().length === 2, 5000, 'agent records');
@@ -70,9 +71,8 @@ t.test('killed between merge and gate: the gate is ended, the half-done merge ab
   const fixture = drainFixture(t, [TWO_TASKS[0]!], { gates });
   const before = git(fixture.clone, 'rev-parse', 'origin/main');
   const { child } = startOrchestrate(fixture);
-  await waitFor(() => existsSync(path.join(control, 'gate-pid')), 20000, 'the gate to start');
-  const gatePid = Number(readFileSync(path.join(control, 'gate-pid'), 'utf8'));
-  t.teardown(() => killGroup(gatePid));
+  const gatePid = await pidFrom(path.join(control, 'gate-pid'), 20000, 'the gate to start');
+  t.teardown(killGroupIfSame(gatePid));
   const records = path.join(workspaceStateDir(fixture.state, fixture.clone), 'agents');
   await waitFor(() => existsSync(path.join(records, 'gate.json')), 5000, 'the gate record');
   child.kill('SIGKILL');
@@ -107,9 +107,8 @@ t.test('killed during a batched gate: nothing of the batch landed, the staging w
   const fixture = drainFixture(t, tasks, { gates, config: { maxParallel: 3 } });
   const before = git(fixture.clone, 'rev-parse', 'origin/main');
   const { child } = startOrchestrate(fixture);
-  await waitFor(() => existsSync(path.join(control, 'gate-pid')), 30000, 'the batched gate to start');
-  const gatePid = Number(readFileSync(path.join(control, 'gate-pid'), 'utf8'));
-  t.teardown(() => killGroup(gatePid));
+  const gatePid = await pidFrom(path.join(control, 'gate-pid'), 30000, 'the batched gate to start');
+  t.teardown(killGroupIfSame(gatePid));
   const records = path.join(workspaceStateDir(fixture.state, fixture.clone), 'agents');
   await waitFor(() => existsSync(path.join(records, 'gate.json')), 5000, 'the gate record');
   child.kill('SIGKILL');
@@ -143,9 +142,8 @@ t.test('killed during setup: the setup command is ended and the task runs again'
   const fixture = drainFixture(t, [TWO_TASKS[0]!], { config: { setup: [setup] } });
   const before = git(fixture.clone, 'rev-parse', 'origin/main');
   const { child } = startOrchestrate(fixture);
-  await waitFor(() => existsSync(path.join(control, 'setup-pid')), 20000, 'setup to start');
-  const setupPid = Number(readFileSync(path.join(control, 'setup-pid'), 'utf8'));
-  t.teardown(() => killGroup(setupPid));
+  const setupPid = await pidFrom(path.join(control, 'setup-pid'), 20000, 'setup to start');
+  t.teardown(killGroupIfSame(setupPid));
   const records = path.join(workspaceStateDir(fixture.state, fixture.clone), 'agents');
   await waitFor(() => existsSync(path.join(records, 'setup.TASK-1.json')), 5000, 'the setup record');
   child.kill('SIGKILL');
@@ -163,12 +161,12 @@ t.test('killed during setup: the setup command is ended and the task runs again'
 
 async function killMidGit(t: Test, fixture: DrainFixture, control: string, args: readonly string[] = []): Promise<void> {
   const { child } = startOrchestrate(fixture, args, true);
-  await waitFor(() => existsSync(path.join(control, 'git-pid')), 30000, 'git to take its lock');
-  const gitPid = Number(readFileSync(path.join(control, 'git-pid'), 'utf8'));
+  const gitPid = await pidFrom(path.join(control, 'git-pid'), 30000, 'git to take its lock');
+  const killGitLater = killGroupIfSame(gitPid);
   killGroup(child.pid!);
   killGroup(gitPid);
   await new Promise((resolve) => child.once('close', resolve));
-  t.teardown(() => killGroup(gitPid));
+  t.teardown(killGitLater);
 }
 
 for (const point of [
@@ -218,10 +216,10 @@ t.test('killed during publish: the next drain publishes, nothing lands twice', a
   chmodSync(hook, 0o755);
   const before = git(fixture.clone, 'rev-parse', 'origin/main');
   const { child } = startOrchestrate(fixture, [], true);
-  await waitFor(() => existsSync(path.join(control, 'pushing')), 30000, 'the push to reach origin');
+  const hookPid = await pidFrom(path.join(control, 'pushing'), 30000, 'the push to reach origin');
   // The whole group: orchestrate and its git push, as a crash or power cut would.
   killGroup(child.pid!);
-  killGroup(Number(readFileSync(path.join(control, 'pushing'), 'utf8')));
+  killGroup(hookPid);
   await new Promise((resolve) => child.once('close', resolve));
   t.not(git(fixture.origin, 'for-each-ref', '--format=%(objectname)', 'refs/heads/auto/work'), git(fixture.clone, 'rev-parse', 'auto/work'), 'origin did not get auto/work');
 

@@ -5,11 +5,11 @@
 // finishes the fast-forward. An operator's own edit still stops it.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { git, tempDir } from '../helpers/temp.js';
-import { AGENT_RUNNER, drainFixture, runCli, runOrchestrate, waitFor } from '../helpers/drain-fixture.js';
-import { gitLocksUnder, hangingGit, killGroup } from '../helpers/kill.js';
+import { AGENT_RUNNER, drainFixture, runCli, runOrchestrate } from '../helpers/drain-fixture.js';
+import { gitLocksUnder, hangingGit, killGroup, killGroupIfSame, pidFrom } from '../helpers/kill.js';
 import { taskFileName } from '../../src/board/render.js';
 
 t.test('killed during the fast-forward: the next promote finishes it', async (t) => {
@@ -21,9 +21,8 @@ t.test('killed during the fast-forward: the next promote finishes it', async (t)
   const written = `$REAL_GIT show auto/work:alpha.txt > alpha.txt; $REAL_GIT show 'auto/work:${taskFile}' > '${taskFile}'`;
   const bin = hangingGit(control, '--ff-only', 'index.lock', written);
   const child = spawn(process.execPath, [AGENT_RUNNER, 'promote', '--workspace', fixture.clone], { env: { ...fixture.env, PATH: `${bin}:${fixture.env.PATH}` }, stdio: 'ignore', detached: true });
-  await waitFor(() => existsSync(path.join(control, 'git-pid')), 30000, 'the fast-forward to take the index lock');
-  const gitPid = Number(readFileSync(path.join(control, 'git-pid'), 'utf8'));
-  t.teardown(() => killGroup(gitPid));
+  const gitPid = await pidFrom(path.join(control, 'git-pid'), 30000, 'the fast-forward to take the index lock');
+  t.teardown(killGroupIfSame(gitPid));
   killGroup(child.pid!);
   killGroup(gitPid);
   await new Promise((resolve) => child.once('close', resolve));

@@ -9,6 +9,7 @@ import { systemTestMayRun } from '../helpers/system.js';
 import { alive, controlFixture, landed, runBin, startBin } from '../helpers/control-fixture.js';
 import { running } from '../helpers/user-processes.js';
 import { waitFor } from '../helpers/drain-fixture.js';
+import { pidFrom } from '../helpers/kill.js';
 
 function spoolFolders(state: string, repo: string): Record<string, string[]> {
   const root = path.join(state, 'repos', repo, 'spool');
@@ -46,8 +47,7 @@ t.test('kill -9 of watch mid-run, then restart', async (t) => {
     if (first.child.exitCode === null) first.child.kill('SIGKILL');
   });
   const agentPidFile = path.join(fixture.probeOut, 'pid-TASK-1');
-  await waitFor(() => existsSync(agentPidFile), 30_000, 'the agent to start');
-  const agentPid = Number(readFileSync(agentPidFile, 'utf8'));
+  const agentPid = await pidFrom(agentPidFile, 30_000, 'the agent to start');
   const [interrupted] = runRecords(fixture.state, fixture.name);
   const orchestratePid = (interrupted!.process as { pid: number }).pid;
   if (process.env.DEBUG_CONTROL) process.stderr.write(`agent ${agentPid} orchestrate ${orchestratePid}\n`);
@@ -112,8 +112,7 @@ t.test('kill -9 of watch after the job\'s task landed: the job is done, never ru
   t.teardown(() => {
     if (first.child.exitCode === null) first.child.kill('SIGKILL');
   });
-  await waitFor(() => existsSync(path.join(fixture.probeOut, 'pushing')), 60_000, 'the publish to reach origin');
-  const hookPid = Number(readFileSync(path.join(fixture.probeOut, 'pushing'), 'utf8'));
+  const hookPid = await pidFrom(path.join(fixture.probeOut, 'pushing'), 60_000, 'the publish to reach origin');
   t.same(landed(fixture.clone, 'auto/work'), ['TASK-1'], 'TASK-1 landed on auto/work before the kill');
   first.child.kill('SIGKILL');
   await first.done;
