@@ -105,17 +105,29 @@ function fleet(registry: string, state: string): FleetRun {
   return { ms, status: result.status, repos, stderr: result.stderr.slice(0, 400), body };
 }
 
+interface InProcess {
+  readonly perRepo: number;
+  readonly ms: number;
+  /** This process's CPU (user + system), without the git children's. */
+  readonly cpuMs: number;
+}
+
 /** Git processes per repo, reading `count` repos in-process (cold: no cache yet; warm: the same state dir again). */
-async function gitProcessesPerRepo(registry: string, state: string, count: number): Promise<{ cold: number; warm: number }> {
+async function gitProcessesPerRepo(registry: string, state: string, count: number): Promise<{ cold: InProcess; warm: InProcess }> {
   const ports = realControlPorts();
   let calls = 0;
   const counting: ProcessPort = { ...ports.process, run: (command) => ((calls += command.program === 'git' ? 1 : 0), ports.process.run(command)) };
   const deps = { fs: ports.fs, process: counting, locks: ports.locks, scheduler: ports.scheduler };
-  await gatherFleet(deps, registry, state, Date.now());
-  const cold = calls / count;
-  calls = 0;
-  await gatherFleet(deps, registry, state, Date.now());
-  return { cold, warm: calls / count };
+  const pass = async (): Promise<InProcess> => {
+    calls = 0;
+    const started = performance.now();
+    const cpu = process.cpuUsage();
+    await gatherFleet(deps, registry, state, Date.now());
+    const used = process.cpuUsage(cpu);
+    return { perRepo: calls / count, ms: performance.now() - started, cpuMs: (used.user + used.system) / 1000 };
+  };
+  const cold = await pass();
+  return { cold, warm: await pass() };
 }
 
 const root = mkdtempSync(path.join(tmpdir(), 'agent-runner-fleet-scale-'));
@@ -127,7 +139,8 @@ try {
     const state = path.join(root, 'state-count');
     mkdirSync(state);
     const { cold, warm } = await gitProcessesPerRepo(makeRegistry(root, checkouts, COUNT), state, COUNT);
-    console.log(`git processes per repo (${COUNT} repos, in-process): cold ${cold.toFixed(2)}, warm ${warm.toFixed(2)}`);
+    const line = (pass: InProcess) => `${pass.perRepo.toFixed(2)} git processes per repo, ${pass.ms.toFixed(0)} ms, node CPU ${pass.cpuMs.toFixed(0)} ms`;
+    console.log(`in-process, ${COUNT} repos: cold ${line(cold)}; warm ${line(warm)}`);
   }
   if (REPOS > 0) {
     const registry = makeRegistry(root, checkouts, REPOS);

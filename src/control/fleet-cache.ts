@@ -61,8 +61,9 @@ export function parseFleetCache(text: string | undefined): Map<string, FleetCach
   } catch {
     return entries;
   }
-  const repos = (data as { version?: unknown; repos?: unknown } | null)?.repos;
-  if ((data as { version?: unknown }).version !== VERSION || typeof repos !== 'object' || repos === null || Array.isArray(repos)) return entries;
+  if (typeof data !== 'object' || data === null) return entries;
+  const { version, repos } = data as { version?: unknown; repos?: unknown };
+  if (version !== VERSION || typeof repos !== 'object' || repos === null || Array.isArray(repos)) return entries;
   for (const [name, value] of Object.entries(repos)) {
     const entry = validEntry(value);
     if (entry) entries.set(name, entry);
