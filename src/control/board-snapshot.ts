@@ -1,16 +1,17 @@
 // The board as root sees it: read from git objects as data, never a checkout,
-// never a hook, never a write into the repo. One `git cat-file --batch-check`
-// per tick resolves, on the staging and base branches, where the board lives
+// never a hook, never a write into the repo. One `git cat-file --batch` per
+// tick resolves, on the staging and base branches, where the board lives
 // (backlog/, .backlog/ or the folder backlog.config.yml names: board/location)
-// and the tree ids of its tasks/ and completed/ folders; when they are
-// unchanged the last answer is reused, and when they change only blobs not
-// seen before are read. Git runs with safe.directory=<repo> because root does
+// and brings the config files and the listings of its tasks/ and completed/
+// folders (the tree objects, parsed here); when those trees are unchanged the
+// last answer is reused, and when they change only blobs not seen before are
+// read (a second `cat-file --batch`). Git runs with safe.directory=<repo> because root does
 // not own the checkout. `agent-runner next` reads the same view, so it and
 // `fleet` agree.
 import * as path from 'node:path';
 import type { ProcessPort } from '../ports.js';
 import type { Board, Task, UnreadableTask } from '../types.js';
-import { catFileBatch, catFileBatchCheck, lsTree } from '../git/outsider.js';
+import { catFileBatch, catFileBatchBytes, catFileBatchCheck, lsTree } from '../git/outsider.js';
 import { parseTaskFile } from '../board/parse.js';
 import { assessReadiness } from '../board/readiness.js';
 import { assembleBoard, completedIds, statusesFrom, taskPrefixFrom } from '../board/read.js';
@@ -54,6 +55,53 @@ export function parseLsTree(stdout: string): [string, string][] {
   for (const line of stdout.split('\n')) {
     const match = /^\d+ blob ([0-9a-f]{40,64})\t(.+)$/.exec(line);
     if (match && match[2]!.endsWith('.md')) entries.push([match[1]!, match[2]!]);
+  }
+  return entries;
+}
+
+export interface GitObjectContent extends GitObject {
+  readonly content: Buffer;
+}
+
+/** Pure: `cat-file --batch` output (bytes: a Buffer, or latin1 text) to each requested name's object and content; undefined when missing. */
+export function parseBatchObjects(stdout: Buffer | string, count: number): (GitObjectContent | undefined)[] {
+  const buffer = typeof stdout === 'string' ? Buffer.from(stdout, 'latin1') : stdout;
+  const objects: (GitObjectContent | undefined)[] = [];
+  let offset = 0;
+  for (let i = 0; i < count; i++) {
+    const newline = buffer.indexOf(0x0a, offset);
+    const header = newline < 0 ? null : /^([0-9a-f]{40,64}) (tree|blob|commit|tag) (\d+)$/.exec(buffer.toString('latin1', offset, newline));
+    if (!header) {
+      objects.push(undefined);
+      if (newline >= 0) offset = newline + 1;
+      continue;
+    }
+    const size = Number(header[3]);
+    const type = header[2] as GitObject['type'] | 'tag';
+    objects.push(type === 'tag' ? undefined : { oid: header[1]!, type, content: buffer.subarray(newline + 1, newline + 1 + size) });
+    offset = newline + 1 + size + 1;
+  }
+  return objects;
+}
+
+/**
+ * Pure: a tree object as git stores it (`<mode> <name>\0<raw id>` entries) to
+ * [blob oid, file name] of its markdown files, as parseLsTree gives them
+ * from `ls-tree` (which would quote a name with other than ASCII in it).
+ */
+export function parseTreeObject(content: Buffer, oidHexLength: number): [string, string][] {
+  const idBytes = oidHexLength / 2;
+  const entries: [string, string][] = [];
+  let offset = 0;
+  while (offset < content.length) {
+    const space = content.indexOf(0x20, offset);
+    const nul = space < 0 ? -1 : content.indexOf(0x00, space);
+    if (nul < 0 || nul + 1 + idBytes > content.length) break;
+    const mode = content.toString('latin1', offset, space);
+    const name = content.toString('utf8', space + 1, nul);
+    // 40000 is a folder and 160000 a submodule; everything else is a blob (ls-tree says blob for a link too).
+    if (mode !== '40000' && mode !== '160000' && name.endsWith('.md')) entries.push([content.toString('hex', nul + 1, nul + 1 + idBytes), name]);
+    offset = nul + 1 + idBytes;
   }
   return entries;
 }
@@ -118,6 +166,14 @@ interface BoardAtRef {
   readonly config: string | undefined;
 }
 
+/** One board's files, listed but not yet parsed. */
+interface BoardFiles {
+  readonly configText: string | undefined;
+  /** [blob oid, path relative to the repo] */
+  readonly tasks: readonly [string, string][];
+  readonly completed: readonly [string, string][];
+}
+
 /** Pure: the paths probed on every ref: the location probes, a root config, and the tasks/completed folders of the built-in locations. */
 function probePaths(): string[] {
   return [ROOT_CONFIG_FILE, ...LOCATION_PROBES, ...BUILT_IN_DIRS.flatMap((dir) => [`${dir}/tasks`, `${dir}/completed`])];
@@ -152,7 +208,7 @@ export class BoardSnapshot {
   async view(): Promise<BoardView> {
     const refs = [STAGING_REF, `refs/remotes/origin/${this.baseBranch}`, `refs/heads/${this.baseBranch}`];
     const paths = probePaths();
-    const objects = await this.check([...refs.flatMap((ref) => paths.map((file) => `${ref}:${file}`)), ...refs.map((ref) => `${ref}^{commit}`)]);
+    const objects = await this.fetch([...refs.flatMap((ref) => paths.map((file) => `${ref}:${file}`)), ...refs.map((ref) => `${ref}^{commit}`)]);
     const found = objects.slice(0, refs.length * paths.length);
     const [staging0, origin0, local0] = objects.slice(refs.length * paths.length).map((object) => object?.oid);
     this.commits = { staging: staging0, originBase: origin0, localBase: local0 };
@@ -164,9 +220,12 @@ export class BoardSnapshot {
     const key = [staging, base].map((at) => (at ? `${at.location.dir}:${at.tasks}:${at.completed}:${at.config}` : '-')).join('/');
     if (this.cached?.key === key) return this.cached.view;
     this.live.clear();
-    const stagingBoard = staging ? await this.board(staging) : undefined;
     const sameAsStaging = staging && base && staging.tasks === base.tasks && staging.completed === base.completed && staging.config === base.config;
-    const baseBoard = base && !sameAsStaging ? await this.board(base) : undefined;
+    const stagingFiles = staging ? await this.filesOf(staging, objects) : undefined;
+    const baseFiles = base && !sameAsStaging ? await this.filesOf(base, objects) : undefined;
+    await this.parseAll([stagingFiles, baseFiles].filter((files): files is BoardFiles => files !== undefined));
+    const stagingBoard = stagingFiles ? this.board(stagingFiles) : undefined;
+    const baseBoard = baseFiles ? this.board(baseFiles) : undefined;
     // Forget parsed blobs no longer on either board, so the cache stays the size of the board.
     for (const oid of this.blobs.keys()) if (!this.live.has(oid)) this.blobs.delete(oid);
     for (const oid of this.texts.keys()) if (!this.live.has(oid)) this.texts.delete(oid);
@@ -174,6 +233,15 @@ export class BoardSnapshot {
     const view = { board: combineBoards(stagingBoard, baseBoard), refs: used };
     this.cached = { key, view, summary: summarize(view) };
     return view;
+  }
+
+  /** The objects and their contents; the blobs' texts (the config files) go to the text cache, so reading them later runs no git. */
+  private async fetch(names: readonly string[]): Promise<(GitObjectContent | undefined)[]> {
+    const result = await this.process.run(catFileBatchBytes(this.repoPath, names));
+    if (result.exitCode !== 0) throw new BoardReadError(`cannot read the git objects of ${this.repoPath}: ${result.stderr.trim() || `git exited ${result.exitCode}`}`);
+    const objects = parseBatchObjects(result.stdout, names.length);
+    for (const object of objects) if (object?.type === 'blob') this.texts.set(object.oid, object.content.toString('utf8'));
+    return objects;
   }
 
   private async check(names: readonly string[]): Promise<(GitObject | undefined)[]> {
@@ -211,27 +279,36 @@ export class BoardSnapshot {
     return oids.map((oid) => this.texts.get(oid) ?? '');
   }
 
-  /** The task files of one folder tree, parsed (cached by blob), with paths relative to the repo. */
-  private async tasksIn(tree: string | undefined, dir: string, prefix: string): Promise<(Task | UnreadableTask)[]> {
-    if (!tree) return [];
+  /** The markdown files of a folder: from its tree object when the first read brought it, else `ls-tree`. */
+  private async listing(tree: string, dir: string, fetched: readonly (GitObjectContent | undefined)[]): Promise<[string, string][]> {
+    const object = fetched.find((candidate) => candidate?.type === 'tree' && candidate.oid === tree);
+    if (object) return parseTreeObject(object.content, tree.length);
     const listing = await this.process.run(lsTree(this.repoPath, tree));
     if (listing.exitCode !== 0) throw new BoardReadError(`cannot list ${dir} in ${this.repoPath}: ${listing.stderr.trim()}`);
-    const entries = parseLsTree(listing.stdout).filter(([, name]) => isTaskFileName(name, prefix));
-    const unparsed = entries.filter(([oid]) => !this.blobs.has(oid)).map(([oid]) => oid);
+    return parseLsTree(listing.stdout);
+  }
+
+  /** The task files of one board: its config's text, and [blob oid, path] of the files in tasks/ and completed/. */
+  private async filesOf(at: BoardAtRef, fetched: readonly (GitObjectContent | undefined)[]): Promise<BoardFiles> {
+    const configText = at.config ? (await this.read([at.config]))[0] : undefined;
+    const prefix = taskPrefixFrom(configText);
+    const files = async (tree: string | undefined, dir: string): Promise<[string, string][]> =>
+      tree ? (await this.listing(tree, dir, fetched)).filter(([, name]) => isTaskFileName(name, prefix)).map(([oid, name]) => [oid, path.posix.join(dir, name)]) : [];
+    return { configText, tasks: await files(at.tasks, at.location.tasksDir), completed: await files(at.completed, at.location.completedDir) };
+  }
+
+  /** Parses (cached by blob) every task file not parsed yet, of all the boards at once: one git process. */
+  private async parseAll(boards: readonly BoardFiles[]): Promise<void> {
+    const unparsed = [...new Set(boards.flatMap((board) => [...board.tasks, ...board.completed]).map(([oid]) => oid).filter((oid) => !this.blobs.has(oid)))];
     const texts = await this.read(unparsed);
     unparsed.forEach((oid, i) => this.blobs.set(oid, parseTaskFile('', texts[i]!)));
     // Parsed once, blob texts are not kept: only the parse is.
     for (const oid of unparsed) this.texts.delete(oid);
-    for (const [oid] of entries) this.live.add(oid);
-    return entries.map(([oid, name]) => ({ ...this.blobs.get(oid)!, file: path.posix.join(dir, name) }));
   }
 
-  private async board(at: BoardAtRef): Promise<Board> {
-    const configText = at.config ? (await this.read([at.config]))[0] : undefined;
-    const prefix = taskPrefixFrom(configText);
-    const tasks = await this.tasksIn(at.tasks, at.location.tasksDir, prefix);
-    const completed = await this.tasksIn(at.completed, at.location.completedDir, prefix);
+  private board(files: BoardFiles): Board {
+    const parsed = (entries: readonly [string, string][]) => entries.map(([oid, file]) => (this.live.add(oid), { ...this.blobs.get(oid)!, file }));
     // The same rules as a drain's own read: a duplicated id makes both files unreadable.
-    return assembleBoard(tasks, configText, completedIds(completed));
+    return assembleBoard(parsed(files.tasks), files.configText, completedIds(parsed(files.completed)));
   }
 }

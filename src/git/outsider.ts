@@ -15,6 +15,11 @@ export function catFileBatch(repoPath: string, objects: readonly string[]): Comm
   return { ...outsiderReadCommand(repoPath, ['cat-file', '--batch']), stdin: `${objects.join('\n')}\n` };
 }
 
+/** `git cat-file --batch` for `names`, its output kept as bytes (binaryStdout): trees come as git stores them. */
+export function catFileBatchBytes(repoPath: string, names: readonly string[]): Command {
+  return { ...catFileBatch(repoPath, names), binaryStdout: true };
+}
+
 /** `git ls-tree <tree>`: the tree's entries, one level. */
 export function lsTree(repoPath: string, tree: string): Command {
   return outsiderReadCommand(repoPath, ['ls-tree', tree]);
