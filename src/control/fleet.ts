@@ -203,12 +203,18 @@ function snapshotFor(deps: FleetDeps, repo: RegistryRepo): BoardSnapshot {
   return snapshot;
 }
 
-/** Staging against the base from the commits the board snapshot already read: one git call less per repo, none when they are equal. */
+/**
+ * Staging against the base from the commits the board snapshot already read:
+ * one git call less per repo, none when they are equal. Counted between those
+ * commits, not the refs' names, so the counts are exactly those of the commits
+ * the fleet cache keeps them under, even when a ref moves meanwhile.
+ */
 async function stagingFromCommits(process: ProcessPort, repo: RegistryRepo, commits: NonNullable<BoardSnapshot['commits']>): Promise<FleetRepo['staging']> {
   if (!commits.staging) return { exists: false, ahead: 0, behind: 0 };
-  const base = commits.originBase ? `refs/remotes/origin/${repo.baseBranch}` : `refs/heads/${repo.baseBranch}`;
-  if ((commits.originBase ?? commits.localBase) === commits.staging) return { exists: true, ahead: 0, behind: 0 };
-  const counts = await process.run(revListLeftRightCount(repo.path, base, STAGING_REF));
+  const base = commits.originBase ?? commits.localBase;
+  if (base === commits.staging) return { exists: true, ahead: 0, behind: 0 };
+  // No base branch at all: rev-list names the missing ref in its error, as before.
+  const counts = await process.run(revListLeftRightCount(repo.path, base ?? `refs/heads/${repo.baseBranch}`, commits.staging));
   if (counts.exitCode !== 0) throw new Error(`cannot compare ${STAGING_BRANCH} with ${repo.baseBranch}: ${counts.stderr.trim()}`);
   const [behind, ahead] = counts.stdout.trim().split(/\s+/).map(Number);
   return { exists: true, ahead: ahead ?? 0, behind: behind ?? 0 };
@@ -234,7 +240,7 @@ async function stagingCounts(process: ProcessPort, repo: RegistryRepo): Promise<
 async function gitView(deps: FleetDeps, cache: FleetCache, repo: RegistryRepo, attempt: <T>(what: string, read: () => Promise<T>) => Promise<T | undefined>): Promise<{ board: BoardSummary | undefined; staging: FleetRepo['staging'] }> {
   const refs = [STAGING_REF, `refs/remotes/origin/${repo.baseBranch}`, `refs/heads/${repo.baseBranch}`];
   const known = await readRefOids(deps.fs, repo.path, refs);
-  const hit = known && cache.lookup(repo.name, repo.path, repo.baseBranch, [known[0]!, known[1]!, known[2]!]);
+  const hit = known && cache.lookup(repo.name, repo.path, repo.baseBranch, [known[0] ?? null, known[1] ?? null, known[2] ?? null]);
   if (hit) return { board: hit.board, staging: hit.staging };
   const snapshot = snapshotFor(deps, repo);
   const board = await attempt('board', () => snapshot.summary());
