@@ -3,6 +3,7 @@
 // same row; one that moved is read again; a broken cache or a broken repo
 // costs a read, never a wrong row or another repo's row.
 import t, { type Test } from 'tap';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { git, gitRepo, tempDir } from '../helpers/temp.js';
@@ -76,6 +77,14 @@ t.test('ref files read as data: loose, packed, loose over packed; anything else 
   t.equal(await readRefOids(fs, gitFile, REFS), undefined, 'a .git file: git decides');
 
   t.same(await readRefOids(fs, tempDir(t), REFS), [null, null, null], 'no .git: none exists (never a cache hit)');
+
+  const fifo = checkout(t);
+  execFileSync('mkfifo', [path.join(fifo, '.git', 'packed-refs')]);
+  t.equal(await readRefOids(fs, fifo, REFS), undefined, 'a FIFO where packed-refs should be: refused at once, not waited on');
+
+  const huge = checkout(t);
+  writeFileSync(path.join(huge, '.git', 'packed-refs'), `${'e'.repeat(40)} refs/tags/x\n`.repeat(120_000));
+  t.equal(await readRefOids(fs, huge, REFS), undefined, 'packed-refs past its bound: git decides');
 });
 
 t.test('a second fleet answers from the cache with no git process, and the same rows', async (t) => {
