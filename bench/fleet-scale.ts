@@ -2,8 +2,8 @@
 //   node dist/bench/fleet-scale.js [--repos 1000] [--huge 10001] [--count 100]
 //   BENCH_RUNS=N (default 3) runs of the 1,000-repo figures; the median is the figure.
 // 1. --repos registered repos (links to a few real checkouts with a 20-task
-//    board and auto/work one commit ahead; half of them with packed refs, as
-//    a clone has). Goal: a few seconds (<= 5 s) for 1,000 repos, on a fleet
+//    board and its config.yml, auto/work one commit ahead; half of them with
+//    packed refs, as a clone has). Goal: a few seconds (<= 5 s) for 1,000 repos, on a fleet
 //    read before (the dashboard, an operator's second look): "warm". The
 //    first read after the repos changed ("cold", a fresh state dir: no
 //    cache) is printed next to it.
@@ -39,12 +39,14 @@ const GIT_ENV = { PATH: '/usr/bin:/bin', HOME: tmpdir(), GIT_CONFIG_NOSYSTEM: '1
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' });
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
-/** A few real checkouts with a 20-task board and auto/work one commit ahead; every other one with its refs packed. */
+/** A few real checkouts with a 20-task board (and config) and auto/work one commit ahead; every other one with its refs packed. */
 function makeCheckouts(root: string): string[] {
   const dirs: string[] = [];
   for (let c = 0; c < CHECKOUTS; c++) {
     const dir = path.join(root, `checkout${c}`);
     mkdirSync(path.join(dir, 'backlog', 'tasks'), { recursive: true });
+    // As `backlog init` leaves it: the folder's config is one more file the board read needs.
+    writeFileSync(path.join(dir, 'backlog', 'config.yml'), 'project_name: "bench"\nstatuses: ["To Do", "In Progress", "Done"]\n');
     for (let i = 1; i <= 20; i++) {
       const fields = { id: `TASK-${i}`, title: `Task ${i}`, status: i % 2 ? 'To Do' : 'Done', createdDate: '2026-11-29 10:00' };
       writeFileSync(path.join(dir, 'backlog', 'tasks', taskFileName(fields.id, fields.title)), renderTaskFile(fields));
