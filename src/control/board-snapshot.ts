@@ -1,17 +1,21 @@
 // The board as root sees it: read from git objects as data, never a checkout,
-// never a hook, never a write into the repo. One `git cat-file --batch` per
-// tick resolves, on the staging and base branches, where the board lives
+// never a hook, never a write into the repo. One `git cat-file --batch-check`
+// per tick resolves, on the staging and base branches, where the board lives
 // (backlog/, .backlog/ or the folder backlog.config.yml names: board/location)
-// and brings the config files and the listings of its tasks/ and completed/
-// folders (the tree objects, parsed here); when those trees are unchanged the
-// last answer is reused, and when they change only blobs not seen before are
-// read (a second `cat-file --batch`). Git runs with safe.directory=<repo> because root does
+// and the tree ids of its tasks/ and completed/ folders; when they are
+// unchanged the last answer is reused, and when they change only blobs not
+// seen before are read. A snapshot's first read (fleet's, the dashboard's
+// first, `next`) asks `--batch-command` for the same and, in the same
+// process, the config files and the tasks/ and completed/ tree objects
+// (parsed here): the whole board in two git processes. Later reads keep to
+// `--batch-check`, whose answer is the same few bytes however large the
+// board's files are. Git runs with safe.directory=<repo> because root does
 // not own the checkout. `agent-runner next` reads the same view, so it and
 // `fleet` agree.
 import * as path from 'node:path';
 import type { ProcessPort } from '../ports.js';
 import type { Board, Task, UnreadableTask } from '../types.js';
-import { catFileBatch, catFileBatchBytes, catFileBatchCheck, lsTree } from '../git/outsider.js';
+import { catFileBatch, catFileBatchCheck, catFileBatchCommand, lsTree } from '../git/outsider.js';
 import { parseTaskFile } from '../board/parse.js';
 import { assessReadiness } from '../board/readiness.js';
 import { assembleBoard, completedIds, statusesFrom, taskPrefixFrom } from '../board/read.js';
@@ -49,10 +53,10 @@ export function parseBatchCheck(names: readonly string[], stdout: string): (GitO
   });
 }
 
-/** Pure: `ls-tree` lines to [blob oid, file name] of the markdown files. */
+/** Pure: `ls-tree` entries (`-z`: NUL-ended, names as stored; or lines) to [blob oid, file name] of the markdown files. */
 export function parseLsTree(stdout: string): [string, string][] {
   const entries: [string, string][] = [];
-  for (const line of stdout.split('\n')) {
+  for (const line of stdout.split(/[\0\n]/)) {
     const match = /^\d+ blob ([0-9a-f]{40,64})\t(.+)$/.exec(line);
     if (match && match[2]!.endsWith('.md')) entries.push([match[1]!, match[2]!]);
   }
@@ -63,8 +67,13 @@ export interface GitObjectContent extends GitObject {
   readonly content: Buffer;
 }
 
-/** Pure: `cat-file --batch` output (bytes: a Buffer, or latin1 text) to each requested name's object and content; undefined when missing. */
-export function parseBatchObjects(stdout: Buffer | string, count: number): (GitObjectContent | undefined)[] {
+/**
+ * Pure: `cat-file --batch` output (bytes: a Buffer, or latin1 text) to each
+ * requested name's object and content; undefined when missing. For
+ * `--batch-command`, `contents[i]` says whether request i was `contents`
+ * (header and content) or `info` (the header only: an empty content).
+ */
+export function parseBatchObjects(stdout: Buffer | string, count: number, contents?: readonly boolean[]): (GitObjectContent | undefined)[] {
   const buffer = typeof stdout === 'string' ? Buffer.from(stdout, 'latin1') : stdout;
   const objects: (GitObjectContent | undefined)[] = [];
   let offset = 0;
@@ -76,9 +85,9 @@ export function parseBatchObjects(stdout: Buffer | string, count: number): (GitO
       if (newline >= 0) offset = newline + 1;
       continue;
     }
-    const size = Number(header[3]);
+    const size = contents?.[i] === false ? -1 : Number(header[3]);
     const type = header[2] as GitObject['type'] | 'tag';
-    objects.push(type === 'tag' ? undefined : { oid: header[1]!, type, content: buffer.subarray(newline + 1, newline + 1 + size) });
+    objects.push(type === 'tag' ? undefined : { oid: header[1]!, type, content: buffer.subarray(newline + 1, newline + 1 + Math.max(0, size)) });
     offset = newline + 1 + size + 1;
   }
   return objects;
@@ -174,6 +183,11 @@ interface BoardFiles {
   readonly completed: readonly [string, string][];
 }
 
+/** Pure: of the probed paths, those whose content a first read brings along: the config files and the tasks/completed folders. */
+function contentProbes(): Set<string> {
+  return new Set([ROOT_CONFIG_FILE, ...LOCATION_PROBES.filter((file) => file.includes('/')), ...BUILT_IN_DIRS.flatMap((dir) => [`${dir}/tasks`, `${dir}/completed`])]);
+}
+
 /** Pure: the paths probed on every ref: the location probes, a root config, and the tasks/completed folders of the built-in locations. */
 function probePaths(): string[] {
   return [ROOT_CONFIG_FILE, ...LOCATION_PROBES, ...BUILT_IN_DIRS.flatMap((dir) => [`${dir}/tasks`, `${dir}/completed`])];
@@ -185,6 +199,8 @@ export class BoardSnapshot {
   private readonly blobs = new Map<string, Task | UnreadableTask>();
   private readonly texts = new Map<string, string>();
   private readonly live = new Set<string>();
+  /** Whether a read was made: the first brings contents along, later ones only ids (see the top of this file). */
+  private viewed = false;
 
   constructor(
     private readonly process: ProcessPort,
@@ -208,7 +224,11 @@ export class BoardSnapshot {
   async view(): Promise<BoardView> {
     const refs = [STAGING_REF, `refs/remotes/origin/${this.baseBranch}`, `refs/heads/${this.baseBranch}`];
     const paths = probePaths();
-    const objects = await this.fetch([...refs.flatMap((ref) => paths.map((file) => `${ref}:${file}`)), ...refs.map((ref) => `${ref}^{commit}`)]);
+    const names = [...refs.flatMap((ref) => paths.map((file) => `${ref}:${file}`)), ...refs.map((ref) => `${ref}^{commit}`)];
+    const withContent = contentProbes();
+    const first = !this.viewed;
+    this.viewed = true;
+    const objects = !first ? await this.check(names) : await this.fetch(names.map((name, i) => ({ name, contents: i < refs.length * paths.length && withContent.has(paths[i % paths.length]!) })));
     const found = objects.slice(0, refs.length * paths.length);
     const [staging0, origin0, local0] = objects.slice(refs.length * paths.length).map((object) => object?.oid);
     this.commits = { staging: staging0, originBase: origin0, localBase: local0 };
@@ -221,8 +241,9 @@ export class BoardSnapshot {
     if (this.cached?.key === key) return this.cached.view;
     this.live.clear();
     const sameAsStaging = staging && base && staging.tasks === base.tasks && staging.completed === base.completed && staging.config === base.config;
-    const stagingFiles = staging ? await this.filesOf(staging, objects) : undefined;
-    const baseFiles = base && !sameAsStaging ? await this.filesOf(base, objects) : undefined;
+    const listed = new Map<string, [string, string][]>();
+    const stagingFiles = staging ? await this.filesOf(staging, objects, listed) : undefined;
+    const baseFiles = base && !sameAsStaging ? await this.filesOf(base, objects, listed) : undefined;
     await this.parseAll([stagingFiles, baseFiles].filter((files): files is BoardFiles => files !== undefined));
     const stagingBoard = stagingFiles ? this.board(stagingFiles) : undefined;
     const baseBoard = baseFiles ? this.board(baseFiles) : undefined;
@@ -235,13 +256,16 @@ export class BoardSnapshot {
     return view;
   }
 
-  /** The objects and their contents; the blobs' texts (the config files) go to the text cache, so reading them later runs no git. */
-  private async fetch(names: readonly string[]): Promise<(GitObjectContent | undefined)[]> {
-    const result = await this.process.run(catFileBatchBytes(this.repoPath, names));
+  /** The objects, with the content of those asked for; the blobs' texts (the config files) go to the text cache, so reading them later runs no git. */
+  private async fetch(requests: readonly { readonly name: string; readonly contents: boolean }[]): Promise<(GitObject | GitObjectContent | undefined)[]> {
+    const result = await this.process.run(catFileBatchCommand(this.repoPath, requests));
     if (result.exitCode !== 0) throw new BoardReadError(`cannot read the git objects of ${this.repoPath}: ${result.stderr.trim() || `git exited ${result.exitCode}`}`);
-    const objects = parseBatchObjects(result.stdout, names.length);
-    for (const object of objects) if (object?.type === 'blob') this.texts.set(object.oid, object.content.toString('utf8'));
-    return objects;
+    const wanted = requests.map((request) => request.contents);
+    const objects = parseBatchObjects(result.stdout, requests.length, wanted);
+    objects.forEach((object, i) => {
+      if (object?.type === 'blob' && wanted[i]) this.texts.set(object.oid, object.content.toString('utf8'));
+    });
+    return objects.map((object, i) => (object && !wanted[i] ? { oid: object.oid, type: object.type } : object));
   }
 
   private async check(names: readonly string[]): Promise<(GitObject | undefined)[]> {
@@ -279,21 +303,29 @@ export class BoardSnapshot {
     return oids.map((oid) => this.texts.get(oid) ?? '');
   }
 
-  /** The markdown files of a folder: from its tree object when the first read brought it, else `ls-tree`. */
-  private async listing(tree: string, dir: string, fetched: readonly (GitObjectContent | undefined)[]): Promise<[string, string][]> {
-    const object = fetched.find((candidate) => candidate?.type === 'tree' && candidate.oid === tree);
-    if (object) return parseTreeObject(object.content, tree.length);
-    const listing = await this.process.run(lsTree(this.repoPath, tree));
-    if (listing.exitCode !== 0) throw new BoardReadError(`cannot list ${dir} in ${this.repoPath}: ${listing.stderr.trim()}`);
-    return parseLsTree(listing.stdout);
+  /** The markdown files of a folder: from its tree object when the first read brought it, else `ls-tree` (once a read per tree). */
+  private async listing(tree: string, dir: string, fetched: readonly (GitObject | undefined)[], listed: Map<string, [string, string][]>): Promise<[string, string][]> {
+    const known = listed.get(tree);
+    if (known) return known;
+    const object = fetched.find((candidate): candidate is GitObjectContent => candidate?.type === 'tree' && candidate.oid === tree && 'content' in candidate);
+    let entries: [string, string][];
+    if (object) {
+      entries = parseTreeObject(object.content, tree.length);
+    } else {
+      const listing = await this.process.run(lsTree(this.repoPath, tree));
+      if (listing.exitCode !== 0) throw new BoardReadError(`cannot list ${dir} in ${this.repoPath}: ${listing.stderr.trim()}`);
+      entries = parseLsTree(listing.stdout);
+    }
+    listed.set(tree, entries);
+    return entries;
   }
 
   /** The task files of one board: its config's text, and [blob oid, path] of the files in tasks/ and completed/. */
-  private async filesOf(at: BoardAtRef, fetched: readonly (GitObjectContent | undefined)[]): Promise<BoardFiles> {
+  private async filesOf(at: BoardAtRef, fetched: readonly (GitObject | undefined)[], listed: Map<string, [string, string][]>): Promise<BoardFiles> {
     const configText = at.config ? (await this.read([at.config]))[0] : undefined;
     const prefix = taskPrefixFrom(configText);
     const files = async (tree: string | undefined, dir: string): Promise<[string, string][]> =>
-      tree ? (await this.listing(tree, dir, fetched)).filter(([, name]) => isTaskFileName(name, prefix)).map(([oid, name]) => [oid, path.posix.join(dir, name)]) : [];
+      tree ? (await this.listing(tree, dir, fetched, listed)).filter(([, name]) => isTaskFileName(name, prefix)).map(([oid, name]) => [oid, path.posix.join(dir, name)]) : [];
     return { configText, tasks: await files(at.tasks, at.location.tasksDir), completed: await files(at.completed, at.location.completedDir) };
   }
 

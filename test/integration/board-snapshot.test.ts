@@ -21,7 +21,7 @@ t.test('a duplicated id is unreadable in the snapshot too', async (t) => {
   t.same(summary.refs, ['main']);
 });
 
-t.test('a snapshot reads the board in two git processes, with config and task names beyond ASCII; an unchanged board in one', async (t) => {
+t.test('a first read takes two git processes, config and task names beyond ASCII included; later ones a --batch-check, and only what changed', async (t) => {
   const files = taskFiles([{ id: 'TASK-1', title: 'One' }]);
   const repo = gitRepo(t, {
     ...files,
@@ -30,15 +30,15 @@ t.test('a snapshot reads the board in two git processes, with config and task na
     'backlog/config.yml': 'statuses: ["To Do", "In Progress", "Done"]\n',
   });
   let calls: string[] = [];
-  const counting = { ...realProcess, run: (command: Parameters<typeof realProcess.run>[0]) => (calls.push(command.args.filter((arg) => !arg.includes('=') && arg !== '-c').join(' ')), realProcess.run(command)) };
+  const counting = { ...realProcess, run: (command: Parameters<typeof realProcess.run>[0]) => (calls.push(command.args.filter((arg) => !arg.includes('=') && arg !== '-c' && !/^[0-9a-f]{40}$/.test(arg)).join(' ')), realProcess.run(command)) };
   const snapshot = new BoardSnapshot(counting, repo, 'main');
   const summary = await snapshot.summary();
   t.same(summary.ready, ['TASK-1', 'TASK-2'], 'the task whose file name is not ASCII is on the board');
   t.equal(summary.total, 2);
-  t.same(calls, ['cat-file --batch', 'cat-file --batch'], 'objects, config and listings in one process; the task files in one more');
+  t.same(calls, ['cat-file --batch-command', 'cat-file --batch'], 'objects, config and listings in one process; the task files in one more');
   calls = [];
   await snapshot.summary();
-  t.same(calls, ['cat-file --batch'], 'unchanged: only the first');
+  t.same(calls, ['cat-file --batch-check'], 'unchanged: ids only, whatever the size of the files');
 
   // auto/work and main with different boards: both boards' new files in the same one more process.
   git(repo, 'checkout', '-q', '-b', 'auto/work');
@@ -53,5 +53,9 @@ t.test('a snapshot reads the board in two git processes, with config and task na
   const both = await new BoardSnapshot(counting, repo, 'main').summary();
   t.same(both.ready, ['TASK-1', 'TASK-2', 'TASK-4', 'TASK-5'], 'staging plus what main filed since');
   t.same(both.refs, ['auto/work', 'main']);
-  t.same(calls, ['cat-file --batch', 'cat-file --batch'], 'two processes for two boards');
+  t.same(calls, ['cat-file --batch-command', 'cat-file --batch'], 'a first read: two processes for two boards');
+  calls = [];
+  const later = await snapshot.summary();
+  t.same(later, both, 'the older snapshot sees the same');
+  t.same(calls, ['cat-file --batch-check', 'ls-tree -z', 'ls-tree -z', 'ls-tree -z', 'cat-file --batch'], 'a later read: each changed folder listed once (two tasks/, one completed/), the new files read');
 });

@@ -47,3 +47,16 @@ t.test('batch output: objects with their bytes, missing names, tags, and output 
     t.equal(objects[2]!.content.toString('utf8'), blob.toString('utf8'), `${name}: the blob's text`);
   }
 });
+
+t.test('batch-command output: info requests have no content to skip', async (t) => {
+  const blob = Buffer.from('x: 1\n');
+  const stdout = Buffer.concat([
+    Buffer.from(`${A} tree 99\n`),
+    Buffer.from(`${B} blob ${blob.length}\n`), blob, Buffer.from('\n'),
+    Buffer.from('refs/heads/x:backlog missing\n'),
+    Buffer.from(`${C} blob 12345\n`),
+  ]);
+  const objects = parseBatchObjects(stdout, 4, [false, true, true, false]);
+  t.same(objects.map((object) => object && [object.oid, object.type, object.content.length]), [[A, 'tree', 0], [B, 'blob', blob.length], undefined, [C, 'blob', 0]]);
+  t.equal(objects[1]!.content.toString(), 'x: 1\n');
+});
