@@ -228,7 +228,9 @@ export class BoardSnapshot {
     const withContent = contentProbes();
     const first = !this.viewed;
     this.viewed = true;
-    const objects = !first ? await this.check(names) : await this.fetch(names.map((name, i) => ({ name, contents: i < refs.length * paths.length && withContent.has(paths[i % paths.length]!) })));
+    const requests = names.map((name, i) => ({ name, contents: i < refs.length * paths.length && withContent.has(paths[i % paths.length]!) }));
+    // git before 2.36 has no --batch-command: the first read is then read as the later ones are.
+    const objects = first ? await this.fetch(requests).catch(() => this.check(names)) : await this.check(names);
     const found = objects.slice(0, refs.length * paths.length);
     const [staging0, origin0, local0] = objects.slice(refs.length * paths.length).map((object) => object?.oid);
     this.commits = { staging: staging0, originBase: origin0, localBase: local0 };

@@ -59,3 +59,19 @@ t.test('a first read takes two git processes, config and task names beyond ASCII
   t.same(later, both, 'the older snapshot sees the same');
   t.same(calls, ['cat-file --batch-check', 'ls-tree -z', 'ls-tree -z', 'ls-tree -z', 'cat-file --batch'], 'a later read: each changed folder listed once (two tasks/, one completed/), the new files read');
 });
+
+t.test('git without --batch-command (before 2.36): the first read is made as later ones are, with the same board', async (t) => {
+  const repo = gitRepo(t, { ...taskFiles([{ id: 'TASK-1', title: 'One' }]), 'backlog/config.yml': 'statuses: ["To Do", "Done"]\n' });
+  const calls: string[] = [];
+  const oldGit = {
+    ...realProcess,
+    run: async (command: Parameters<typeof realProcess.run>[0]) => {
+      calls.push(command.args.includes('--batch-command') ? 'batch-command' : command.args.find((arg) => ['--batch-check', '--batch', 'ls-tree'].includes(arg)) ?? '?');
+      return command.args.includes('--batch-command') ? { exitCode: 129, signal: null, stdout: '', stderr: "error: unknown option `batch-command'" } : realProcess.run(command);
+    },
+  };
+  const summary = await new BoardSnapshot(oldGit, repo, 'main').summary();
+  t.same(summary.ready, ['TASK-1']);
+  t.same(summary.refs, ['main']);
+  t.same(calls, ['batch-command', '--batch-check', '--batch', 'ls-tree', '--batch'], 'refused, then check, config, listing, files');
+});
