@@ -108,6 +108,11 @@ export function watchStatusFile(state: string, repo: string): string {
   return path.join(repoStateDir(state, repo), 'watch.json');
 }
 
+/** Root's cache of what fleet read from each repo's git objects, keyed by commit ids (control/fleet-cache.ts); root-only. */
+export function fleetCacheFile(state: string): string {
+  return path.join(state, 'cache', 'fleet.json');
+}
+
 /** The install's root (the directory above bin/), from the path of bin/agent-runner. */
 export function installRoot(selfBin: string): string {
   return path.resolve(path.dirname(selfBin), '..');

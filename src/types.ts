@@ -114,6 +114,8 @@ export interface Command {
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
   readonly stdin?: string;
+  /** stdout is bytes, not text (git tree objects): captured as latin1, one char per byte, so Buffer.from(stdout, 'latin1') gives them back exactly. */
+  readonly binaryStdout?: true;
 }
 
 export interface AgentInvocation {

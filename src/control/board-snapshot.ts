@@ -4,13 +4,18 @@
 // (backlog/, .backlog/ or the folder backlog.config.yml names: board/location)
 // and the tree ids of its tasks/ and completed/ folders; when they are
 // unchanged the last answer is reused, and when they change only blobs not
-// seen before are read. Git runs with safe.directory=<repo> because root does
+// seen before are read. A snapshot's first read (fleet's, the dashboard's
+// first, `next`) asks `--batch-command` for the same and, in the same
+// process, the config files and the tasks/ and completed/ tree objects
+// (parsed here): the whole board in two git processes. Later reads keep to
+// `--batch-check`, whose answer is the same few bytes however large the
+// board's files are. Git runs with safe.directory=<repo> because root does
 // not own the checkout. `agent-runner next` reads the same view, so it and
 // `fleet` agree.
 import * as path from 'node:path';
 import type { ProcessPort } from '../ports.js';
 import type { Board, Task, UnreadableTask } from '../types.js';
-import { catFileBatch, catFileBatchCheck, lsTree } from '../git/outsider.js';
+import { catFileBatch, catFileBatchCheck, catFileBatchCommand, lsTree } from '../git/outsider.js';
 import { parseTaskFile } from '../board/parse.js';
 import { assessReadiness } from '../board/readiness.js';
 import { assembleBoard, completedIds, statusesFrom, taskPrefixFrom } from '../board/read.js';
@@ -48,12 +53,64 @@ export function parseBatchCheck(names: readonly string[], stdout: string): (GitO
   });
 }
 
-/** Pure: `ls-tree` lines to [blob oid, file name] of the markdown files. */
+/** Pure: `ls-tree` entries (`-z`: NUL-ended, names as stored; or lines) to [blob oid, file name] of the markdown files. */
 export function parseLsTree(stdout: string): [string, string][] {
   const entries: [string, string][] = [];
-  for (const line of stdout.split('\n')) {
+  for (const line of stdout.split(/[\0\n]/)) {
     const match = /^\d+ blob ([0-9a-f]{40,64})\t(.+)$/.exec(line);
     if (match && match[2]!.endsWith('.md')) entries.push([match[1]!, match[2]!]);
+  }
+  return entries;
+}
+
+export interface GitObjectContent extends GitObject {
+  readonly content: Buffer;
+}
+
+/**
+ * Pure: `cat-file --batch` output (bytes: a Buffer, or latin1 text) to each
+ * requested name's object and content; undefined when missing. For
+ * `--batch-command`, `contents[i]` says whether request i was `contents`
+ * (header and content) or `info` (the header only: an empty content).
+ */
+export function parseBatchObjects(stdout: Buffer | string, count: number, contents?: readonly boolean[]): (GitObjectContent | undefined)[] {
+  const buffer = typeof stdout === 'string' ? Buffer.from(stdout, 'latin1') : stdout;
+  const objects: (GitObjectContent | undefined)[] = [];
+  let offset = 0;
+  for (let i = 0; i < count; i++) {
+    const newline = buffer.indexOf(0x0a, offset);
+    const header = newline < 0 ? null : /^([0-9a-f]{40,64}) (tree|blob|commit|tag) (\d+)$/.exec(buffer.toString('latin1', offset, newline));
+    if (!header) {
+      objects.push(undefined);
+      if (newline >= 0) offset = newline + 1;
+      continue;
+    }
+    const size = contents?.[i] === false ? -1 : Number(header[3]);
+    const type = header[2] as GitObject['type'] | 'tag';
+    objects.push(type === 'tag' ? undefined : { oid: header[1]!, type, content: buffer.subarray(newline + 1, newline + 1 + Math.max(0, size)) });
+    offset = newline + 1 + size + 1;
+  }
+  return objects;
+}
+
+/**
+ * Pure: a tree object as git stores it (`<mode> <name>\0<raw id>` entries) to
+ * [blob oid, file name] of its markdown files, as parseLsTree gives them
+ * from `ls-tree` (which would quote a name with other than ASCII in it).
+ */
+export function parseTreeObject(content: Buffer, oidHexLength: number): [string, string][] {
+  const idBytes = oidHexLength / 2;
+  const entries: [string, string][] = [];
+  let offset = 0;
+  while (offset < content.length) {
+    const space = content.indexOf(0x20, offset);
+    const nul = space < 0 ? -1 : content.indexOf(0x00, space);
+    if (nul < 0 || nul + 1 + idBytes > content.length) break;
+    const mode = content.toString('latin1', offset, space);
+    const name = content.toString('utf8', space + 1, nul);
+    // 40000 is a folder and 160000 a submodule; everything else is a blob (ls-tree says blob for a link too).
+    if (mode !== '40000' && mode !== '160000' && name.endsWith('.md')) entries.push([content.toString('hex', nul + 1, nul + 1 + idBytes), name]);
+    offset = nul + 1 + idBytes;
   }
   return entries;
 }
@@ -118,6 +175,19 @@ interface BoardAtRef {
   readonly config: string | undefined;
 }
 
+/** One board's files, listed but not yet parsed. */
+interface BoardFiles {
+  readonly configText: string | undefined;
+  /** [blob oid, path relative to the repo] */
+  readonly tasks: readonly [string, string][];
+  readonly completed: readonly [string, string][];
+}
+
+/** Pure: of the probed paths, those whose content a first read brings along: the config files and the tasks/completed folders. */
+function contentProbes(): Set<string> {
+  return new Set([ROOT_CONFIG_FILE, ...LOCATION_PROBES.filter((file) => file.includes('/')), ...BUILT_IN_DIRS.flatMap((dir) => [`${dir}/tasks`, `${dir}/completed`])]);
+}
+
 /** Pure: the paths probed on every ref: the location probes, a root config, and the tasks/completed folders of the built-in locations. */
 function probePaths(): string[] {
   return [ROOT_CONFIG_FILE, ...LOCATION_PROBES, ...BUILT_IN_DIRS.flatMap((dir) => [`${dir}/tasks`, `${dir}/completed`])];
@@ -129,6 +199,8 @@ export class BoardSnapshot {
   private readonly blobs = new Map<string, Task | UnreadableTask>();
   private readonly texts = new Map<string, string>();
   private readonly live = new Set<string>();
+  /** Whether a read was made: the first brings contents along, later ones only ids (see the top of this file). */
+  private viewed = false;
 
   constructor(
     private readonly process: ProcessPort,
@@ -152,7 +224,13 @@ export class BoardSnapshot {
   async view(): Promise<BoardView> {
     const refs = [STAGING_REF, `refs/remotes/origin/${this.baseBranch}`, `refs/heads/${this.baseBranch}`];
     const paths = probePaths();
-    const objects = await this.check([...refs.flatMap((ref) => paths.map((file) => `${ref}:${file}`)), ...refs.map((ref) => `${ref}^{commit}`)]);
+    const names = [...refs.flatMap((ref) => paths.map((file) => `${ref}:${file}`)), ...refs.map((ref) => `${ref}^{commit}`)];
+    const withContent = contentProbes();
+    const first = !this.viewed;
+    this.viewed = true;
+    const requests = names.map((name, i) => ({ name, contents: i < refs.length * paths.length && withContent.has(paths[i % paths.length]!) }));
+    // git before 2.36 has no --batch-command: the first read is then read as the later ones are.
+    const objects = first ? await this.fetch(requests).catch(() => this.check(names)) : await this.check(names);
     const found = objects.slice(0, refs.length * paths.length);
     const [staging0, origin0, local0] = objects.slice(refs.length * paths.length).map((object) => object?.oid);
     this.commits = { staging: staging0, originBase: origin0, localBase: local0 };
@@ -164,9 +242,13 @@ export class BoardSnapshot {
     const key = [staging, base].map((at) => (at ? `${at.location.dir}:${at.tasks}:${at.completed}:${at.config}` : '-')).join('/');
     if (this.cached?.key === key) return this.cached.view;
     this.live.clear();
-    const stagingBoard = staging ? await this.board(staging) : undefined;
     const sameAsStaging = staging && base && staging.tasks === base.tasks && staging.completed === base.completed && staging.config === base.config;
-    const baseBoard = base && !sameAsStaging ? await this.board(base) : undefined;
+    const listed = new Map<string, [string, string][]>();
+    const stagingFiles = staging ? await this.filesOf(staging, objects, listed) : undefined;
+    const baseFiles = base && !sameAsStaging ? await this.filesOf(base, objects, listed) : undefined;
+    await this.parseAll([stagingFiles, baseFiles].filter((files): files is BoardFiles => files !== undefined));
+    const stagingBoard = stagingFiles ? this.board(stagingFiles) : undefined;
+    const baseBoard = baseFiles ? this.board(baseFiles) : undefined;
     // Forget parsed blobs no longer on either board, so the cache stays the size of the board.
     for (const oid of this.blobs.keys()) if (!this.live.has(oid)) this.blobs.delete(oid);
     for (const oid of this.texts.keys()) if (!this.live.has(oid)) this.texts.delete(oid);
@@ -174,6 +256,18 @@ export class BoardSnapshot {
     const view = { board: combineBoards(stagingBoard, baseBoard), refs: used };
     this.cached = { key, view, summary: summarize(view) };
     return view;
+  }
+
+  /** The objects, with the content of those asked for; the blobs' texts (the config files) go to the text cache, so reading them later runs no git. */
+  private async fetch(requests: readonly { readonly name: string; readonly contents: boolean }[]): Promise<(GitObject | GitObjectContent | undefined)[]> {
+    const result = await this.process.run(catFileBatchCommand(this.repoPath, requests));
+    if (result.exitCode !== 0) throw new BoardReadError(`cannot read the git objects of ${this.repoPath}: ${result.stderr.trim() || `git exited ${result.exitCode}`}`);
+    const wanted = requests.map((request) => request.contents);
+    const objects = parseBatchObjects(result.stdout, requests.length, wanted);
+    objects.forEach((object, i) => {
+      if (object?.type === 'blob' && wanted[i]) this.texts.set(object.oid, object.content.toString('utf8'));
+    });
+    return objects.map((object, i) => (object && !wanted[i] ? { oid: object.oid, type: object.type } : object));
   }
 
   private async check(names: readonly string[]): Promise<(GitObject | undefined)[]> {
@@ -211,27 +305,44 @@ export class BoardSnapshot {
     return oids.map((oid) => this.texts.get(oid) ?? '');
   }
 
-  /** The task files of one folder tree, parsed (cached by blob), with paths relative to the repo. */
-  private async tasksIn(tree: string | undefined, dir: string, prefix: string): Promise<(Task | UnreadableTask)[]> {
-    if (!tree) return [];
-    const listing = await this.process.run(lsTree(this.repoPath, tree));
-    if (listing.exitCode !== 0) throw new BoardReadError(`cannot list ${dir} in ${this.repoPath}: ${listing.stderr.trim()}`);
-    const entries = parseLsTree(listing.stdout).filter(([, name]) => isTaskFileName(name, prefix));
-    const unparsed = entries.filter(([oid]) => !this.blobs.has(oid)).map(([oid]) => oid);
+  /** The markdown files of a folder: from its tree object when the first read brought it, else `ls-tree` (once a read per tree). */
+  private async listing(tree: string, dir: string, fetched: readonly (GitObject | undefined)[], listed: Map<string, [string, string][]>): Promise<[string, string][]> {
+    const known = listed.get(tree);
+    if (known) return known;
+    const object = fetched.find((candidate): candidate is GitObjectContent => candidate?.type === 'tree' && candidate.oid === tree && 'content' in candidate);
+    let entries: [string, string][];
+    if (object) {
+      entries = parseTreeObject(object.content, tree.length);
+    } else {
+      const listing = await this.process.run(lsTree(this.repoPath, tree));
+      if (listing.exitCode !== 0) throw new BoardReadError(`cannot list ${dir} in ${this.repoPath}: ${listing.stderr.trim()}`);
+      entries = parseLsTree(listing.stdout);
+    }
+    listed.set(tree, entries);
+    return entries;
+  }
+
+  /** The task files of one board: its config's text, and [blob oid, path] of the files in tasks/ and completed/. */
+  private async filesOf(at: BoardAtRef, fetched: readonly (GitObject | undefined)[], listed: Map<string, [string, string][]>): Promise<BoardFiles> {
+    const configText = at.config ? (await this.read([at.config]))[0] : undefined;
+    const prefix = taskPrefixFrom(configText);
+    const files = async (tree: string | undefined, dir: string): Promise<[string, string][]> =>
+      tree ? (await this.listing(tree, dir, fetched, listed)).filter(([, name]) => isTaskFileName(name, prefix)).map(([oid, name]) => [oid, path.posix.join(dir, name)]) : [];
+    return { configText, tasks: await files(at.tasks, at.location.tasksDir), completed: await files(at.completed, at.location.completedDir) };
+  }
+
+  /** Parses (cached by blob) every task file not parsed yet, of all the boards at once: one git process. */
+  private async parseAll(boards: readonly BoardFiles[]): Promise<void> {
+    const unparsed = [...new Set(boards.flatMap((board) => [...board.tasks, ...board.completed]).map(([oid]) => oid).filter((oid) => !this.blobs.has(oid)))];
     const texts = await this.read(unparsed);
     unparsed.forEach((oid, i) => this.blobs.set(oid, parseTaskFile('', texts[i]!)));
     // Parsed once, blob texts are not kept: only the parse is.
     for (const oid of unparsed) this.texts.delete(oid);
-    for (const [oid] of entries) this.live.add(oid);
-    return entries.map(([oid, name]) => ({ ...this.blobs.get(oid)!, file: path.posix.join(dir, name) }));
   }
 
-  private async board(at: BoardAtRef): Promise<Board> {
-    const configText = at.config ? (await this.read([at.config]))[0] : undefined;
-    const prefix = taskPrefixFrom(configText);
-    const tasks = await this.tasksIn(at.tasks, at.location.tasksDir, prefix);
-    const completed = await this.tasksIn(at.completed, at.location.completedDir, prefix);
+  private board(files: BoardFiles): Board {
+    const parsed = (entries: readonly [string, string][]) => entries.map(([oid, file]) => (this.live.add(oid), { ...this.blobs.get(oid)!, file }));
     // The same rules as a drain's own read: a duplicated id makes both files unreadable.
-    return assembleBoard(tasks, configText, completedIds(completed));
+    return assembleBoard(parsed(files.tasks), files.configText, completedIds(parsed(files.completed)));
   }
 }

@@ -19,6 +19,8 @@ import { pullRequestCell, readPullRequestRecord, type PullRequestRecord } from '
 import { readPause, type PauseFlag } from './pause.js';
 import { gatherSpend, type FleetSpend } from './fleet-spend.js';
 import { mapBounded } from './bounded.js';
+import { FleetCache, type RefCommits } from './fleet-cache.js';
+import { readRefOids } from './ref-files.js';
 
 export interface FleetRepo {
   readonly name: string;
@@ -201,12 +203,18 @@ function snapshotFor(deps: FleetDeps, repo: RegistryRepo): BoardSnapshot {
   return snapshot;
 }
 
-/** Staging against the base from the commits the board snapshot already read: one git call less per repo, none when they are equal. */
+/**
+ * Staging against the base from the commits the board snapshot already read:
+ * one git call less per repo, none when they are equal. Counted between those
+ * commits, not the refs' names, so the counts are exactly those of the commits
+ * the fleet cache keeps them under, even when a ref moves meanwhile.
+ */
 async function stagingFromCommits(process: ProcessPort, repo: RegistryRepo, commits: NonNullable<BoardSnapshot['commits']>): Promise<FleetRepo['staging']> {
   if (!commits.staging) return { exists: false, ahead: 0, behind: 0 };
-  const base = commits.originBase ? `refs/remotes/origin/${repo.baseBranch}` : `refs/heads/${repo.baseBranch}`;
-  if ((commits.originBase ?? commits.localBase) === commits.staging) return { exists: true, ahead: 0, behind: 0 };
-  const counts = await process.run(revListLeftRightCount(repo.path, base, STAGING_REF));
+  const base = commits.originBase ?? commits.localBase;
+  if (base === commits.staging) return { exists: true, ahead: 0, behind: 0 };
+  // No base branch at all: rev-list names the missing ref in its error, as before.
+  const counts = await process.run(revListLeftRightCount(repo.path, base ?? `refs/heads/${repo.baseBranch}`, commits.staging));
   if (counts.exitCode !== 0) throw new Error(`cannot compare ${STAGING_BRANCH} with ${repo.baseBranch}: ${counts.stderr.trim()}`);
   const [behind, ahead] = counts.stdout.trim().split(/\s+/).map(Number);
   return { exists: true, ahead: ahead ?? 0, behind: behind ?? 0 };
@@ -224,7 +232,28 @@ async function stagingCounts(process: ProcessPort, repo: RegistryRepo): Promise<
   return { exists: true, ahead: ahead ?? 0, behind: behind ?? 0 };
 }
 
-async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, now: number): Promise<FleetRepo> {
+/**
+ * The board's counts and staging against the base: from the cache when the
+ * repo's ref files say the three commits are the ones it was read at (no git
+ * process), else read from git objects and kept for the next time.
+ */
+async function gitView(deps: FleetDeps, cache: FleetCache, repo: RegistryRepo, attempt: <T>(what: string, read: () => Promise<T>) => Promise<T | undefined>): Promise<{ board: BoardSummary | undefined; staging: FleetRepo['staging'] }> {
+  const refs = [STAGING_REF, `refs/remotes/origin/${repo.baseBranch}`, `refs/heads/${repo.baseBranch}`];
+  const known = await readRefOids(deps.fs, repo.path, refs);
+  const hit = known && cache.lookup(repo.name, repo.path, repo.baseBranch, [known[0] ?? null, known[1] ?? null, known[2] ?? null]);
+  if (hit) return { board: hit.board, staging: hit.staging };
+  const snapshot = snapshotFor(deps, repo);
+  const board = await attempt('board', () => snapshot.summary());
+  const commits = snapshot.commits;
+  const staging = (await attempt('staging', () => (board && commits ? stagingFromCommits(deps.process, repo, commits) : stagingCounts(deps.process, repo)))) ?? null;
+  if (board && commits && staging) {
+    const read: RefCommits = [commits.staging ?? null, commits.originBase ?? null, commits.localBase ?? null];
+    cache.store(repo.name, { path: repo.path, baseBranch: repo.baseBranch, commits: read, board, staging });
+  }
+  return { board, staging };
+}
+
+async function gatherRepo(deps: FleetDeps, cache: FleetCache, state: string, repo: RegistryRepo, now: number): Promise<FleetRepo> {
   const errors: string[] = [];
   const attempt = async <T>(what: string, read: () => Promise<T>): Promise<T | undefined> => {
     try {
@@ -246,10 +275,7 @@ async function gatherRepo(deps: FleetDeps, state: string, repo: RegistryRepo, no
   // Only a run in progress has running tasks: an idle refresh spawns no getent and reads no user file.
   const account = runs.some((run) => run.status === 'running') ? await attempt('user', () => lookupUser(deps.process, repo.user)) : undefined;
   const runningTasks = account ? ((await attempt('agents', () => runningAgentTasks(deps.fs, account.home, repo.path))) ?? []) : [];
-  const snapshot = snapshotFor(deps, repo);
-  const board = await attempt('board', () => snapshot.summary());
-  const commits = snapshot.commits;
-  const staging = (await attempt('staging', () => (board && commits ? stagingFromCommits(deps.process, repo, commits) : stagingCounts(deps.process, repo)))) ?? null;
+  const { board, staging } = await gitView(deps, cache, repo, attempt);
   const pullRequest = repo.promote?.mode === 'pr' ? await attempt('pull request', () => readPullRequestRecord(deps.fs, state, repo.name)) : undefined;
   const spend = await attempt('ledger', () => gatherSpend(deps.fs, state, repo, now, status));
   return fleetEntry({
@@ -283,7 +309,10 @@ export async function gatherFleet(deps: FleetDeps, registryFile: string, state: 
   const { registry, problems, declared } = text === undefined
     ? { registry: { repos: [] }, declared: [], problems: [{ file: registryFile, key: '(file)', problem: 'the registry does not exist', fix: 'create it (see control/registry.example.toml) or set AGENT_RUNNER_CONFIG' }] }
     : parseRegistry(text, registryFile, deps.scheduler);
-  const gathered = new Map((await mapBounded(registry.repos, FLEET_CONCURRENCY, (repo) => gatherRepo(deps, state, repo, now))).map((entry) => [entry.name, entry]));
+  const cache = await FleetCache.load(deps.fs, state);
+  const gathered = new Map((await mapBounded(registry.repos, FLEET_CONCURRENCY, (repo) => gatherRepo(deps, cache, state, repo, now))).map((entry) => [entry.name, entry]));
+  // Only a shortcut: a cache that cannot be written makes the next fleet read git again, nothing worse.
+  await cache.save(deps.fs, state).catch(() => undefined);
   // Every repo the file declares, in its order: a broken one with its problems instead of vanishing.
   const repos = declared.map((name) => gathered.get(name) ?? invalidEntry(name, problems));
   return { generatedAt: new Date(now).toISOString(), registry: registryFile, problems, repos };

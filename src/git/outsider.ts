@@ -15,9 +15,19 @@ export function catFileBatch(repoPath: string, objects: readonly string[]): Comm
   return { ...outsiderReadCommand(repoPath, ['cat-file', '--batch']), stdin: `${objects.join('\n')}\n` };
 }
 
-/** `git ls-tree <tree>`: the tree's entries, one level. */
+/**
+ * `git cat-file --batch-command` (git 2.36+): for each request, what
+ * `--batch-check` says of it (`info`), or that and its content, as
+ * `--batch` gives it (`contents`). Output kept as bytes (binaryStdout): trees
+ * come as git stores them.
+ */
+export function catFileBatchCommand(repoPath: string, requests: readonly { readonly name: string; readonly contents: boolean }[]): Command {
+  return { ...outsiderReadCommand(repoPath, ['cat-file', '--batch-command']), stdin: requests.map(({ name, contents }) => `${contents ? 'contents' : 'info'} ${name}\n`).join(''), binaryStdout: true };
+}
+
+/** `git ls-tree -z <tree>`: the tree's entries, one level, NUL-ended, names as stored (without -z git quotes a name beyond ASCII). */
 export function lsTree(repoPath: string, tree: string): Command {
-  return outsiderReadCommand(repoPath, ['ls-tree', tree]);
+  return outsiderReadCommand(repoPath, ['ls-tree', '-z', tree]);
 }
 
 /** The names of those of `refs` that exist, one a line. */

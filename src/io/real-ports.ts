@@ -75,7 +75,7 @@ export const realProcess: ProcessPort = {
         void spawnFailure(command, error).then((stderr) => resolve({ exitCode: error.code === 'ENOENT' ? 127 : 126, signal: null, stdout: '', stderr }));
       });
       child.on('close', (exitCode, signal) => {
-        resolve({ exitCode, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+        resolve({ exitCode, signal, stdout: Buffer.concat(out).toString(command.binaryStdout ? 'latin1' : 'utf8'), stderr: Buffer.concat(err).toString('utf8') });
       });
     });
   },

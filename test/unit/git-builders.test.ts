@@ -10,7 +10,7 @@ t.test("root's reads of a repo it does not own", async (t) => {
   const cases: readonly [string, ReturnType<typeof lsTree>, readonly string[], string | undefined][] = [
     ['cat-file --batch-check', catFileBatchCheck('/srv/web', ['a:x', 'b:y']), ['cat-file', '--batch-check'], 'a:x\nb:y\n'],
     ['cat-file --batch', catFileBatch('/srv/web', ['0a', '0b']), ['cat-file', '--batch'], '0a\n0b\n'],
-    ['ls-tree', lsTree('/srv/web', 'abc'), ['ls-tree', 'abc'], undefined],
+    ['ls-tree', lsTree('/srv/web', 'abc'), ['ls-tree', '-z', 'abc'], undefined],
     ['for-each-ref', existingRefs('/srv/web', ['refs/heads/auto/work', 'refs/heads/main']), ['for-each-ref', '--format=%(refname)', 'refs/heads/auto/work', 'refs/heads/main'], undefined],
     ['rev-list', revListLeftRightCount('/srv/web', 'refs/heads/main', 'refs/heads/auto/work'), ['rev-list', '--left-right', '--count', 'refs/heads/main...refs/heads/auto/work'], undefined],
   ];
