@@ -77,7 +77,7 @@ export async function createPromptTask(ports: Ports, repo: RegistryRepo, job: Jo
   const parent = staging ?? (await tryRef(`refs/remotes/origin/${repo.baseBranch}`)) ?? (await tryRef(`refs/heads/${repo.baseBranch}`));
   if (!parent) throw new Error(`creating the task for job ${job.id}: ${repo.path} has neither ${STAGING_BRANCH} nor ${repo.baseBranch}`);
   // Where the board lives on that commit, by the CLI's rules (backlog/, .backlog/, or backlog.config.yml's folder).
-  const listed = async (paths: readonly string[]) => (await run(listFileNamesArgs(parent, ...paths))).split('\n').filter(Boolean);
+  const listed = async (paths: readonly string[]) => (await run(listFileNamesArgs(parent, ...paths))).split('\0').filter(Boolean);
   let files = await listed([ROOT_CONFIG_FILE, ...BUILT_IN_DIRS]);
   const rootConfig = files.includes(ROOT_CONFIG_FILE) ? await run(['cat-file', 'blob', `${parent}:${ROOT_CONFIG_FILE}`]) : undefined;
   const custom = customDirectory(rootConfig);

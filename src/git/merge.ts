@@ -45,5 +45,5 @@ export async function mergeInProgress(git: Git, cwd: string): Promise<boolean> {
 
 /** Paths left unmerged by a merge, in git's order. */
 export async function conflictedFiles(git: Git, cwd: string): Promise<string[]> {
-  return (await git.try(cwd, ['diff', '--name-only', '--diff-filter=U'])).stdout.trim().split('\n').filter(Boolean);
+  return (await git.try(cwd, ['diff', '--name-only', '-z', '--diff-filter=U'])).stdout.split('\0').filter(Boolean);
 }

@@ -17,9 +17,9 @@ export function commonGitDirArgs(): string[] {
   return ['rev-parse', '--path-format=absolute', '--git-common-dir'];
 }
 
-/** Every file path under the `prefixes` in `treeish`, recursively, one a line. */
+/** Every file path under the `prefixes` in `treeish`, recursively, NUL-separated (so git quotes no name). */
 export function listFileNamesArgs(treeish: string, ...prefixes: string[]): string[] {
-  return ['ls-tree', '-r', '--name-only', treeish, '--', ...prefixes];
+  return ['ls-tree', '-r', '-z', '--name-only', treeish, '--', ...prefixes];
 }
 
 /** Writes stdin as a blob into the object store; prints its oid. */

@@ -60,6 +60,8 @@ export async function checkoutDetached(git: Git, cwd: string, commit: string): P
 export interface ChangedPath {
   readonly path: string;
   readonly deleted: boolean;
+  /** Not in the index at all (`??`). */
+  readonly untracked: boolean;
 }
 
 /** Every path that differs from HEAD in the index or the working tree, untracked files included. */
@@ -68,5 +70,5 @@ export async function changedPaths(git: Git, cwd: string): Promise<ChangedPath[]
   return output
     .split('\0')
     .filter((entry) => entry.length > 3)
-    .map((entry) => ({ path: entry.slice(3), deleted: entry[1] === 'D' || (entry[0] === 'D' && entry[1] === ' ') }));
+    .map((entry) => ({ path: entry.slice(3), deleted: entry[1] === 'D' || (entry[0] === 'D' && entry[1] === ' '), untracked: entry.startsWith('??') }));
 }

@@ -17,7 +17,8 @@ import { attemptsFile, stagingWorktree, workspaceStateDir } from '../paths.js';
 import { createBranch, currentBranch, headRef, isAncestor, remoteRef, resolveCommit, shortRefName, updateRef } from '../git/refs.js';
 import { aheadBehind, mergeLog } from '../git/history.js';
 import { abortMergeOrThrow, fastForward, mergeInProgress } from '../git/merge.js';
-import { changedPaths, isDirty, resetAndClean, resetHard, statusLines } from '../git/tree.js';
+import { changedPaths, isDirty, resetAndClean, resetHard } from '../git/tree.js';
+import { changedBetween } from '../git/diff.js';
 import { blobsAt, worktreeBlobs } from '../git/objects.js';
 import { pushBranch } from '../git/remote.js';
 
@@ -110,9 +111,10 @@ async function pushBase(git: Git, workspace: string, refs: Refs, branch: string)
 
 /** Untracked files of the checkout that moving HEAD to `to` would write over. */
 async function untrackedOverwrittenBy(git: Git, workspace: string, to: string): Promise<string[]> {
-  const untracked = (await statusLines(git, workspace, 'all')).filter((line) => line.startsWith('?? ')).map((line) => line.slice(3).replace(/^"|"$/g, ''));
+  // NUL-separated on both sides: a name git would quote (beyond ASCII, a quote, a newline) compares as itself.
+  const untracked = (await changedPaths(git, workspace)).filter((entry) => entry.untracked).map((entry) => entry.path);
   if (!untracked.length) return [];
-  const changed = new Set((await git.run(workspace, ['diff', '--name-only', '--no-renames', 'HEAD', to])).split('\n').filter(Boolean));
+  const changed = new Set(await changedBetween(git, workspace, 'HEAD', to));
   return untracked.filter((file) => changed.has(file));
 }
 

@@ -13,7 +13,7 @@ import { drainFixture, AGENT_RUNNER } from '../helpers/drain-fixture.js';
 import { git, tempDir } from '../helpers/temp.js';
 import { EXIT } from '../../src/errors.js';
 
-function clean(t: Test, result: { code: number; err: string }, code: number, message: RegExp, what: string): void {
+function clean(t: Test, result: { code: number; err: string }, code: number, message: RegExp | string, what: string): void {
   t.equal(result.code, code, `${what}: exit ${code}`);
   t.match(result.err, message, `${what}: says what and where`);
   t.notMatch(result.err, /internal error|\n\s+at /, `${what}: no stack trace`);
@@ -70,17 +70,20 @@ t.test('a registered repo whose path does not exist is named, not "spawn git ENO
   t.notMatch(errors, /spawn git ENOENT/);
 });
 
-t.test('promote will not write over an untracked file that auto/work adds', async (t) => {
-  const fixture = drainFixture(t, [{ id: 'TASK-1', title: 'One' }]);
-  git(fixture.clone, 'checkout', '-q', '-b', 'auto/work');
-  writeFileSync(path.join(fixture.clone, 'added.txt'), 'from auto/work\n');
-  git(fixture.clone, 'add', 'added.txt');
-  git(fixture.clone, 'commit', '-q', '-m', 'add a file');
-  git(fixture.clone, 'checkout', '-q', 'main');
-  writeFileSync(path.join(fixture.clone, 'added.txt'), 'mine, untracked\n');
-  const head = git(fixture.clone, 'rev-parse', 'HEAD');
-  const result = await cli(fixture.env, ['promote', '--workspace', fixture.clone]);
-  clean(t, result, EXIT.failed, /untracked files that auto\/work adds \(added\.txt\); move or delete them/, 'promote');
-  t.equal(git(fixture.clone, 'rev-parse', 'HEAD'), head, 'main did not move');
-  t.equal(readFileSync(path.join(fixture.clone, 'added.txt'), 'utf8'), 'mine, untracked\n', 'the file is untouched');
-});
+for (const name of ['added.txt', 'café "quoted".txt']) {
+  t.test(`promote will not write over an untracked file that auto/work adds: ${name}`, async (t) => {
+    const fixture = drainFixture(t, [{ id: 'TASK-1', title: 'One' }]);
+    git(fixture.clone, 'checkout', '-q', '-b', 'auto/work');
+    writeFileSync(path.join(fixture.clone, name), 'from auto/work\n');
+    git(fixture.clone, 'add', name);
+    git(fixture.clone, 'commit', '-q', '-m', 'add a file');
+    git(fixture.clone, 'checkout', '-q', 'main');
+    writeFileSync(path.join(fixture.clone, name), 'mine, untracked\n');
+    const head = git(fixture.clone, 'rev-parse', 'HEAD');
+    const result = await cli(fixture.env, ['promote', '--workspace', fixture.clone]);
+    // A name git would quote in its line output is named as it is.
+    clean(t, result, EXIT.failed, `untracked files that auto/work adds (${name}); move or delete them`, 'promote');
+    t.equal(git(fixture.clone, 'rev-parse', 'HEAD'), head, 'main did not move');
+    t.equal(readFileSync(path.join(fixture.clone, name), 'utf8'), 'mine, untracked\n', 'the file is untouched');
+  });
+}

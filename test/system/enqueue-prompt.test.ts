@@ -32,3 +32,17 @@ t.test('enqueue --prompt becomes a task on auto/work and lands', async (t) => {
   t.match(text, /^ {2}- 'model:opus'$/m, 'the model choice rides on the task as its label');
   t.match(text, /Mention the new flag\./);
 });
+
+t.test('a prompt task takes the next number after every task file, also one named beyond ASCII', async (t) => {
+  if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git'])) return;
+  // git quotes "task-2 - Café.md" in line output: read that way it was missed, and the new task took TASK-2 again.
+  const fixture = controlFixture(t, [
+    { id: 'TASK-1', title: 'Existing', status: 'Done' },
+    { id: 'TASK-2', title: 'Café', status: 'Done' },
+  ]);
+  const queued = await runBin(fixture, 'enqueue', [fixture.name, '--prompt', 'Add a changelog entry']);
+  t.equal(queued.code, 0, queued.stderr);
+  const watched = await runBin(fixture, 'watch', ['--no-isolation', fixture.name, '--once']);
+  t.equal(watched.code, 0, watched.stderr.slice(-1500));
+  t.same(landed(fixture.origin, 'auto/work'), ['TASK-3'], 'the new task is TASK-3');
+});

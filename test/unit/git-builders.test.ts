@@ -28,7 +28,7 @@ t.test('plumbing argv', async (t) => {
   const cases: readonly [string, readonly string[], readonly string[]][] = [
     ['verifyCommit', plumbing.verifyCommitArgs('refs/heads/main'), ['rev-parse', '--verify', '--quiet', 'refs/heads/main^{commit}']],
     ['absoluteGitDir', plumbing.absoluteGitDirArgs(), ['rev-parse', '--absolute-git-dir']],
-    ['listFileNames', plumbing.listFileNamesArgs('c0', 'backlog/'), ['ls-tree', '-r', '--name-only', 'c0', '--', 'backlog/']],
+    ['listFileNames', plumbing.listFileNamesArgs('c0', 'backlog/'), ['ls-tree', '-r', '-z', '--name-only', 'c0', '--', 'backlog/']],
     ['hashObjectFromStdin', plumbing.hashObjectFromStdinArgs(), ['hash-object', '-w', '--stdin']],
     ['readTree', plumbing.readTreeArgs('c0'), ['read-tree', 'c0']],
     ['addBlobToIndex', plumbing.addBlobToIndexArgs('b0', 'backlog/tasks/task-1 - X.md'), ['update-index', '--add', '--cacheinfo', '100644,b0,backlog/tasks/task-1 - X.md']],
