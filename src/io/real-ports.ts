@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import type { Writable } from 'node:stream';
 import type { Command } from '../types.js';
 import { listUntrusted, readUntrusted, statUntrusted } from './untrusted-fs.js';
+import { readToBound } from './read-to-bound.js';
 import { PathError, UnreadableFileError } from '../errors.js';
 import type { Clock, CommandResult, FileStat, FsPort, Ids, OutputHandlers, Ports, ProcessPort, StartedProcess } from '../ports.js';
 
@@ -155,9 +156,6 @@ export const realProcess: ProcessPort = {
  */
 export const MAX_READ_BYTES = 64 * 1024 * 1024;
 
-/** The buffer for each read after the first (which is sized from stat). */
-const READ_CHUNK_BYTES = 64 * 1024;
-
 const UNREADABLE: Readonly<Record<string, string>> = {
   EISDIR: 'is a directory',
   ELOOP: 'is a symbolic link loop',
@@ -183,29 +181,9 @@ async function readBounded(file: string, maxBytes = MAX_READ_BYTES): Promise<str
     if (stat.isDirectory()) throw new UnreadableFileError(file, 'is a directory');
     if (!stat.isFile()) throw new UnreadableFileError(file, 'is not a regular file (a device, FIFO or socket, or a link to one)');
     if (stat.size > maxBytes) throw new UnreadableFileError(file, `is ${stat.size} bytes, more than the ${maxBytes} any file here may have`);
-    // Read to the end, never past the bound (/proc files say size 0; a file may grow while read).
-    // The first buffer fits the file as stat saw it (plus one byte, so its
-    // end shows at once); later ones are small. A fixed large buffer per read
-    // made every small file cost a megabyte of zeroed memory, which a drain
-    // reading its board over and over paid for in garbage collection and in
-    // a larger process that every later spawn has to fork.
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for (;;) {
-      const wanted = total === 0 ? stat.size + 1 : READ_CHUNK_BYTES;
-      // Unzeroed memory is safe here: only the bytes read are kept (subarray below).
-      const chunk = Buffer.allocUnsafe(Math.max(1, Math.min(wanted, 1024 * 1024, maxBytes + 1 - total)));
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
-      if (bytesRead === 0) break;
-      chunks.push(chunk.subarray(0, bytesRead));
-      total += bytesRead;
-      if (total > maxBytes) throw new UnreadableFileError(file, `grew past the ${maxBytes} bytes any file here may have`);
-      // A regular file that gave fewer bytes than its size plus one is at its
-      // end: no second read to hear so. (A file whose size says 0, like those
-      // in /proc, fills its one-byte first buffer and is read on.)
-      if (total === bytesRead && bytesRead < chunk.length) break;
-    }
-    return Buffer.concat(chunks).toString('utf8');
+    const bytes = await readToBound(handle, stat.size, maxBytes);
+    if (bytes === 'grew') throw new UnreadableFileError(file, `grew past the ${maxBytes} bytes any file here may have`);
+    return bytes.toString('utf8');
   } finally {
     await handle.close();
   }

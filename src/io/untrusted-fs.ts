@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import type { FileHandle } from 'node:fs/promises';
 import type { UntrustedStat } from '../ports.js';
 import { UntrustedPathError } from '../errors.js';
+import { readToBound } from './read-to-bound.js';
 
 type Kind = 'dir' | 'file';
 
@@ -83,15 +84,9 @@ export async function readUntrusted(root: string, relative: string, maxBytes: nu
     const s = await handle.stat();
     if (!s.isFile()) throw new UntrustedPathError(where, 'is not a regular file');
     if (s.size > maxBytes) throw new UntrustedPathError(where, `is ${s.size} bytes, more than the ${maxBytes} allowed`);
-    // Sized to the file, not to the bound (a 4 MB bound read a thousand times over small files is gigabytes zeroed);
-    // a file that filled that buffer may have grown since the stat: read again against the bound.
-    const sized = Buffer.alloc(s.size + 1);
-    const first = await handle.read(sized, 0, sized.length, 0);
-    if (first.bytesRead <= s.size) return sized.subarray(0, first.bytesRead).toString('utf8');
-    const buffer = Buffer.alloc(maxBytes + 1);
-    const { bytesRead } = await handle.read(buffer, 0, maxBytes + 1, 0);
-    if (bytesRead > maxBytes) throw new UntrustedPathError(where, `grew past the ${maxBytes} bytes allowed while being read`);
-    return buffer.subarray(0, bytesRead).toString('utf8');
+    const bytes = await readToBound(handle, s.size, maxBytes);
+    if (bytes === 'grew') throw new UntrustedPathError(where, `grew past the ${maxBytes} bytes allowed while being read`);
+    return bytes.toString('utf8');
   } finally {
     await handle.close();
   }

@@ -4,7 +4,9 @@ import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { open } from 'node:fs/promises';
 import { realFs } from '../../src/io/real-ports.js';
+import { readToBound } from '../../src/io/read-to-bound.js';
 import { UnreadableFileError } from '../../src/errors.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -35,4 +37,19 @@ t.test('a FIFO is refused, not waited on', async (t) => {
   const fifo = path.join(tempDir(t), 'fifo');
   execFileSync('mkfifo', [fifo]);
   await t.rejects(realFs.readText(fifo), UnreadableFileError);
+});
+
+t.test('readToBound: a file larger than its stat said is read on to its end, and past the bound is "grew"', async (t) => {
+  const dir = tempDir(t);
+  const file = path.join(dir, 'grown');
+  writeFileSync(file, 'x'.repeat(100));
+  for (const [statSize, maxBytes, expected] of [[10, 200, 100], [10, 50, 'grew'], [100, 100, 100], [100, 99, 'grew'], [0, 200, 100]] as const) {
+    const handle = await open(file, 'r');
+    try {
+      const bytes = await readToBound(handle, statSize, maxBytes);
+      t.equal(bytes === 'grew' ? bytes : bytes.length, expected, `stat said ${statSize}, bound ${maxBytes}`);
+    } finally {
+      await handle.close();
+    }
+  }
 });
