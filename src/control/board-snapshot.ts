@@ -115,25 +115,11 @@ export function parseTreeObject(content: Buffer, oidHexLength: number): [string,
   return entries;
 }
 
-/** Pure: `cat-file --batch` output to the contents, in request order. */
+/** Pure: `cat-file --batch` output to the contents as text, in request order ('' for a missing object): parseBatchObjects read as UTF-8. */
 export function parseBatch(stdout: Buffer | string, count: number): string[] {
+  // This output is read as UTF-8 text (no binaryStdout): back to its bytes, whose sizes the headers give.
   const buffer = typeof stdout === 'string' ? Buffer.from(stdout, 'utf8') : stdout;
-  const texts: string[] = [];
-  let offset = 0;
-  for (let i = 0; i < count; i++) {
-    const newline = buffer.indexOf(0x0a, offset);
-    if (newline < 0) break;
-    const header = buffer.subarray(offset, newline).toString('utf8').split(' ');
-    const size = Number(header[2]);
-    if (header[1] === 'missing' || !Number.isFinite(size)) {
-      texts.push('');
-      offset = newline + 1;
-      continue;
-    }
-    texts.push(buffer.subarray(newline + 1, newline + 1 + size).toString('utf8'));
-    offset = newline + 1 + size + 1;
-  }
-  return texts;
+  return parseBatchObjects(buffer, count).map((object) => object?.content.toString('utf8') ?? '');
 }
 
 /**
