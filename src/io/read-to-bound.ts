@@ -5,19 +5,21 @@
 // the bound per read made every small file cost that bound in zeroed memory
 // (a drain reads its board over and over, fleet a thousand packed-refs),
 // paid in garbage collection and in a larger process every spawn forks.
-import type { FileHandle } from 'node:fs/promises';
 
 const LATER_CHUNK_BYTES = 1024 * 1024;
 
+/** Reads into the buffer from the file's current position; the number of bytes read, 0 at the end. */
+export type ReadInto = (buffer: Buffer) => number | Promise<number>;
+
 /** The file's bytes; 'grew' once more than maxBytes came (a file may grow while read; /proc files say size 0). */
-export async function readToBound(handle: FileHandle, statSize: number, maxBytes: number): Promise<Buffer | 'grew'> {
+export async function readToBound(readInto: ReadInto, statSize: number, maxBytes: number): Promise<Buffer | 'grew'> {
   const chunks: Buffer[] = [];
   let total = 0;
   for (;;) {
     const wanted = total === 0 ? statSize + 1 : LATER_CHUNK_BYTES;
     // Unzeroed memory is safe here: only the bytes read are kept (subarray below).
     const chunk = Buffer.allocUnsafe(Math.max(1, Math.min(wanted, maxBytes + 1 - total)));
-    const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+    const bytesRead = await readInto(chunk);
     if (bytesRead === 0) break;
     chunks.push(chunk.subarray(0, bytesRead));
     total += bytesRead;

@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
-import { constants as fsConstants } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
@@ -72,10 +72,14 @@ export const realProcess: ProcessPort = {
         while (errSize > MAX_CAPTURE && err.length > 1) errSize -= err.shift()!.length;
       });
       writeStdin(child.stdin, command);
+      let spawnError = false;
       child.on('error', (error: NodeJS.ErrnoException) => {
+        spawnError = true;
         void spawnFailure(command, error).then((stderr) => resolve({ exitCode: error.code === 'ENOENT' ? 127 : 126, signal: null, stdout: '', stderr }));
       });
+      // A command that could not start closes too (exit code -errno), before its failure is worded: the failure answers.
       child.on('close', (exitCode, signal) => {
+        if (spawnError) return;
         resolve({ exitCode, signal, stdout: Buffer.concat(out).toString(command.binaryStdout ? 'latin1' : 'utf8'), stderr: Buffer.concat(err).toString('utf8') });
       });
     });
@@ -164,12 +168,18 @@ const UNREADABLE: Readonly<Record<string, string>> = {
   EPERM: 'cannot be read (operation not permitted)',
 };
 
-/** Undefined when the file does not exist; an UnreadableFileError for anything else that is not a readable regular file. */
+/**
+ * Undefined when the file does not exist; an UnreadableFileError for anything
+ * else that is not a readable regular file. Synchronous underneath: a drain
+ * reads its board (dozens of small files) over and over, and each async step
+ * (a trip through libuv's thread pool and back) cost ten times the system
+ * call itself; a read here is of a regular file, bounded, never a FIFO.
+ */
 async function readBounded(file: string, maxBytes = MAX_READ_BYTES): Promise<string | undefined> {
-  let handle: fs.FileHandle;
+  let fd: number;
   try {
     // O_NONBLOCK: a FIFO planted where a file should be cannot hang the read.
-    handle = await fs.open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+    fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? '';
     if (code === 'ENOENT') return undefined;
@@ -177,15 +187,15 @@ async function readBounded(file: string, maxBytes = MAX_READ_BYTES): Promise<str
     throw error;
   }
   try {
-    const stat = await handle.stat();
+    const stat = fstatSync(fd);
     if (stat.isDirectory()) throw new UnreadableFileError(file, 'is a directory');
     if (!stat.isFile()) throw new UnreadableFileError(file, 'is not a regular file (a device, FIFO or socket, or a link to one)');
     if (stat.size > maxBytes) throw new UnreadableFileError(file, `is ${stat.size} bytes, more than the ${maxBytes} any file here may have`);
-    const bytes = await readToBound(handle, stat.size, maxBytes);
+    const bytes = await readToBound((chunk) => readSync(fd, chunk, 0, chunk.length, null), stat.size, maxBytes);
     if (bytes === 'grew') throw new UnreadableFileError(file, `grew past the ${maxBytes} bytes any file here may have`);
     return bytes.toString('utf8');
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 
@@ -217,7 +227,7 @@ export const realFs: FsPort = {
   },
   async list(dir) {
     try {
-      return await fs.readdir(dir);
+      return readdirSync(dir);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
@@ -225,7 +235,8 @@ export const realFs: FsPort = {
   },
   async stat(file): Promise<FileStat | undefined> {
     try {
-      const s = await fs.stat(file);
+      // Synchronous for the reason readBounded is: the board's reads stat every task file.
+      const s = statSync(file);
       return { size: s.size, mode: s.mode, uid: s.uid, gid: s.gid, isDirectory: s.isDirectory(), mtimeMs: s.mtimeMs };
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? '';

@@ -84,7 +84,7 @@ export async function readUntrusted(root: string, relative: string, maxBytes: nu
     const s = await handle.stat();
     if (!s.isFile()) throw new UntrustedPathError(where, 'is not a regular file');
     if (s.size > maxBytes) throw new UntrustedPathError(where, `is ${s.size} bytes, more than the ${maxBytes} allowed`);
-    const bytes = await readToBound(handle, s.size, maxBytes);
+    const bytes = await readToBound(async (chunk) => (await handle.read(chunk, 0, chunk.length, null)).bytesRead, s.size, maxBytes);
     if (bytes === 'grew') throw new UntrustedPathError(where, `grew past the ${maxBytes} bytes allowed while being read`);
     return bytes.toString('utf8');
   } finally {
