@@ -149,7 +149,7 @@ export async function profileDrain(baseEnv: Readonly<Record<string, string>>, co
   const begin = now();
   const nodeCpuBefore = process.cpuUsage();
   const childCpuBefore = childrenCpuSeconds();
-  const summary = await orchestrate(ports, new Git(ports.process, { env }), {
+  const summary = await orchestrate(ports, new Git(ports.process, { env, files: ports.fs }), {
     workspace: copy.clone,
     config,
     only: undefined,

@@ -93,7 +93,7 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
   await ensureStateDir(fs, workspaceStateDir(state, workspace));
 
   const runId = options.runId ?? ids.next();
-  const git = new Git(process, { env });
+  const git = new Git(process, { env, files: fs });
   const identity = authorFrom(options) ?? (await configuredIdentity(git, workspace));
   const summary = await orchestrate(context.ports, identity ? git.withIdentity(identity) : git, {
     workspace,

@@ -1,10 +1,11 @@
 // Git as commands-as-data over the process port. Every call runs with a
 // sanitized environment: no system or global config, no hooks, no pager, no
 // prompts, so the operator's own git setup never leaks into agent worktrees.
-import type { ProcessPort, CommandResult } from '../ports.js';
+import type { CommandResult, FsPort, ProcessPort } from '../ports.js';
 import type { Command } from '../types.js';
 import { FailedError } from '../errors.js';
 import { USER_PATH } from '../system-path.js';
+import { headFromFiles } from './head-files.js';
 
 export interface GitIdentity {
   readonly name: string;
@@ -16,6 +17,8 @@ export interface GitOptions {
   readonly env: Readonly<Record<string, string>>;
   /** Author of commits the runner itself makes; the committer is always agent-runner. */
   readonly identity?: GitIdentity;
+  /** With these, HEAD is read from the worktree's files when they say it plainly (head-files.ts), not by starting git. */
+  readonly files?: Pick<FsPort, 'readUntrusted' | 'statUntrusted'>;
 }
 
 /**
@@ -112,6 +115,10 @@ export class Git {
 
   /** The commit a ref points at, or undefined when the ref does not exist. */
   async resolve(cwd: string, ref: string): Promise<string | undefined> {
+    if (ref === 'HEAD' && this.options.files) {
+      const head = await headFromFiles(this.options.files, cwd);
+      if (head) return head;
+    }
     const result = await this.try(cwd, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
     return result.exitCode === 0 ? result.stdout.trim() : undefined;
   }
