@@ -9,6 +9,7 @@ import { acquireRepoLock } from './workspace-lock.js';
 import { clearStaleGitLocks } from './git-locks.js';
 import { fetchAndResolveBase, prepareStaging, publishedStaging, publishStaging } from '../staging/branch.js';
 import { STAGING_BRANCH } from '../staging/names.js';
+import { releaseSpares, SpareWorktrees } from '../staging/task-branches.js';
 import { readBoard } from '../board/read.js';
 import { drainLoop } from './schedule.js';
 import { boardReader } from './staging-board.js';
@@ -101,7 +102,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     let systemicFailure: string | undefined;
     const worker: WorkerContext = {
       ports, git, workspace: input.workspace, stateDir: input.stateDir, config: input.config, adapter: input.adapter,
-      binary: input.binary, env: input.env, secrets: input.secrets, runId: input.runId, refs: refsMutex,
+      binary: input.binary, env: input.env, secrets: input.secrets, runId: input.runId, refs: refsMutex, spares: new SpareWorktrees(),
       onProcess: (task, event, kind) => agents.update(task.id, event, kind),
       sessions,
     };
@@ -155,6 +156,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     );
     stopTimer?.cancel();
     input.stop.removeEventListener('abort', onStop);
+    await releaseSpares(worker);
 
     const same = (id: string) => sameTaskId(id, input.only!);
     const ran = input.only !== undefined && [...book.results.keys()].some(same);

@@ -9,7 +9,7 @@ import type { AgentProcessEvent } from '../agent/run-task.js';
 import { reportingProcess, runTask } from '../agent/run-task.js';
 import { superviseAgent } from '../agent/supervise.js';
 import { commitLeftovers } from './leftovers.js';
-import { cutTaskWorktree } from '../staging/task-branches.js';
+import { cutTaskWorktree, type SpareWorktrees } from '../staging/task-branches.js';
 import { transcriptFile } from '../paths.js';
 import type { Mutex } from './mutex.js';
 import type { WorkOutcome } from './verdict/after-agent.js';
@@ -28,6 +28,8 @@ export interface WorkerContext {
   readonly runId: string;
   /** Serializes short ref-changing git operations (worktree add/remove, branch delete). */
   readonly refs: Mutex;
+  /** Finished tasks' worktrees, reused for the next tasks (task-branches.ts). */
+  readonly spares?: SpareWorktrees;
   /** Every agent and setup process a task starts, and its end (the drain records them). */
   readonly onProcess: (task: Task, event: AgentProcessEvent, kind: 'agent' | 'setup') => void | Promise<void>;
   /** The drain's books on sessions: rate-limit waits, budgets, the ledger reports. */

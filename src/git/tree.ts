@@ -25,6 +25,16 @@ export async function cleanUntracked(git: Git, cwd: string): Promise<void> {
   await git.run(cwd, ['clean', '-fdq']);
 }
 
+/** Every file git does not track removed, ignored ones and nested repositories too; whether git could. */
+export async function cleanEverythingUntracked(git: Git, cwd: string): Promise<boolean> {
+  return (await git.try(cwd, ['clean', '-ffdxq'])).exitCode === 0;
+}
+
+/** `branch` created or reset at `start` and checked out, the tree forced to it (only files that differ are written). */
+export async function checkoutNewBranch(git: Git, cwd: string, branch: string, start: string): Promise<boolean> {
+  return (await git.try(cwd, ['checkout', '--quiet', '--force', '-B', branch, start])).exitCode === 0;
+}
+
 /** The tree exactly at `to`: reset hard, then untracked files removed. */
 export async function resetAndClean(git: Git, cwd: string, to: string): Promise<void> {
   await resetHard(git, cwd, to);

@@ -33,6 +33,11 @@ export async function removeWorktree(git: Git, cwd: string, dir: string): Promis
   return (await git.try(cwd, ['worktree', 'remove', '--force', '--force', dir])).exitCode === 0;
 }
 
+/** Moves a worktree's folder (git's bookkeeping follows it); whether git could. */
+export async function moveWorktree(git: Git, cwd: string, from: string, to: string): Promise<boolean> {
+  return (await git.try(cwd, ['worktree', 'move', from, to])).exitCode === 0;
+}
+
 /** Forgets worktrees whose folders are gone (tolerant: bookkeeping only). */
 export async function pruneWorktrees(git: Git, cwd: string): Promise<void> {
   await git.try(cwd, ['worktree', 'prune']);
