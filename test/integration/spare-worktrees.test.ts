@@ -4,10 +4,11 @@
 // ends with no task worktree or branch left. A worktree git will not move is
 // not reused: the task gets a fresh one.
 import t from 'tap';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { tempDir, git } from '../helpers/temp.js';
-import { drainFixture, landedOn, runOrchestrate, SCRIPTED_AGENT } from '../helpers/drain-fixture.js';
+import { drainFixture, landedOn, runOrchestrate, SCRIPTED_AGENT, startOrchestrate, waitFor } from '../helpers/drain-fixture.js';
+import { killGroupIfSame, pidFrom } from '../helpers/kill.js';
 import { SpareWorktrees } from '../../src/staging/task-branches.js';
 
 const SLOW_SECOND = '[ "$AGENT_TASK_ID" = TASK-2 ] && sleep 1';
@@ -82,5 +83,27 @@ t.test('a worktree git will not move is not reused: the task gets a fresh one', 
   t.equal(third!.admin, 'TASK-3', "TASK-3 got a fresh worktree, not TASK-1's locked one");
   t.equal(third!.status, '', 'cut from auto/work');
   t.notOk(existsSync(first!.pwd), "TASK-1's worktree is gone");
+  t.same(leftovers(fixture.clone), { worktrees: [path.basename(fixture.clone), 'staging'], branches: ['auto/work'] }, 'no task worktree or branch is left');
+});
+
+t.test('killed with a spare worktree waiting: the next drain removes it and its branch, and lands the rest once', async (t) => {
+  const control = tempDir(t, 'agent-runner-spare-');
+  // TASK-3 hangs (recording its pid) while the marker exists: by then TASK-1 has landed and waits as a spare.
+  const agent = recordingAgent(control, `${SLOW_SECOND}\nif [ "$AGENT_TASK_ID" = TASK-3 ] && [ -e ${control}/hang ]; then echo $$ > ${control}/pid; exec sleep 300; fi`);
+  writeFileSync(path.join(control, 'hang'), '');
+  const fixture = drainFixture(t, TASKS, { agent: [agent], config: { maxParallel: 1 }, files: { '.gitignore': 'cache/\n' } });
+  const { child } = startOrchestrate(fixture, ['--drain']);
+  const hung = await pidFrom(path.join(control, 'pid'), 30000, 'TASK-3 to start');
+  t.teardown(killGroupIfSame(hung));
+  await waitFor(() => landedOn(fixture.clone, 'auto/work').includes('TASK-2'), 30000, 'TASK-2 to land (its worktree then a spare)');
+  child.kill('SIGKILL');
+  await new Promise((resolve) => child.once('close', resolve));
+  const left = leftovers(fixture.clone);
+  t.ok(left.worktrees.includes('TASK-2') && left.branches.includes('auto/TASK-2'), `the kill left the spare behind, with its branch (${left.worktrees.join(', ')}; ${left.branches.join(', ')})`);
+
+  rmSync(path.join(control, 'hang'));
+  const next = await runOrchestrate(fixture, ['--drain']);
+  t.equal(next.code, 0, next.stderr.slice(-800));
+  t.same(landedOn(fixture.clone, 'auto/work'), ['TASK-1', 'TASK-2', 'TASK-3'], 'each task landed once');
   t.same(leftovers(fixture.clone), { worktrees: [path.basename(fixture.clone), 'staging'], branches: ['auto/work'] }, 'no task worktree or branch is left');
 });
