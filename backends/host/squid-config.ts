@@ -16,6 +16,11 @@ import { squidAccessLog, squidAllowlistFile, squidCacheLog, squidPidFile } from 
 /** Squid's `-n` service name: alphanumeric only (Squid refuses "agent-runner"). */
 export const SQUID_INSTANCE = 'agentrunner';
 
+/** The service name of the Squid provision runs inside a network namespace: its own shared-memory segments, apart from the host's. */
+export function squidInstanceInNetns(netns: string): string {
+  return `${SQUID_INSTANCE}${netns.replace(/[^A-Za-z0-9]/g, '')}`;
+}
+
 export interface SquidLayout {
   /** The live config, e.g. /etc/agent-runner/squid.conf. */
   readonly configFile: string;

@@ -14,7 +14,7 @@ import { planRemove, planRepo, type ProvisionStep } from '../../backends/host/pr
 import { applySteps, readRemoveState, readRepoState, type HostDeps, type StepReport } from '../../backends/host/provision-run.js';
 import { systemdIsRunning } from '../control/run-limits.js';
 import { planHost, readHostState } from '../../backends/host/provision-host.js';
-import { SQUID_INSTANCE } from '../../backends/host/squid-config.js';
+import { squidInstanceInNetns } from '../../backends/host/squid-config.js';
 
 interface CommonOptions {
   dryRun?: boolean;
@@ -30,7 +30,7 @@ function hostDeps(context: CliContext, options: CommonOptions): HostDeps {
     fs: context.ports.fs,
     clock: context.ports.clock,
     scheduler: context.ports.scheduler,
-    ...(options.netns ? { wrap: inNetns(options.netns), squidInstance: `${SQUID_INSTANCE}${options.netns.replace(/[^A-Za-z0-9]/g, '')}` } : {}),
+    ...(options.netns ? { wrap: inNetns(options.netns), squidInstance: squidInstanceInNetns(options.netns) } : {}),
     ...(options.hostsFile ? { squidOptions: { hostsFile: path.resolve(context.cwd, options.hostsFile) } } : {}),
   };
 }

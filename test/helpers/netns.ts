@@ -4,6 +4,8 @@
 // and its home, and the processes started in the namespace (ended by pid).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, rmSync } from 'node:fs';
+import * as path from 'node:path';
 import type { Test } from 'tap';
 import { inNetns, type CommandWrapper } from '../../backends/host/exec.js';
 
@@ -98,16 +100,24 @@ export async function waitForPort(ns: Netns, host: string, port: number, timeout
  * Ends a daemonized Squid by pid: the master named in its pid file and the
  * kids it forked (found by parent pid). Nothing else is touched.
  */
-export function killSquidByPidFile(pidFile: string): void {
+/**
+ * Kills a test's Squid (master and kids) and removes its shared-memory
+ * segments (/dev/shm/<instance>-cf__*.shm): a Squid killed with SIGKILL
+ * cannot unlink them itself, and they would pile up run after run.
+ */
+export function killSquidByPidFile(pidFile: string, instance: string): void {
   const text = run(['cat', pidFile]).stdout.trim();
-  if (!/^\d+$/.test(text)) return;
-  const master = Number(text);
-  const kids = run(['pgrep', '-P', String(master)]).stdout.split('\n').filter((line) => /^\d+$/.test(line)).map(Number);
-  for (const pid of [master, ...kids]) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
+  if (/^\d+$/.test(text)) {
+    const master = Number(text);
+    const kids = run(['pgrep', '-P', String(master)]).stdout.split('\n').filter((line) => /^\d+$/.test(line)).map(Number);
+    for (const pid of [master, ...kids]) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
     }
   }
+  // A running Squid keeps what it mapped: unlinking is safe whether or not it has died yet.
+  for (const name of readdirSync('/dev/shm')) if (name.startsWith(`${instance}-cf__`)) rmSync(path.join('/dev/shm', name), { force: true });
 }

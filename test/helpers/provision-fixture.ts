@@ -9,6 +9,7 @@ import type { Test } from 'tap';
 import { gitDaemon } from './git-daemon.js';
 import { originAndClone, tempDir } from './temp.js';
 import { killSquidByPidFile, netns, uniqueName } from './netns.js';
+import { squidInstanceInNetns } from '../../backends/host/squid-config.js';
 import { defaultUserFor } from '../../src/control/registry/parse.js';
 
 export interface ProvisionFixture {
@@ -34,7 +35,7 @@ export async function provisionFixture(t: Test, files: Readonly<Record<string, s
   const user = defaultUserFor(name);
   const home = `/home/${user}`;
   t.teardown(() => {
-    killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'));
+    killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'), squidInstanceInNetns(ns.name));
     spawnSync('userdel', ['--force', '--remove', user]);
   });
   return { ns: ns.name, env, name, user, home, clone: path.join(home, name), provisionArgs: ['provision', 'repo', name, '--url', daemon.url('origin.git'), '--netns', ns.name] };

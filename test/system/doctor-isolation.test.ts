@@ -9,6 +9,7 @@ import { gitDaemon } from '../helpers/git-daemon.js';
 import { systemTestMayRun } from '../helpers/system.js';
 import { originAndClone, tempDir } from '../helpers/temp.js';
 import { killSquidByPidFile, netns, uniqueName, waitForPort } from '../helpers/netns.js';
+import { squidInstanceInNetns } from '../../backends/host/squid-config.js';
 import { defaultUserFor } from '../../src/control/registry/parse.js';
 import { FIRST_PROXY_PORT } from '../../src/control/registry/proxy-ports.js';
 
@@ -40,7 +41,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
   const user = defaultUserFor(name);
   const clone = `/home/${user}/${name}`;
   t.teardown(() => {
-    killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'));
+    killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'), squidInstanceInNetns(ns.name));
     spawnSync('userdel', ['--force', '--remove', user]);
   });
   ns.start(['node', '-e', `require('http').createServer((q, s) => s.end('ok')).listen(80, '${UPSTREAM}')`]);
@@ -147,7 +148,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
   });
 
   t.test('squid stopped: red, fix names the proxy', async (t) => {
-    killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'));
+    killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'), squidInstanceInNetns(ns.name));
     await new Promise((resolve) => setTimeout(resolve, 200));
     const result = await doctor();
     t.equal(result.code, 1);
@@ -159,7 +160,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
 
   t.test('a squatter on the repo port: doctor names it, provision refuses, both recover', async (t) => {
     const port = repoPort();
-    killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'));
+    killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'), squidInstanceInNetns(ns.name));
     await new Promise((resolve) => setTimeout(resolve, 200));
     const squatter = await squat(port);
     const result = await doctor();

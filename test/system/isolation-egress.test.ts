@@ -38,7 +38,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
   );
   const instance = uniqueName('artest');
   const deps = { ...ports, wrap: ns.wrap, instance };
-  t.teardown(() => killSquidByPidFile(path.join(layout.stateDir, 'squid.pid')));
+  t.teardown(() => killSquidByPidFile(path.join(layout.stateDir, 'squid.pid'), instance));
 
   const alpha = aRepo('alpha', { user: alphaUser.name, proxyPort: ALPHA_PORT, allow: ['.allowed.test'] });
   const beta = aRepo('beta', { user: betaUser.name, proxyPort: BETA_PORT, allow: ['other.test'] });
@@ -186,7 +186,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
   });
 
   t.test('with the proxy dead the agent has no way out (fails closed)', async (t) => {
-    killSquidByPidFile(path.join(layout.stateDir, 'squid.pid'));
+    killSquidByPidFile(path.join(layout.stateDir, 'squid.pid'), instance);
     let result = await viaProxy(alphaUser, ALPHA_PORT, 'http://allowed.test/');
     for (let attempt = 0; attempt < 20 && result.exitCode !== 7; attempt += 1) {
       await new Promise((resolve) => setTimeout(resolve, 100));

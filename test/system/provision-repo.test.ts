@@ -11,6 +11,7 @@ import { gitDaemon } from '../helpers/git-daemon.js';
 import { systemTestMayRun } from '../helpers/system.js';
 import { originAndClone, tempDir, git } from '../helpers/temp.js';
 import { killSquidByPidFile, netns, uniqueName } from '../helpers/netns.js';
+import { squidInstanceInNetns } from '../../backends/host/squid-config.js';
 import { defaultUserFor, parseRegistry } from '../../src/control/registry/parse.js';
 import { cronScheduler } from '../../src/io/cron.js';
 
@@ -26,7 +27,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
   const name = uniqueName('t');
   const user = defaultUserFor(name);
   t.teardown(() => {
-    killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'));
+    killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'), squidInstanceInNetns(ns.name));
     spawnSync('userdel', ['--force', '--remove', user]);
   });
   const args = ['provision', 'repo', name, '--url', url, '--allow', 'allowed.test', '.example.org', '--netns', ns.name];

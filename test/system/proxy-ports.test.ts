@@ -62,7 +62,7 @@ if (systemTestMayRun(t, ['ip', 'squid', 'setpriv', 'useradd', 'python3', 'ss']))
   mkdirSync(path.dirname(layout.stateDir), { recursive: true, mode: 0o755 });
   const instance = uniqueName('artest');
   const deps = { ...ports, wrap: ns.wrap, instance };
-  t.teardown(() => killSquidByPidFile(path.join(layout.stateDir, 'squid.pid')));
+  t.teardown(() => killSquidByPidFile(path.join(layout.stateDir, 'squid.pid'), instance));
   const repos = [aRepo('alpha', { user: agent.name, proxyPort: ALPHA_PORT }), aRepo('beta', { proxyPort: BETA_PORT })];
 
   const asAgent = (user: TestUser, script: string, args: string[]) =>
