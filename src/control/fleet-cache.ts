@@ -11,6 +11,7 @@ import type { FsPort } from '../ports.js';
 import type { BoardSummary } from './board-snapshot.js';
 import { fleetCacheFile } from '../paths.js';
 import { ROOT_ONLY_DIR_MODE } from './state-dirs.js';
+import { isOid } from '../git/ref-files.js';
 
 /** auto/work, origin/<base>, <base>: null for a ref that does not exist. */
 export type RefCommits = readonly [string | null, string | null, string | null];
@@ -29,7 +30,7 @@ const MAX_CACHE_BYTES = 64 * 1024 * 1024;
 
 const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 const isStrings = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
-const isCommit = (value: unknown): value is string | null => value === null || (typeof value === 'string' && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(value));
+const isCommit = (value: unknown): value is string | null => value === null || (typeof value === 'string' && isOid(value));
 
 /** Pure: one entry as loaded, or undefined when it is not one this version wrote. */
 export function validEntry(value: unknown): FleetCacheEntry | undefined {

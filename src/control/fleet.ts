@@ -20,7 +20,7 @@ import { readPause, type PauseFlag } from './pause.js';
 import { gatherSpend, type FleetSpend } from './fleet-spend.js';
 import { mapBounded } from './bounded.js';
 import { FleetCache, type RefCommits } from './fleet-cache.js';
-import { readRefOids } from './ref-files.js';
+import { readRefOids } from '../git/ref-files.js';
 
 export interface FleetRepo {
   readonly name: string;
@@ -239,7 +239,7 @@ async function stagingCounts(process: ProcessPort, repo: RegistryRepo): Promise<
  */
 async function gitView(deps: FleetDeps, cache: FleetCache, repo: RegistryRepo, attempt: <T>(what: string, read: () => Promise<T>) => Promise<T | undefined>): Promise<{ board: BoardSummary | undefined; staging: FleetRepo['staging'] }> {
   const refs = [STAGING_REF, `refs/remotes/origin/${repo.baseBranch}`, `refs/heads/${repo.baseBranch}`];
-  const known = await readRefOids(deps.fs, repo.path, refs);
+  const known = await readRefOids(deps.fs, repo.path, '.git', refs);
   const hit = known && cache.lookup(repo.name, repo.path, repo.baseBranch, [known[0] ?? null, known[1] ?? null, known[2] ?? null]);
   if (hit) return { board: hit.board, staging: hit.staging };
   const snapshot = snapshotFor(deps, repo);

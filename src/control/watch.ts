@@ -206,9 +206,10 @@ export class RepoWatcher {
       }
       const action = decideTick({ enabled: repo.enabled, paused, running: false, stopping: this.stopping, queued, ready, ...(boardError === undefined ? {} : { boardError }) });
       if (action.kind === 'broken') throw new Error(action.reason);
-      if ((action.kind === 'run-job' || action.kind === 'drain') && (await this.held(repo, at))) return;
+      const starts = action.kind === 'run-job' || action.kind === 'drain';
+      if (starts && (await this.held(repo, at))) return;
       // Checked before every start, not once: an egress lock flushed or a proxy that died stops new runs until it is back.
-      if (action.kind === 'run-job' || action.kind === 'drain') await this.deps.checkIsolation?.(repo);
+      if (starts) await this.deps.checkIsolation?.(repo);
       if (action.kind === 'run-job') this.begin(repo, undefined);
       else if (action.kind === 'drain') {
         this.log('drain-starting', { ready: action.ready });

@@ -7,7 +7,7 @@
 // it) is undefined: the caller asks git.
 import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
-import { isPlainRefName, looseRefOid, MAX_LOOSE_REF, MAX_PACKED_REFS, parsePackedRefs } from './ref-text.js';
+import { isPlainRefName, looseRefOid, MAX_LOOSE_REF, readRefOids } from './ref-files.js';
 
 type Files = Pick<FsPort, 'readUntrusted' | 'statUntrusted'>;
 
@@ -44,10 +44,8 @@ export async function headFromFiles(files: Files, worktree: string): Promise<str
     // A linked worktree keeps its HEAD; branches live in the common dir it names.
     const commonText = await files.readUntrusted(gitDir, 'commondir', MAX_LOOSE_REF);
     const commonDir = commonText === undefined ? gitDir : path.resolve(gitDir, commonText.trim());
-    const loose = await files.readUntrusted(commonDir, head.ref, MAX_LOOSE_REF);
-    if (loose !== undefined) return looseRefOid(loose);
-    const packed = await files.readUntrusted(commonDir, 'packed-refs', MAX_PACKED_REFS);
-    return packed === undefined ? undefined : parsePackedRefs(packed)?.get(head.ref);
+    // A branch with no commit yet (null) is git's to say.
+    return (await readRefOids(files, commonDir, '', [head.ref]))?.[0] ?? undefined;
   } catch {
     // A link, a directory where a file should be, a file too big: git decides.
     return undefined;

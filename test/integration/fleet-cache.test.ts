@@ -10,7 +10,7 @@ import { git, gitRepo, tempDir } from '../helpers/temp.js';
 import { realControlPorts } from '../../src/io/wire.js';
 import { realPorts } from '../../src/io/real-ports.js';
 import { gatherFleet, type Fleet, type FleetDeps } from '../../src/control/fleet.js';
-import { readRefOids } from '../../src/control/ref-files.js';
+import { readRefOids } from '../../src/git/ref-files.js';
 import { fleetCacheFile } from '../../src/paths.js';
 import type { ProcessPort } from '../../src/ports.js';
 
@@ -54,37 +54,37 @@ t.test('ref files read as data: loose, packed, loose over packed; anything else 
   const repo = checkout(t);
   const work = git(repo, 'rev-parse', 'auto/work');
   const main = git(repo, 'rev-parse', 'main');
-  t.same(await readRefOids(fs, repo, REFS), [work, null, main], 'loose refs; no origin');
+  t.same(await readRefOids(fs, repo, '.git', REFS), [work, null, main], 'loose refs; no origin');
   git(repo, 'pack-refs', '--all');
-  t.same(await readRefOids(fs, repo, REFS), [work, null, main], 'packed');
+  t.same(await readRefOids(fs, repo, '.git', REFS), [work, null, main], 'packed');
   git(repo, 'commit', '-q', '--allow-empty', '-m', 'after packing');
   const moved = git(repo, 'rev-parse', 'main');
-  t.same(await readRefOids(fs, repo, REFS), [work, null, moved], 'a loose ref wins over its packed line, as in git');
+  t.same(await readRefOids(fs, repo, '.git', REFS), [work, null, moved], 'a loose ref wins over its packed line, as in git');
 
   const symbolic = checkout(t);
   writeFileSync(path.join(symbolic, '.git', 'refs', 'heads', 'main'), 'ref: refs/heads/auto/work\n');
-  t.equal(await readRefOids(fs, symbolic, REFS), undefined, 'a symbolic ref: git decides');
+  t.equal(await readRefOids(fs, symbolic, '.git', REFS), undefined, 'a symbolic ref: git decides');
 
   const linked = checkout(t);
   const elsewhere = tempDir(t);
   writeFileSync(path.join(elsewhere, 'ref'), `${'f'.repeat(40)}\n`);
   rmSync(path.join(linked, '.git', 'refs', 'heads', 'main'));
   symlinkSync(path.join(elsewhere, 'ref'), path.join(linked, '.git', 'refs', 'heads', 'main'));
-  t.equal(await readRefOids(fs, linked, REFS), undefined, 'a link is never followed');
+  t.equal(await readRefOids(fs, linked, '.git', REFS), undefined, 'a link is never followed');
 
   const gitFile = tempDir(t);
   writeFileSync(path.join(gitFile, '.git'), `gitdir: ${path.join(repo, '.git')}\n`);
-  t.equal(await readRefOids(fs, gitFile, REFS), undefined, 'a .git file: git decides');
+  t.equal(await readRefOids(fs, gitFile, '.git', REFS), undefined, 'a .git file: git decides');
 
-  t.same(await readRefOids(fs, tempDir(t), REFS), [null, null, null], 'no .git: none exists (never a cache hit)');
+  t.same(await readRefOids(fs, tempDir(t), '.git', REFS), [null, null, null], 'no .git: none exists (never a cache hit)');
 
   const fifo = checkout(t);
   execFileSync('mkfifo', [path.join(fifo, '.git', 'packed-refs')]);
-  t.equal(await readRefOids(fs, fifo, REFS), undefined, 'a FIFO where packed-refs should be: refused at once, not waited on');
+  t.equal(await readRefOids(fs, fifo, '.git', REFS), undefined, 'a FIFO where packed-refs should be: refused at once, not waited on');
 
   const huge = checkout(t);
   writeFileSync(path.join(huge, '.git', 'packed-refs'), `${'e'.repeat(40)} refs/tags/x\n`.repeat(120_000));
-  t.equal(await readRefOids(fs, huge, REFS), undefined, 'packed-refs past its bound: git decides');
+  t.equal(await readRefOids(fs, huge, '.git', REFS), undefined, 'packed-refs past its bound: git decides');
 });
 
 t.test('a second fleet answers from the cache with no git process, and the same rows', async (t) => {

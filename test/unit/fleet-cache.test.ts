@@ -1,7 +1,7 @@
 // The fleet cache's pure parts: ref files read as data, the cache file
 // checked entry by entry, and when an entry may answer.
 import t from 'tap';
-import { looseRefOid, parsePackedRefs } from '../../src/git/ref-text.js';
+import { looseRefOid, parsePackedRefs } from '../../src/git/ref-files.js';
 import { entryMatches, parseFleetCache, validEntry, type FleetCacheEntry, type RefCommits } from '../../src/control/fleet-cache.js';
 
 const A = 'a'.repeat(40);

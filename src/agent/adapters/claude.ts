@@ -101,8 +101,7 @@ function parseResult(output: AgentOutput): AgentResult {
     // claude's --max-budget-usd was reached: its cost is in the result like any other's.
     if (subtype === 'error_max_budget_usd') return { ok: false, failure: 'over-budget', detail: `stopped at its budget: ${budgetMessage(result)} (error_max_budget_usd)`, ...facts };
     if (subtype === 'error_max_turns') return { ok: false, failure: 'max-turns', detail: `stopped after ${facts.turns ?? '?'} turns (error_max_turns)`, ...facts };
-    const errors = Array.isArray(result.errors) ? result.errors.filter((error): error is string => typeof error === 'string') : [];
-    const message = stringField(result, 'result') ?? (errors.join('; ') || `result ${subtype ?? 'without subtype'} with is_error`);
+    const message = stringField(result, 'result') ?? (errorStrings(result).join('; ') || `result ${subtype ?? 'without subtype'} with is_error`);
     return { ok: false, ...classifyError(message, assistantErrors(events), result, output.endedAt, facts.rateLimitSeen), ...facts };
   }
   if (output.endedBy === 'over-budget') return { ok: false, failure: 'over-budget', detail: 'the runner ended it: its reported cost passed its budget', ...facts };
@@ -121,10 +120,14 @@ function parseResult(output: AgentOutput): AgentResult {
   return { ok: false, failure: 'crashed', detail: `${describeExit(output.exitCode, output.signal)} without a result line${suffix}`, ...facts };
 }
 
+/** The result line's `errors`, those that are text. */
+function errorStrings(result: JsonObject): string[] {
+  return Array.isArray(result.errors) ? result.errors.filter((error): error is string => typeof error === 'string') : [];
+}
+
 /** claude's own words, e.g. "Reached maximum budget ($0.5)". */
 function budgetMessage(result: JsonObject): string {
-  const errors = Array.isArray(result.errors) ? result.errors.filter((error): error is string => typeof error === 'string') : [];
-  return errors.join('; ') || `$${numberField(result, 'total_cost_usd') ?? '?'} spent`;
+  return errorStrings(result).join('; ') || `$${numberField(result, 'total_cost_usd') ?? '?'} spent`;
 }
 
 /**
