@@ -15,7 +15,7 @@ import { buildRepoScreen, emptyDetails } from '../tui/repo-view.js';
 import { INITIAL_STATE } from '../tui/console-state.js';
 import { runDashboard } from '../tui/dashboard.js';
 import type { ConsoleServices } from '../tui/services.js';
-import type { Fleet, FleetRepo } from '../src/control/fleet.js';
+import type { Fleet, FleetRepo } from '../src/control/fleet/fleet.js';
 
 const REPOS = 50;
 const BAR_MS = 50;

@@ -21,7 +21,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderTaskFile, taskFileName } from '../src/board/render.js';
 import { realControlPorts } from '../src/io/wire.js';
-import { gatherFleet } from '../src/control/fleet.js';
+import { gatherFleet } from '../src/control/fleet/fleet.js';
 import type { ProcessPort } from '../src/ports.js';
 import { median, runsWanted } from './lib/stats.js';
 

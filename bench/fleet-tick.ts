@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { realFs, realProcess } from '../src/io/real-ports.js';
 import { cronScheduler } from '../src/io/cron.js';
 import { readRegistry } from '../src/control/registry/parse.js';
-import { Spool } from '../src/control/spool.js';
-import { BoardSnapshot } from '../src/control/board-snapshot.js';
+import { Spool } from '../src/control/jobs/spool.js';
+import { BoardSnapshot } from '../src/control/repo-view/board.js';
 import { renderTaskFile, taskFileName } from '../src/board/render.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

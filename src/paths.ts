@@ -108,7 +108,7 @@ export function watchStatusFile(state: string, repo: string): string {
   return path.join(repoStateDir(state, repo), 'watch.json');
 }
 
-/** Root's cache of what fleet read from each repo's git objects, keyed by commit ids (control/fleet-cache.ts); root-only. */
+/** Root's cache of what fleet read from each repo's git objects, keyed by commit ids (control/fleet/cache.ts); root-only. */
 export function fleetCacheFile(state: string): string {
   return path.join(state, 'cache', 'fleet.json');
 }
@@ -212,13 +212,13 @@ export function attemptsFile(workspaceState: string): string {
 }
 
 /** The folder of running agents' records. */
-export function agentRecordsDir(workspaceState: string): string {
+export function processRecordsDir(workspaceState: string): string {
   return path.join(workspaceState, 'agents');
 }
 
 /** One file per running agent, setup command or gate: pid and kernel start time, for whoever reaps after a crash. */
-export function agentRecordFile(workspaceState: string, name: string): string {
-  return path.join(agentRecordsDir(workspaceState), `${name}.json`);
+export function processRecordFile(workspaceState: string, name: string): string {
+  return path.join(processRecordsDir(workspaceState), `${name}.json`);
 }
 
 // ------------------------------------------------ the operator's console (issue 12)

@@ -161,7 +161,7 @@ export interface ProcessControl {
    * Signals process group `pgid`; false when there is no such group. Only
    * orchestrate uses it, as the repo user, on its own agents: root signals
    * nothing but its own children and, through the user itself, the user's
-   * processes (user-sweep.ts).
+   * processes (control/dispatch/user-sweep.ts).
    */
   signalGroup(pgid: number, signal: 'SIGTERM' | 'SIGKILL'): boolean;
   /** Every process whose REAL uid is `uid` (the Uid: line of /proc/PID/status). */

@@ -246,7 +246,7 @@ export interface RegistryRepo {
   readonly authorEmail: string | undefined;
   /** What one run may use (control/registry/limits.ts). */
   readonly limits: RunLimits;
-  /** retention_days when the registry sets it; control/retention-policy.ts has the default. */
+  /** retention_days when the registry sets it; control/retention/policy.ts has the default. */
   readonly retentionDays?: number;
   /** How promote reaches the base: push it, or through a GitHub pull request (registry promote, auto_merge, github_api_url). */
   readonly promote?: PromoteSettings;

@@ -3,7 +3,7 @@
 // to start (an agent-runner command, a read, following a transcript). The
 // blessed layer only feeds keys in, runs the effects off the render path and
 // paints; every key's behaviour is a table row in the unit tests.
-import type { Fleet, FleetRepo } from '../src/control/fleet.js';
+import type { Fleet, FleetRepo } from '../src/control/fleet/fleet.js';
 import type { Tone } from './view-model.js';
 
 export type Tab = 'summary' | 'runs' | 'tasks' | 'log';

@@ -12,7 +12,7 @@
 // exits the process, and blessed's own exit handler restores the terminal
 // then.
 import blessed from 'blessed';
-import type { Fleet } from '../src/control/fleet.js';
+import type { Fleet } from '../src/control/fleet/fleet.js';
 import type { Clock } from '../src/ports.js';
 import { buildView, type FleetView, type Tone } from './view-model.js';
 import { FleetRefresher } from './refresh.js';

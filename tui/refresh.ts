@@ -3,7 +3,7 @@
 // up reads would only make every one of them slower. A tick that finds a read
 // still going is skipped. A failed read keeps the last fleet on screen and
 // says why; the next successful read clears the error.
-import type { Fleet } from '../src/control/fleet.js';
+import type { Fleet } from '../src/control/fleet/fleet.js';
 
 export interface RefreshState {
   readonly fleet: Fleet | null;

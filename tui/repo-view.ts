@@ -4,8 +4,8 @@
 // agent text (titles, reasons, transcript lines): it is printable-only by
 // the time it leaves this file.
 import { printableLine } from '../src/printable.js';
-import type { FleetRepo } from '../src/control/fleet.js';
-import type { RunHistory } from '../src/control/run-history.js';
+import type { FleetRepo } from '../src/control/fleet/fleet.js';
+import type { RunHistory } from '../src/control/runs/history.js';
 import type { StagingStatus } from '../src/staging/lifecycle.js';
 import { STAGING_BRANCH } from '../src/staging/names.js';
 import { detailLines, FOOTER_KEYS, outcomeTone, type DetailLine, type Tone } from './view-model.js';
@@ -20,7 +20,7 @@ export type StagingFacts = Pick<StagingStatus, 'baseBranch' | 'staging' | 'ahead
 
 export interface TranscriptTail {
   readonly name: string | undefined;
-  /** Already described (control/transcript-view.ts). */
+  /** Already described (control/transcripts/view.ts). */
   readonly lines: readonly string[];
   readonly error?: string;
 }

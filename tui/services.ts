@@ -2,7 +2,7 @@
 // command layer (src/cli/tui-services.ts) implements with the very functions
 // and commands the CLI runs: actions are `agent-runner ARGS` children, reads
 // are the functions `runs`, `logs` and `status` call. Tests give a fake.
-import type { RunHistory } from '../src/control/run-history.js';
+import type { RunHistory } from '../src/control/runs/history.js';
 import type { StagingFacts, TaskDetail, TranscriptTail } from './repo-view.js';
 
 export interface ActionOutcome {

@@ -4,9 +4,9 @@
 // out. The blessed layer only paints what this returns, so everything an
 // operator reads on the screen is unit-tested here.
 import { printableLine } from '../src/printable.js';
-import type { Fleet, FleetRepo } from '../src/control/fleet.js';
+import type { Fleet, FleetRepo } from '../src/control/fleet/fleet.js';
 import { STAGING_BRANCH } from '../src/staging/names.js';
-import { pullRequestCell } from '../src/control/pull-request-record.js';
+import { pullRequestCell } from '../src/control/pull-request/record.js';
 
 /** What a piece of text means; the terminal layer picks the colour. */
 export type Tone = 'plain' | 'ok' | 'busy' | 'warn' | 'bad' | 'muted';

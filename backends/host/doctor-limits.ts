@@ -5,7 +5,7 @@
 import type { RegistryRepo } from '../../src/types.js';
 import type { FsPort, ProcessPort } from '../../src/ports.js';
 import { formatSize } from '../../src/control/registry/limits.js';
-import { runUnitPattern, scopeProperties, systemdIsRunning } from '../../src/control/run-limits.js';
+import { runUnitPattern, scopeProperties, systemdIsRunning } from '../../src/control/dispatch/limits.js';
 import { ROOT_TOOLS_PATH } from '../../src/system-path.js';
 import type { Check } from './check.js';
 

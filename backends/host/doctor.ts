@@ -4,7 +4,7 @@
 import * as path from 'node:path';
 import { reposStateDir } from '../../src/paths.js';
 import type { RegistryRepo, Registry } from '../../src/types.js';
-import { agentEnvironment, dropPrivileges, lookupUser } from '../../src/control/privdrop.js';
+import { agentEnvironment, dropPrivileges, lookupUser } from '../../src/control/repo-user/privdrop.js';
 import { stateDirProblems } from '../../src/control/state-dirs.js';
 import { checkRunLimits } from './doctor-limits.js';
 import { onHost } from './exec.js';

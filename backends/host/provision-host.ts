@@ -4,7 +4,7 @@
 import * as path from 'node:path';
 import { reposStateDir } from '../../src/paths.js';
 import type { FsPort, ProcessPort } from '../../src/ports.js';
-import { lookupUser } from '../../src/control/privdrop.js';
+import { lookupUser } from '../../src/control/repo-user/privdrop.js';
 import { systemCommand } from './exec.js';
 import { ROOT_TOOLS_PATH } from '../../src/system-path.js';
 import type { HostLayout } from './layout.js';

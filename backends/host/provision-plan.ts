@@ -5,7 +5,7 @@ import { parse } from 'smol-toml';
 import * as path from 'node:path';
 import { removedHomeDir } from '../../src/paths.js';
 import type { RegistryRepo } from '../../src/types.js';
-import type { UserAccount } from '../../src/control/privdrop.js';
+import type { UserAccount } from '../../src/control/repo-user/privdrop.js';
 import { formatProblems, UsageError } from '../../src/errors.js';
 import { USER_PATH } from '../../src/system-path.js';
 import type { ScheduleCheck } from '../../src/ports.js';
@@ -21,7 +21,7 @@ import { defaultClonePath, homeOf, type HostLayout } from './layout.js';
 import { systemCommand } from './exec.js';
 import { freeProxyPort, proxyPortProblems, type PortsState } from './ports.js';
 import { movedProxyPorts, registryModeStep, REGISTRY_MODE } from './provision-ports.js';
-import { accountProblem } from '../../src/control/repo-account.js';
+import { accountProblem } from '../../src/control/repo-user/account.js';
 import { ensureBlockedStatus } from '../../src/board/edit.js';
 
 export type { ProvisionStep } from './provision-step.js';

@@ -5,7 +5,7 @@
 import * as path from 'node:path';
 import type { Clock, FsPort, ProcessPort, ScheduleCheck } from '../../src/ports.js';
 import { FailedError } from '../../src/errors.js';
-import { lookupUser } from '../../src/control/privdrop.js';
+import { lookupUser } from '../../src/control/repo-user/privdrop.js';
 import { defaultUserFor, parseRegistry, readRegistry } from '../../src/control/registry/parse.js';
 import { describeFailure, onHost, systemCommand, type CommandWrapper } from './exec.js';
 import { applyRuleset, listEgressTable } from './apply-nft.js';
@@ -14,8 +14,8 @@ import { egressRuleset } from './nftables.js';
 import type { SquidOptions } from './squid-config.js';
 import { homeOf, type HostLayout } from './layout.js';
 import { readPortsState } from './ports.js';
-import { readUidMin } from '../../src/control/repo-account.js';
-import { systemdIsRunning } from '../../src/control/run-limits.js';
+import { readUidMin } from '../../src/control/repo-user/account.js';
+import { systemdIsRunning } from '../../src/control/dispatch/limits.js';
 import { readCloneFacts } from './user-tree.js';
 import { WATCH_UNIT, type ProvisionStep, type RemoveState, type RepoState } from './provision-plan.js';
 

@@ -8,8 +8,8 @@
 // are no authorized_keys; root reaches the user only through setpriv.
 import type { Command } from '../../src/types.js';
 import { systemCommand } from './exec.js';
-import { dropPrivileges } from '../../src/control/privdrop.js';
-import { accountComment } from '../../src/control/repo-account.js';
+import { dropPrivileges } from '../../src/control/repo-user/privdrop.js';
+import { accountComment } from '../../src/control/repo-user/account.js';
 
 const REPO_USER_SHELL = '/bin/bash';
 
@@ -30,7 +30,7 @@ export function removeUserCommand(user: string): Command {
   return systemCommand('userdel', [user]);
 }
 
-/** A command run as a named user, for plans made before the user has a uid (src/control/privdrop.ts does the drop). */
+/** A command run as a named user, for plans made before the user has a uid (src/control/repo-user/privdrop.ts does the drop). */
 function asNamedUser(user: string, home: string, command: Omit<Command, 'env'> & { env?: Readonly<Record<string, string>> }): Command {
   const env = { HOME: home, USER: user, LOGNAME: user, PATH: USER_PATH, LANG: 'C.UTF-8', ...(command.env ?? {}) };
   return dropPrivileges({ name: user }, { ...command, env });

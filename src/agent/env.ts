@@ -8,7 +8,7 @@ import { USER_PATH } from '../system-path.js';
 /**
  * Variables a locally run agent legitimately needs from the operator's
  * environment. Under dispatch the caller's environment is already the clean
- * one built by agentEnvironment() in privdrop.ts.
+ * one built by agentEnvironment() in control/repo-user/privdrop.ts.
  */
 const PASS_THROUGH = [
   'HOME', 'PATH', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'TZ', 'TERM', 'TMPDIR',

@@ -54,7 +54,7 @@ export interface RunReport {
   readonly transcript: string;
   readonly model: string | undefined;
   readonly effort: string | undefined;
-  /** The agent left uncommitted changes behind (see leftovers.ts). */
+  /** The agent left uncommitted changes behind (see drain/uncommitted.ts). */
   readonly leftovers: boolean;
 }
 

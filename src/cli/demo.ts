@@ -10,7 +10,7 @@ import { renderStatus } from './status.js';
 import { USER_PATH } from '../system-path.js';
 import { UsageError } from '../errors.js';
 import { runGitHubDemo, type GitHubDemoResult } from '../demo/github-demo.js';
-import { ledgerReport, renderLedger } from '../control/ledger-report.js';
+import { ledgerReport, renderLedger } from '../control/ledger/report.js';
 import { DEMO_REPO } from '../demo/demo.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {

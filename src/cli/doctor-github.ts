@@ -5,7 +5,7 @@ import type { CliContext } from './context.js';
 import type { RegistryRepo } from '../types.js';
 import type { Check } from '../../backends/host/check.js';
 import { githubChecks } from '../../backends/host/doctor-github.js';
-import { dropPrivileges, lookupUser } from '../control/privdrop.js';
+import { dropPrivileges, lookupUser } from '../control/repo-user/privdrop.js';
 import { getConfigArgs } from '../git/plumbing.js';
 import { USER_PATH } from '../system-path.js';
 

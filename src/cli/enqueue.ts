@@ -8,7 +8,7 @@ import type { CliContext } from './context.js';
 import { EXIT, UsageError } from '../errors.js';
 import { findRepo } from '../control/registry/parse.js';
 import { loadRegistry, requireRoot } from './root-support.js';
-import { describeWork, Spool, type Job, type JobWork } from '../control/spool.js';
+import { describeWork, Spool, type Job, type JobWork } from '../control/jobs/spool.js';
 import { isSafeTaskId } from '../board/parse.js';
 import { STAGING_BRANCH } from '../staging/names.js';
 

@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { registryFile, stateDir } from '../paths.js';
-import { gatherFleet, renderFleetHuman } from '../control/fleet.js';
+import { gatherFleet, renderFleetHuman } from '../control/fleet/fleet.js';
 import { EXIT } from '../errors.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {

@@ -5,8 +5,8 @@ import type { CliContext } from './context.js';
 import { stateDir } from '../paths.js';
 import { EXIT, UsageError } from '../errors.js';
 import { REPO_NAME_PATTERN } from '../control/registry/parse.js';
-import { LEDGER_GROUPS, type LedgerGroup } from '../control/ledger-totals.js';
-import { gatherLedger, ledgerReport, renderLedger } from '../control/ledger-report.js';
+import { LEDGER_GROUPS, type LedgerGroup } from '../control/ledger/totals.js';
+import { gatherLedger, ledgerReport, renderLedger } from '../control/ledger/report.js';
 
 interface LedgerOptions {
   since?: string;

@@ -7,8 +7,8 @@ import { readRepoConfig } from '../repo/config.js';
 import { agentBaseEnv } from '../agent/env.js';
 import { Git } from '../git/git.js';
 import { stateDir } from '../paths.js';
-import { acquireRepoLock } from '../drain/workspace-lock.js';
-import { clearStaleGitLocks } from '../drain/git-locks.js';
+import { acquireRepoLock } from '../drain/recovery/workspace-lock.js';
+import { clearStaleGitLocks } from '../drain/recovery/git-locks.js';
 import type { LifecycleInput } from '../staging/lifecycle.js';
 
 export async function lifecycleInput(context: CliContext, workspaceOption: string | undefined, fetch: boolean): Promise<LifecycleInput> {

@@ -1,5 +1,5 @@
 // Before status, promote, discard or gc touch a workspace: decide who runs
-// them (control/lifecycle-target.ts) and, for root on a registered repo,
+// them (control/dispatch/lifecycle-target.ts) and, for root on a registered repo,
 // start the same command as the repo's user through the privilege drop
 // dispatch uses, relaying its stdout, stderr and exit code. The lifecycle
 // code itself then only ever runs as the checkout's owner (or as root in a
@@ -11,9 +11,9 @@ import { EXIT } from '../errors.js';
 import { registryFile } from '../paths.js';
 import { readRegistry } from '../control/registry/parse.js';
 import { installPaths } from './root-support.js';
-import { repoUser, runnerCommandAsUser } from '../control/as-repo-user.js';
-import { chooseLifecycleRunner, registeredRepoAt, type PathStep, type WorkspaceFacts } from '../control/lifecycle-target.js';
-import { dropPrivileges, lookupUser } from '../control/privdrop.js';
+import { repoUser, runnerCommandAsUser } from '../control/repo-user/run-as.js';
+import { chooseLifecycleRunner, registeredRepoAt, type PathStep, type WorkspaceFacts } from '../control/dispatch/lifecycle-target.js';
+import { dropPrivileges, lookupUser } from '../control/repo-user/privdrop.js';
 
 export interface WorkspaceChoice {
   readonly workspace?: string;

@@ -6,8 +6,8 @@ import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { EXIT, UsageError } from '../errors.js';
 import { isSafeTaskId } from '../board/parse.js';
-import { findTranscript, followTranscript, readTranscriptLines } from '../control/transcript-follow.js';
-import { describeTranscriptLine } from '../control/transcript-view.js';
+import { findTranscript, followTranscript, readTranscriptLines } from '../control/transcripts/follow.js';
+import { describeTranscriptLine } from '../control/transcripts/view.js';
 import { parsePositiveInt } from './options.js';
 import { recordsTarget } from './records-target.js';
 

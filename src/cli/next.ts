@@ -9,7 +9,7 @@ import type { CliContext } from './context.js';
 import type { Board, Readiness } from '../types.js';
 import type { Ports } from '../ports.js';
 import { readRepoConfig } from '../repo/config.js';
-import { BoardSnapshot } from '../control/board-snapshot.js';
+import { BoardSnapshot } from '../control/repo-view/board.js';
 import { STAGING_BRANCH } from '../staging/names.js';
 import { EXIT } from '../errors.js';
 import { checkWorkspace } from '../repo/workspace.js';

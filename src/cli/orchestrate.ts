@@ -18,7 +18,7 @@ import { parsePositiveInt } from './options.js';
 import { progressPrinter, renderSummary } from './drain-output.js';
 import { isSafeTaskId } from '../board/parse.js';
 import { STAGING_BRANCH } from '../staging/names.js';
-import { parseSpendPolicy } from '../drain/spend-policy.js';
+import { parseSpendPolicy } from '../spend/policy.js';
 
 interface OrchestrateOptions {
   workspace?: string;

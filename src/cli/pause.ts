@@ -1,12 +1,12 @@
 // agent-runner pause REPO / agent-runner resume REPO: as root, stop a repo's
 // watcher from starting anything new (a run in progress finishes), and let it
-// go on again, without editing the registry (control/pause.ts).
+// go on again, without editing the registry (control/watch/pause.ts).
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { EXIT } from '../errors.js';
 import { findRepo } from '../control/registry/parse.js';
 import { loadRegistry, requireRoot } from './root-support.js';
-import { pauseRepo, readPause, resumeRepo } from '../control/pause.js';
+import { pauseRepo, readPause, resumeRepo } from '../control/watch/pause.js';
 
 export function defineFor(mode: 'pause' | 'resume') {
   return (command: Command, context: CliContext, setExit: (code: number) => void): void => {

@@ -12,7 +12,7 @@ import { hostLayout } from '../../backends/host/layout.js';
 import { inNetns } from '../../backends/host/exec.js';
 import { planRemove, planRepo, type ProvisionStep } from '../../backends/host/provision-plan.js';
 import { applySteps, readRemoveState, readRepoState, type HostDeps, type StepReport } from '../../backends/host/provision-run.js';
-import { systemdIsRunning } from '../control/run-limits.js';
+import { systemdIsRunning } from '../control/dispatch/limits.js';
 import { planHost, readHostState } from '../../backends/host/provision-host.js';
 import { squidInstanceInNetns } from '../../backends/host/squid-config.js';
 

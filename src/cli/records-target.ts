@@ -7,7 +7,7 @@ import type { RegistryRepo } from '../types.js';
 import { UsageError } from '../errors.js';
 import { findRepo } from '../control/registry/parse.js';
 import { loadRegistry, requireRoot } from './root-support.js';
-import { recordsOfRepo, recordsOfWorkspace, type WorkspaceRecords } from '../control/workspace-records.js';
+import { recordsOfRepo, recordsOfWorkspace, type WorkspaceFiles } from '../control/repo-view/workspace-files.js';
 import { stateDir } from '../paths.js';
 
 export interface RecordsTarget {
@@ -16,7 +16,7 @@ export interface RecordsTarget {
   /** Root's view of a registered repo: its state dir and registry entry. */
   readonly registered: { readonly repo: RegistryRepo; readonly state: string } | undefined;
   /** The workspace's own records; undefined (with why) when they could not be located. */
-  readonly records: WorkspaceRecords | undefined;
+  readonly records: WorkspaceFiles | undefined;
   readonly recordsError: string | undefined;
 }
 

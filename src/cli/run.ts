@@ -18,7 +18,7 @@ import { printableLine } from '../printable.js';
 import { runTask, type RunOutcome } from '../agent/run-task.js';
 import { Git } from '../git/git.js';
 import { stateDir, transcriptFile, workspaceStateDir } from '../paths.js';
-import { commitLeftovers } from '../drain/leftovers.js';
+import { commitLeftovers } from '../drain/uncommitted.js';
 import type { AssistantName } from '../types.js';
 import { parsePositiveInt } from './options.js';
 

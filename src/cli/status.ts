@@ -9,7 +9,7 @@ import { lifecycleInput } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
 import { renderTaskTable } from './drain-output.js';
 import { STAGING_BRANCH } from '../staging/names.js';
-import { readLastDrain } from '../drain/records.js';
+import { readLastDrain } from '../drain/history.js';
 import type { DrainSummary } from '../drain/types.js';
 import { workspaceStateDir } from '../paths.js';
 import { pullRequestState, type PullRequestView } from '../staging/pull-request.js';

@@ -7,12 +7,12 @@
 import type { CliContext } from './context.js';
 import type { ConsoleServices, StartedAction } from '../../tui/services.js';
 import type { StagingFacts, TranscriptTail } from '../../tui/repo-view.js';
-import type { Install } from '../control/as-repo-user.js';
+import type { Install } from '../control/repo-user/run-as.js';
 import { readRunHistory } from './runs.js';
 import { recordsTarget } from './records-target.js';
-import { listTranscripts, readTaskAttempts } from '../control/workspace-records.js';
-import { followTranscript, readTranscriptLines } from '../control/transcript-follow.js';
-import { describeTranscriptLine, pickTranscript } from '../control/transcript-view.js';
+import { listTranscripts, readTaskAttempts } from '../control/repo-view/workspace-files.js';
+import { followTranscript, readTranscriptLines } from '../control/transcripts/follow.js';
+import { describeTranscriptLine, pickTranscript } from '../control/transcripts/view.js';
 import { UsageError } from '../errors.js';
 
 const HISTORY_RUNS = 30;

@@ -5,8 +5,8 @@ import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { EXIT, UsageError } from '../errors.js';
 import { registryFile, stateDir } from '../paths.js';
-import { gatherFleet, type Fleet } from '../control/fleet.js';
-import type { BoardSnapshot } from '../control/board-snapshot.js';
+import { gatherFleet, type Fleet } from '../control/fleet/fleet.js';
+import type { BoardSnapshot } from '../control/repo-view/board.js';
 import { installPaths } from './root-support.js';
 
 const DEFAULT_INTERVAL_SEC = 2;

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { EXIT, UsageError } from '../errors.js';
 import { isSafeTaskId } from '../board/parse.js';
-import { unparkTask } from '../drain/unpark.js';
+import { unparkTask } from '../drain/staging-board/unpark.js';
 import { lifecycleInput, withWorkspaceLock } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
 

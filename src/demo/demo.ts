@@ -13,8 +13,8 @@ import { renderTaskFile, taskFileName } from '../board/render.js';
 import { CONFIG_FILE as BOARD_CONFIG_FILE, TASKS_DIR } from '../board/read.js';
 import { promote, stagingStatus, type PromoteResult, type StagingStatus } from '../staging/lifecycle.js';
 import { DEMO_BACKLOG_CONFIG, DEMO_GATES, DEMO_README, DEMO_SPEND_LIMITS, DEMO_TASKS, demoConfig } from './demo-repo.js';
-import { appendLedger, readLedger, sealRun, type LedgerRecord } from '../control/ledger.js';
-import { utcDay } from '../drain/verdict/spend.js';
+import { appendLedger, readLedger, sealRun, type LedgerRecord } from '../control/ledger/ledger.js';
+import { utcDay } from '../spend/verdict.js';
 
 /** The demo's repo name in its ledger. */
 export const DEMO_REPO = 'demo';

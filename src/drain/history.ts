@@ -66,3 +66,13 @@ export function parseDrainSummary(text: string): DrainSummary | undefined {
     endedAt: value.endedAt,
   };
 }
+
+/** The last drain's summary, as orchestrate wrote it; undefined when there is none or it does not parse. */
+export async function readLastDrain(fs: FsPort, workspaceState: string): Promise<DrainSummary | undefined> {
+  const text = await fs.readTextIfExists(lastDrainFile(workspaceState));
+  try {
+    return text ? (JSON.parse(text) as DrainSummary) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -5,36 +5,37 @@ import * as path from 'node:path';
 import type { LockPort, Ports, ProcessControl } from '../ports.js';
 import type { AgentAdapter, RepoConfig, TaskId } from '../types.js';
 import type { Git } from '../git/git.js';
-import { acquireRepoLock } from './workspace-lock.js';
-import { clearStaleGitLocks } from './git-locks.js';
+import { acquireRepoLock } from './recovery/workspace-lock.js';
+import { clearStaleGitLocks } from './recovery/git-locks.js';
 import { fetchAndResolveBase, prepareStaging, publishedStaging, publishStaging } from '../staging/branch.js';
 import { STAGING_BRANCH } from '../staging/names.js';
 import { releaseSpares, SpareWorktrees } from '../staging/task-branches.js';
 import { readBoard } from '../board/read.js';
 import { drainLoop } from './schedule.js';
-import { boardReader } from './staging-board.js';
+import { boardReader } from './staging-board/reader.js';
 import { Mutex } from './mutex.js';
 import type { WorkerContext } from './task-worker.js';
 import { DrainBook } from './book.js';
 import { integrateRecovered, landingMeta, runTaskFlow, type TaskFlow } from './task-flow.js';
-import { integrateBranch, type IntegratorDeps } from './integrate.js';
-import { integrateBatch } from './integrate-batch.js';
-import { IntegrationQueue } from './integration-queue.js';
-import { recoverTaskBranches } from './recovery.js';
-import { agentRecordsDir, workspaceStateDir } from '../paths.js';
+import { integrateBranch } from './integrate/branch.js';
+import type { IntegratorDeps } from './integrate/gate.js';
+import { integrateBatch } from './integrate/batch.js';
+import { IntegrationQueue } from './integrate/queue.js';
+import { recoverTaskBranches } from './recovery/task-branches.js';
+import { processRecordsDir, workspaceStateDir } from '../paths.js';
 import { recordDrain } from './history.js';
 import type { DrainEvent, DrainEventBody, DrainSummary, Emit } from './types.js';
-import { AgentTracker } from './records.js';
+import { ProcessTracker } from './recovery/process-records.js';
 import { drainOutcome, shouldPublish, type DrainFacts } from './verdict/outcome.js';
 import { resolveCommit } from '../git/refs.js';
-import { agentGroups, reapGroups } from './orphan-agents.js';
-import { committedConfig, gateSpecFrom } from './trusted-config.js';
+import { agentGroups, reapGroups } from './recovery/orphan-processes.js';
+import { committedConfig, gateSpecFrom } from './integrate/trusted-config.js';
 import { SessionGuard } from './session-guard.js';
-import { NO_SPEND_POLICY, type SpendPolicy } from './spend-policy.js';
-import { utcDay } from './verdict/spend.js';
+import { NO_SPEND_POLICY, type SpendPolicy } from '../spend/policy.js';
+import { utcDay } from '../spend/verdict.js';
 import { readRememberedReset, rememberReset } from './rate-limit-memory.js';
 import { redactDeep, redactSecrets } from '../agent/secrets.js';
-import { ensureBlockedOnStaging } from './blocked-status.js';
+import { ensureBlockedOnStaging } from './staging-board/edits.js';
 import { sameTaskId } from '../board/task-id.js';
 import type { Board } from '../types.js';
 
@@ -66,7 +67,7 @@ export interface OrchestrateInput {
 export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInput): Promise<DrainSummary> {
   const { fs, clock, process } = ports;
   const wsState = workspaceStateDir(input.stateDir, input.workspace);
-  await fs.mkdirp(agentRecordsDir(wsState), 0o700);
+  await fs.mkdirp(processRecordsDir(wsState), 0o700);
   const { lock, gitCommonDir } = await acquireRepoLock({ locks: input.locks, process, clock }, git, input.workspace, `orchestrate ${input.runId}`);
   const startedAt = clock.now();
   // Progress carries titles and reasons: every event passes the one redaction.
@@ -98,7 +99,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     book = await DrainBook.open(fs, clock, wsState, emit);
     const drainBook = book;
     const refsMutex = new Mutex();
-    const agents = new AgentTracker(ports, wsState, input.runId);
+    const agents = new ProcessTracker(ports, wsState, input.runId);
     let systemicFailure: string | undefined;
     const worker: WorkerContext = {
       ports, git, workspace: input.workspace, stateDir: input.stateDir, config: input.config, adapter: input.adapter,
@@ -217,7 +218,7 @@ async function reapOrphanedAgents(ports: Ports, input: OrchestrateInput, wsState
   for (const entry of reaped) {
     emit({ event: 'recovered', detail: `ended ${entry.label} (pid ${entry.pid}) left running by an interrupted drain` });
   }
-  const dir = agentRecordsDir(wsState);
+  const dir = processRecordsDir(wsState);
   // Records, and temp files of record writes a crash interrupted.
   for (const name of await fs.list(dir)) await fs.remove(path.join(dir, name));
 }

@@ -11,8 +11,8 @@ import type { Clock } from '../ports.js';
 import type { Task, TaskId } from '../types.js';
 import type { RunOutcome, SessionEnd, SessionFollowUp } from '../agent/run-task.js';
 import type { Emit, SessionReport } from './types.js';
-import { dailyBudgetVerdict, rateLimitVerdict, stoppedAtBudget, taskBudgetLeft, taskBudgetVerdict, utcDay, type Spent } from './verdict/spend.js';
-import type { SpendPolicy } from './spend-policy.js';
+import { dailyBudgetVerdict, rateLimitVerdict, reportTokens, stoppedAtBudget, taskBudgetLeft, taskBudgetVerdict, utcDay, type Spent } from '../spend/verdict.js';
+import type { SpendPolicy } from '../spend/policy.js';
 
 /** Pure: a session's result as a ledger report; what the CLI did not say stays null. */
 export function sessionReport(taskId: TaskId, assistant: string, session: SessionEnd): SessionReport {
@@ -33,11 +33,6 @@ export function sessionReport(taskId: TaskId, assistant: string, session: Sessio
     outcome: result.ok ? 'ok' : (result.failure ?? 'failed'),
     rateLimited: result.failure === 'rate-limited' || result.rateLimitSeen !== undefined,
   };
-}
-
-/** Tokens a report counts against daily_tokens: the ones it reported. */
-export function reportTokens(report: Pick<SessionReport, 'inputTokens' | 'outputTokens' | 'cacheReadTokens' | 'cacheWriteTokens'>): number {
-  return (report.inputTokens ?? 0) + (report.outputTokens ?? 0) + (report.cacheReadTokens ?? 0) + (report.cacheWriteTokens ?? 0);
 }
 
 export class SessionGuard {

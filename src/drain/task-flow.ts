@@ -4,12 +4,14 @@
 // ending is applied through one path (applyVerdict): count a failure, commit
 // onto auto/work, settle or record attempts, tidy the worktree, report.
 import type { Task, TaskId } from '../types.js';
-import { integrateBatch } from './integrate-batch.js';
+import { integrateBatch } from './integrate/batch.js';
 import { formBatch } from './verdict/batch.js';
 import type { Mutex } from './mutex.js';
-import type { IntegrationQueue } from './integration-queue.js';
+import type { IntegrationQueue } from './integrate/queue.js';
 import type { DrainBook } from './book.js';
-import { blockTask, integrateBranch, parkTask, type GateSpec, type IntegratorDeps, type LandingMeta } from './integrate.js';
+import { integrateBranch, type LandingMeta } from './integrate/branch.js';
+import type { GateSpec, IntegratorDeps } from './integrate/gate.js';
+import { blockTask, parkTask } from './staging-board/edits.js';
 import { workOnTask, type WorkerContext } from './task-worker.js';
 import { removeTaskWorktree } from '../staging/task-branches.js';
 import { taskBranch } from '../staging/names.js';
@@ -23,7 +25,7 @@ export interface TaskFlow {
   readonly integratorDeps: IntegratorDeps;
   /** One merge (or park, or block commit) at a time. */
   readonly integrator: Mutex;
-  /** Where finished tasks wait for the integrator, which takes them in batches (integration-queue.ts). */
+  /** Where finished tasks wait for the integrator, which takes them in batches (integrate/queue.ts). */
   readonly queue: IntegrationQueue;
   readonly stagingDir: string;
   readonly gate: GateSpec;

@@ -8,7 +8,7 @@ import type { Git } from '../git/git.js';
 import type { AgentProcessEvent } from '../agent/run-task.js';
 import { reportingProcess, runTask } from '../agent/run-task.js';
 import { superviseAgent } from '../agent/supervise.js';
-import { commitLeftovers } from './leftovers.js';
+import { commitLeftovers } from './uncommitted.js';
 import { cutTaskWorktree, type SpareWorktrees } from '../staging/task-branches.js';
 import { transcriptFile } from '../paths.js';
 import type { Mutex } from './mutex.js';

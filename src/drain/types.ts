@@ -19,7 +19,7 @@ export interface TaskSummary {
 
 /**
  * One agent session as the drain reports it in its summary. Root seals these
- * into its ledger (control/ledger.ts) after checking every field; a value the
+ * into its ledger (control/ledger/ledger.ts) after checking every field; a value the
  * CLI did not report is null (unknown), never 0.
  */
 export interface SessionReport {

@@ -6,18 +6,17 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { realFs, realProcess, realClock } from '../../src/io/real-ports.js';
+import { realFs, realProcess } from '../../src/io/real-ports.js';
 import { findTask, readBoard } from '../../src/board/read.js';
 import { assessReadiness, describeReason } from '../../src/board/readiness.js';
 import { pickRunnable } from '../../src/board/leases.js';
 import { blockedReason } from '../../src/board/parking.js';
 import { parseTaskFile, isUnreadable } from '../../src/board/parse.js';
 import { checkWorkspace } from '../../src/repo/workspace.js';
-import { ensureBlockedOnStaging } from '../../src/drain/blocked-status.js';
-import { blockTask } from '../../src/drain/integrate.js';
+import { blockTask, ensureBlockedOnStaging } from '../../src/drain/staging-board/edits.js';
 import { Git } from '../../src/git/git.js';
-import { BoardSnapshot } from '../../src/control/board-snapshot.js';
-import { promptTaskText } from '../../src/control/prompt-task.js';
+import { BoardSnapshot } from '../../src/control/repo-view/board.js';
+import { promptTaskText } from '../../src/control/jobs/prompt-task.js';
 import { DEMO_BACKLOG_CONFIG } from '../../src/demo/demo-repo.js';
 import { statusesFrom } from '../../src/board/read.js';
 import { isFinishedStatus } from '../../src/board/status.js';
@@ -181,13 +180,13 @@ t.test('5: the Blocked reason is found wherever the agent wrote it, and kept who
   git(repo, 'commit', '-q', '-m', 'board');
   const gitPort = new Git(realProcess, { env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: repo } });
   // The reason's words are in the description: the note must still be written.
-  await blockTask({ process: realProcess, fs: realFs, clock: realClock, git: gitPort }, repo, 'TASK-1', `${reason}\nand a second line that explains it`);
+  await blockTask({ fs: realFs, git: gitPort }, repo, 'TASK-1', `${reason}\nand a second line that explains it`);
   const blocked = findTask(await readBoard(realFs, repo), 'TASK-1')!;
   t.equal(blocked.status, 'Blocked');
   t.equal(blockedReason(blocked), `${reason}\nand a second line that explains it`, 'the whole reason, both lines');
   const view = JSON.parse(backlog('task', 'view', 'task-1', '--json')) as { task: { status: string; implementationNotes?: string } };
   t.equal(view.task.status, 'Blocked', 'the CLI reads what we wrote');
-  await blockTask({ process: realProcess, fs: realFs, clock: realClock, git: gitPort }, repo, 'TASK-1', `${reason}\nand a second line that explains it`);
+  await blockTask({ fs: realFs, git: gitPort }, repo, 'TASK-1', `${reason}\nand a second line that explains it`);
   t.equal(findTask(await readBoard(realFs, repo), 'TASK-1')!.notes.split('Blocked:').length, 2, 'blocking again writes no second note');
 
   const task = (text: string): Task => {

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { claudeAdapter } from '../../src/agent/adapters/claude.js';
 import { superviseAgent } from '../../src/agent/supervise.js';
 import { realClock, realProcess } from '../../src/io/real-ports.js';
-import { dropPrivileges } from '../../src/control/privdrop.js';
+import { dropPrivileges } from '../../src/control/repo-user/privdrop.js';
 import type { Command } from '../../src/types.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -2,7 +2,7 @@
 // owns a drain fixture (bare origin + clone with a board), a command agent
 // script that proves the privilege drop (it writes `id` and `env`), a
 // registry and a state dir. Everything is removed when the test ends.
-import { accountComment } from '../../src/control/repo-account.js';
+import { accountComment } from '../../src/control/repo-user/account.js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';

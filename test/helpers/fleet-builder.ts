@@ -1,6 +1,6 @@
 // Builder fakes for the dashboard's tests: an idle, healthy repo and a fleet
 // read at a fixed time; override only what a test is about.
-import type { Fleet, FleetRepo } from '../../src/control/fleet.js';
+import type { Fleet, FleetRepo } from '../../src/control/fleet/fleet.js';
 
 export const READ_AT = Date.parse('2026-01-01T01:00:00.000Z');
 

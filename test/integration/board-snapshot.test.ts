@@ -1,7 +1,7 @@
 // The watcher's read of a board straight from git objects follows the same
 // rules as a drain's read of the files: a duplicated id is unreadable, not ready.
 import t from 'tap';
-import { BoardSnapshot } from '../../src/control/board-snapshot.js';
+import { BoardSnapshot } from '../../src/control/repo-view/board.js';
 import { realProcess } from '../../src/io/real-ports.js';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';

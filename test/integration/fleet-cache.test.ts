@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { git, gitRepo, tempDir } from '../helpers/temp.js';
 import { realControlPorts } from '../../src/io/wire.js';
 import { realPorts } from '../../src/io/real-ports.js';
-import { gatherFleet, type Fleet, type FleetDeps } from '../../src/control/fleet.js';
+import { gatherFleet, type Fleet, type FleetDeps } from '../../src/control/fleet/fleet.js';
 import { readRefOids } from '../../src/git/ref-files.js';
 import { fleetCacheFile } from '../../src/paths.js';
 import type { ProcessPort } from '../../src/ports.js';

@@ -13,7 +13,7 @@ import { AGENT_RUNNER } from '../helpers/drain-fixture.js';
 import { buildView } from '../../tui/view-model.js';
 import { parseRegistry } from '../../src/control/registry/parse.js';
 import { cronScheduler } from '../../src/io/cron.js';
-import type { Fleet } from '../../src/control/fleet.js';
+import type { Fleet } from '../../src/control/fleet/fleet.js';
 
 t.test('one typo in [repos.X] shows X with its problem, in fleet and on the dashboard', async (t) => {
   const dir = tempDir(t);

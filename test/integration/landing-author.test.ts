@@ -5,7 +5,7 @@
 import t from 'tap';
 import { drainFixture, runOrchestrate } from '../helpers/drain-fixture.js';
 import { git } from '../helpers/temp.js';
-import { orchestrateCommand } from '../../src/control/dispatch.js';
+import { orchestrateCommand } from '../../src/control/dispatch/dispatch.js';
 import { RUN_LIMIT_DEFAULTS } from '../../src/control/registry/limits.js';
 import type { RegistryRepo } from '../../src/types.js';
 

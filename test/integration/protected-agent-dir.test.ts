@@ -9,7 +9,7 @@ import { git, gitRepo } from '../helpers/temp.js';
 import { drainFixture, landedOn, runOrchestrate, taskOn, RED_ON_BROKEN_GATE, type FixtureTask } from '../helpers/drain-fixture.js';
 import { Git } from '../../src/git/git.js';
 import { realPorts } from '../../src/io/real-ports.js';
-import { changedSinceFork, protectedPathsDrift } from '../../src/drain/integrate-guard.js';
+import { changedSinceFork, protectedPathsDrift } from '../../src/drain/integrate/guard.js';
 
 const PARK_REASON = /Parked: changes \.agent\/ or the gates script \(([^)]*)\): a task may not change the runner's config or the gate that judges it; a human must review the branch and merge it by hand \(branch auto\/(TASK-\d+)\)/;
 

@@ -6,7 +6,7 @@ import t from 'tap';
 import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { realFs } from '../../src/io/real-ports.js';
-import { pruneRootRecords } from '../../src/control/retention.js';
+import { pruneRootRecords } from '../../src/control/retention/prune.js';
 import { runFile, spoolJobFile, transcriptFile, workspaceStateDir, drainHistoryFile, lastDrainFile, attemptsFile } from '../../src/paths.js';
 import { drainFixture, PROJECT_ROOT } from '../helpers/drain-fixture.js';
 import { tempDir } from '../helpers/temp.js';

@@ -11,7 +11,7 @@ import { tempDir } from '../helpers/temp.js';
 import { killSquidByPidFile, netns, testUser, uniqueName, waitForPort, type TestUser } from '../helpers/netns.js';
 import { aRepo, squidLayoutUnder } from '../helpers/host-fixtures.js';
 import { realPorts } from '../../src/io/real-ports.js';
-import { agentEnvironment, dropPrivileges } from '../../src/control/privdrop.js';
+import { agentEnvironment, dropPrivileges } from '../../src/control/repo-user/privdrop.js';
 import { egressRuleset, rulesetDifferences } from '../../backends/host/nftables.js';
 import { applyRuleset, listEgressTable } from '../../backends/host/apply-nft.js';
 import { applySquid, squidRunning } from '../../backends/host/apply-squid.js';

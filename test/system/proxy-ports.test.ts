@@ -12,7 +12,7 @@ import { tempDir } from '../helpers/temp.js';
 import { killSquidByPidFile, netns, testUser, uniqueName, type TestUser } from '../helpers/netns.js';
 import { aRepo, squidLayoutUnder } from '../helpers/host-fixtures.js';
 import { realPorts } from '../../src/io/real-ports.js';
-import { dropPrivileges } from '../../src/control/privdrop.js';
+import { dropPrivileges } from '../../src/control/repo-user/privdrop.js';
 import { applySquid } from '../../backends/host/apply-squid.js';
 import { readPortsState, squidOwns } from '../../backends/host/ports.js';
 import { systemCommand } from '../../backends/host/exec.js';

@@ -1,7 +1,7 @@
 // The board snapshot's parsing of `git cat-file --batch` output kept as
 // bytes: headers, contents and tree objects, from hand-built bytes.
 import t from 'tap';
-import { parseBatchObjects, parseTreeObject } from '../../src/control/board-snapshot.js';
+import { parseBatchObjects, parseTreeObject } from '../../src/control/repo-view/board.js';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);

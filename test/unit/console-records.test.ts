@@ -3,13 +3,13 @@
 // summaries read back as hostile input, what retention removes, the
 // retention_days key, and a paused repo's tick.
 import t from 'tap';
-import { completeLines, describeTranscriptLine, pickTranscript, tailTranscript } from '../../src/control/transcript-view.js';
-import { mergeRunHistory } from '../../src/control/run-history.js';
+import { completeLines, describeTranscriptLine, pickTranscript, tailTranscript } from '../../src/control/transcripts/view.js';
+import { mergeRunHistory } from '../../src/control/runs/history.js';
 import { parseDrainSummary } from '../../src/drain/history.js';
-import { expiredRecords, retentionDays, retentionDue, DEFAULT_RETENTION_DAYS } from '../../src/control/retention-policy.js';
-import { decideTick, needsBoard, type TickInput } from '../../src/control/tick.js';
+import { expiredRecords, retentionDays, retentionDue, DEFAULT_RETENTION_DAYS } from '../../src/control/retention/policy.js';
+import { decideTick, needsBoard, type TickInput } from '../../src/control/watch/tick.js';
 import { parseRegistry } from '../../src/control/registry/parse.js';
-import type { RunRecord } from '../../src/control/runs.js';
+import type { RunRecord } from '../../src/control/runs/record.js';
 import type { DrainSummary } from '../../src/drain/types.js';
 
 const DAY = 24 * 60 * 60 * 1000;

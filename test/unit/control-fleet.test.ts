@@ -1,6 +1,6 @@
 // Fleet entries and their rendering, from fixed inputs.
 import t from 'tap';
-import { fleetEntry, renderFleetHuman, type FleetInputs } from '../../src/control/fleet.js';
+import { fleetEntry, renderFleetHuman, type FleetInputs } from '../../src/control/fleet/fleet.js';
 import type { RegistryRepo } from '../../src/types.js';
 import { RUN_LIMIT_DEFAULTS } from '../../src/control/registry/limits.js';
 

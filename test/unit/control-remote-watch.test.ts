@@ -1,11 +1,11 @@
 // The watcher's check of origin (issue 11, item 0): the commands are the repo
 // user's and carry its proxy; what origin answers decides whether to fetch.
 import t from 'tap';
-import { checkRemote, fetchBaseCommand, judgeRemote, lsRemoteCommand, parseLsRemote, REMOTE_TIMEOUT_SEC } from '../../src/control/remote-watch.js';
+import { checkRemote, fetchBaseCommand, judgeRemote, lsRemoteCommand, parseLsRemote, REMOTE_TIMEOUT_SEC } from '../../src/control/watch/remote.js';
 import { parseRegistry } from '../../src/control/registry/parse.js';
 import { DEFAULT_REMOTE_POLL_SEC } from '../../src/control/registry/keys.js';
 import { cronScheduler } from '../../src/io/cron.js';
-import type { UserAccount } from '../../src/control/privdrop.js';
+import type { UserAccount } from '../../src/control/repo-user/privdrop.js';
 import { aRepo } from '../helpers/host-fixtures.js';
 import { fakeProcess } from '../helpers/fake-ports.js';
 

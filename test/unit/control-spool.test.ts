@@ -2,7 +2,7 @@
 import t from 'tap';
 import { existsSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { decideRecovery, orchestrateArgsFor, Spool, type Job } from '../../src/control/spool.js';
+import { decideRecovery, orchestrateArgsFor, Spool, type Job } from '../../src/control/jobs/spool.js';
 import { spoolDir } from '../../src/paths.js';
 import { realFs, realPorts } from '../../src/io/real-ports.js';
 import { UsageError } from '../../src/errors.js';

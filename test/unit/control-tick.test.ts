@@ -1,11 +1,11 @@
 // Tick decisions and the other pure deciders of the control plane.
 import t from 'tap';
-import { decideTick, needsBoard, type TickInput } from '../../src/control/tick.js';
+import { decideTick, needsBoard, type TickInput } from '../../src/control/watch/tick.js';
 import { describeHolder } from '../../src/lock.js';
-import { finishRun, parseOrchestrateSummary, type RunRecord } from '../../src/control/runs.js';
-import { combineBoards, parseBatch, parseBatchCheck, parseLsTree } from '../../src/control/board-snapshot.js';
-import { nextTaskNumber, promptTaskText, taskFileName, titleOf } from '../../src/control/prompt-task.js';
-import { orchestrateCommand } from '../../src/control/dispatch.js';
+import { finishRun, parseOrchestrateSummary, type RunRecord } from '../../src/control/runs/record.js';
+import { combineBoards, parseBatch, parseBatchCheck, parseLsTree } from '../../src/control/repo-view/board.js';
+import { nextTaskNumber, promptTaskText, taskFileName, titleOf } from '../../src/control/jobs/prompt-task.js';
+import { orchestrateCommand } from '../../src/control/dispatch/dispatch.js';
 import { RUN_LIMIT_DEFAULTS } from '../../src/control/registry/limits.js';
 import { progressLine } from '../../src/cli/root-support.js';
 import { parseTaskFile } from '../../src/board/parse.js';

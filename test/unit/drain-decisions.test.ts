@@ -5,13 +5,13 @@ import { judgeSession } from '../../src/agent/run-task.js';
 import { blockedReason } from '../../src/board/parking.js';
 import { drainLoop, tasksToStart } from '../../src/drain/schedule.js';
 import { Mutex } from '../../src/drain/mutex.js';
-import { boardReader } from '../../src/drain/staging-board.js';
+import { boardReader } from '../../src/drain/staging-board/reader.js';
 import { buildPrompt, taskDirective } from '../../src/agent/prompt.js';
 import { parseLandings } from '../../src/staging/lifecycle.js';
-import { landingMessage } from '../../src/drain/integrate.js';
+import { landingMessage } from '../../src/drain/integrate/branch.js';
 import { forget, recordConflictRetry, recordFailure } from '../../src/drain/attempts.js';
-import { judgeCandidate, protectedPathsIn } from '../../src/drain/protected-paths.js';
-import { gateSpecFrom } from '../../src/drain/trusted-config.js';
+import { judgeCandidate, protectedPathsIn } from '../../src/drain/integrate/protected-paths.js';
+import { gateSpecFrom } from '../../src/drain/integrate/trusted-config.js';
 import { DEFAULT_CONFIG } from '../../src/repo/config.js';
 import { aBoard, aTask } from '../helpers/board-builder.js';
 

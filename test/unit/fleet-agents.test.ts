@@ -4,7 +4,7 @@ import t from 'tap';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { realFs } from '../../src/io/real-ports.js';
-import { runningAgentTasks } from '../../src/control/fleet-agents.js';
+import { runningAgentTasks } from '../../src/control/fleet/agents.js';
 import { repoUserStateDir, workspaceStateDir } from '../../src/paths.js';
 import { tempDir } from '../helpers/temp.js';
 

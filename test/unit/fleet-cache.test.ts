@@ -2,7 +2,7 @@
 // checked entry by entry, and when an entry may answer.
 import t from 'tap';
 import { looseRefOid, parsePackedRefs } from '../../src/git/ref-files.js';
-import { entryMatches, parseFleetCache, validEntry, type FleetCacheEntry, type RefCommits } from '../../src/control/fleet-cache.js';
+import { entryMatches, parseFleetCache, validEntry, type FleetCacheEntry, type RefCommits } from '../../src/control/fleet/cache.js';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);

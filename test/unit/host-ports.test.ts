@@ -11,7 +11,7 @@ import { FIRST_PROXY_PORT, nextProxyPort, PRIVILEGED_PORT_LIMIT, proxyPortProble
 import { FIRST_PROXY_PORT as REGISTRY_FIRST_PORT } from '../../src/control/registry/proxy-ports.js';
 import { parseRegistry } from '../../src/control/registry/parse.js';
 import { upsertRepo } from '../../src/control/registry/edit.js';
-import { accountComment, accountProblem, parseUidMin } from '../../src/control/repo-account.js';
+import { accountComment, accountProblem, parseUidMin } from '../../src/control/repo-user/account.js';
 import { cronScheduler } from '../../src/io/cron.js';
 
 const SS = [

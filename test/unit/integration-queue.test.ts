@@ -3,7 +3,7 @@
 // batch (at most maxBatch, in board id order); every task gets its own
 // outcome; a failing batch fails each of its tasks.
 import t from 'tap';
-import { IntegrationQueue } from '../../src/drain/integration-queue.js';
+import { IntegrationQueue } from '../../src/drain/integrate/queue.js';
 import { Mutex } from '../../src/drain/mutex.js';
 import type { IntegrationOutcome } from '../../src/drain/verdict/after-integration.js';
 import { aTask } from '../helpers/board-builder.js';

@@ -4,10 +4,10 @@
 import t from 'tap';
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
-import { appendLedger, MAX_SESSIONS_PER_RUN, readLedger, sealRun, sealSession, type LedgerRecord, type RunToSeal } from '../../src/control/ledger.js';
-import { describeCost, ledgerTotal, ledgerTotals, MAX_TASKS_IN_POLICY, spendPolicyFor, spentOn, taskSpend } from '../../src/control/ledger-totals.js';
-import { ledgerReport, renderLedger } from '../../src/control/ledger-report.js';
-import { SPEND_DEFAULTS } from '../../src/drain/verdict/spend.js';
+import { appendLedger, MAX_SESSIONS_PER_RUN, readLedger, sealRun, sealSession, type LedgerRecord, type RunToSeal } from '../../src/control/ledger/ledger.js';
+import { describeCost, ledgerTotal, ledgerTotals, MAX_TASKS_IN_POLICY, spendPolicyFor, spentOn, taskSpend } from '../../src/control/ledger/totals.js';
+import { ledgerReport, renderLedger } from '../../src/control/ledger/report.js';
+import { SPEND_DEFAULTS } from '../../src/spend/verdict.js';
 import type { SessionReport } from '../../src/drain/types.js';
 import { realFs } from '../../src/io/real-ports.js';
 import { tempDir } from '../helpers/temp.js';

@@ -1,6 +1,6 @@
 // Who runs status/promote/discard/gc: root never in a checkout a user controls.
 import t from 'tap';
-import { chooseLifecycleRunner, rootMayRunIn, type PathStep, type WorkspaceFacts } from '../../src/control/lifecycle-target.js';
+import { chooseLifecycleRunner, rootMayRunIn, type PathStep, type WorkspaceFacts } from '../../src/control/dispatch/lifecycle-target.js';
 import { aRepo } from '../helpers/host-fixtures.js';
 import type { Registry } from '../../src/types.js';
 

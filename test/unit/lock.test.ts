@@ -3,9 +3,9 @@
 // process-identity rule. Built from fakes: no file is touched.
 import t from 'tap';
 import { acquireLock, clearDeadLock } from '../../src/lock.js';
-import { acquireWorkspaceLock } from '../../src/drain/workspace-lock.js';
-import { dispatchExitCode } from '../../src/control/dispatch.js';
-import type { RunRecord } from '../../src/control/runs.js';
+import { acquireWorkspaceLock } from '../../src/drain/recovery/workspace-lock.js';
+import { dispatchExitCode } from '../../src/control/dispatch/dispatch.js';
+import type { RunRecord } from '../../src/control/runs/record.js';
 import { BusyError, EXIT } from '../../src/errors.js';
 import type { LockHolder } from '../../src/ports.js';
 import { fakeClock } from '../helpers/fake-ports.js';

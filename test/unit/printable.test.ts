@@ -2,7 +2,7 @@
 /* eslint-disable no-control-regex -- the assertions look for control characters */
 import t from 'tap';
 import { escapeForTerminal, printable, printableLine } from '../../src/printable.js';
-import { renderRunHuman } from '../../src/control/render.js';
+import { renderRunHuman } from '../../src/control/runs/render.js';
 import { renderTaskTable, progressPrinter } from '../../src/cli/drain-output.js';
 import { renderStatus } from '../../src/cli/status.js';
 import { runCli } from '../../src/cli/commands.js';

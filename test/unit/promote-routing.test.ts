@@ -3,7 +3,7 @@
 // logged, never thrown, and push-mode repos are left alone.
 import t from 'tap';
 import { promoteFlagsFor } from '../../src/cli/promote.js';
-import { afterPublishedDrain } from '../../src/control/watch-pull-request.js';
+import { afterPublishedDrain } from '../../src/control/pull-request/after-drain.js';
 import { parseRegistry } from '../../src/control/registry/parse.js';
 import { realPorts } from '../../src/io/real-ports.js';
 

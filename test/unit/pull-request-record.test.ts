@@ -2,10 +2,10 @@
 // output, bounded and validated), the arguments it runs it with, and the
 // cell fleet and the dashboard show.
 import t from 'tap';
-import { pullRequestCell, pullRequestRecordFrom } from '../../src/control/pull-request-record.js';
-import { pullRequestPromoteArgs } from '../../src/control/pull-request-sync.js';
+import { pullRequestCell, pullRequestRecordFrom } from '../../src/control/pull-request/record.js';
+import { pullRequestPromoteArgs } from '../../src/control/pull-request/sync.js';
 import { parseRegistry } from '../../src/control/registry/parse.js';
-import { fleetEntry, renderFleetHuman } from '../../src/control/fleet.js';
+import { fleetEntry, renderFleetHuman } from '../../src/control/fleet/fleet.js';
 import { buildView } from '../../tui/view-model.js';
 
 const repoOf = (extra: string) => parseRegistry(`[repos.web]\npath = "/srv/web"\nproxy_port = 700\n${extra}`, 'r.toml', { isValid: () => true }).registry.repos[0]!;

@@ -1,13 +1,13 @@
 // The run-limit builders and parsers, and the one process-identity rule.
 import t from 'tap';
-import { confineCommand, confinementFor, runUnitName, runUnitPattern, stopUnitCommand } from '../../src/control/run-limits.js';
+import { confineCommand, confinementFor, runUnitName, runUnitPattern, stopUnitCommand } from '../../src/control/dispatch/limits.js';
 import { formatSize, parseSize, readRunLimit, resolveRunLimits, RUN_LIMIT_DEFAULTS, type RunLimitFields } from '../../src/control/registry/limits.js';
 import { parseRegistry } from '../../src/control/registry/parse.js';
 import { upsertRepo } from '../../src/control/registry/edit.js';
-import { describeSweep, endUserProcesses, signalEveryProcessAsUser } from '../../src/control/user-sweep.js';
+import { describeSweep, endUserProcesses, signalEveryProcessAsUser } from '../../src/control/dispatch/user-sweep.js';
 import { isSameProcess, stillRunning } from '../../src/process-identity.js';
 import { stateDirProblems } from '../../src/control/state-dirs.js';
-import { parseAgentRecord } from '../../src/drain/records.js';
+import { parseProcessRecord } from '../../src/drain/recovery/process-records.js';
 import { parseProcStatus } from '../../src/io/proc.js';
 import type { Command } from '../../src/types.js';
 import type { UserProcess } from '../../src/ports.js';
@@ -147,11 +147,11 @@ t.test('/proc status: the REAL uid decides', async (t) => {
 });
 
 t.test('agent records: one validation for every reader', async (t) => {
-  t.same(parseAgentRecord('TASK-3.json', '{"pid":123,"startTime":"456","taskId":"TASK-3"}', '/f'), { pid: 123, startTime: '456', kind: 'agent', taskId: 'TASK-3', file: '/f' });
-  t.same(parseAgentRecord('TASK-3.json', '{"pid":123}', '/f'), { pid: 123, startTime: undefined, kind: 'agent', taskId: 'TASK-3', file: '/f' });
-  t.same(parseAgentRecord('gate.json', '{"pid":124,"startTime":"9","kind":"gate","taskId":"TASK-3"}', '/g'), { pid: 124, startTime: '9', kind: 'gate', taskId: 'TASK-3', file: '/g' });
-  t.equal(parseAgentRecord('gate.json', '{"pid":124,"kind":"gate"}', '/g'), undefined, 'a gate record names the task it gates');
-  t.equal(parseAgentRecord('x.json', '{"pid":124,"kind":"rm -rf","taskId":"TASK-3"}', '/g')?.kind, 'agent', 'an unknown kind is an agent (displayed, never trusted)');
+  t.same(parseProcessRecord('TASK-3.json', '{"pid":123,"startTime":"456","taskId":"TASK-3"}', '/f'), { pid: 123, startTime: '456', kind: 'agent', taskId: 'TASK-3', file: '/f' });
+  t.same(parseProcessRecord('TASK-3.json', '{"pid":123}', '/f'), { pid: 123, startTime: undefined, kind: 'agent', taskId: 'TASK-3', file: '/f' });
+  t.same(parseProcessRecord('gate.json', '{"pid":124,"startTime":"9","kind":"gate","taskId":"TASK-3"}', '/g'), { pid: 124, startTime: '9', kind: 'gate', taskId: 'TASK-3', file: '/g' });
+  t.equal(parseProcessRecord('gate.json', '{"pid":124,"kind":"gate"}', '/g'), undefined, 'a gate record names the task it gates');
+  t.equal(parseProcessRecord('x.json', '{"pid":124,"kind":"rm -rf","taskId":"TASK-3"}', '/g')?.kind, 'agent', 'an unknown kind is an agent (displayed, never trusted)');
   for (const [name, text] of [
     ['TASK-3.json', '{"pid":1,"startTime":"4"}'],
     ['TASK-3.json', '{"pid":-5,"startTime":"4"}'],
@@ -161,9 +161,9 @@ t.test('agent records: one validation for every reader', async (t) => {
     ['TASK-3.json', '{"pid":12'],
     ['TASK-3.tmp', '{"pid":12}'],
   ] as const) {
-    t.equal(parseAgentRecord(name, text, '/f'), undefined, `${name}: ${text}`);
+    t.equal(parseProcessRecord(name, text, '/f'), undefined, `${name}: ${text}`);
   }
-  t.equal(parseAgentRecord('T.json', '{"pid":12,"startTime":"4; rm"}', '/f')?.startTime, undefined, 'a start time is digits');
+  t.equal(parseProcessRecord('T.json', '{"pid":12,"startTime":"4; rm"}', '/f')?.startTime, undefined, 'a start time is digits');
 });
 
 t.test('state dir modes', async (t) => {

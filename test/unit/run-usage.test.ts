@@ -3,15 +3,15 @@
 // summary into the ledger with the run's total for its record, and
 // `agent-runner runs` showing each run's total.
 import t from 'tap';
-import { sealRunUsage, spendForRun } from '../../src/control/run-usage.js';
-import { readLedger } from '../../src/control/ledger.js';
-import { orchestrateCommand } from '../../src/control/dispatch.js';
-import { mergeRunHistory } from '../../src/control/run-history.js';
+import { sealRunUsage, spendForRun } from '../../src/control/dispatch/usage.js';
+import { readLedger } from '../../src/control/ledger/ledger.js';
+import { orchestrateCommand } from '../../src/control/dispatch/dispatch.js';
+import { mergeRunHistory } from '../../src/control/runs/history.js';
 import { renderRunHistory } from '../../src/cli/runs.js';
-import { spendHold } from '../../src/control/spend-hold.js';
-import type { RunRecord } from '../../src/control/runs.js';
+import { spendHold } from '../../src/control/ledger/hold.js';
+import type { RunRecord } from '../../src/control/runs/record.js';
 import type { RegistryRepo } from '../../src/types.js';
-import { SPEND_DEFAULTS } from '../../src/drain/verdict/spend.js';
+import { SPEND_DEFAULTS } from '../../src/spend/verdict.js';
 import { realFs } from '../../src/io/real-ports.js';
 import { tempDir } from '../helpers/temp.js';
 

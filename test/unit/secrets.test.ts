@@ -6,7 +6,7 @@ import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { extractSecrets, knownSecrets, redactDeep, redactor, redactSecrets, SECRET_NAME } from '../../src/agent/secrets.js';
-import { repoUserSecrets } from '../../src/control/home-secrets.js';
+import { repoUserSecrets } from '../../src/control/repo-user/home-secrets.js';
 import { realFs } from '../../src/io/real-ports.js';
 import { parseRegistry } from '../../src/control/registry/parse.js';
 import { cronScheduler } from '../../src/io/cron.js';

@@ -3,7 +3,7 @@
 // attempt, the daily budget stops new starts and lifts at the next UTC day.
 import t from 'tap';
 import { SessionGuard } from '../../src/drain/session-guard.js';
-import { SPEND_DEFAULTS } from '../../src/drain/verdict/spend.js';
+import { SPEND_DEFAULTS } from '../../src/spend/verdict.js';
 import type { SessionEnd } from '../../src/agent/run-task.js';
 import type { AgentResult } from '../../src/types.js';
 import type { DrainEventBody } from '../../src/drain/types.js';

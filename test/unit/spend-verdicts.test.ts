@@ -1,12 +1,12 @@
-// Budget and rate-limit verdicts as tables (drain/verdict/spend.ts), the hold
-// the watcher derives from them (control/spend-hold.ts), and the registry's
+// Budget and rate-limit verdicts as tables (spend/verdict.ts), the hold
+// the watcher derives from them (control/ledger/hold.ts), and the registry's
 // spend keys.
 import t from 'tap';
-import { dailyBudgetVerdict, MAX_RATE_LIMIT_WAITS, nextUtcDay, rateLimitVerdict, SPEND_DEFAULTS, stoppedAtBudget, taskBudgetLeft, taskBudgetVerdict, utcDay } from '../../src/drain/verdict/spend.js';
-import { holdFor } from '../../src/control/spend-hold.js';
+import { dailyBudgetVerdict, MAX_RATE_LIMIT_WAITS, nextUtcDay, rateLimitVerdict, SPEND_DEFAULTS, stoppedAtBudget, taskBudgetLeft, taskBudgetVerdict, utcDay } from '../../src/spend/verdict.js';
+import { holdFor } from '../../src/control/ledger/hold.js';
 import { parseRegistry } from '../../src/control/registry/parse.js';
-import { parseSpendPolicy } from '../../src/drain/spend-policy.js';
-import { fleetSpend } from '../../src/control/fleet-spend.js';
+import { parseSpendPolicy } from '../../src/spend/policy.js';
+import { fleetSpend } from '../../src/control/fleet/spend.js';
 import type { RegistryRepo } from '../../src/types.js';
 
 const NOW = Date.parse('2026-11-30T18:00:00.000Z');

@@ -1,7 +1,7 @@
 // Refreshes never overlap, a failed read keeps the last fleet and says why,
 // and --interval is checked.
 import t from 'tap';
-import type { Fleet } from '../../src/control/fleet.js';
+import type { Fleet } from '../../src/control/fleet/fleet.js';
 import { FleetRefresher, type RefreshState } from '../../tui/refresh.js';
 import { parseInterval } from '../../src/cli/tui.js';
 import { UsageError } from '../../src/errors.js';

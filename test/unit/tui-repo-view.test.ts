@@ -7,7 +7,7 @@ import { buildView, FLEET_COLUMNS, renderFrameText, type Column } from '../../tu
 import { describeActionResult } from '../../tui/action-result.js';
 import { INITIAL_STATE } from '../../tui/console-state.js';
 import { KEY_HELP } from '../../tui/keys.js';
-import type { RunHistory } from '../../src/control/run-history.js';
+import type { RunHistory } from '../../src/control/runs/history.js';
 import { aBusyRepo, aFleet, aRepo, READ_AT } from '../helpers/fleet-builder.js';
 
 const facts: StagingFacts = {

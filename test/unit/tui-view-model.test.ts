@@ -1,7 +1,7 @@
 // The dashboard's view model from built fleets: table text, tones, the
 // details of the selected repo, selection moves and the footer.
 import t from 'tap';
-import type { Fleet, FleetRepo } from '../../src/control/fleet.js';
+import type { Fleet, FleetRepo } from '../../src/control/fleet/fleet.js';
 import { buildView, moveSelection, renderFrameText, rowText, selectedIndex, formatAge, type RefreshStatus } from '../../tui/view-model.js';
 
 const READ_AT = Date.parse('2026-01-01T01:00:00.000Z');

@@ -1,7 +1,7 @@
 // The registry's run limits: how much of the host one run of a repo may use.
 // tasks_max (processes and threads), memory_max (bytes, or "512M"/"8G"),
 // cpu_weight (systemd's CPUWeight, 1-10000). Parsed here, one key at a time,
-// for the registry's key table (keys.ts); applied by control/run-limits.ts.
+// for the registry's key table (keys.ts); applied by control/dispatch/limits.ts.
 import type { RunLimits } from '../../types.js';
 
 export type { RunLimits } from '../../types.js';

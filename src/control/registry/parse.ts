@@ -97,7 +97,7 @@ function resolveRepo(name: string, fields: Fields & { path: string; proxyPort: n
   };
 }
 
-/** retention_days only when the registry sets it (control/retention-policy.ts has the default). */
+/** retention_days only when the registry sets it (control/retention/policy.ts has the default). */
 function retentionOf(fields: Fields, defaults: Fields): { retentionDays?: number } {
   const days = fields.retentionDays ?? defaults.retentionDays;
   return days === undefined ? {} : { retentionDays: days };

@@ -2,11 +2,11 @@
 // daily_tokens, task_usd; unset means no cap) and the bounds of a rate-limit
 // wait (rate_limit_wait_min_sec, rate_limit_wait_max_sec). Parsed here, one
 // key at a time, for the registry's key table (keys.ts); applied by the
-// watcher (control/spend-gate.ts) and the drain (drain/verdict/spend.ts).
+// watcher (control/spend-gate.ts) and the drain (spend/verdict.ts).
 import type { SpendLimits } from '../../types.js';
-import { SPEND_DEFAULTS } from '../../drain/verdict/spend.js';
+import { SPEND_DEFAULTS } from '../../spend/verdict.js';
 
-export { SPEND_DEFAULTS } from '../../drain/verdict/spend.js';
+export { SPEND_DEFAULTS } from '../../spend/verdict.js';
 
 export const SPEND_KEYS = {
   daily_usd: 'USD a repo may spend per day (UTC) before no new task starts',

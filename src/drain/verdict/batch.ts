@@ -8,7 +8,7 @@
 // commits means a prefix is gated without merging anything twice. Gating
 // prefixes in the chain's order gives exactly the outcome the one-at-a-time
 // integrator gave in that order, with fewer gate runs. Pure: the integrator
-// (integrate-batch.ts) asks nextStep what to do and reports what happened.
+// (integrate/batch.ts) asks nextStep what to do and reports what happened.
 import type { TaskId } from '../../types.js';
 import { compareIds } from '../../board/readiness.js';
 

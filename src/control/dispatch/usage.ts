@@ -1,0 +1,31 @@
+// A run's usage as root keeps it: before the run, the budgets and the
+// ledger's totals handed to orchestrate; after it, the sessions of
+// orchestrate's summary sealed into the ledger and the run's total for its
+// record. Root reads the summary from the pipe it holds, never from a file
+// the repo user can write.
+import type { FsPort } from '../../ports.js';
+import type { RegistryRepo } from '../../types.js';
+import type { SpendPolicy } from '../../spend/policy.js';
+import { SPEND_DEFAULTS, utcDay } from '../../spend/verdict.js';
+import { reportTokens } from '../../spend/verdict.js';
+import { appendLedger, readLedger, sealRun } from '../ledger/ledger.js';
+import { ledgerTotal, spendPolicyFor } from '../ledger/totals.js';
+import { parseOrchestrateSummary, type RunRecord, type RunUsage } from '../runs/record.js';
+
+/** The spend policy for a run starting now: per-task totals only when a task budget needs them. */
+export async function spendForRun(fs: FsPort, state: string, repo: RegistryRepo, now: number): Promise<SpendPolicy> {
+  const limits = repo.spend ?? SPEND_DEFAULTS;
+  const records = await readLedger(fs, state, repo.name, limits.taskUsd === undefined ? utcDay(now) : undefined);
+  return spendPolicyFor(limits, records, now);
+}
+
+/** Seals the run's sessions into the ledger; returns what its record says about them. */
+export async function sealRunUsage(fs: FsPort, state: string, run: RunRecord, stdout: string, sealedAt: string): Promise<Pick<RunRecord, 'usage' | 'budgetStop'>> {
+  const summary = parseOrchestrateSummary(stdout);
+  const records = sealRun({ repo: run.repo, runId: run.id, startedAt: run.startedAt, endedAt: run.endedAt ?? sealedAt, summary, sealedAt });
+  await appendLedger(fs, state, run.repo, records);
+  const total = ledgerTotal(records);
+  const usage: RunUsage = { sessions: total.sessions, costUsd: total.costUsd, unknownCost: total.unknownCost, tokens: records.reduce((sum, record) => sum + reportTokens(record), 0) };
+  const budgetStop = typeof summary?.budgetStop === 'string' ? summary.budgetStop.slice(0, 300) : undefined;
+  return { usage, ...(budgetStop ? { budgetStop } : {}) };
+}

@@ -1,0 +1,91 @@
+// A repo's run history: the runs root dispatched (by hand, the watcher or a
+// queued job; src/control/runs/record.ts) and the drains the workspace itself kept
+// (drain/history.ts), which also covers drains a person ran with
+// orchestrate. A dispatched run is both; it is listed once, with what root
+// recorded and the tasks of whichever record has them. Pure.
+import type { RunRecord } from './record.js';
+import type { DrainSummary, TaskSummary } from '../../drain/types.js';
+import { describeCost } from '../ledger/totals.js';
+
+export interface HistoryEntry {
+  readonly id: string;
+  /** dispatch, watch, job, or orchestrate (a drain run by hand, without root). */
+  readonly trigger: 'dispatch' | 'watch' | 'job' | 'orchestrate';
+  readonly jobId: string | null;
+  readonly status: 'running' | 'finished' | 'interrupted';
+  readonly outcome: string;
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  readonly exitCode: number | null;
+  readonly detail: string | null;
+  readonly counts: { readonly landed: number; readonly parked: number; readonly blocked: number; readonly failed: number };
+  /** Tokens of the run's agent sessions as root sealed them into the ledger; null when not known (a drain run by hand, an older run). */
+  readonly tokens: number | null;
+  /** What the sessions cost ("$0.42", "$0.42 + 1 unknown", "unknown"); null when not known. */
+  readonly cost: string | null;
+  /** Why the run stopped starting tasks (a daily budget), when it did. */
+  readonly budgetStop: string | null;
+  readonly tasks: readonly TaskSummary[];
+}
+
+const TRIGGER = { manual: 'dispatch', watch: 'watch', job: 'job' } as const;
+
+function counts(tasks: readonly TaskSummary[]): HistoryEntry['counts'] {
+  const n = (outcome: string) => tasks.filter((task) => task.outcome === outcome).length;
+  return { landed: n('landed'), parked: n('parked'), blocked: n('blocked'), failed: n('failed') };
+}
+
+/** Newest first; `limit` entries at most. */
+export function mergeRunHistory(records: readonly RunRecord[], drains: readonly DrainSummary[], limit = Infinity): HistoryEntry[] {
+  const drainById = new Map(drains.map((drain) => [drain.runId, drain]));
+  const entries: HistoryEntry[] = [];
+  for (const record of records) {
+    const drain = drainById.get(record.id);
+    drainById.delete(record.id);
+    const tasks = record.tasks?.length ? record.tasks : (drain?.tasks ?? []);
+    entries.push({
+      id: record.id,
+      trigger: TRIGGER[record.trigger] ?? 'dispatch',
+      jobId: record.jobId ?? null,
+      status: record.status,
+      outcome: record.status === 'running' ? 'running' : (record.outcome ?? drain?.outcome ?? record.status),
+      startedAt: record.startedAt,
+      endedAt: record.endedAt ?? null,
+      exitCode: record.exitCode ?? null,
+      detail: record.detail ?? drain?.failure ?? null,
+      counts: counts(tasks),
+      // No session reported a token: unknown, not 0.
+      tokens: record.usage && record.usage.tokens > 0 ? record.usage.tokens : null,
+      cost: record.usage ? describeCost(record.usage) : null,
+      budgetStop: record.budgetStop ?? null,
+      tasks,
+    });
+  }
+  for (const drain of drainById.values()) {
+    entries.push({
+      id: drain.runId,
+      trigger: 'orchestrate',
+      jobId: null,
+      status: drain.outcome === 'interrupted' ? 'interrupted' : 'finished',
+      outcome: drain.outcome,
+      startedAt: drain.startedAt,
+      endedAt: drain.endedAt,
+      exitCode: null,
+      detail: drain.failure ?? null,
+      counts: counts(drain.tasks),
+      tokens: null,
+      cost: null,
+      budgetStop: null,
+      tasks: drain.tasks,
+    });
+  }
+  return entries.sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : a.id < b.id ? 1 : -1)).slice(0, limit);
+}
+
+/** What `runs` prints and the dashboard's runs tab shows. */
+export interface RunHistory {
+  readonly target: string;
+  readonly runs: readonly HistoryEntry[];
+  /** What could not be read (the user's records, say); the rest is still listed. */
+  readonly errors: readonly string[];
+}

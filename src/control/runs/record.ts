@@ -1,0 +1,144 @@
+// Run records: one JSON file per dispatch under <state>/repos/NAME/runs/,
+// written when the run starts (before the drain can change anything) and
+// rewritten when it ends, so a restart always knows what was in flight.
+import type { FsPort } from '../../ports.js';
+import { runFile, runsDir } from '../../paths.js';
+import { ensureRepoStateDir, ROOT_ONLY_DIR_MODE } from '../state-dirs.js';
+import type { OrchestrateSummary, TaskSummary } from '../../drain/types.js';
+
+export type RunTrigger = 'manual' | 'watch' | 'job';
+
+export type RunStatus = 'running' | 'finished' | 'interrupted';
+
+export interface RunRecord {
+  readonly id: string;
+  readonly repo: string;
+  readonly trigger: RunTrigger;
+  readonly jobId?: string;
+  readonly user: string;
+  /** The orchestrate arguments beyond workspace/json/run-id/progress. */
+  readonly args: readonly string[];
+  readonly status: RunStatus;
+  readonly startedAt: string;
+  readonly endedAt?: string;
+  /** The orchestrate process (it leads its own process group), once started. */
+  readonly process?: { readonly pid: number; readonly startTime: string | undefined };
+  readonly exitCode?: number | null;
+  readonly signal?: string | null;
+  readonly outcome?: OrchestrateSummary['outcome'] | 'error';
+  readonly tasks?: readonly TaskSummary[];
+  readonly staging?: OrchestrateSummary['staging'];
+  readonly pushed?: boolean;
+  /** Why the run failed or was interrupted, in words. */
+  readonly detail?: string;
+  /** What the run's agent sessions cost, as sealed into the ledger (dispatch/usage.ts). */
+  readonly usage?: RunUsage;
+  /** The repo went over a daily budget during or before the run: no new task started. */
+  readonly budgetStop?: string;
+  /** Where the run's processes lived and their limits (dispatch/limits.ts). */
+  readonly confinement?: {
+    readonly kind: 'systemd-scope' | 'rlimits';
+    readonly unit?: string;
+    readonly tasksMax: number;
+    readonly memoryMax: number;
+    readonly cpuWeight: number;
+  };
+  /** The user's processes left when orchestrate ended, and what became of them (dispatch/user-sweep.ts). */
+  readonly leftovers?: {
+    readonly found: number;
+    readonly killed: boolean;
+    readonly survivors: readonly { readonly pid: number; readonly name: string }[];
+    readonly summary: string;
+  };
+}
+
+export interface RunUsage {
+  readonly sessions: number;
+  readonly costUsd: number;
+  /** Sessions that reported no cost (not in costUsd). */
+  readonly unknownCost: number;
+  readonly tokens: number;
+}
+
+export async function writeRun(fs: FsPort, state: string, record: RunRecord): Promise<void> {
+  await ensureRepoStateDir(fs, state, record.repo);
+  await fs.mkdirp(runsDir(state, record.repo), ROOT_ONLY_DIR_MODE);
+  await fs.writeAtomic(runFile(state, record.repo, record.id), `${JSON.stringify(record, null, 2)}\n`, 0o600);
+}
+
+async function readRun(fs: FsPort, state: string, repo: string, runId: string): Promise<RunRecord | undefined> {
+  const text = await fs.readTextIfExists(runFile(state, repo, runId));
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as RunRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Run ids, oldest first (ids sort by creation time). */
+async function listRunIds(fs: FsPort, state: string, repo: string): Promise<string[]> {
+  return (await fs.list(runsDir(state, repo)))
+    .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
+    .map((name) => name.slice(0, -'.json'.length))
+    .sort();
+}
+
+/** The newest runs, newest first. */
+export async function latestRuns(fs: FsPort, state: string, repo: string, count: number): Promise<RunRecord[]> {
+  const ids = (await listRunIds(fs, state, repo)).slice(-count).reverse();
+  const records: RunRecord[] = [];
+  for (const id of ids) {
+    const record = await readRun(fs, state, repo, id);
+    if (record) records.push(record);
+  }
+  return records;
+}
+
+/**
+ * Pure: orchestrate's stdout to its summary. It prints one JSON object last;
+ * anything before it (there should be nothing) is ignored.
+ */
+export function parseOrchestrateSummary(stdout: string): OrchestrateSummary | undefined {
+  const lines = stdout.split('\n').map((line) => line.trim()).filter(Boolean);
+  const candidates = [stdout.trim(), ...lines.reverse()];
+  for (const candidate of candidates) {
+    if (!candidate.startsWith('{')) continue;
+    try {
+      const value = JSON.parse(candidate) as Partial<OrchestrateSummary>;
+      if (typeof value.outcome === 'string' && Array.isArray(value.tasks)) return value as OrchestrateSummary;
+    } catch {
+      // not this one
+    }
+  }
+  return undefined;
+}
+
+/** Pure: the finished record from the started one and how orchestrate ended. */
+export function finishRun(
+  started: RunRecord,
+  ended: { exitCode: number | null; signal: string | null; stdout: string; stderrTail: string; endedAt: string; interrupted: boolean },
+): RunRecord {
+  const summary = parseOrchestrateSummary(ended.stdout);
+  const base = { ...started, endedAt: ended.endedAt, exitCode: ended.exitCode, signal: ended.signal };
+  if (summary) {
+    const interrupted = summary.outcome === 'interrupted' || ended.interrupted;
+    return {
+      ...base,
+      status: interrupted ? 'interrupted' : 'finished',
+      outcome: summary.outcome,
+      tasks: summary.tasks,
+      ...(summary.staging ? { staging: summary.staging } : {}),
+      ...(summary.pushed === undefined ? {} : { pushed: summary.pushed }),
+    };
+  }
+  const why = ended.signal ? `orchestrate was ended by ${ended.signal}` : `orchestrate exited ${ended.exitCode} without a summary`;
+  const tail = ended.stderrTail.trim().split('\n').slice(-3).join(' | ');
+  return {
+    ...base,
+    status: ended.interrupted ? 'interrupted' : 'finished',
+    outcome: ended.interrupted ? 'interrupted' : 'error',
+    tasks: [],
+    detail: tail ? `${why}: ${tail}` : why,
+  };
+}

@@ -1,0 +1,40 @@
+// <state>/repos/NAME/watch.json: what the watcher of a repo is doing, for
+// fleet and the dashboard. Rewritten atomically on every change and as a
+// heartbeat while a run goes on.
+import type { FsPort } from '../../ports.js';
+import { watchStatusFile } from '../../paths.js';
+import { ensureRepoStateDir } from '../state-dirs.js';
+
+export interface WatchStatus {
+  readonly repo: string;
+  readonly state: 'starting' | 'idle' | 'running' | 'stopping' | 'stopped';
+  readonly pid: number;
+  readonly runId?: string;
+  readonly jobId?: string;
+  /** ISO times. */
+  readonly runStartedAt?: string;
+  readonly lastTick?: string;
+  readonly heartbeat: string;
+  readonly lastResult?: { readonly runId: string; readonly outcome: string; readonly exitCode: number | null | undefined; readonly endedAt: string | undefined };
+  /** Why no run starts now (a rate limit, a daily budget) and until when (ledger/hold.ts). */
+  readonly hold?: { readonly reason: string; readonly until: string };
+  /** The last rate-limit reset a drain reported (ISO): no run starts before it. */
+  readonly rateLimitUntil?: string;
+  /** The last problem that made a tick skip the repo (bad config, missing user, unreadable board). */
+  readonly lastError?: { readonly at: string; readonly message: string };
+}
+
+export async function writeWatchStatus(fs: FsPort, state: string, status: WatchStatus): Promise<void> {
+  await ensureRepoStateDir(fs, state, status.repo);
+  await fs.writeAtomic(watchStatusFile(state, status.repo), `${JSON.stringify(status, null, 2)}\n`, 0o600);
+}
+
+export async function readWatchStatus(fs: FsPort, state: string, repo: string): Promise<WatchStatus | undefined> {
+  const text = await fs.readTextIfExists(watchStatusFile(state, repo));
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as WatchStatus;
+  } catch {
+    return undefined;
+  }
+}
