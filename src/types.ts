@@ -151,6 +151,17 @@ export interface AgentOutput {
   readonly endedAt?: number;
 }
 
+/** What one task's agent sessions came to (agent/run-task.ts judges it). */
+export type RunOutcome =
+  | { readonly kind: 'done' }
+  | { readonly kind: 'blocked'; readonly reason: string }
+  | { readonly kind: 'agent-failed'; readonly reason: string }
+  | { readonly kind: 'stalled'; readonly reason: string }
+  | { readonly kind: 'unfinished'; readonly reason: string }
+  | { readonly kind: 'unreadable'; readonly reason: string }
+  /** The task cost more than its budget: stopped, and parked for a human. */
+  | { readonly kind: 'over-budget'; readonly reason: string };
+
 export type AgentFailure =
   | 'not-logged-in'
   | 'rate-limited'

@@ -3,7 +3,7 @@
 // itself lives in supervise.ts; this file decides what a session meant.
 import * as path from 'node:path';
 import type { Clock, FsPort, Ports, ProcessPort, StartedProcess } from '../ports.js';
-import type { AgentAdapter, AgentResult, RepoConfig, Task, TaskId } from '../types.js';
+import type { AgentAdapter, AgentResult, RepoConfig, RunOutcome, Task, TaskId } from '../types.js';
 import type { Git } from '../git/git.js';
 import { readBoard, findTask } from '../board/read.js';
 import { BLOCKED_STATUS, DONE_STATUS, sameStatus } from '../board/status.js';
@@ -14,16 +14,6 @@ import { resolveModelChoice } from '../repo/config.js';
 import { superviseAgent, type StreamBudget } from './supervise.js';
 import { taskEnv } from './env.js';
 import { redactSecrets } from './secrets.js';
-
-export type RunOutcome =
-  | { readonly kind: 'done' }
-  | { readonly kind: 'blocked'; readonly reason: string }
-  | { readonly kind: 'agent-failed'; readonly reason: string }
-  | { readonly kind: 'stalled'; readonly reason: string }
-  | { readonly kind: 'unfinished'; readonly reason: string }
-  | { readonly kind: 'unreadable'; readonly reason: string }
-  /** The task cost more than its budget: stopped, and parked for a human. */
-  | { readonly kind: 'over-budget'; readonly reason: string };
 
 /** A session as it ended, for whoever keeps the books (the drain's SessionGuard). */
 export interface SessionEnd {

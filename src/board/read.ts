@@ -15,10 +15,8 @@ import { UsageError } from '../errors.js';
 import { MAX_TASK_FILE_BYTES, isUnreadable, tooLarge } from './parse.js';
 import { parseTaskFileRemembered } from './parse-memo.js';
 import { canonicalTaskId, DEFAULT_TASK_PREFIX, isTaskFileName } from './task-id.js';
+import { DEFAULT_STATUSES } from './status.js';
 import { customDirectory, LOCATION_PROBES, locateBoard, noBoardMessage, ROOT_CONFIG_FILE, type BoardLocation } from './location.js';
-
-/** Backlog.md's statuses when backlog/config.yml does not name any. */
-export const DEFAULT_STATUSES: readonly string[] = ['To Do', 'In Progress', 'Done'];
 
 /** The default layout (`backlog init`): what the demo writes. Boards elsewhere are found by locateBoard. */
 export const TASKS_DIR = path.join('backlog', 'tasks');

@@ -2,7 +2,9 @@
 // upstream): trimmed and case-insensitive, and the board's LAST configured
 // status is the finished one (`Done` by default; a board whose statuses end
 // in `Shipped` finishes with `Shipped`). Pure.
-import { DEFAULT_STATUSES } from './read.js';
+
+/** Backlog.md's statuses when backlog/config.yml does not name any. */
+export const DEFAULT_STATUSES: readonly string[] = ['To Do', 'In Progress', 'Done'];
 
 export const READY_STATUS = 'To Do';
 export const DONE_STATUS = 'Done';

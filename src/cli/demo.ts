@@ -3,15 +3,13 @@
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
-import { EXIT } from '../errors.js';
-import { runDemo } from '../demo/demo.js';
+import { EXIT, UsageError } from '../errors.js';
+import { runDemo, DEMO_REPO } from '../demo/demo.js';
 import { progressPrinter, renderTaskTable } from './drain-output.js';
 import { renderStatus } from './status.js';
 import { USER_PATH } from '../system-path.js';
-import { UsageError } from '../errors.js';
 import { runGitHubDemo, type GitHubDemoResult } from '../demo/github-demo.js';
 import { ledgerReport, renderLedger } from '../control/ledger/report.js';
-import { DEMO_REPO } from '../demo/demo.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command

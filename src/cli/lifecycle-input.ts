@@ -3,7 +3,7 @@
 // commands that change things) the workspace lock a drain also takes.
 import type { CliContext } from './context.js';
 import { checkWorkspace } from '../repo/workspace.js';
-import { readRepoConfig } from '../repo/config.js';
+import { readRepoConfig } from '../repo/read-config.js';
 import { agentBaseEnv } from '../agent/env.js';
 import { Git } from '../git/git.js';
 import { stateDir } from '../paths.js';

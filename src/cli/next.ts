@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import type { Board, Readiness } from '../types.js';
 import type { Ports } from '../ports.js';
-import { readRepoConfig } from '../repo/config.js';
+import { readRepoConfig } from '../repo/read-config.js';
 import { BoardSnapshot } from '../control/repo-view/board.js';
 import { STAGING_BRANCH } from '../staging/names.js';
 import { EXIT } from '../errors.js';

@@ -8,7 +8,7 @@ import type { RegistryRepo } from '../types.js';
 import { EXIT, UsageError } from '../errors.js';
 import { promote } from '../staging/lifecycle.js';
 import { mergePullRequest, MergeNotDoneError, syncPullRequest, type PullRequestMerge, type PullRequestSync } from '../staging/pull-request.js';
-import { readRepoConfig } from '../repo/config.js';
+import { readRepoConfig } from '../repo/read-config.js';
 import { lifecycleInput, withWorkspaceLock } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
 import { githubTarget } from './github-target.js';

@@ -5,7 +5,7 @@ import type { Registry } from '../types.js';
 import { UsageError } from '../errors.js';
 import { installMainFile, registryFile, stateDir } from '../paths.js';
 import { readRegistry } from '../control/registry/parse.js';
-import type { Install } from '../control/dispatch/dispatch.js';
+import type { Install } from '../control/repo-user/run-as.js';
 import { USER_PATH } from '../system-path.js';
 
 export function requireRoot(context: CliContext, command: string, why: string): void {

@@ -5,7 +5,8 @@ import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { UsageError } from '../errors.js';
 import { checkWorkspace, ensureStateDir } from '../repo/workspace.js';
-import { readRepoConfig, applyOverrides, ASSISTANTS } from '../repo/config.js';
+import { applyOverrides, ASSISTANTS } from '../repo/config.js';
+import { readRepoConfig } from '../repo/read-config.js';
 import { effortProblem } from '../repo/efforts.js';
 import { readBoard, findTask } from '../board/read.js';
 import { sameTaskId } from '../board/task-id.js';
@@ -15,11 +16,11 @@ import { resolveAgentBinary } from '../agent/binary.js';
 import { agentBaseEnv } from '../agent/env.js';
 import { knownSecrets, redactDeep, redactSecrets } from '../agent/secrets.js';
 import { printableLine } from '../printable.js';
-import { runTask, type RunOutcome } from '../agent/run-task.js';
+import { runTask } from '../agent/run-task.js';
+import type { RunOutcome, AssistantName } from '../types.js';
 import { Git } from '../git/git.js';
 import { stateDir, transcriptFile, workspaceStateDir } from '../paths.js';
 import { commitLeftovers } from '../drain/uncommitted.js';
-import type { AssistantName } from '../types.js';
 import { parsePositiveInt } from './options.js';
 
 interface RunOptions {

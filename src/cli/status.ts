@@ -4,7 +4,7 @@ import { printableLine } from '../printable.js';
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { EXIT } from '../errors.js';
-import { stagingStatus, type StagingStatus } from '../staging/lifecycle.js';
+import { stagingStatus, type StagingStatus, type LifecycleInput } from '../staging/lifecycle.js';
 import { lifecycleInput } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
 import { renderTaskTable } from './drain-output.js';
@@ -15,7 +15,6 @@ import { workspaceStateDir } from '../paths.js';
 import { pullRequestState, type PullRequestView } from '../staging/pull-request.js';
 import { githubTarget } from './github-target.js';
 import { promoteFlagsFor } from './promote.js';
-import type { LifecycleInput } from '../staging/lifecycle.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command

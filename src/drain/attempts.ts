@@ -2,15 +2,8 @@
 // is parked with its reason instead of being retried forever.
 import type { FsPort } from '../ports.js';
 import type { TaskId } from '../types.js';
+import type { Attempts } from './types.js';
 import { attemptsFile } from '../paths.js';
-
-export interface AttemptRecord {
-  readonly failures: number;
-  readonly lastReason: string;
-  readonly conflictRetried: boolean;
-}
-
-export type Attempts = Readonly<Record<TaskId, AttemptRecord>>;
 
 export async function readAttempts(fs: FsPort, workspaceState: string): Promise<Attempts> {
   const text = await fs.readTextIfExists(attemptsFile(workspaceState));

@@ -3,8 +3,8 @@
 // atomically before anything depends on them).
 import type { Clock, FsPort } from '../ports.js';
 import type { Task, TaskId } from '../types.js';
-import type { Emit, GateRunSummary, TaskOutcome, TaskSummary } from './types.js';
-import { forget, readAttempts, recordConflictRetry, recordFailure, writeAttempts, type AttemptRecord, type Attempts } from './attempts.js';
+import type { AttemptRecord, Attempts, Emit, GateRunSummary, TaskOutcome, TaskSummary } from './types.js';
+import { forget, readAttempts, recordConflictRetry, recordFailure, writeAttempts } from './attempts.js';
 
 export class DrainBook {
   readonly results = new Map<TaskId, TaskSummary>();

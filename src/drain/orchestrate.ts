@@ -3,41 +3,31 @@
 // the serialized integrator, publish, and write the drain's summary.
 import * as path from 'node:path';
 import type { LockPort, Ports, ProcessControl } from '../ports.js';
-import type { AgentAdapter, RepoConfig, TaskId } from '../types.js';
+import type { AgentAdapter, RepoConfig, TaskId, Board } from '../types.js';
 import type { Git } from '../git/git.js';
-import { acquireRepoLock } from './recovery/workspace-lock.js';
-import { clearStaleGitLocks } from './recovery/git-locks.js';
+import { acquireRepoLock, clearStaleGitLocks, recoverTaskBranches, ProcessTracker, recordedGroups, reapGroups } from './recovery/index.js';
 import { fetchAndResolveBase, prepareStaging, publishedStaging, publishStaging } from '../staging/branch.js';
 import { STAGING_BRANCH } from '../staging/names.js';
 import { releaseSpares, SpareWorktrees } from '../staging/task-branches.js';
 import { readBoard } from '../board/read.js';
 import { drainLoop } from './schedule.js';
-import { boardReader } from './staging-board/reader.js';
+import { boardReader, ensureBlockedOnStaging } from './staging-board/index.js';
 import { Mutex } from './mutex.js';
 import type { WorkerContext } from './task-worker.js';
 import { DrainBook } from './book.js';
 import { integrateRecovered, landingMeta, runTaskFlow, type TaskFlow } from './task-flow.js';
-import { integrateBranch } from './integrate/branch.js';
-import type { IntegratorDeps } from './integrate/gate.js';
-import { integrateBatch } from './integrate/batch.js';
-import { IntegrationQueue } from './integrate/queue.js';
-import { recoverTaskBranches } from './recovery/task-branches.js';
+import { integrateBranch, type IntegratorDeps, integrateBatch, IntegrationQueue, committedConfig, gateSpecFrom } from './integrate/index.js';
 import { processRecordsDir, workspaceStateDir } from '../paths.js';
 import { recordDrain } from './history.js';
 import type { DrainEvent, DrainEventBody, DrainSummary, Emit } from './types.js';
-import { ProcessTracker } from './recovery/process-records.js';
-import { drainOutcome, shouldPublish, type DrainFacts } from './verdict/outcome.js';
+import { drainOutcome, shouldPublish, type DrainFacts } from './verdict/index.js';
 import { resolveCommit } from '../git/refs.js';
-import { agentGroups, reapGroups } from './recovery/orphan-processes.js';
-import { committedConfig, gateSpecFrom } from './integrate/trusted-config.js';
 import { SessionGuard } from './session-guard.js';
 import { NO_SPEND_POLICY, type SpendPolicy } from '../spend/policy.js';
 import { utcDay } from '../spend/verdict.js';
 import { readRememberedReset, rememberReset } from './rate-limit-memory.js';
 import { redactDeep, redactSecrets } from '../agent/secrets.js';
-import { ensureBlockedOnStaging } from './staging-board/edits.js';
 import { sameTaskId } from '../board/task-id.js';
-import type { Board } from '../types.js';
 
 export interface OrchestrateInput {
   readonly workspace: string;
@@ -213,7 +203,7 @@ function integrationQueue(flow: Pick<TaskFlow, 'worker' | 'gate'>, deps: Integra
 /** Ends agents a killed drain left running: they would keep writing into worktrees this drain removes. */
 async function reapOrphanedAgents(ports: Ports, input: OrchestrateInput, wsState: string, emit: Emit): Promise<void> {
   const { fs, clock, process } = ports;
-  const orphans = await agentGroups(fs, wsState);
+  const orphans = await recordedGroups(fs, wsState);
   const reaped = orphans.length ? await reapGroups({ process, control: input.control, clock }, orphans, 5000) : [];
   for (const entry of reaped) {
     emit({ event: 'recovered', detail: `ended ${entry.label} (pid ${entry.pid}) left running by an interrupted drain` });

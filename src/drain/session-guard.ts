@@ -8,8 +8,8 @@
 // Each session is given what is left of task_usd (budgetLeft), and one that
 // was stopped at it is parked "over its budget", not charged an attempt.
 import type { Clock } from '../ports.js';
-import type { Task, TaskId } from '../types.js';
-import type { RunOutcome, SessionEnd, SessionFollowUp } from '../agent/run-task.js';
+import type { Task, TaskId, RunOutcome } from '../types.js';
+import type { SessionEnd, SessionFollowUp } from '../agent/run-task.js';
 import type { Emit, SessionReport } from './types.js';
 import { dailyBudgetVerdict, rateLimitVerdict, reportTokens, stoppedAtBudget, taskBudgetLeft, taskBudgetVerdict, utcDay, type Spent } from '../spend/verdict.js';
 import type { SpendPolicy } from '../spend/policy.js';

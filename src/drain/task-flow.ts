@@ -4,20 +4,14 @@
 // ending is applied through one path (applyVerdict): count a failure, commit
 // onto auto/work, settle or record attempts, tidy the worktree, report.
 import type { Task, TaskId } from '../types.js';
-import { integrateBatch } from './integrate/batch.js';
-import { formBatch } from './verdict/batch.js';
+import { integrateBatch, type IntegrationQueue, integrateBranch, type LandingMeta, type GateSpec, type IntegratorDeps } from './integrate/index.js';
+import { formBatch, afterAgent, afterInternalError, afterIntegration, afterRecoveredIntegration, type IntegrationOutcome, planFor, type TaskVerdict } from './verdict/index.js';
 import type { Mutex } from './mutex.js';
-import type { IntegrationQueue } from './integrate/queue.js';
 import type { DrainBook } from './book.js';
-import { integrateBranch, type LandingMeta } from './integrate/branch.js';
-import type { GateSpec, IntegratorDeps } from './integrate/gate.js';
-import { blockTask, parkTask } from './staging-board/edits.js';
+import { blockTask, parkTask } from './staging-board/index.js';
 import { workOnTask, type WorkerContext } from './task-worker.js';
 import { removeTaskWorktree } from '../staging/task-branches.js';
 import { taskBranch } from '../staging/names.js';
-import { afterAgent, afterInternalError } from './verdict/after-agent.js';
-import { afterIntegration, afterRecoveredIntegration, type IntegrationOutcome } from './verdict/after-integration.js';
-import { planFor, type TaskVerdict } from './verdict/task.js';
 import { redactDeep, redactSecrets } from '../agent/secrets.js';
 
 export interface TaskFlow {

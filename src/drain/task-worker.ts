@@ -5,14 +5,13 @@ import * as path from 'node:path';
 import type { Ports } from '../ports.js';
 import type { AgentAdapter, AgentFailure, RepoConfig, Task } from '../types.js';
 import type { Git } from '../git/git.js';
-import type { AgentProcessEvent } from '../agent/run-task.js';
-import { reportingProcess, runTask } from '../agent/run-task.js';
+import { type AgentProcessEvent, reportingProcess, runTask } from '../agent/run-task.js';
 import { superviseAgent } from '../agent/supervise.js';
 import { commitLeftovers } from './uncommitted.js';
 import { cutTaskWorktree, type SpareWorktrees } from '../staging/task-branches.js';
 import { transcriptFile } from '../paths.js';
 import type { Mutex } from './mutex.js';
-import type { WorkOutcome } from './verdict/after-agent.js';
+import type { WorkOutcome } from './verdict/index.js';
 import type { SessionGuard } from './session-guard.js';
 
 export interface WorkerContext {

@@ -141,3 +141,12 @@ export type DrainEvent = DrainEventBody & { readonly time: string; readonly runI
 
 /** Where the drain's modules send events. */
 export type Emit = (event: DrainEventBody) => void;
+
+/** A task's failed attempts and conflict retry, kept across drains (attempts.ts). */
+export interface AttemptRecord {
+  readonly failures: number;
+  readonly lastReason: string;
+  readonly conflictRetried: boolean;
+}
+
+export type Attempts = Readonly<Record<TaskId, AttemptRecord>>;

@@ -8,8 +8,7 @@
 import { Octokit } from '@octokit/rest';
 import { throttling } from '@octokit/plugin-throttling';
 import { retry } from '@octokit/plugin-retry';
-import type { CommitCheck, GitHubApi, GitHubConnection, GitHubConnector, MergeAnswer, PullRequest, RepoSlug } from './api.js';
-import { GitHubRequestError } from './api.js';
+import { type CommitCheck, type GitHubApi, type GitHubConnection, type GitHubConnector, type MergeAnswer, type PullRequest, type RepoSlug, GitHubRequestError } from './api.js';
 import { EXIT } from '../errors.js';
 import { checkRunState, statusState } from './merge-verdict.js';
 

@@ -2,9 +2,8 @@
 // untrusted: it can make a run stricter, never grant itself more (caps from
 // the registry or the CLI are applied on top, see applyCaps).
 import * as path from 'node:path';
-import type { FsPort } from '../ports.js';
 import type { AssistantName, ConfigProblem, MergeMethodName, RepoConfig, Task, WorkBranchMode } from '../types.js';
-import { PathError, UsageError, configValueError, formatProblems } from '../errors.js';
+import { UsageError, configValueError, formatProblems } from '../errors.js';
 import { effortLabel, modelLabel } from '../board/labels.js';
 import { ALL_EFFORTS, EFFORTS, effortProblem } from './efforts.js';
 
@@ -135,19 +134,6 @@ export function validateConfig(json: unknown, file: string = CONFIG_FILE): Confi
     warnings.push({ file, key: 'agentWallClockSec', problem: 'is shorter than agentIdleTimeoutSec, so the idle watchdog never fires', fix: 'raise agentWallClockSec' });
   }
   return { config: result, problems, warnings };
-}
-
-/** Reads and validates the repo's config; a missing file means the defaults. Throws UsageError with every problem. */
-export async function readRepoConfig(fs: FsPort, workspace: string): Promise<ConfigValidation> {
-  const file = path.join(workspace, CONFIG_FILE);
-  let text: string | undefined;
-  try {
-    text = await fs.readTextIfExists(file);
-  } catch (error) {
-    if (error instanceof PathError) throw error;
-    throw new UsageError(configValueError(file, '(file)', `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, 'make it a plain file the repo user can read, or remove it'));
-  }
-  return parseRepoConfig(text, file);
 }
 
 /** Pure: the config from its text (undefined: no file, the defaults); throws UsageError with every problem. `file` names where it came from. */

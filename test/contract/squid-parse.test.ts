@@ -8,8 +8,7 @@ import { parseSquidConfig } from '../../backends/host/apply-squid.js';
 import { realPorts } from '../../src/io/real-ports.js';
 import { aRepo, squidLayoutUnder } from '../helpers/host-fixtures.js';
 import { tempDir } from '../helpers/temp.js';
-import { missingTools } from '../helpers/system.js';
-import { systemTestMayRun } from '../helpers/system.js';
+import { missingTools, systemTestMayRun } from '../helpers/system.js';
 
 function write(root: string, repos: Parameters<typeof squidConfig>[0]): string {
   const rendered = squidConfig(repos, squidLayoutUnder(root), { hostsFile: path.join(root, 'hosts') });

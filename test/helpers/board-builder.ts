@@ -2,7 +2,7 @@
 // the exact bytes the Backlog.md CLI writes (checked against the real CLI in
 // test/contract/backlog-cli.test.ts).
 import type { Board, Task, UnreadableTask } from '../../src/types.js';
-import { DEFAULT_STATUSES } from '../../src/board/read.js';
+import { DEFAULT_STATUSES } from '../../src/board/status.js';
 import { renderTaskFile } from '../../src/board/render.js';
 
 export function aTask(fields: Partial<Task> & { id: string }): Task {

@@ -3,7 +3,7 @@
 import type { AgentFailure } from '../../src/types.js';
 import type { AgentFacts, WorkOutcome } from '../../src/drain/verdict/after-agent.js';
 import type { GateResult, IntegrationOutcome } from '../../src/drain/verdict/after-integration.js';
-import type { AttemptRecord } from '../../src/drain/attempts.js';
+import type { AttemptRecord } from '../../src/drain/types.js';
 import type { BaseFacts, PromoteFacts } from '../../src/staging/verdict.js';
 
 /** What the worker saw: an agent that failed with the adapter's typed failure. */

@@ -8,9 +8,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { systemTestMayRun } from '../helpers/system.js';
 import { controlFixture, startBin } from '../helpers/control-fixture.js';
-import { waitFor } from '../helpers/drain-fixture.js';
+import { waitFor, taskFiles } from '../helpers/drain-fixture.js';
 import { tempDir, writeFiles } from '../helpers/temp.js';
-import { taskFiles } from '../helpers/drain-fixture.js';
 
 /** Files a task the way a team does: a commit pushed to origin's main, by the repo user (whose origin it is). */
 function pushTask(t: Parameters<typeof tempDir>[0], origin: string, user: string, id: string, title: string): number {

@@ -3,7 +3,8 @@ import { writeFileSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'n
 import * as path from 'node:path';
 import { realFs } from '../../src/io/real-ports.js';
 import type { FsPort } from '../../src/ports.js';
-import { DEFAULT_STATUSES, findTask, readBoard, statusesFrom } from '../../src/board/read.js';
+import { findTask, readBoard, statusesFrom } from '../../src/board/read.js';
+import { DEFAULT_STATUSES } from '../../src/board/status.js';
 import { ensureBlockedStatusFile, updateTaskFile } from '../../src/board/write.js';
 import { addLabel, setStatus } from '../../src/board/edit.js';
 import { UsageError, FailedError } from '../../src/errors.js';

@@ -7,8 +7,7 @@ import { planRepo, type RepoState } from '../../backends/host/provision-plan.js'
 import { emptyRepoState } from '../helpers/host-fixtures.js';
 import { registryModeStep } from '../../backends/host/provision-ports.js';
 import { hostLayout } from '../../backends/host/layout.js';
-import { FIRST_PROXY_PORT, nextProxyPort, PRIVILEGED_PORT_LIMIT, proxyPortProblem } from '../../src/control/registry/proxy-ports.js';
-import { FIRST_PROXY_PORT as REGISTRY_FIRST_PORT } from '../../src/control/registry/proxy-ports.js';
+import { FIRST_PROXY_PORT, nextProxyPort, PRIVILEGED_PORT_LIMIT, proxyPortProblem, FIRST_PROXY_PORT as REGISTRY_FIRST_PORT } from '../../src/control/registry/proxy-ports.js';
 import { parseRegistry } from '../../src/control/registry/parse.js';
 import { upsertRepo } from '../../src/control/registry/edit.js';
 import { accountComment, accountProblem, parseUidMin } from '../../src/control/repo-user/account.js';

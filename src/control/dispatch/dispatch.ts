@@ -9,20 +9,17 @@
 import * as path from 'node:path';
 import type { Ports, ProcessControl } from '../../ports.js';
 import type { Command, RegistryRepo } from '../../types.js';
-import { dropPrivileges, type UserAccount } from '../repo-user/privdrop.js';
+import { dropPrivileges, type UserAccount, repoUser, runnerCommandAsUser, type Install, repoUserSecrets } from '../repo-user/index.js';
 import { EXIT, UsageError, type ExitCode } from '../../errors.js';
 import { repoUserStateDir } from '../../paths.js';
-import { finishRun, writeRun, type RunRecord, type RunTrigger } from '../runs/record.js';
+import { finishRun, writeRun, type RunRecord, type RunTrigger } from '../runs/index.js';
 import { confineCommand, confinementFor, stopUnitCommand, systemdIsRunning, type Confinement } from './limits.js';
 import { describeSweep, endRunProcesses, type SweepResult } from './user-sweep.js';
-import { repoUser, runnerCommandAsUser, type Install } from '../repo-user/run-as.js';
 import { SYSTEM_PATH } from '../../system-path.js';
 import { sealRunUsage, spendForRun } from './usage.js';
 import type { SpendPolicy } from '../../spend/policy.js';
-import { repoUserSecrets } from '../repo-user/home-secrets.js';
 import { redactDeep, redactSecrets } from '../../agent/secrets.js';
 
-export { repoUser, type Install } from '../repo-user/run-as.js';
 
 export interface DispatchInput {
   readonly repo: RegistryRepo;

@@ -10,7 +10,7 @@
 import * as path from 'node:path';
 import type { Registry, RegistryRepo } from '../../types.js';
 import { UsageError } from '../../errors.js';
-import { findRepo } from '../registry/parse.js';
+import { findRepo } from '../registry/index.js';
 
 /** One component of the workspace path, from / down, as lstat saw it. */
 export interface PathStep {

@@ -6,11 +6,9 @@
 import type { FsPort } from '../../ports.js';
 import type { RegistryRepo } from '../../types.js';
 import type { SpendPolicy } from '../../spend/policy.js';
-import { SPEND_DEFAULTS, utcDay } from '../../spend/verdict.js';
-import { reportTokens } from '../../spend/verdict.js';
-import { appendLedger, readLedger, sealRun } from '../ledger/ledger.js';
-import { ledgerTotal, spendPolicyFor } from '../ledger/totals.js';
-import { parseOrchestrateSummary, type RunRecord, type RunUsage } from '../runs/record.js';
+import { SPEND_DEFAULTS, utcDay, reportTokens } from '../../spend/verdict.js';
+import { appendLedger, readLedger, sealRun, ledgerTotal, spendPolicyFor } from '../ledger/index.js';
+import { parseOrchestrateSummary, type RunRecord, type RunUsage } from '../runs/index.js';
 
 /** The spend policy for a run starting now: per-task totals only when a task budget needs them. */
 export async function spendForRun(fs: FsPort, state: string, repo: RegistryRepo, now: number): Promise<SpendPolicy> {

@@ -10,7 +10,7 @@
 // not counted).
 import type { Clock, ProcessControl, ProcessPort, UserProcess } from '../../ports.js';
 import type { Command } from '../../types.js';
-import { dropPrivileges, type UserAccount } from '../repo-user/privdrop.js';
+import { dropPrivileges, type UserAccount } from '../repo-user/index.js';
 import { SYSTEM_PATH } from '../../system-path.js';
 
 /** After SIGKILL: how long the kernel gets to finish the processes off. */

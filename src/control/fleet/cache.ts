@@ -8,7 +8,7 @@
 // miss reads the repo exactly as without it.
 import * as path from 'node:path';
 import type { FsPort } from '../../ports.js';
-import type { BoardSummary } from '../repo-view/board.js';
+import type { BoardSummary } from '../repo-view/index.js';
 import { fleetCacheFile } from '../../paths.js';
 import { ROOT_ONLY_DIR_MODE } from '../state-dirs.js';
 import { isOid } from '../../git/ref-files.js';

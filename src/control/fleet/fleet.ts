@@ -2,21 +2,20 @@
 // -> decide (fleetEntry, pure) -> render (JSON for the dashboard, text for
 // people). The JSON shape is documented in docs/operations.md ("fleet --json").
 import { printableLine } from '../../printable.js';
-import { lookupUser } from '../repo-user/privdrop.js';
+import { lookupUser } from '../repo-user/index.js';
 import type { FsPort, LockPort, ProcessPort, ScheduleCheck } from '../../ports.js';
 import type { ConfigProblem, RegistryRepo } from '../../types.js';
 import { existingRefs, revListLeftRightCount } from '../../git/outsider.js';
 import { STAGING_BRANCH, STAGING_REF } from '../../staging/names.js';
-import { parseRegistry } from '../registry/parse.js';
+import { parseRegistry } from '../registry/index.js';
 import { watchLockPath } from '../../paths.js';
 import { isSameProcess } from '../../process-identity.js';
-import { Spool } from '../jobs/spool.js';
-import { latestRuns, type RunRecord } from '../runs/record.js';
+import { Spool } from '../jobs/index.js';
+import { latestRuns, type RunRecord } from '../runs/index.js';
 import { runningAgentTasks } from './agents.js';
-import { readWatchStatus, type WatchStatus } from '../watch/status.js';
-import { BoardSnapshot, type BoardSummary } from '../repo-view/board.js';
-import { pullRequestCell, readPullRequestRecord, type PullRequestRecord } from '../pull-request/record.js';
-import { readPause, type PauseFlag } from '../watch/pause.js';
+import { readWatchStatus, type WatchStatus, readPause, type PauseFlag } from '../watch/index.js';
+import { BoardSnapshot, type BoardSummary } from '../repo-view/index.js';
+import { pullRequestCell, readPullRequestRecord, type PullRequestRecord } from '../pull-request/index.js';
 import { gatherSpend, type FleetSpend } from './spend.js';
 import { mapBounded } from './bounded.js';
 import { FleetCache, type RefCommits } from './cache.js';

@@ -4,10 +4,8 @@
 import type { FsPort } from '../../ports.js';
 import type { RegistryRepo } from '../../types.js';
 import { SPEND_DEFAULTS, utcDay } from '../../spend/verdict.js';
-import { readLedger, type LedgerRecord } from '../ledger/ledger.js';
-import { describeCost, ledgerTotal, spentOn } from '../ledger/totals.js';
-import { holdFor } from '../ledger/hold.js';
-import type { WatchStatus } from '../watch/status.js';
+import { readLedger, type LedgerRecord, describeCost, ledgerTotal, spentOn, holdFor } from '../ledger/index.js';
+import type { WatchStatus } from '../watch/index.js';
 
 export interface FleetSpend {
   readonly today: { readonly usd: number; readonly unknownCost: number; readonly tokens: number; readonly sessions: number; readonly text: string };

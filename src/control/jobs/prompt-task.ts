@@ -18,11 +18,11 @@ import {
   writeTreeArgs,
 } from '../../git/plumbing.js';
 import { STAGING_BRANCH, STAGING_REF } from '../../staging/names.js';
-import { dropPrivileges } from '../repo-user/privdrop.js';
+import { dropPrivileges } from '../repo-user/index.js';
 import { renderTaskFile, taskFileName as boardTaskFileName } from '../../board/render.js';
 import { asSectionText, backlogTimestamp } from '../../board/edit.js';
 import { BUILT_IN_DIRS, customDirectory, locateBoard, ROOT_CONFIG_FILE } from '../../board/location.js';
-import { repoUser } from '../dispatch/dispatch.js';
+import { repoUser } from '../repo-user/index.js';
 import type { Job } from './spool.js';
 
 const ZERO_OID = '0000000000000000000000000000000000000000';

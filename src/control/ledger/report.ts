@@ -3,7 +3,7 @@
 // ledgerReport and renderLedger are pure.
 import type { FsPort } from '../../ports.js';
 import { reposStateDir } from '../../paths.js';
-import { REPO_NAME_PATTERN } from '../registry/parse.js';
+import { REPO_NAME_PATTERN } from '../registry/index.js';
 import { readLedger, type LedgerRecord } from './ledger.js';
 import { describeCost, ledgerTotal, ledgerTotals, type LedgerGroup, type LedgerTotal } from './totals.js';
 

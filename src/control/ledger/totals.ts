@@ -3,11 +3,9 @@
 // cost (or no tokens) is counted as unknown beside the sum, never as zero.
 // Pure.
 import type { LedgerRecord } from './ledger.js';
-import type { Spent } from '../../spend/verdict.js';
-import { utcDay } from '../../spend/verdict.js';
+import { type Spent, utcDay, reportTokens } from '../../spend/verdict.js';
 import type { SpendLimits } from '../../types.js';
 import type { SpendPolicy } from '../../spend/policy.js';
-import { reportTokens } from '../../spend/verdict.js';
 
 export const LEDGER_GROUPS = ['task', 'repo', 'day', 'model', 'run'] as const;
 export type LedgerGroup = (typeof LEDGER_GROUPS)[number];

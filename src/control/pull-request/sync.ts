@@ -5,9 +5,7 @@
 // dashboard. It never merges unless the registry says auto_merge.
 import type { FsPort, ProcessPort } from '../../ports.js';
 import type { RegistryRepo } from '../../types.js';
-import type { Install } from '../repo-user/run-as.js';
-import { repoUser, runnerCommandAsUser } from '../repo-user/run-as.js';
-import { dropPrivileges } from '../repo-user/privdrop.js';
+import { type Install, repoUser, runnerCommandAsUser, dropPrivileges } from '../repo-user/index.js';
 import { pullRequestRecordFrom, writePullRequestRecord, type PullRequestRecord } from './record.js';
 
 /** Pure: the promote arguments for this repo after a published drain, or undefined when it promotes by push. */

@@ -1,14 +1,14 @@
 // The registry's keys as a table: where each may appear, what it means, and
 // the rule that reads it (schema -> normalize). A rule either sets its field
 // or reports what is wrong with the fix; it never stops at the first problem.
-import { USER_NAME_PATTERN } from '../repo-user/privdrop.js';
+import { USER_NAME_PATTERN } from '../repo-user/index.js';
 import { SECRET_NAME } from '../../agent/secrets.js';
 import { MAX_PARALLEL_CEILING } from '../../repo/config.js';
 import * as path from 'node:path';
 import type { ScheduleCheck } from '../../ports.js';
 import { FIRST_PROXY_PORT, PRIVILEGED_PORT_LIMIT, proxyPortProblem } from './proxy-ports.js';
 import { apiUrlProblem } from '../../github/origin.js';
-import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS } from '../retention/policy.js';
+import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS } from '../retention/index.js';
 import { readRunLimit, RUN_LIMIT_KEYS, type RunLimitFields, type RunLimitKey } from './limits.js';
 import { readSpendKey, SPEND_KEYS, type SpendFields, type SpendKey } from './spend.js';
 

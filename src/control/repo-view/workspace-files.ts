@@ -11,7 +11,7 @@ import type { RegistryRepo } from '../../types.js';
 import { attemptsFile, drainHistoryDir, repoUserStateDir, transcriptsDir, workspaceStateDir } from '../../paths.js';
 import { MAX_DRAIN_SUMMARY_BYTES, parseDrainSummary } from '../../drain/history.js';
 import type { DrainSummary } from '../../drain/types.js';
-import { repoUser } from '../repo-user/run-as.js';
+import { repoUser } from '../repo-user/index.js';
 import { UntrustedPathError } from '../../errors.js';
 
 export interface WorkspaceFiles {

@@ -9,8 +9,7 @@ import { EXIT } from '../../errors.js';
 import { retentionStampFile } from '../../paths.js';
 import { retentionDays, retentionDue } from './policy.js';
 import { describePruned, NOTHING_PRUNED, pruneRootRecords, retentionCommandAsUser, type Pruned } from './prune.js';
-import { repoUser, type Install } from '../repo-user/run-as.js';
-import { dropPrivileges } from '../repo-user/privdrop.js';
+import { repoUser, type Install, dropPrivileges } from '../repo-user/index.js';
 import { ensureRepoStateDir } from '../state-dirs.js';
 
 export interface RetentionDeps extends ControlPorts {

@@ -8,8 +8,7 @@ import type { FsPort } from '../../ports.js';
 import type { Command, RegistryRepo } from '../../types.js';
 import { drainHistoryDir, runsDir, spoolStateDir, transcriptsDir } from '../../paths.js';
 import { expiredRecords, type AgedRecord } from './policy.js';
-import { runnerCommandAsUser, type Install } from '../repo-user/run-as.js';
-import type { UserAccount } from '../repo-user/privdrop.js';
+import { runnerCommandAsUser, type Install, type UserAccount } from '../repo-user/index.js';
 
 export interface Pruned {
   readonly runRecords: number;

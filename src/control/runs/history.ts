@@ -5,7 +5,7 @@
 // recorded and the tasks of whichever record has them. Pure.
 import type { RunRecord } from './record.js';
 import type { DrainSummary, TaskSummary } from '../../drain/types.js';
-import { describeCost } from '../ledger/totals.js';
+import { describeCost } from '../ledger/index.js';
 
 export interface HistoryEntry {
   readonly id: string;

@@ -5,7 +5,7 @@
 // read from its start.
 import type { Clock, FsPort } from '../../ports.js';
 import { UsageError } from '../../errors.js';
-import { listTranscripts, type TranscriptEntry, type WorkspaceFiles } from '../repo-view/workspace-files.js';
+import { listTranscripts, type TranscriptEntry, type WorkspaceFiles } from '../repo-view/index.js';
 import { completeLines, pickTranscript } from './view.js';
 
 /** A transcript larger than this is not read whole; `logs` says so. */

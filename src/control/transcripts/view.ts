@@ -3,7 +3,7 @@
 // redacted secret values (agent/run-task.ts); here every line also loses its
 // control characters and escape sequences, because the text is the agent's.
 import { printableLine } from '../../printable.js';
-import type { TranscriptEntry } from '../repo-view/workspace-files.js';
+import type { TranscriptEntry } from '../repo-view/index.js';
 
 /** The newest transcript of `task` (any task when undefined): the one written last. */
 export function pickTranscript(entries: readonly TranscriptEntry[], task: string | undefined): TranscriptEntry | undefined {

@@ -15,9 +15,8 @@
 import type { Command, RegistryRepo } from '../../types.js';
 import type { Clock, Ports, ProcessPort } from '../../ports.js';
 import { gitCommand, outsiderReadCommand } from '../../git/git.js';
-import { repoUser } from '../repo-user/run-as.js';
+import { repoUser, agentEnvironment, dropPrivileges, type UserAccount } from '../repo-user/index.js';
 import { verifyCommitArgs } from '../../git/plumbing.js';
-import { agentEnvironment, dropPrivileges, type UserAccount } from '../repo-user/privdrop.js';
 
 /** Seconds a single ls-remote or fetch may take before `timeout` ends it. */
 export const REMOTE_TIMEOUT_SEC = 60;

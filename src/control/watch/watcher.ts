@@ -6,28 +6,22 @@
 // never throws out of tick().
 import type { Registry, RegistryRepo } from '../../types.js';
 import { BusyError, EXIT, ExitError } from '../../errors.js';
-import { CachedRegistry } from '../registry/cached.js';
+import { CachedRegistry } from '../registry/index.js';
 import { acquireLock, clearDeadLock } from '../../lock.js';
 import { runLockPath, watchLockPath } from '../../paths.js';
-import { DEFAULT_MAX_ATTEMPTS, describeWork, jobTask, orchestrateArgsFor, Spool, type Job } from '../jobs/spool.js';
-import { tasksLandedInRun } from '../repo-view/landings.js';
-import { BoardSnapshot } from '../repo-view/board.js';
+import { DEFAULT_MAX_ATTEMPTS, describeWork, jobTask, orchestrateArgsFor, Spool, type Job, createPromptTask } from '../jobs/index.js';
+import { tasksLandedInRun, BoardSnapshot } from '../repo-view/index.js';
 import { decideTick, needsBoard } from './tick.js';
-import { dispatchRun, StopRequest, type Install } from '../dispatch/dispatch.js';
-import { latestRuns, writeRun, type RunRecord } from '../runs/record.js';
-import { runUnitPattern, stopUnitCommand, systemdIsRunning } from '../dispatch/limits.js';
-import { describeSweep, endRunProcesses } from '../dispatch/user-sweep.js';
+import { dispatchRun, StopRequest, runUnitPattern, stopUnitCommand, systemdIsRunning, describeSweep, endRunProcesses } from '../dispatch/index.js';
+import { latestRuns, writeRun, type RunRecord } from '../runs/index.js';
 import { writeWatchStatus, type WatchStatus } from './status.js';
 import type { ControlPorts, HeldLock } from '../../ports.js';
-import { createPromptTask } from '../jobs/prompt-task.js';
-import { repoUser } from '../repo-user/run-as.js';
-import { afterPublishedDrain } from '../pull-request/after-drain.js';
+import { repoUser, repoUserSecrets, type Install } from '../repo-user/index.js';
+import { afterPublishedDrain } from '../pull-request/index.js';
 import { readPause } from './pause.js';
-import { applyDailyRetention } from '../retention/daily.js';
-import { clockTime, spendHold } from '../ledger/hold.js';
-import { appendLedger, sealRun } from '../ledger/ledger.js';
+import { applyDailyRetention } from '../retention/index.js';
+import { clockTime, spendHold, appendLedger, sealRun } from '../ledger/index.js';
 import { RemotePoller } from './remote.js';
-import { repoUserSecrets } from '../repo-user/home-secrets.js';
 import { redactSecrets } from '../../agent/secrets.js';
 
 export type LogEvent = { readonly event: string; readonly repo: string } & Record<string, unknown>;

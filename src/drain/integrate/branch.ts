@@ -7,7 +7,7 @@ import type { Task } from '../../types.js';
 import { runGate, type GateSpec, type IntegratorDeps } from './gate.js';
 import { judgeCandidate } from './protected-paths.js';
 import { changedSinceFork, protectedPathsDrift } from './guard.js';
-import { conflictOutcome, judgeMergedTree, type GateResult, type IntegrationOutcome } from '../verdict/after-integration.js';
+import { conflictOutcome, judgeMergedTree, type GateResult, type IntegrationOutcome } from '../verdict/index.js';
 import { isAncestor, resolveCommit } from '../../git/refs.js';
 import { abortMerge, conflictedFiles, mergeNoCommit } from '../../git/merge.js';
 import type { Git } from '../../git/git.js';

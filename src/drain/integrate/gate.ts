@@ -8,7 +8,7 @@ import type { Git } from '../../git/git.js';
 import type { TaskId } from '../../types.js';
 import { superviseAgent } from '../../agent/supervise.js';
 import { reportingProcess, type AgentProcessEvent } from '../../agent/run-task.js';
-import type { GateResult } from '../verdict/after-integration.js';
+import type { GateResult } from '../verdict/index.js';
 
 export interface IntegratorDeps {
   readonly process: ProcessPort;

@@ -6,8 +6,7 @@
 // as it always was.
 import type { Task, TaskId } from '../../types.js';
 import type { Mutex } from '../mutex.js';
-import type { IntegrationOutcome } from '../verdict/after-integration.js';
-import { formBatch } from '../verdict/batch.js';
+import { type IntegrationOutcome, formBatch } from '../verdict/index.js';
 
 interface Waiting {
   readonly task: Task;

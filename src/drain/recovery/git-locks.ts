@@ -6,7 +6,7 @@
 // refs (refs/heads/auto/work.lock ...).
 import * as path from 'node:path';
 import type { FsPort, ProcessControl } from '../../ports.js';
-import { judgeGitLocks, keptLockNote } from '../verdict/git-locks.js';
+import { judgeGitLocks, keptLockNote } from '../verdict/index.js';
 import { worktreesDir } from '../../paths.js';
 
 export interface GitLockDeps {

@@ -9,13 +9,13 @@ import type { Clock, FsPort, ProcessControl, ProcessPort } from '../../ports.js'
 import { readProcessRecords } from './process-records.js';
 import { stillRunning, type ProcessIdentity } from '../../process-identity.js';
 
-export interface ProcessRecord extends ProcessIdentity {
+export interface RecordedGroup extends ProcessIdentity {
   /** What it is, for the log: "agent TASK-3". */
   readonly label: string;
 }
 
 /** Processes (agents, setup commands, gates) a drain recorded under its workspace state dir (malformed files are skipped). */
-export async function agentGroups(fs: FsPort, workspaceState: string): Promise<ProcessRecord[]> {
+export async function recordedGroups(fs: FsPort, workspaceState: string): Promise<RecordedGroup[]> {
   const records = await readProcessRecords(fs, workspaceState);
   return records.map((record) => ({ pid: record.pid, startTime: record.startTime, label: `${record.kind} ${record.taskId}` }));
 }
@@ -30,8 +30,8 @@ export interface ReapDeps {
  * SIGTERM to every live recorded group, then SIGKILL to those still there
  * after graceMs. Returns what was signalled, for the log.
  */
-export async function reapGroups(deps: ReapDeps, records: readonly ProcessRecord[], graceMs: number): Promise<{ label: string; pid: number; killed: boolean }[]> {
-  const live: ProcessRecord[] = [];
+export async function reapGroups(deps: ReapDeps, records: readonly RecordedGroup[], graceMs: number): Promise<{ label: string; pid: number; killed: boolean }[]> {
+  const live: RecordedGroup[] = [];
   for (const record of records) {
     if (await stillRunning(deps.process, record)) live.push(record);
   }
@@ -41,7 +41,7 @@ export async function reapGroups(deps: ReapDeps, records: readonly ProcessRecord
   let remaining = live;
   while (remaining.length && deps.clock.now() < deadline) {
     await deps.clock.sleep(Math.min(200, Math.max(1, deadline - deps.clock.now())));
-    const still: ProcessRecord[] = [];
+    const still: RecordedGroup[] = [];
     for (const record of remaining) {
       if (await stillRunning(deps.process, record)) still.push(record);
       else results.push({ label: record.label, pid: record.pid, killed: false });

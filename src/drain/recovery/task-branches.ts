@@ -17,7 +17,7 @@ import { branchOnStaging } from '../../staging/branch.js';
 import { taskIdOfBranch } from '../../staging/names.js';
 import { listTaskBranches, removeTaskWorktree } from '../../staging/task-branches.js';
 import { stagingWorktree, worktreesDir } from '../../paths.js';
-import { judgeLeftover, strayWorktreeFolders } from '../verdict/leftover.js';
+import { judgeLeftover, strayWorktreeFolders } from '../verdict/index.js';
 import { showFileAt } from '../../git/objects.js';
 import { pruneWorktrees } from '../../git/worktree.js';
 

@@ -1,9 +1,8 @@
 // What happens after a task's agent ended, from what its worker saw (the
 // task's status on its branch, or how it failed) and the task's attempts.
 // Typed on the adapter's AgentFailure, never on the words of a reason. Pure.
-import type { AgentFailure } from '../../types.js';
-import type { RunOutcome } from '../../agent/run-task.js';
-import type { AttemptRecord } from '../attempts.js';
+import type { AgentFailure, RunOutcome } from '../../types.js';
+import type { AttemptRecord } from '../types.js';
 import type { TaskVerdict } from './task.js';
 
 /** How a task's work ended: the run loop's outcome, or its setup command failed. */

@@ -1,0 +1,4 @@
+// The entry of control/dispatch/: what the folders beside it may use.
+export * from './dispatch.js';
+export * from './limits.js';
+export * from './user-sweep.js';

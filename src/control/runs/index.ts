@@ -1,0 +1,2 @@
+// The entry of control/runs/: what the folders beside it may use.
+export * from './record.js';
