@@ -1,20 +1,32 @@
-// No import runs back up: each module imports only from its own layer or
-// the ones below it, so a reader (and the compiler) can take the tree from
-// the bottom up.
+// The shape of the sources, checked rather than promised:
+// 1. No import runs back up: each module imports only from its own layer or
+//    the ones below it, so a reader (and the compiler) can take the tree
+//    from the bottom up.
 //
-//   src/main.ts                                   the entry, the only user of src/io/
-//   src/cli/                                      commands, the composition root
-//   src/control/ src/drain/ src/staging/          what root and a drain do
-//     src/demo/ backends/ tui/                      (counted with control)
-//   src/agent/ src/board/ src/git/ src/repo/      the pieces they are built from
-//     src/github/                                   (the GitHub port; its real Octokit client, octokit.ts, is wired by src/main.ts only)
-//     src/scripted-agent/                           (counted with agent)
-//   src/*.ts                                      shared: types, errors, ports, paths, ...
+//      src/main.ts                                   the entry, the only user of src/io/
+//      src/cli/                                      commands, the composition root
+//      src/control/ src/drain/ src/staging/          what root and a drain do
+//        src/demo/ backends/ tui/                      (counted with control)
+//      src/agent/ src/board/ src/git/ src/repo/      the pieces they are built from
+//        src/spend/ src/github/                        (budgets; the GitHub port, whose real
+//                                                       Octokit client, octokit.ts, only src/main.ts wires)
+//        src/scripted-agent/                           (counted with agent)
+//      src/*.ts                                      shared: types, errors, ports, paths, ...
 //
-// src/io/ is the edge: it may import anything below the CLI, and only
-// src/main.ts may import it.
+//    src/io/ is the edge: it may import anything below the CLI, and only
+//    src/main.ts may import it.
+// 2. A verdict (a file under a verdict/ folder, or named verdict.ts) is pure:
+//    nothing it reaches, however indirectly, is a port, the edge or an OS module.
+// 3. A folder inside a layer folder (src/control/fleet/, src/drain/integrate/)
+//    is seen from beside it only through its entry, index.ts.
+// 4. Nothing imports in a circle: not files, not the layer folders, not the
+//    folders inside one.
 import t from 'tap';
-import { importsOf, readSource, resolveImport, sourceFiles } from '../helpers/source-imports.js';
+import * as path from 'node:path';
+import { REPO_ROOT, sourceFiles } from '../helpers/source-imports.js';
+import { circles, groupGraph, importGraph, reachableFrom, routeTo, type ImportGraph } from '../helpers/import-graph.js';
+
+const lint = (await import(path.join(REPO_ROOT, 'eslint.config.js'))) as { EDGE_ONLY: readonly string[] };
 
 interface Layer {
   readonly name: string;
@@ -26,7 +38,7 @@ const LAYERS: readonly [RegExp, Layer][] = [
   [/^src\/cli\//, { name: 'cli', rank: 4 }],
   [/^src\/io\//, { name: 'io', rank: 3.5 }],
   [/^(src\/(control|drain|staging|demo)|backends|tui)\//, { name: 'control', rank: 3 }],
-  [/^src\/(agent|board|git|github|repo|scripted-agent)\//, { name: 'core', rank: 2 }],
+  [/^src\/(agent|board|git|github|repo|scripted-agent|spend)\//, { name: 'core', rank: 2 }],
   [/^src\/[^/]+\.ts$/, { name: 'shared', rank: 1 }],
 ];
 
@@ -47,13 +59,36 @@ function layerViolation(from: string, to: string): string | undefined {
   return undefined;
 }
 
+const isVerdict = (file: string) => /(^|\/)verdict(\/|\.ts$)/.test(file);
+/** Packages a verdict may reach: any but the OS edge (node:path is arithmetic on strings). */
+const OS_MODULE = (name: string) => lint.EDGE_ONLY.includes(name) || (name.startsWith('node:') && name !== 'node:path');
+const isImpure = (file: string) => file === 'src/ports.ts' || file === 'src/main.ts' || file.startsWith('src/io/') || OS_MODULE(file);
+
+/** The route by which a verdict reaches a port, the edge or an OS module, or undefined when it reaches none. */
+function impureRoute(graph: ImportGraph, file: string): string[] | undefined {
+  const via = reachableFrom(graph, file);
+  const impure = [...via.keys()].find(isImpure);
+  return impure === undefined ? undefined : routeTo(via, impure);
+}
+
+/** The folder inside a layer folder that holds `file` (src/control/fleet for src/control/fleet/cache.ts). */
+function innerFolderOf(file: string): string | undefined {
+  const parts = file.split('/');
+  return parts[0] === 'src' && parts.length >= 4 ? parts.slice(0, 3).join('/') : undefined;
+}
+
+/** Why `from` may not import `to` past the entry of `to`'s folder, or undefined when it may. */
+function entryViolation(from: string, to: string): string | undefined {
+  const folder = innerFolderOf(to);
+  if (!folder || from.startsWith(`${folder}/`)) return undefined;
+  const parent = path.posix.dirname(folder);
+  if (!from.startsWith(`${parent}/`) || to === `${folder}/index.ts`) return undefined;
+  return `${from} reaches into ${folder}/ for ${path.posix.basename(to)}; import ${folder}/index.ts (and export it there)`;
+}
+
 const files = sourceFiles(['src', 'backends', 'tui']);
-const edges = files.flatMap((from) =>
-  importsOf(readSource(from)).flatMap((specifier) => {
-    const to = resolveImport(from, specifier);
-    return to ? [{ from, to }] : [];
-  }),
-);
+const graph = importGraph(files);
+const edges = [...graph].flatMap(([from, targets]) => targets.filter((to) => to.endsWith('.ts')).map((to) => ({ from, to })));
 t.ok(edges.length > 100, `read the imports (${edges.length})`);
 
 t.same(
@@ -92,6 +127,69 @@ t.test('the checker tells a violation from an allowed import', async (t) => {
     ['src/github/api.ts', 'src/staging/pull-request.ts', false],
     ['src/cli/promote.ts', 'src/github/octokit.ts', false],
     ['src/main.ts', 'src/github/octokit.ts', true],
+    ['src/drain/session-guard.ts', 'src/spend/verdict.ts', true],
+    ['src/control/ledger/totals.ts', 'src/spend/verdict.ts', true],
+    ['src/spend/policy.ts', 'src/drain/session-guard.ts', false],
   ];
   for (const [from, to, allowed] of cases) t.equal(layerViolation(from, to) === undefined, allowed, `${from} -> ${to} is ${allowed ? 'allowed' : 'a violation'}`);
+});
+
+t.test('verdicts are pure: none reaches a port, the edge or an OS module', async (t) => {
+  const verdicts = files.filter(isVerdict);
+  t.ok(verdicts.length >= 10 && verdicts.includes('src/staging/verdict.ts') && verdicts.includes('src/spend/verdict.ts'), `found the verdicts (${verdicts.length})`);
+  t.same(
+    verdicts.flatMap((file) => impureRoute(graph, file)?.join(' -> ') ?? []),
+    [],
+  );
+});
+
+t.test('the purity checker finds an impure route, however deep', async (t) => {
+  const fake: ImportGraph = new Map([
+    ['src/drain/verdict/a.ts', ['src/drain/verdict/b.ts', 'yaml', 'node:path']],
+    ['src/drain/verdict/b.ts', ['src/board/read.ts']],
+    ['src/board/read.ts', ['src/ports.ts']],
+    ['src/drain/verdict/c.ts', ['node:fs']],
+    ['src/drain/verdict/d.ts', ['src/io/lock.ts']],
+    ['src/drain/verdict/e.ts', ['src/types.ts', 'yaml']],
+  ]);
+  t.same(impureRoute(fake, 'src/drain/verdict/a.ts'), ['src/drain/verdict/a.ts', 'src/drain/verdict/b.ts', 'src/board/read.ts', 'src/ports.ts']);
+  t.same(impureRoute(fake, 'src/drain/verdict/c.ts'), ['src/drain/verdict/c.ts', 'node:fs']);
+  t.same(impureRoute(fake, 'src/drain/verdict/d.ts'), ['src/drain/verdict/d.ts', 'src/io/lock.ts']);
+  t.equal(impureRoute(fake, 'src/drain/verdict/e.ts'), undefined, 'types and a parsing package are pure');
+  t.ok(isVerdict('src/staging/verdict.ts') && isVerdict('src/drain/verdict/task.ts') && !isVerdict('src/drain/task-flow.ts'));
+});
+
+t.test('a folder inside a layer folder is entered from beside it through its index.ts', async (t) => {
+  t.same(
+    edges.flatMap(({ from, to }) => entryViolation(from, to) ?? []),
+    [],
+  );
+});
+
+t.test('the entry checker tells reaching in from going through the entry', async (t) => {
+  const cases: readonly [string, string, boolean][] = [
+    ['src/control/fleet/fleet.ts', 'src/control/ledger/totals.ts', false],
+    ['src/control/fleet/fleet.ts', 'src/control/ledger/index.ts', true],
+    ['src/control/fleet/fleet.ts', 'src/control/fleet/cache.ts', true],
+    ['src/drain/task-flow.ts', 'src/drain/integrate/branch.ts', false],
+    ['src/drain/task-flow.ts', 'src/drain/integrate/index.ts', true],
+    ['src/drain/integrate/batch.ts', 'src/drain/verdict/batch.ts', false],
+    ['src/drain/integrate/batch.ts', 'src/drain/types.ts', true],
+    ['src/cli/fleet.ts', 'src/control/fleet/fleet.ts', true],
+    ['src/control/watch/watcher.ts', 'src/drain/types.ts', true],
+  ];
+  for (const [from, to, allowed] of cases) t.equal(entryViolation(from, to) === undefined, allowed, `${from} -> ${to} is ${allowed ? 'allowed' : 'a violation'}`);
+});
+
+t.test('nothing imports in a circle', async (t) => {
+  const layerFolderOf = (file: string) => (file.split('/').length < 3 ? undefined : file.startsWith('src/') ? file.split('/').slice(0, 2).join('/') : file.split('/')[0]);
+  t.same(circles(graph), [], 'files');
+  t.same(circles(groupGraph(graph, layerFolderOf)), [], 'layer folders (src/drain, src/control, tui, ...)');
+  t.same(circles(groupGraph(graph, innerFolderOf)), [], 'the folders inside them (src/control/fleet, src/drain/integrate, ...)');
+});
+
+t.test('the circle finder finds circles and only circles', async (t) => {
+  t.same(circles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]])), [['a', 'b', 'c']]);
+  t.same(circles(new Map([['a', ['a']]])), [['a']], 'a node importing itself');
+  t.same(circles(new Map([['a', ['b', 'c']], ['b', ['c']], ['c', []]])), [], 'a diamond is no circle');
 });
