@@ -7,7 +7,8 @@ import type { RegistryRepo } from '../types.js';
 import { EXIT, UsageError } from '../errors.js';
 import { findRepo } from '../control/registry/parse.js';
 import { installPaths, loadRegistry, requireRoot } from './root-support.js';
-import { RepoWatcher, type LogEvent } from '../control/watch/watcher.js';
+import { RepoWatcher } from '../control/watch/watcher.js';
+import type { LogEvent } from '../control/watch/deps.js';
 import { parsePositiveInt } from './options.js';
 import { isolationWanted, requireIsolation } from './isolation-check.js';
 

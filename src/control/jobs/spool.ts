@@ -136,6 +136,11 @@ export class Spool {
     await this.fs.writeAtomic(this.file('running', job.id), render(job), 0o600);
   }
 
+  /** A running job back in the queue as it is (its attempt stays counted): the operator stopped its run. */
+  async requeue(job: Job): Promise<void> {
+    await this.fs.rename(this.file('running', job.id), this.file('queue', job.id));
+  }
+
   /** done/ (or failed/) is written before running/ is removed: a crash in between is repaired by recover(). */
   async finish(job: Job, result: JobResult, where: 'done' | 'failed' = 'done'): Promise<Job> {
     const finished: Job = { ...job, result };
