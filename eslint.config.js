@@ -1,4 +1,9 @@
-// Lint: typescript-eslint's recommended rules, plus the boundary that keeps
+// Lint: typescript-eslint's recommended rules, the type-aware rules that
+// catch real bugs here (a promise nobody awaits or catches, a promise where
+// a callback's result is ignored, a switch that misses a case), lines of at
+// most 120 (Prettier formats to that width; only strings, template literals
+// and regular expressions, which no formatter can break, may run past it),
+// and the boundary that keeps
 // OS effects out of the core. Only the edge (src/io/) and the entry point
 // (src/main.ts) may spawn processes, touch the filesystem, take file locks
 // or schedule timers; everything else, the host backend and the dashboard
@@ -7,8 +12,19 @@
 // without eslint.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import prettier from 'eslint-config-prettier';
 
-export const EDGE_ONLY = ['node:child_process', 'child_process', 'node:fs', 'fs', 'node:fs/promises', 'fs/promises', 'execa', 'proper-lockfile', 'node-cron'];
+export const EDGE_ONLY = [
+  'node:child_process',
+  'child_process',
+  'node:fs',
+  'fs',
+  'node:fs/promises',
+  'fs/promises',
+  'execa',
+  'proper-lockfile',
+  'node-cron',
+];
 const CORE = ['src/**/*.ts', 'backends/**/*.ts', 'tui/**/*.ts'];
 const EDGE = ['src/io/**', 'src/main.ts'];
 const MESSAGE = 'OS effects go through a port; only src/io/ (and src/main.ts) may import this.';
@@ -26,7 +42,10 @@ const edgeRules = (allowed = []) => {
   return {
     'no-restricted-imports': ['error', { paths: names.map((name) => ({ name, message: MESSAGE })) }],
     // import('node:fs') is not an import declaration; catch it as syntax.
-    'no-restricted-syntax': ['error', { selector: `ImportExpression[source.value=/^(${escaped})$/]`, message: MESSAGE }],
+    'no-restricted-syntax': [
+      'error',
+      { selector: `ImportExpression[source.value=/^(${escaped})$/]`, message: MESSAGE },
+    ],
   };
 };
 
@@ -34,10 +53,28 @@ export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.tap/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  prettier,
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-non-null-assertion': 'off',
+      'max-len': [
+        'error',
+        { code: 120, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true, ignoreUrls: true },
+      ],
+    },
+  },
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      // tap awaits the subtests it queues (t.test returns a PromiseWithSubtest): only those may float.
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        { allowForKnownSafePromises: [{ from: 'package', name: 'PromiseWithSubtest', package: '@tapjs/core' }] },
+      ],
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
     },
   },
   {
@@ -45,7 +82,10 @@ export default tseslint.config(
     ignores: EDGE,
     rules: {
       ...edgeRules(),
-      'no-restricted-globals': ['error', { name: 'process', message: 'Pass environment, argv and clock in as parameters.' }],
+      'no-restricted-globals': [
+        'error',
+        { name: 'process', message: 'Pass environment, argv and clock in as parameters.' },
+      ],
     },
   },
   ...Object.entries(KNOWN_VIOLATIONS).map(([file, allowed]) => ({ files: [file], rules: edgeRules(allowed) })),
