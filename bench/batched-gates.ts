@@ -25,7 +25,8 @@ const RED_TASK = 'TASK-13';
 const GOAL_SPEEDUP = 5;
 const GATE_RUN_BOUND = 2 * Math.ceil(Math.log2(TASKS)) + 1;
 /** Red when a marker file is in the tree; 1 s either way. */
-const SLEEPY_MARKER_GATE = '#!/bin/sh\nsleep 1\nfor f in out/marker-*; do if [ -e "$f" ]; then echo "gate: found $f"; exit 1; fi; done\n';
+const SLEEPY_MARKER_GATE =
+  '#!/bin/sh\nsleep 1\nfor f in out/marker-*; do if [ -e "$f" ]; then echo "gate: found $f"; exit 1; fi; done\n';
 
 interface Event {
   readonly event: string;
@@ -38,7 +39,10 @@ interface Event {
 
 /** The tiny agent, plus a marker file for a task whose description asks for one. */
 function markerAgentScript(): string {
-  return tinyAgentScript().replace('git add -A', 'if grep -q "write a marker" "$task"; then printf x > "out/marker-$id"; fi\ngit add -A');
+  return tinyAgentScript().replace(
+    'git add -A',
+    'if grep -q "write a marker" "$task"; then printf x > "out/marker-$id"; fi\ngit add -A',
+  );
 }
 
 function eventsOf(drain: CliDrain): Event[] {
@@ -49,7 +53,9 @@ function eventsOf(drain: CliDrain): Event[] {
 function integrationSpan(events: readonly Event[]): number {
   const gates = events.filter((event) => event.event === 'gate-run');
   const start = Math.min(...gates.map((event) => Date.parse(event.time) - (event.durationMs ?? 0)));
-  const ends = events.filter((event) => event.event === 'task-landed' || event.event === 'task-parked').map((event) => Date.parse(event.time));
+  const ends = events
+    .filter((event) => event.event === 'task-landed' || event.event === 'task-parked')
+    .map((event) => Date.parse(event.time));
   return (Math.max(...ends) - start) / 1000;
 }
 
@@ -58,7 +64,10 @@ function finishBranches(sandbox: Sandbox, copy: Copy, tasks: readonly BenchTask[
   tasks.forEach((task, index) => {
     const file = `backlog/tasks/${taskFileName(task.id, task.title)}`;
     sandbox.git(copy.clone, 'checkout', '-q', '-b', `auto/${task.id}`, 'main');
-    writeFileSync(path.join(copy.clone, file), readFileSync(path.join(copy.clone, file), 'utf8').replace(/^status: To Do$/m, 'status: Done'));
+    writeFileSync(
+      path.join(copy.clone, file),
+      readFileSync(path.join(copy.clone, file), 'utf8').replace(/^status: To Do$/m, 'status: Done'),
+    );
     mkdirSync(path.join(copy.clone, 'out'), { recursive: true });
     writeFileSync(path.join(copy.clone, `out/task-${index + 1}.txt`), `${task.id}\n`);
     sandbox.git(copy.clone, 'add', '-A');
@@ -73,7 +82,9 @@ export async function main(): Promise<BenchResult> {
   try {
     const agent = sandbox.script('marker-agent', markerAgentScript());
     const green = benchTasks(TASKS, (id, index) => `Write one file.\nagent: write out/task-${index}.txt "${id}"`);
-    const oneRed = green.map((task) => (task.id === RED_TASK ? { ...task, description: `${task.description}\nThen write a marker.` } : task));
+    const oneRed = green.map((task) =>
+      task.id === RED_TASK ? { ...task, description: `${task.description}\nThen write a marker.` } : task,
+    );
     const spec = { totalFiles: REPO_FILES, agent: [agent], maxParallel: PARALLEL, gates: SLEEPY_MARKER_GATE };
     const batched = sandbox.template({ ...spec, tasks: green }, 'batched');
     const single = sandbox.template({ ...spec, tasks: green, config: { maxBatch: 1 } }, 'single');
@@ -102,7 +113,12 @@ export async function main(): Promise<BenchResult> {
       spans.liveSingle.push(integrationSpan(await drain(single, TASKS)));
       const events = await drain(red, TASKS - 1);
       gateRuns.red.push(events.filter((event) => event.event === 'gate-run').length);
-      redOutcomes.push(events.filter((event) => event.event === 'task-parked').map((event) => event.taskId).join(',') || 'none');
+      redOutcomes.push(
+        events
+          .filter((event) => event.event === 'task-parked')
+          .map((event) => event.taskId)
+          .join(',') || 'none',
+      );
     }
     const speedup = median(spans.single) / median(spans.batched);
     const worstRed = Math.max(...gateRuns.red);
@@ -110,20 +126,60 @@ export async function main(): Promise<BenchResult> {
     return {
       benchmark: 'batched-gates',
       figures: [
-        { name: `integration span, maxBatch 8 (default), ${TASKS} finished green tasks, gate sleeps 1 s`, value: round(median(spans.batched)), unit: 's', runs: spans.batched.map((value) => round(value)) },
-        { name: `integration span, maxBatch 1 (one gate per task)`, value: round(median(spans.single)), unit: 's', runs: spans.single.map((value) => round(value)) },
+        {
+          name: `integration span, maxBatch 8 (default), ${TASKS} finished green tasks, gate sleeps 1 s`,
+          value: round(median(spans.batched)),
+          unit: 's',
+          runs: spans.batched.map((value) => round(value)),
+        },
+        {
+          name: `integration span, maxBatch 1 (one gate per task)`,
+          value: round(median(spans.single)),
+          unit: 's',
+          runs: spans.single.map((value) => round(value)),
+        },
         { name: 'speed-up, maxBatch 1 span / batched span', value: round(speedup), unit: 'x' },
         { name: 'gate runs, batched, all green', value: median(gateRuns.batched), unit: '', runs: gateRuns.batched },
         { name: 'gate runs, maxBatch 1, all green', value: median(gateRuns.single), unit: '', runs: gateRuns.single },
-        { name: `live drain (${PARALLEL} tiny agents at a time): integration span, maxBatch 8`, value: round(median(spans.live)), unit: 's', runs: spans.live.map((value) => round(value)) },
-        { name: 'live drain: integration span, maxBatch 1', value: round(median(spans.liveSingle)), unit: 's', runs: spans.liveSingle.map((value) => round(value)) },
+        {
+          name: `live drain (${PARALLEL} tiny agents at a time): integration span, maxBatch 8`,
+          value: round(median(spans.live)),
+          unit: 's',
+          runs: spans.live.map((value) => round(value)),
+        },
+        {
+          name: 'live drain: integration span, maxBatch 1',
+          value: round(median(spans.liveSingle)),
+          unit: 's',
+          runs: spans.liveSingle.map((value) => round(value)),
+        },
         { name: 'live drain: speed-up', value: round(median(spans.liveSingle) / median(spans.live)), unit: 'x' },
-        { name: 'live drain: gate runs, batched, all green', value: median(gateRuns.live), unit: '', runs: gateRuns.live },
-        { name: `gate runs, batched, one red (${RED_TASK})`, value: median(gateRuns.red), unit: '', runs: gateRuns.red },
+        {
+          name: 'live drain: gate runs, batched, all green',
+          value: median(gateRuns.live),
+          unit: '',
+          runs: gateRuns.live,
+        },
+        {
+          name: `gate runs, batched, one red (${RED_TASK})`,
+          value: median(gateRuns.red),
+          unit: '',
+          runs: gateRuns.red,
+        },
       ],
       goals: [
-        { what: `integration span speed-up, ${TASKS} finished tasks, batched against maxBatch 1`, target: `>= ${GOAL_SPEEDUP}`, measured: round(speedup), met: speedup >= GOAL_SPEEDUP },
-        { what: `gate runs with one red of ${TASKS} (worst run)`, target: `<= ${GATE_RUN_BOUND}`, measured: worstRed, met: worstRed <= GATE_RUN_BOUND && onlyRedParked },
+        {
+          what: `integration span speed-up, ${TASKS} finished tasks, batched against maxBatch 1`,
+          target: `>= ${GOAL_SPEEDUP}`,
+          measured: round(speedup),
+          met: speedup >= GOAL_SPEEDUP,
+        },
+        {
+          what: `gate runs with one red of ${TASKS} (worst run)`,
+          target: `<= ${GATE_RUN_BOUND}`,
+          measured: worstRed,
+          met: worstRed <= GATE_RUN_BOUND && onlyRedParked,
+        },
       ],
       notes: [
         `${TASKS} tasks, ${PARALLEL} agents at a time (tiny shell agent), repo of ${REPO_FILES} files; median of ${runs} runs each, interleaved; ${sandbox.where()}`,

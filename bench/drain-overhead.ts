@@ -37,9 +37,22 @@ class Series {
     return cpu.every((value) => value !== undefined) ? median(cpu.map((value) => cpuSeconds(value!))) : undefined;
   }
   figures(): BenchFigure[] {
-    const figures: BenchFigure[] = [{ name: `${this.name}, wall`, value: round(this.wall()), unit: 's', runs: this.samples.map((sample) => round(sample.seconds)) }];
+    const figures: BenchFigure[] = [
+      {
+        name: `${this.name}, wall`,
+        value: round(this.wall()),
+        unit: 's',
+        runs: this.samples.map((sample) => round(sample.seconds)),
+      },
+    ];
     const cpu = this.cpu();
-    if (cpu !== undefined) figures.push({ name: `${this.name}, CPU (user+sys)`, value: round(cpu), unit: 's', runs: this.samples.map((sample) => round(cpuSeconds(sample.cpu!))) });
+    if (cpu !== undefined)
+      figures.push({
+        name: `${this.name}, CPU (user+sys)`,
+        value: round(cpu),
+        unit: 's',
+        runs: this.samples.map((sample) => round(cpuSeconds(sample.cpu!))),
+      });
     return figures;
   }
 }
@@ -52,8 +65,14 @@ export async function main(): Promise<BenchResult> {
     const baseline = writeShellBaseline(sandbox);
     const tasks = benchTasks(TASKS, (id, index) => `Write one file.\nagent: write out/task-${index}.txt "${id}"`);
     const ids = tasks.map((task) => task.id);
-    const tinyTemplate = sandbox.template({ totalFiles: REPO_FILES, tasks, agent: [tinyAgent], maxParallel: PARALLEL }, 'tiny');
-    const scriptedTemplate = sandbox.template({ totalFiles: REPO_FILES, tasks, agent: [SCRIPTED_AGENT], maxParallel: PARALLEL }, 'scripted');
+    const tinyTemplate = sandbox.template(
+      { totalFiles: REPO_FILES, tasks, agent: [tinyAgent], maxParallel: PARALLEL },
+      'tiny',
+    );
+    const scriptedTemplate = sandbox.template(
+      { totalFiles: REPO_FILES, tasks, agent: [SCRIPTED_AGENT], maxParallel: PARALLEL },
+      'scripted',
+    );
 
     const shell = new Series(`shell baseline (${TASKS} tasks, ${PARALLEL} at a time, ${REPO_FILES} files)`);
     const product = new Series('orchestrate --drain CLI, tiny shell agent');
@@ -87,7 +106,10 @@ export async function main(): Promise<BenchResult> {
     const cpuRatio = shellCpu !== undefined && productCpu !== undefined ? productCpu / shellCpu : undefined;
     const missed = ratio > GOAL_RATIO || (cpuRatio !== undefined && cpuRatio > GOAL_RATIO);
     // The breakdown costs one more drain: only when a goal is missed, or asked for.
-    const profile = missed || process.env.BENCH_PROFILE === '1' ? await measure(tinyTemplate, (copy) => profileDrain(sandbox.env, copy, TASKS)) : undefined;
+    const profile =
+      missed || process.env.BENCH_PROFILE === '1'
+        ? await measure(tinyTemplate, (copy) => profileDrain(sandbox.env, copy, TASKS))
+        : undefined;
     return {
       benchmark: 'drain-overhead',
       figures: [
@@ -95,18 +117,46 @@ export async function main(): Promise<BenchResult> {
         ...product.figures(),
         ...scripted.figures(),
         { name: 'ratio orchestrate / shell, wall (tiny agent)', value: round(ratio), unit: 'x' },
-        ...(cpuRatio !== undefined ? [{ name: 'ratio orchestrate / shell, CPU (tiny agent)', value: round(cpuRatio), unit: 'x' }] : []),
+        ...(cpuRatio !== undefined
+          ? [{ name: 'ratio orchestrate / shell, CPU (tiny agent)', value: round(cpuRatio), unit: 'x' }]
+          : []),
         { name: 'ratio orchestrate with scripted agent / shell, wall', value: round(scriptedRatio), unit: 'x' },
-        ...(profile ? [{ name: 'runner git invocations per task', value: round(profile.gitCalls.length / profile.tasks, 1), unit: 'calls' }] : []),
+        ...(profile
+          ? [
+              {
+                name: 'runner git invocations per task',
+                value: round(profile.gitCalls.length / profile.tasks, 1),
+                unit: 'calls',
+              },
+            ]
+          : []),
       ],
       goals: [
-        { what: 'orchestrate / shell baseline, wall (tiny agent)', target: `<= ${GOAL_RATIO}`, measured: round(ratio), met: ratio <= GOAL_RATIO },
-        ...(cpuRatio !== undefined ? [{ what: 'orchestrate / shell baseline, CPU (tiny agent)', target: `<= ${GOAL_RATIO}`, measured: round(cpuRatio), met: cpuRatio <= GOAL_RATIO }] : []),
+        {
+          what: 'orchestrate / shell baseline, wall (tiny agent)',
+          target: `<= ${GOAL_RATIO}`,
+          measured: round(ratio),
+          met: ratio <= GOAL_RATIO,
+        },
+        ...(cpuRatio !== undefined
+          ? [
+              {
+                what: 'orchestrate / shell baseline, CPU (tiny agent)',
+                target: `<= ${GOAL_RATIO}`,
+                measured: round(cpuRatio),
+                met: cpuRatio <= GOAL_RATIO,
+              },
+            ]
+          : []),
       ],
       notes: [
         `median of ${runs} runs each, interleaved; ${sandbox.where()}`,
-        ...(cpuRatio === undefined ? ['CPU not measured (no GNU time at /usr/bin/time): the CPU goal is not judged'] : []),
-        ...(profile ? ['breakdown, from one more drain run in-process with instrumented ports:', ...describeProfile(profile)] : ['within goal: no breakdown (BENCH_PROFILE=1 forces one)']),
+        ...(cpuRatio === undefined
+          ? ['CPU not measured (no GNU time at /usr/bin/time): the CPU goal is not judged']
+          : []),
+        ...(profile
+          ? ['breakdown, from one more drain run in-process with instrumented ports:', ...describeProfile(profile)]
+          : ['within goal: no breakdown (BENCH_PROFILE=1 forces one)']),
       ],
     };
   } finally {

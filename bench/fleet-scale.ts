@@ -35,20 +35,40 @@ const HUGE = arg('huge', 10001);
 const COUNT = arg('count', 100);
 const GOAL_MS = 5000;
 const CHECKOUTS = 8;
-const GIT_ENV = { PATH: '/usr/bin:/bin', HOME: tmpdir(), GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@x', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@x' };
+const GIT_ENV = {
+  PATH: '/usr/bin:/bin',
+  HOME: tmpdir(),
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 'b',
+  GIT_AUTHOR_EMAIL: 'b@x',
+  GIT_COMMITTER_NAME: 'b',
+  GIT_COMMITTER_EMAIL: 'b@x',
+};
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' });
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
-/** A few real checkouts with a 20-task board (and config) and auto/work one commit ahead; every other one with its refs packed. */
+/**
+ * A few real checkouts with a 20-task board (and config) and auto/work one commit ahead; every other one with its refs
+ * packed.
+ */
 function makeCheckouts(root: string): string[] {
   const dirs: string[] = [];
   for (let c = 0; c < CHECKOUTS; c++) {
     const dir = path.join(root, `checkout${c}`);
     mkdirSync(path.join(dir, 'backlog', 'tasks'), { recursive: true });
     // As `backlog init` leaves it: the folder's config is one more file the board read needs.
-    writeFileSync(path.join(dir, 'backlog', 'config.yml'), 'project_name: "bench"\nstatuses: ["To Do", "In Progress", "Done"]\n');
+    writeFileSync(
+      path.join(dir, 'backlog', 'config.yml'),
+      'project_name: "bench"\nstatuses: ["To Do", "In Progress", "Done"]\n',
+    );
     for (let i = 1; i <= 20; i++) {
-      const fields = { id: `TASK-${i}`, title: `Task ${i}`, status: i % 2 ? 'To Do' : 'Done', createdDate: '2026-11-29 10:00' };
+      const fields = {
+        id: `TASK-${i}`,
+        title: `Task ${i}`,
+        status: i % 2 ? 'To Do' : 'Done',
+        createdDate: '2026-11-29 10:00',
+      };
       writeFileSync(path.join(dir, 'backlog', 'tasks', taskFileName(fields.id, fields.title)), renderTaskFile(fields));
     }
     git(dir, 'init', '-q', '-b', 'main');
@@ -115,10 +135,17 @@ interface InProcess {
 }
 
 /** Git processes per repo, reading `count` repos in-process (cold: no cache yet; warm: the same state dir again). */
-async function gitProcessesPerRepo(registry: string, state: string, count: number): Promise<{ cold: InProcess; warm: InProcess }> {
+async function gitProcessesPerRepo(
+  registry: string,
+  state: string,
+  count: number,
+): Promise<{ cold: InProcess; warm: InProcess }> {
   const ports = realControlPorts();
   let calls = 0;
-  const counting: ProcessPort = { ...ports.process, run: (command) => ((calls += command.program === 'git' ? 1 : 0), ports.process.run(command)) };
+  const counting: ProcessPort = {
+    ...ports.process,
+    run: (command) => ((calls += command.program === 'git' ? 1 : 0), ports.process.run(command)),
+  };
   const deps = { fs: ports.fs, process: counting, locks: ports.locks, scheduler: ports.scheduler };
   const pass = async (): Promise<InProcess> => {
     calls = 0;
@@ -141,7 +168,8 @@ try {
     const state = path.join(root, 'state-count');
     mkdirSync(state);
     const { cold, warm } = await gitProcessesPerRepo(makeRegistry(root, checkouts, COUNT), state, COUNT);
-    const line = (pass: InProcess) => `${pass.perRepo.toFixed(2)} git processes per repo, ${pass.ms.toFixed(0)} ms, node CPU ${pass.cpuMs.toFixed(0)} ms`;
+    const line = (pass: InProcess) =>
+      `${pass.perRepo.toFixed(2)} git processes per repo, ${pass.ms.toFixed(0)} ms, node CPU ${pass.cpuMs.toFixed(0)} ms`;
     console.log(`in-process, ${COUNT} repos: cold ${line(cold)}; warm ${line(warm)}`);
   }
   if (REPOS > 0) {
@@ -154,9 +182,14 @@ try {
       mkdirSync(state);
       const first = fleet(registry, state);
       const second = fleet(registry, state);
-      for (const [name, result] of [['cold', first], ['warm', second]] as const) {
+      for (const [name, result] of [
+        ['cold', first],
+        ['warm', second],
+      ] as const) {
         if (result.status !== 0 || result.repos !== REPOS) {
-          console.log(`fleet --json, ${REPOS} repos, ${name}: exit ${result.status}, ${result.repos} repos listed; stderr: ${result.stderr}`);
+          console.log(
+            `fleet --json, ${REPOS} repos, ${name}: exit ${result.status}, ${result.repos} repos listed; stderr: ${result.stderr}`,
+          );
           broken = true;
         }
       }
@@ -169,8 +202,12 @@ try {
       console.log(`  run ${run + 1}: cold ${first.ms.toFixed(0)} ms, warm ${second.ms.toFixed(0)} ms (load ${load()})`);
     }
     const figure = median(warm);
-    console.log(`fleet --json, ${REPOS} repos: cold ${median(cold).toFixed(0)} ms, warm ${figure.toFixed(0)} ms (medians of ${warm.length})`);
-    console.log(`goal: ${REPOS} repos, warm, <= ${GOAL_MS} ms: ratio ${(figure / GOAL_MS).toFixed(2)}, ${figure <= GOAL_MS ? 'met' : 'NOT met'}`);
+    console.log(
+      `fleet --json, ${REPOS} repos: cold ${median(cold).toFixed(0)} ms, warm ${figure.toFixed(0)} ms (medians of ${warm.length})`,
+    );
+    console.log(
+      `goal: ${REPOS} repos, warm, <= ${GOAL_MS} ms: ratio ${(figure / GOAL_MS).toFixed(2)}, ${figure <= GOAL_MS ? 'met' : 'NOT met'}`,
+    );
   }
   if (HUGE > 0) {
     const registry = makeRegistry(root, checkouts, HUGE);
@@ -178,7 +215,9 @@ try {
     mkdirSync(state);
     const run = fleet(registry, state);
     // The registry has problems (clashing ports): exit 2 after listing every repo is the answer.
-    console.log(`fleet --json, ${HUGE} repos: ${run.ms.toFixed(0)} ms, exit ${run.status}, ${run.repos} repos listed${run.repos === HUGE ? '' : `; stderr: ${run.stderr}`}`);
+    console.log(
+      `fleet --json, ${HUGE} repos: ${run.ms.toFixed(0)} ms, exit ${run.status}, ${run.repos} repos listed${run.repos === HUGE ? '' : `; stderr: ${run.stderr}`}`,
+    );
     if (run.repos !== HUGE) broken = true;
   }
   console.log(`fleet-scale: load average ${load()} at end`);

@@ -24,7 +24,16 @@ const arg = (name: string, fallback: number) => {
 const REPOS = arg('repos', 20);
 const TASKS = arg('tasks', 200);
 const IDLE_SEC = arg('idle-sec', 60);
-const GIT_ENV = { PATH: '/usr/bin:/bin', HOME: tmpdir(), GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@x', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@x' };
+const GIT_ENV = {
+  PATH: '/usr/bin:/bin',
+  HOME: tmpdir(),
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 'b',
+  GIT_AUTHOR_EMAIL: 'b@x',
+  GIT_COMMITTER_NAME: 'b',
+  GIT_COMMITTER_EMAIL: 'b@x',
+};
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' });
 
 function makeFleet(root: string): string {
@@ -34,9 +43,19 @@ function makeFleet(root: string): string {
     mkdirSync(path.join(dir, 'backlog', 'tasks'), { recursive: true });
     for (let i = 1; i <= TASKS; i++) {
       const status = i % 3 === 0 ? 'To Do' : 'Done';
-      const fields = { id: `TASK-${i}`, title: `Task number ${i}`, status, // Idle: the open tasks wait for a human, so nothing is ready and no tick starts a run.
-      labels: status === 'To Do' ? ['risk:needs-human', ...(i % 7 === 0 ? ['area:api'] : [])] : [], dependencies: i > 1 && i % 5 === 0 ? [`TASK-${i - 1}`] : [], description: 'Benchmark task.\nSecond line.', createdDate: '2026-11-29 10:00' };
-      writeFileSync(path.join(dir, 'backlog', 'tasks', taskFileName(fields.id, fields.title)), renderTaskFile(fields as Parameters<typeof renderTaskFile>[0]));
+      const fields = {
+        id: `TASK-${i}`,
+        title: `Task number ${i}`,
+        status, // Idle: the open tasks wait for a human, so nothing is ready and no tick starts a run.
+        labels: status === 'To Do' ? ['risk:needs-human', ...(i % 7 === 0 ? ['area:api'] : [])] : [],
+        dependencies: i > 1 && i % 5 === 0 ? [`TASK-${i - 1}`] : [],
+        description: 'Benchmark task.\nSecond line.',
+        createdDate: '2026-11-29 10:00',
+      };
+      writeFileSync(
+        path.join(dir, 'backlog', 'tasks', taskFileName(fields.id, fields.title)),
+        renderTaskFile(fields as Parameters<typeof renderTaskFile>[0]),
+      );
     }
     git(dir, 'init', '-q', '-b', 'main');
     git(dir, 'add', '-A');
@@ -96,13 +115,21 @@ try {
   console.log(`idle tick, median of 10: ${median.toFixed(1)} ms (goal <= 150 ms, ratio ${(median / 150).toFixed(2)})`);
   // Raw git floor: one cat-file --batch-check per repo, sequentially.
   start = performance.now();
-  for (let r = 0; r < REPOS; r++) execFileSync('git', ['cat-file', '--batch-check'], { cwd: path.join(root, `repo${r}`), input: 'auto/work:backlog/tasks\n', env: GIT_ENV });
+  for (let r = 0; r < REPOS; r++)
+    execFileSync('git', ['cat-file', '--batch-check'], {
+      cwd: path.join(root, `repo${r}`),
+      input: 'auto/work:backlog/tasks\n',
+      env: GIT_ENV,
+    });
   console.log(`raw git floor (one cat-file per repo, sequential): ${(performance.now() - start).toFixed(1)} ms`);
 
   if (process.getuid?.() !== 0 || IDLE_SEC <= 0) {
     console.log('idle watcher: skipped (needs root, and --idle-sec > 0)');
   } else {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'watch'), '--all'], { env: { PATH: '/usr/bin:/bin', AGENT_RUNNER_CONFIG: registryFile, AGENT_RUNNER_STATE: state }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'watch'), '--all'], {
+      env: { PATH: '/usr/bin:/bin', AGENT_RUNNER_CONFIG: registryFile, AGENT_RUNNER_STATE: state },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let log = '';
     child.stderr.on('data', (chunk) => (log += chunk));
     await new Promise((resolve) => setTimeout(resolve, 5000)); // start-up and the first tick
@@ -113,8 +140,13 @@ try {
     const rss = rssMb(child.pid!);
     child.kill('SIGTERM');
     await new Promise((resolve) => child.on('close', resolve));
-    console.log(`idle watcher over ${IDLE_SEC} s: CPU ${cpu.toFixed(2)} % (goal <= 0.5 %, ratio ${(cpu / 0.5).toFixed(2)}), RSS ${rss.toFixed(1)} MB (goal <= 100 MB, ratio ${(rss / 100).toFixed(2)})`);
-    const events = log.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { event: string }).event);
+    console.log(
+      `idle watcher over ${IDLE_SEC} s: CPU ${cpu.toFixed(2)} % (goal <= 0.5 %, ratio ${(cpu / 0.5).toFixed(2)}), RSS ${rss.toFixed(1)} MB (goal <= 100 MB, ratio ${(rss / 100).toFixed(2)})`,
+    );
+    const events = log
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as { event: string }).event);
     console.log(`watcher events: ${[...new Set(events)].join(', ')}`);
   }
 } finally {

@@ -24,10 +24,30 @@ export async function main(): Promise<BenchResult> {
   const sandbox = new Sandbox('agent-runner-bench-parallel-');
   try {
     const tinyAgent = sandbox.script('sleepy-agent', tinyAgentScript(SLEEP_SECONDS));
-    const tasks = benchTasks(TASKS, (id, index) => `Sleep, then write one file.\nagent: sleep ${SLEEP_SECONDS}\nagent: write out/task-${index}.txt "${id}"`);
+    const tasks = benchTasks(
+      TASKS,
+      (id, index) =>
+        `Sleep, then write one file.\nagent: sleep ${SLEEP_SECONDS}\nagent: write out/task-${index}.txt "${id}"`,
+    );
     const variants = [
-      { name: 'tiny shell agent (sleep 2; set Done; commit)', template: sandbox.template({ totalFiles: REPO_FILES, tasks, agent: [tinyAgent], maxParallel: PARALLEL }, 'tiny'), wall: [] as number[], span: [] as number[] },
-      { name: 'bundled scripted agent (agent: sleep 2)', template: sandbox.template({ totalFiles: REPO_FILES, tasks, agent: [SCRIPTED_AGENT], maxParallel: PARALLEL }, 'scripted'), wall: [] as number[], span: [] as number[] },
+      {
+        name: 'tiny shell agent (sleep 2; set Done; commit)',
+        template: sandbox.template(
+          { totalFiles: REPO_FILES, tasks, agent: [tinyAgent], maxParallel: PARALLEL },
+          'tiny',
+        ),
+        wall: [] as number[],
+        span: [] as number[],
+      },
+      {
+        name: 'bundled scripted agent (agent: sleep 2)',
+        template: sandbox.template(
+          { totalFiles: REPO_FILES, tasks, agent: [SCRIPTED_AGENT], maxParallel: PARALLEL },
+          'scripted',
+        ),
+        wall: [] as number[],
+        span: [] as number[],
+      },
     ];
     for (let run = 0; run < runs; run++) {
       for (const variant of variants) {
@@ -47,7 +67,10 @@ export async function main(): Promise<BenchResult> {
     if (efficiency < GOAL || process.env.BENCH_PROFILE === '1') {
       const copy = sandbox.copy(tiny!.template);
       try {
-        breakdown = ['breakdown, from one more drain (tiny agent) run in-process with instrumented ports:', ...describeProfile(await profileDrain(sandbox.env, copy, TASKS))];
+        breakdown = [
+          'breakdown, from one more drain (tiny agent) run in-process with instrumented ports:',
+          ...describeProfile(await profileDrain(sandbox.env, copy, TASKS)),
+        ];
       } finally {
         sandbox.discard(copy);
       }
@@ -55,13 +78,41 @@ export async function main(): Promise<BenchResult> {
     return {
       benchmark: 'parallel-efficiency',
       figures: variants.flatMap((variant) => [
-        { name: `${variant.name}: makespan, CLI wall`, value: round(median(variant.wall)), unit: 's', runs: variant.wall.map((value) => round(value)) },
-        { name: `${variant.name}: efficiency ${IDEAL} s / CLI wall`, value: round(IDEAL / median(variant.wall)), unit: '' },
-        { name: `${variant.name}: first task start to last landing`, value: round(median(variant.span)), unit: 's', runs: variant.span.map((value) => round(value)) },
-        { name: `${variant.name}: efficiency ${IDEAL} s / task span`, value: round(IDEAL / median(variant.span)), unit: '' },
+        {
+          name: `${variant.name}: makespan, CLI wall`,
+          value: round(median(variant.wall)),
+          unit: 's',
+          runs: variant.wall.map((value) => round(value)),
+        },
+        {
+          name: `${variant.name}: efficiency ${IDEAL} s / CLI wall`,
+          value: round(IDEAL / median(variant.wall)),
+          unit: '',
+        },
+        {
+          name: `${variant.name}: first task start to last landing`,
+          value: round(median(variant.span)),
+          unit: 's',
+          runs: variant.span.map((value) => round(value)),
+        },
+        {
+          name: `${variant.name}: efficiency ${IDEAL} s / task span`,
+          value: round(IDEAL / median(variant.span)),
+          unit: '',
+        },
       ]),
-      goals: [{ what: 'ideal / measured makespan (CLI wall, tiny agent)', target: `>= ${GOAL}`, measured: round(efficiency), met: efficiency >= GOAL }],
-      notes: [`${TASKS} tasks, ${PARALLEL} at a time, agent sleeps ${SLEEP_SECONDS} s, repo of ${REPO_FILES} files; median of ${runs} runs each, interleaved; ${sandbox.where()}`, ...breakdown],
+      goals: [
+        {
+          what: 'ideal / measured makespan (CLI wall, tiny agent)',
+          target: `>= ${GOAL}`,
+          measured: round(efficiency),
+          met: efficiency >= GOAL,
+        },
+      ],
+      notes: [
+        `${TASKS} tasks, ${PARALLEL} at a time, agent sleeps ${SLEEP_SECONDS} s, repo of ${REPO_FILES} files; median of ${runs} runs each, interleaved; ${sandbox.where()}`,
+        ...breakdown,
+      ],
     };
   } finally {
     sandbox.cleanup();

@@ -42,12 +42,31 @@ git -c user.name=bench -c user.email=bench@example.invalid commit -q -m "$AGENT_
 `;
 
 function asUser(cwd: string, home: string, ...args: string[]): string {
-  const env = [`HOME=${home}`, 'PATH=/usr/local/bin:/usr/bin:/bin', 'GIT_CONFIG_NOSYSTEM=1', 'GIT_AUTHOR_NAME=Team', 'GIT_AUTHOR_EMAIL=team@example.invalid', 'GIT_COMMITTER_NAME=Team', 'GIT_COMMITTER_EMAIL=team@example.invalid'];
-  return execFileSync('setpriv', [`--reuid=${USER}`, `--regid=${USER}`, '--init-groups', '--', 'env', '-i', ...env, ...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = [
+    `HOME=${home}`,
+    'PATH=/usr/local/bin:/usr/bin:/bin',
+    'GIT_CONFIG_NOSYSTEM=1',
+    'GIT_AUTHOR_NAME=Team',
+    'GIT_AUTHOR_EMAIL=team@example.invalid',
+    'GIT_COMMITTER_NAME=Team',
+    'GIT_COMMITTER_EMAIL=team@example.invalid',
+  ];
+  return execFileSync(
+    'setpriv',
+    [`--reuid=${USER}`, `--regid=${USER}`, '--init-groups', '--', 'env', '-i', ...env, ...args],
+    { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+  );
 }
 
 function task(id: string, status: string): Record<string, string> {
-  return { [path.join('backlog/tasks', taskFileName(id, `Task ${id}`))]: renderTaskFile({ id, title: `Task ${id}`, status, createdDate: '2026-11-30 10:00' }) };
+  return {
+    [path.join('backlog/tasks', taskFileName(id, `Task ${id}`))]: renderTaskFile({
+      id,
+      title: `Task ${id}`,
+      status,
+      createdDate: '2026-11-30 10:00',
+    }),
+  };
 }
 
 function write(root: string, files: Record<string, string>): void {
@@ -66,12 +85,27 @@ async function waitFor(condition: () => boolean, timeoutMs: number, what: string
 }
 
 export async function main(): Promise<BenchResult> {
-  if (process.getuid?.() !== 0) return { benchmark: 'remote-pickup', figures: [], goals: [], notes: ['skipped: needs root (creates a repo user)'] };
+  if (process.getuid?.() !== 0)
+    return { benchmark: 'remote-pickup', figures: [], goals: [], notes: ['skipped: needs root (creates a repo user)'] };
   const root = mkdtempSync(path.join(tmpdir(), 'agent-runner-bench-remote-'));
   chmodSync(root, 0o755);
   const home = path.join(root, 'home');
   const out = path.join(root, 'out');
-  execFileSync('useradd', ['--home-dir', home, '--create-home', '--shell', '/usr/sbin/nologin', '--user-group', '--comment', accountComment(NAME), USER], { stdio: 'pipe' });
+  execFileSync(
+    'useradd',
+    [
+      '--home-dir',
+      home,
+      '--create-home',
+      '--shell',
+      '/usr/sbin/nologin',
+      '--user-group',
+      '--comment',
+      accountComment(NAME),
+      USER,
+    ],
+    { stdio: 'pipe' },
+  );
   let watcher: ChildProcess | undefined;
   try {
     mkdirSync(out, { mode: 0o777 });
@@ -98,7 +132,8 @@ export async function main(): Promise<BenchResult> {
     asUser(home, home, 'git', 'clone', '-q', origin, clone);
 
     const user = (await lookupUser(realProcess, USER))!;
-    const registryText = (poll: number) => `[repos.${NAME}]\npath = "${clone}"\nuser = "${USER}"\nproxy_port = 799\nschedule = "0 0 1 1 *"\nremote_poll_sec = ${poll}\n`;
+    const registryText = (poll: number) =>
+      `[repos.${NAME}]\npath = "${clone}"\nuser = "${USER}"\nproxy_port = 799\nschedule = "0 0 1 1 *"\nremote_poll_sec = ${poll}\n`;
     const repo = parseRegistry(registryText(1), 'registry.toml', cronScheduler).registry.repos[0]!;
     const checks: number[] = [];
     for (let i = 0; i < 5; i++) {
@@ -107,7 +142,14 @@ export async function main(): Promise<BenchResult> {
       checks.push(Number(process.hrtime.bigint() - started) / 1e6);
     }
 
-    const figures: BenchFigure[] = [{ name: 'one idle check (ls-remote as the repo user, local origin)', value: Math.round(median(checks)), unit: 'ms', runs: checks.map(Math.round) }];
+    const figures: BenchFigure[] = [
+      {
+        name: 'one idle check (ls-remote as the repo user, local origin)',
+        value: Math.round(median(checks)),
+        unit: 'ms',
+        runs: checks.map(Math.round),
+      },
+    ];
     const goals: BenchGoal[] = [];
     const notes: string[] = [];
     let number = 1;
@@ -116,7 +158,13 @@ export async function main(): Promise<BenchResult> {
       const registry = path.join(root, `registry-${poll}.toml`);
       writeFileSync(registry, registryText(poll));
       const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'watch'), NAME], {
-        env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/root', AGENT_RUNNER_STATE: state, AGENT_RUNNER_CONFIG: registry, LANG: 'C.UTF-8' },
+        env: {
+          PATH: '/usr/local/bin:/usr/bin:/bin',
+          HOME: '/root',
+          AGENT_RUNNER_STATE: state,
+          AGENT_RUNNER_CONFIG: registry,
+          LANG: 'C.UTF-8',
+        },
         stdio: ['ignore', 'ignore', 'pipe'],
       });
       watcher = child;
@@ -137,23 +185,47 @@ export async function main(): Promise<BenchResult> {
         asUser(seed, home, 'git', 'push', '-q', 'origin', 'main');
         const pushedAt = Date.now();
         const startFile = path.join(out, `start-${id}`);
-        await waitFor(() => existsSync(startFile) && readFileSync(startFile, 'utf8').trim() !== '', 120_000, `the agent of ${id}`);
+        await waitFor(
+          () => existsSync(startFile) && readFileSync(startFile, 'utf8').trim() !== '',
+          120_000,
+          `the agent of ${id}`,
+        );
         delays.push(Number(readFileSync(startFile, 'utf8').trim()) - pushedAt);
-        await waitFor(() => stderr.split('"event":"run-finished"').length > finishedBefore, 120_000, `the drain of ${id} to end`);
+        await waitFor(
+          () => stderr.split('"event":"run-finished"').length > finishedBefore,
+          120_000,
+          `the drain of ${id} to end`,
+        );
       }
       child.kill('SIGTERM');
       await new Promise((resolve) => child.on('close', resolve));
       watcher = undefined;
       const value = Math.round(median(delays));
-      figures.push({ name: `push to agent start, remote_poll_sec = ${poll}`, value, unit: 'ms', runs: delays.map(Math.round) });
-      goals.push({ what: `push to agent start (poll ${poll} s)`, target: `<= ${poll * 1000 + 5000} ms`, measured: value, met: value <= poll * 1000 + 5000 });
+      figures.push({
+        name: `push to agent start, remote_poll_sec = ${poll}`,
+        value,
+        unit: 'ms',
+        runs: delays.map(Math.round),
+      });
+      goals.push({
+        what: `push to agent start (poll ${poll} s)`,
+        target: `<= ${poll * 1000 + 5000} ms`,
+        measured: value,
+        met: value <= poll * 1000 + 5000,
+      });
     }
-    notes.push('the delay is about half the poll interval on average (a push lands anywhere in it), plus one ls-remote, one fetch of the base, a board read and the drain start');
+    notes.push(
+      'the delay is about half the poll interval on average (a push lands anywhere in it), plus one ls-remote, one fetch of the base, a board read and the drain start',
+    );
     return { benchmark: 'remote-pickup', figures, goals, notes };
   } finally {
     watcher?.kill('SIGKILL');
     try {
-      execFileSync('setpriv', [`--reuid=${USER}`, `--regid=${USER}`, '--init-groups', '--', 'kill', '-s', 'KILL', '--', '-1'], { stdio: 'ignore' });
+      execFileSync(
+        'setpriv',
+        [`--reuid=${USER}`, `--regid=${USER}`, '--init-groups', '--', 'kill', '-s', 'KILL', '--', '-1'],
+        { stdio: 'ignore' },
+      );
     } catch {
       // nothing left running
     }

@@ -51,7 +51,9 @@ async function main(): Promise<number> {
     .sort();
   const unknown = wanted.filter((name) => !all.includes(name));
   if (unknown.length) {
-    process.stderr.write(`no benchmark ${unknown.join(', ')} in ${HERE}; there are: ${all.join(', ') || 'none'} (run "npm run build" after adding one)\n`);
+    process.stderr.write(
+      `no benchmark ${unknown.join(', ')} in ${HERE}; there are: ${all.join(', ') || 'none'} (run "npm run build" after adding one)\n`,
+    );
     return 2;
   }
   const files = all.filter((name) => wanted.length === 0 || wanted.includes(name)).map((name) => `${name}.js`);
@@ -84,10 +86,19 @@ async function main(): Promise<number> {
     }
   }
   const total = Number(process.hrtime.bigint() - began) / 1e9;
-  const goals = outcomes.flatMap((outcome) => (outcome.result?.goals ?? []).map((goal) => `${goal.met ? 'met    ' : 'NOT met'}  ${outcome.name}: ${goal.what} ${goal.target} (measured ${goal.measured})`));
-  log(`goals (reported, not enforced):\n${goals.map((line) => `  ${line}\n`).join('') || '  none\n'}total ${total.toFixed(0)} s\n`);
+  const goals = outcomes.flatMap((outcome) =>
+    (outcome.result?.goals ?? []).map(
+      (goal) =>
+        `${goal.met ? 'met    ' : 'NOT met'}  ${outcome.name}: ${goal.what} ${goal.target} (measured ${goal.measured})`,
+    ),
+  );
+  log(
+    `goals (reported, not enforced):\n${goals.map((line) => `  ${line}\n`).join('') || '  none\n'}total ${total.toFixed(0)} s\n`,
+  );
   if (json) process.stdout.write(`${JSON.stringify({ machine, totalSeconds: total, benchmarks: outcomes })}\n`);
-  const broken = outcomes.filter((outcome) => outcome.error !== undefined || (outcome.exitCode !== undefined && outcome.exitCode !== 0));
+  const broken = outcomes.filter(
+    (outcome) => outcome.error !== undefined || (outcome.exitCode !== undefined && outcome.exitCode !== 0),
+  );
   return broken.length ? 1 : 0;
 }
 

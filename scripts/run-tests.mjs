@@ -20,7 +20,10 @@ const args = ['tap', '--reporter=terse', '--disable-coverage', '--allow-empty-co
 // Tests that skip write why here (test/helpers/system.ts skipWithReason); the summary lists it.
 const skipDir = mkdtempSync(path.join(tmpdir(), 'agent-runner-skips-'));
 const skipLog = path.join(skipDir, 'skips.jsonl');
-const child = spawn('npx', args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, AGENT_RUNNER_TEST_SKIP_LOG: skipLog } });
+const child = spawn('npx', args, {
+  stdio: ['ignore', 'pipe', 'inherit'],
+  env: { ...process.env, AGENT_RUNNER_TEST_SKIP_LOG: skipLog },
+});
 
 /** One line per skipped test: which and why. */
 function skipReasons() {
@@ -31,14 +34,17 @@ function skipReasons() {
     // nothing skipped through the helper
   }
   rmSync(skipDir, { recursive: true, force: true });
-  return text.split('\n').filter(Boolean).map((line) => {
-    try {
-      const { test, reason } = JSON.parse(line);
-      return `skipped: ${test}: ${reason}`;
-    } catch {
-      return `skipped: ${line}`;
-    }
-  });
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      try {
+        const { test, reason } = JSON.parse(line);
+        return `skipped: ${test}: ${reason}`;
+      } catch {
+        return `skipped: ${line}`;
+      }
+    });
 }
 let buffered = '';
 child.stdout.on('data', (chunk) => {

@@ -57,7 +57,9 @@ export function configValueError(file: string, key: string, problem: string, fix
 }
 
 /** Every problem of a config file, one line each. */
-export function formatProblems(problems: readonly { file: string; key: string; problem: string; fix: string }[]): string {
+export function formatProblems(
+  problems: readonly { file: string; key: string; problem: string; fix: string }[],
+): string {
   return problems.map((p) => configValueError(p.file, p.key, p.problem, p.fix)).join('\n');
 }
 
@@ -67,7 +69,9 @@ export class UntrustedPathError extends FailedError {
     readonly path: string,
     readonly problem: string,
   ) {
-    super(`${path} ${problem}; agent-runner reads a repo user's files without following links. Remove or replace it (as that user)`);
+    super(
+      `${path} ${problem}; agent-runner reads a repo user's files without following links. Remove or replace it (as that user)`,
+    );
     this.name = 'UntrustedPathError';
   }
 }

@@ -20,7 +20,10 @@ export interface LockDeps {
 }
 
 /** Breaks the lock when its recorded holder is dead; true when it did. */
-export async function clearDeadLock(deps: LockDeps, lockPath: string): Promise<{ cleared: boolean; holder: LockHolder | undefined }> {
+export async function clearDeadLock(
+  deps: LockDeps,
+  lockPath: string,
+): Promise<{ cleared: boolean; holder: LockHolder | undefined }> {
   const { locked, holder } = await deps.locks.inspect(lockPath);
   if (!locked || !holder) return { cleared: false, holder };
   if (isSameProcess(holder, await deps.process.startTimeOf(holder.pid))) return { cleared: false, holder };
@@ -35,7 +38,10 @@ export interface AcquireOptions {
   readonly pollMs?: number;
   /** For the busy message: "repo \"web\"". */
   readonly what: string;
-  /** The flag that makes the caller wait (dispatch's --wait), suggested in the busy message; commands without one are told only to try again. */
+  /**
+   * The flag that makes the caller wait (dispatch's --wait), suggested in the busy message; commands without one are
+   * told only to try again.
+   */
   readonly waitFlag?: string;
   /** The busy message, when the default ("WHAT is busy: held by ...; try again later[, or pass FLAG]") does not fit. */
   readonly busyMessage?: (holder: LockHolder | undefined, now: number) => string;
@@ -50,7 +56,12 @@ export async function acquireLock(deps: LockDeps, lockPath: string, options: Acq
   let unrecorded = 0;
   for (;;) {
     const since = new Date(deps.clock.now()).toISOString();
-    const attempt = await deps.locks.tryLock(lockPath, options.command, since, options.onCompromised ?? (() => undefined));
+    const attempt = await deps.locks.tryLock(
+      lockPath,
+      options.command,
+      since,
+      options.onCompromised ?? (() => undefined),
+    );
     if (attempt.acquired) return attempt.lock;
     if (attempt.holder && !isSameProcess(attempt.holder, await deps.process.startTimeOf(attempt.holder.pid))) {
       if (await deps.locks.breakLock(lockPath, attempt.holder)) continue;
@@ -61,7 +72,11 @@ export async function acquireLock(deps: LockDeps, lockPath: string, options: Acq
       continue;
     }
     const now = deps.clock.now();
-    if (!options.wait) throw new BusyError(options.busyMessage?.(attempt.holder, now) ?? `${options.what} is busy: ${describeHolder(attempt.holder, now)}; try again later${options.waitFlag ? `, or pass ${options.waitFlag}` : ''}`);
+    if (!options.wait)
+      throw new BusyError(
+        options.busyMessage?.(attempt.holder, now) ??
+          `${options.what} is busy: ${describeHolder(attempt.holder, now)}; try again later${options.waitFlag ? `, or pass ${options.waitFlag}` : ''}`,
+      );
     if (!announced) {
       announced = true;
       options.onWaiting?.(describeHolder(attempt.holder, now));

@@ -31,8 +31,16 @@ const exitCode = await runCli(process.argv.slice(2), {
   selfBin,
   // A repo user reaches GitHub only through its proxy (the egress lock).
   github: lazyConnector(async () => {
-    const [{ octokitConnector }, { proxyFetch }] = await Promise.all([import('./github/octokit.js'), import('./io/proxy-fetch.js')]);
-    return octokitConnector({ fetch: proxyFetch(process.env.https_proxy ?? process.env.HTTPS_PROXY, process.env.no_proxy ?? process.env.NO_PROXY) });
+    const [{ octokitConnector }, { proxyFetch }] = await Promise.all([
+      import('./github/octokit.js'),
+      import('./io/proxy-fetch.js'),
+    ]);
+    return octokitConnector({
+      fetch: proxyFetch(
+        process.env.https_proxy ?? process.env.HTTPS_PROXY,
+        process.env.no_proxy ?? process.env.NO_PROXY,
+      ),
+    });
   }),
   demoGitHub: async (options) => (await import('./io/demo-github.js')).startDemoGitHub(options),
 });

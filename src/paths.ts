@@ -108,7 +108,10 @@ export function watchStatusFile(state: string, repo: string): string {
   return path.join(repoStateDir(state, repo), 'watch.json');
 }
 
-/** Root's cache of what fleet read from each repo's git objects, keyed by commit ids (control/fleet/cache.ts); root-only. */
+/**
+ * Root's cache of what fleet read from each repo's git objects, keyed by commit ids (control/fleet/cache.ts);
+ * root-only.
+ */
 export function fleetCacheFile(state: string): string {
   return path.join(state, 'cache', 'fleet.json');
 }

@@ -121,7 +121,9 @@ export interface HeldLock {
   release(): Promise<void>;
 }
 
-export type LockAttempt = { readonly acquired: true; readonly lock: HeldLock } | { readonly acquired: false; readonly holder: LockHolder | undefined };
+export type LockAttempt =
+  | { readonly acquired: true; readonly lock: HeldLock }
+  | { readonly acquired: false; readonly holder: LockHolder | undefined };
 
 export interface LockPort {
   /**
@@ -171,7 +173,10 @@ export interface ProcessControl {
    * processes whose working directory is in any of `dirs` (git may hold a
    * lock closed while a hook or editor runs). This process is never listed.
    */
-  processesHolding(files: readonly string[], dirs: readonly string[]): Promise<{ readonly pid: number; readonly name: string; readonly file: string | undefined }[]>;
+  processesHolding(
+    files: readonly string[],
+    dirs: readonly string[],
+  ): Promise<{ readonly pid: number; readonly name: string; readonly file: string | undefined }[]>;
   /** Calls handler on each signal; returns the unsubscribe. */
   onSignal(signal: StopSignal, handler: () => void): () => void;
 }

@@ -20,8 +20,9 @@ const ESCAPE_SEQUENCE = new RegExp(
  * separators, and interlinear annotation / object replacement tricks.
  */
 // Matching control characters is the point here; the tag characters are a surrogate pair on purpose.
-// eslint-disable-next-line no-control-regex, no-misleading-character-class
-const NOT_PRINTABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
+const NOT_PRINTABLE =
+  // eslint-disable-next-line no-control-regex, no-misleading-character-class
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
 
 /** Agent text with escape sequences and invisible controls removed; newlines and tabs are kept. */
 export function printable(text: string): string {
@@ -39,5 +40,10 @@ export function printableLine(text: string): string {
  * escape of the same character) and inert on a terminal for human text.
  */
 export function escapeForTerminal(text: string): string {
-  return text.replace(NOT_PRINTABLE, (ch) => ch.split('').map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''));
+  return text.replace(NOT_PRINTABLE, (ch) =>
+    ch
+      .split('')
+      .map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
+      .join(''),
+  );
 }

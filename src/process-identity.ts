@@ -20,7 +20,10 @@ export function isSameProcess(recorded: ProcessIdentity, currentStartTime: strin
 }
 
 /** Whether the recorded process still runs (reads its start time now). */
-export async function stillRunning(process: Pick<ProcessPort, 'startTimeOf'>, recorded: ProcessIdentity): Promise<boolean> {
+export async function stillRunning(
+  process: Pick<ProcessPort, 'startTimeOf'>,
+  recorded: ProcessIdentity,
+): Promise<boolean> {
   if (!Number.isInteger(recorded.pid) || recorded.pid <= 0) return false;
   return isSameProcess(recorded, await process.startTimeOf(recorded.pid));
 }

@@ -66,7 +66,12 @@ export type NotReadyReason =
 
 export interface Readiness {
   readonly ready: readonly Task[];
-  readonly notReady: readonly { readonly id: TaskId; readonly file: string; readonly title: string; readonly reasons: readonly NotReadyReason[] }[];
+  readonly notReady: readonly {
+    readonly id: TaskId;
+    readonly file: string;
+    readonly title: string;
+    readonly reasons: readonly NotReadyReason[];
+  }[];
 }
 
 // ---------------------------------------------------------------- config
@@ -82,7 +87,10 @@ export interface RepoConfig {
   readonly workBranchMode: WorkBranchMode;
   readonly maxParallel: number;
   readonly gates: string;
-  /** Run in each new worktree before the agent: an argv array, or the path of a script in the repo (run from the worktree). */
+  /**
+   * Run in each new worktree before the agent: an argv array, or the path of a script in the repo (run from the
+   * worktree).
+   */
   readonly setup: readonly string[] | string | undefined;
   readonly agentIdleTimeoutSec: number;
   readonly agentWallClockSec: number;
@@ -114,7 +122,10 @@ export interface Command {
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
   readonly stdin?: string;
-  /** stdout is bytes, not text (git tree objects): captured as latin1, one char per byte, so Buffer.from(stdout, 'latin1') gives them back exactly. */
+  /**
+   * stdout is bytes, not text (git tree objects): captured as latin1, one char per byte, so Buffer.from(stdout,
+   * 'latin1') gives them back exactly.
+   */
   readonly binaryStdout?: true;
 }
 
@@ -138,7 +149,10 @@ export interface AgentInvocation {
   readonly maxBudgetUsd?: number;
 }
 
-/** How the agent process ended, as the run loop saw it (over-budget: the stream reported a cost past the session's budget and the runner ended it). */
+/**
+ * How the agent process ended, as the run loop saw it (over-budget: the stream reported a cost past the session's
+ * budget and the runner ended it).
+ */
 export type EndedBy = 'exit' | 'idle-timeout' | 'wall-clock' | 'over-budget';
 
 export interface AgentOutput {
@@ -259,7 +273,10 @@ export interface RegistryRepo {
   readonly limits: RunLimits;
   /** retention_days when the registry sets it; control/retention/policy.ts has the default. */
   readonly retentionDays?: number;
-  /** How promote reaches the base: push it, or through a GitHub pull request (registry promote, auto_merge, github_api_url). */
+  /**
+   * How promote reaches the base: push it, or through a GitHub pull request (registry promote, auto_merge,
+   * github_api_url).
+   */
   readonly promote?: PromoteSettings;
   /** Budgets and rate-limit waits (control/registry/spend.ts); absent means SPEND_DEFAULTS. */
   readonly spend?: SpendLimits;

@@ -109,8 +109,16 @@ export function currentRepo(state: ConsoleState, fleet: Fleet | null): FleetRepo
 function moveRepo(state: ConsoleState, fleet: Fleet | null, delta: number): ConsoleState {
   const repos = visibleRepos(fleet, state.filter);
   if (!repos.length) return state;
-  const index = Math.max(0, repos.findIndex((repo) => repo.name === state.selectedRepo));
-  return { ...state, selectedRepo: repos[Math.min(repos.length - 1, Math.max(0, index + delta))]!.name, selectedTask: 0, followTask: undefined };
+  const index = Math.max(
+    0,
+    repos.findIndex((repo) => repo.name === state.selectedRepo),
+  );
+  return {
+    ...state,
+    selectedRepo: repos[Math.min(repos.length - 1, Math.max(0, index + delta))]!.name,
+    selectedTask: 0,
+    followTask: undefined,
+  };
 }
 
 function printableChar(key: Key): string | undefined {
@@ -128,9 +136,15 @@ function repoAction(state: ConsoleState, repo: FleetRepo, name: string): Step | 
     case 'e':
       return stay({ ...state, overlay: { kind: 'form', repo: repo.name, value: '' } });
     case 'p':
-      return stay({ ...state, overlay: { kind: 'loading', title: `promote ${repo.name}` } }, { kind: 'preview', repo: repo.name, action: 'promote' });
+      return stay(
+        { ...state, overlay: { kind: 'loading', title: `promote ${repo.name}` } },
+        { kind: 'preview', repo: repo.name, action: 'promote' },
+      );
     case 'x':
-      return stay({ ...state, overlay: { kind: 'loading', title: `discard ${repo.name}` } }, { kind: 'preview', repo: repo.name, action: 'discard' });
+      return stay(
+        { ...state, overlay: { kind: 'loading', title: `discard ${repo.name}` } },
+        { kind: 'preview', repo: repo.name, action: 'discard' },
+      );
     case 'w':
       return repo.paused
         ? stay(state, { kind: 'run', label: `resume ${repo.name}`, args: ['resume', repo.name, '--json'] })
@@ -145,24 +159,31 @@ function overlayKey(state: ConsoleState, overlay: Overlay, key: Key): Step {
   switch (overlay.kind) {
     case 'help':
     case 'task':
-      if (key.name === 'pageup' || key.name === 'pagedown') return stay(state, { kind: 'scroll', by: key.name === 'pageup' ? 'page-up' : 'page-down' });
+      if (key.name === 'pageup' || key.name === 'pagedown')
+        return stay(state, { kind: 'scroll', by: key.name === 'pageup' ? 'page-up' : 'page-down' });
       return stay(close);
     case 'loading':
       return key.name === 'escape' || key.name === 'q' || key.name === 'n' ? stay(close) : stay(state);
     case 'confirm':
       if (key.name === 'y') return stay(close, overlay.onYes);
-      if (key.name === 'n' || key.name === 'escape' || key.name === 'q') return stay({ ...close, result: { text: `${overlay.title}: cancelled`, tone: 'muted' } });
-      if (key.name === 'pageup' || key.name === 'pagedown') return stay(state, { kind: 'scroll', by: key.name === 'pageup' ? 'page-up' : 'page-down' });
+      if (key.name === 'n' || key.name === 'escape' || key.name === 'q')
+        return stay({ ...close, result: { text: `${overlay.title}: cancelled`, tone: 'muted' } });
+      if (key.name === 'pageup' || key.name === 'pagedown')
+        return stay(state, { kind: 'scroll', by: key.name === 'pageup' ? 'page-up' : 'page-down' });
       return stay(state);
     case 'form': {
       if (key.name === 'escape') return stay({ ...close, result: { text: 'enqueue: cancelled', tone: 'muted' } });
       if (key.name === 'enter' || key.name === 'return') {
         const value = overlay.value.trim();
-        if (!value) return stay({ ...close, result: { text: 'enqueue: nothing typed, nothing queued', tone: 'muted' } });
-        const args = TASK_ID.test(value) ? ['enqueue', overlay.repo, '--task', value.toUpperCase()] : ['enqueue', overlay.repo, '--prompt', value];
+        if (!value)
+          return stay({ ...close, result: { text: 'enqueue: nothing typed, nothing queued', tone: 'muted' } });
+        const args = TASK_ID.test(value)
+          ? ['enqueue', overlay.repo, '--task', value.toUpperCase()]
+          : ['enqueue', overlay.repo, '--prompt', value];
         return stay(close, { kind: 'run', label: `enqueue on ${overlay.repo}`, args });
       }
-      if (key.name === 'backspace') return stay({ ...state, overlay: { ...overlay, value: overlay.value.slice(0, -1) } });
+      if (key.name === 'backspace')
+        return stay({ ...state, overlay: { ...overlay, value: overlay.value.slice(0, -1) } });
       const ch = printableChar(key);
       return stay(ch === undefined ? state : { ...state, overlay: { ...overlay, value: overlay.value + ch } });
     }
@@ -185,7 +206,10 @@ function filterKey(state: ConsoleState, fleet: Fleet | null, key: Key): Step {
 
 function tabEffects(repo: string, tab: Tab, followTask: string | undefined): Effect[] {
   if (tab === 'log') return [{ kind: 'follow', repo, task: followTask }];
-  return [{ kind: 'unfollow' }, ...(tab === 'runs' || tab === 'tasks' ? [{ kind: 'load-tab', repo, tab } as const] : [])];
+  return [
+    { kind: 'unfollow' },
+    ...(tab === 'runs' || tab === 'tasks' ? [{ kind: 'load-tab', repo, tab } as const] : []),
+  ];
 }
 
 /** Pure: the next state, and what to start, after one key. */
@@ -198,9 +222,24 @@ export function handleKey(state: ConsoleState, key: Key, facts: KeyFacts): Step 
   if (key.name === 'q') {
     if (!state.actions.length) return stay(state, { kind: 'quit' });
     const labels = state.actions.map((action) => action.label);
-    return stay({ ...state, overlay: { kind: 'confirm', title: 'quit', lines: [`still running: ${labels.join(', ')}`, 'quit and stop them (SIGTERM, as Ctrl-C would)?'], onYes: { kind: 'stop-and-quit' } } });
+    return stay({
+      ...state,
+      overlay: {
+        kind: 'confirm',
+        title: 'quit',
+        lines: [`still running: ${labels.join(', ')}`, 'quit and stop them (SIGTERM, as Ctrl-C would)?'],
+        onYes: { kind: 'stop-and-quit' },
+      },
+    });
   }
-  if (key.name === 'r') return stay(state, { kind: 'refresh' }, ...(state.screen === 'repo' && state.selectedRepo ? tabEffects(state.selectedRepo, state.tab, state.followTask).filter((effect) => effect.kind === 'load-tab') : []));
+  if (key.name === 'r')
+    return stay(
+      state,
+      { kind: 'refresh' },
+      ...(state.screen === 'repo' && state.selectedRepo
+        ? tabEffects(state.selectedRepo, state.tab, state.followTask).filter((effect) => effect.kind === 'load-tab')
+        : []),
+    );
   if (key.name === 'pageup') return stay(state, { kind: 'scroll', by: 'page-up' });
   if (key.name === 'pagedown') return stay(state, { kind: 'scroll', by: 'page-down' });
   if (key.name === 'home') return stay(state, { kind: 'scroll', by: 'top' });
@@ -214,7 +253,8 @@ export function handleKey(state: ConsoleState, key: Key, facts: KeyFacts): Step 
     if (key.name === '/') return stay({ ...state, editingFilter: true });
     if (key.name === 'escape' && state.filter) return stay({ ...state, filter: '' });
     if (!repo) return stay(state);
-    if (key.name === 'enter' || key.name === 'return') return stay({ ...selected, screen: 'repo', tab: 'summary', selectedTask: 0 });
+    if (key.name === 'enter' || key.name === 'return')
+      return stay({ ...selected, screen: 'repo', tab: 'summary', selectedTask: 0 });
     return repoAction(selected, repo, key.name) ?? stay(state);
   }
 
@@ -224,19 +264,38 @@ export function handleKey(state: ConsoleState, key: Key, facts: KeyFacts): Step 
   const tabIndex = ['1', '2', '3', '4'].indexOf(key.name);
   if (tabIndex >= 0 || key.name === 'tab' || key.name === 'S-tab') {
     const current = TABS.indexOf(state.tab);
-    const tab = tabIndex >= 0 ? TABS[tabIndex]! : TABS[(current + (key.name === 'S-tab' ? TABS.length - 1 : 1)) % TABS.length]!;
+    const tab =
+      tabIndex >= 0 ? TABS[tabIndex]! : TABS[(current + (key.name === 'S-tab' ? TABS.length - 1 : 1)) % TABS.length]!;
     return stay({ ...selected, tab }, ...tabEffects(repo.name, tab, state.followTask ?? repo.run?.runningTasks[0]));
   }
   if (state.tab === 'tasks') {
     const count = facts.tasks.length;
-    if (key.name === 'up' || key.name === 'k') return stay({ ...selected, selectedTask: Math.max(0, Math.min(count - 1, state.selectedTask - 1)) });
-    if (key.name === 'down' || key.name === 'j') return stay({ ...selected, selectedTask: Math.max(0, Math.min(count - 1, state.selectedTask + 1)) });
+    if (key.name === 'up' || key.name === 'k')
+      return stay({ ...selected, selectedTask: Math.max(0, Math.min(count - 1, state.selectedTask - 1)) });
+    if (key.name === 'down' || key.name === 'j')
+      return stay({ ...selected, selectedTask: Math.max(0, Math.min(count - 1, state.selectedTask + 1)) });
     const task = facts.tasks[Math.min(state.selectedTask, count - 1)];
-    if (task && (key.name === 'enter' || key.name === 'return')) return stay({ ...selected, overlay: { kind: 'task', repo: repo.name, taskId: task.id } }, { kind: 'task-detail', repo: repo.name, taskId: task.id });
-    if (task && key.name === 'l') return stay({ ...selected, tab: 'log', followTask: task.id }, { kind: 'follow', repo: repo.name, task: task.id });
+    if (task && (key.name === 'enter' || key.name === 'return'))
+      return stay(
+        { ...selected, overlay: { kind: 'task', repo: repo.name, taskId: task.id } },
+        { kind: 'task-detail', repo: repo.name, taskId: task.id },
+      );
+    if (task && key.name === 'l')
+      return stay({ ...selected, tab: 'log', followTask: task.id }, { kind: 'follow', repo: repo.name, task: task.id });
     if (key.name === 'u') {
-      if (!task || task.kind !== 'parked') return stay({ ...selected, result: { text: task ? `${task.id} is ${task.kind}, not parked: nothing to un-park` : 'no task selected', tone: 'warn' } });
-      return stay(selected, { kind: 'run', label: `unpark ${task.id} on ${repo.name}`, args: ['unpark', task.id, '--repo', repo.name, '--json'] });
+      if (!task || task.kind !== 'parked')
+        return stay({
+          ...selected,
+          result: {
+            text: task ? `${task.id} is ${task.kind}, not parked: nothing to un-park` : 'no task selected',
+            tone: 'warn',
+          },
+        });
+      return stay(selected, {
+        kind: 'run',
+        label: `unpark ${task.id} on ${repo.name}`,
+        args: ['unpark', task.id, '--repo', repo.name, '--json'],
+      });
     }
   } else if (key.name === 'up' || key.name === 'k') return stay(state, { kind: 'scroll', by: 'line-up' });
   else if (key.name === 'down' || key.name === 'j') return stay(state, { kind: 'scroll', by: 'line-down' });

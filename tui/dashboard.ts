@@ -16,8 +16,30 @@ import type { Fleet } from '../src/control/fleet/fleet.js';
 import type { Clock } from '../src/ports.js';
 import { buildView, type FleetView, type Tone } from './view-model.js';
 import { FleetRefresher } from './refresh.js';
-import { actionEnded, actionStarted, currentRepo, handleKey, INITIAL_STATE, type ConsoleState, type Effect, type Key } from './console-state.js';
-import { buildOverlay, buildRepoScreen, discardConfirmation, emptyDetails, footerKeys, footerLine, footerStatus, promoteConfirmation, taskRows, confirmedArgs, type RepoDetails, type TextLine } from './repo-view.js';
+import {
+  actionEnded,
+  actionStarted,
+  currentRepo,
+  handleKey,
+  INITIAL_STATE,
+  type ConsoleState,
+  type Effect,
+  type Key,
+} from './console-state.js';
+import {
+  buildOverlay,
+  buildRepoScreen,
+  discardConfirmation,
+  emptyDetails,
+  footerKeys,
+  footerLine,
+  footerStatus,
+  promoteConfirmation,
+  taskRows,
+  confirmedArgs,
+  type RepoDetails,
+  type TextLine,
+} from './repo-view.js';
 import { describeActionResult } from './action-result.js';
 import type { ConsoleServices, StartedAction } from './services.js';
 
@@ -29,10 +51,21 @@ export interface DashboardOptions {
   /** Aborted on SIGTERM/SIGINT: the dashboard closes and the terminal is restored. */
   readonly terminate: AbortSignal;
   /** Another terminal than the process's own (the benchmark draws into a stream). */
-  readonly terminal?: { readonly input: NodeJS.ReadableStream; readonly output: NodeJS.WritableStream; readonly name: string };
+  readonly terminal?: {
+    readonly input: NodeJS.ReadableStream;
+    readonly output: NodeJS.WritableStream;
+    readonly name: string;
+  };
 }
 
-const COLOURS: Record<Tone, string | null> = { plain: null, ok: 'green', busy: 'cyan', warn: 'yellow', bad: 'red', muted: 'gray' };
+const COLOURS: Record<Tone, string | null> = {
+  plain: null,
+  ok: 'green',
+  busy: 'cyan',
+  warn: 'yellow',
+  bad: 'red',
+  muted: 'gray',
+};
 const SPINNER_MS = 125;
 
 function paint(text: string, tone: Tone): string {
@@ -49,18 +82,87 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
 export function runDashboard(options: DashboardOptions): Promise<void> {
   const { services } = options;
   // blessed's types call both streams Writable; it reads input and writes output.
-  const terminal = (options.terminal ? { input: options.terminal.input, output: options.terminal.output, terminal: options.terminal.name } : {}) as Partial<blessed.Widgets.IScreenOptions>;
-  const screen = blessed.screen({ smartCSR: true, forceUnicode: true, fullUnicode: true, title: 'agent-runner fleet', ...terminal });
+  const terminal = (
+    options.terminal
+      ? { input: options.terminal.input, output: options.terminal.output, terminal: options.terminal.name }
+      : {}
+  ) as Partial<blessed.Widgets.IScreenOptions>;
+  const screen = blessed.screen({
+    smartCSR: true,
+    forceUnicode: true,
+    fullUnicode: true,
+    title: 'agent-runner fleet',
+    ...terminal,
+  });
   // What NCURSES_NO_UTF8_ACS=1 does, without asking the operator to set it.
   (screen.program as unknown as { tput: { brokenACS: boolean } }).tput.brokenACS = true;
-  const title = blessed.box({ parent: screen, top: 0, left: 0, width: '100%', height: 1, tags: true, style: { bold: true } });
-  const table = blessed.box({ parent: screen, top: 1, left: 0, width: '100%', height: 5, border: { type: 'line' }, label: ' repos ' });
+  const title = blessed.box({
+    parent: screen,
+    top: 0,
+    left: 0,
+    width: '100%',
+    height: 1,
+    tags: true,
+    style: { bold: true },
+  });
+  const table = blessed.box({
+    parent: screen,
+    top: 1,
+    left: 0,
+    width: '100%',
+    height: 5,
+    border: { type: 'line' },
+    label: ' repos ',
+  });
   const header = blessed.box({ parent: table, top: 0, left: 0, width: '100%-2', height: 1, style: { bold: true } });
-  const list = blessed.list({ parent: table, top: 1, left: 0, width: '100%-2', height: '100%-3', tags: true, keys: false, mouse: false, style: { selected: { inverse: true } } });
-  const details = blessed.box({ parent: screen, top: 6, left: 0, width: '100%', bottom: 1, border: { type: 'line' }, tags: true, scrollable: true, alwaysScroll: true });
+  const list = blessed.list({
+    parent: table,
+    top: 1,
+    left: 0,
+    width: '100%-2',
+    height: '100%-3',
+    tags: true,
+    keys: false,
+    mouse: false,
+    style: { selected: { inverse: true } },
+  });
+  const details = blessed.box({
+    parent: screen,
+    top: 6,
+    left: 0,
+    width: '100%',
+    bottom: 1,
+    border: { type: 'line' },
+    tags: true,
+    scrollable: true,
+    alwaysScroll: true,
+  });
   const tabs = blessed.box({ parent: screen, top: 1, left: 0, width: '100%', height: 1, tags: true, hidden: true });
-  const body = blessed.box({ parent: screen, top: 2, left: 0, width: '100%', bottom: 1, border: { type: 'line' }, tags: true, scrollable: true, alwaysScroll: true, hidden: true });
-  const overlay = blessed.box({ parent: screen, top: 'center', left: 'center', width: '96%', height: '90%', border: { type: 'line' }, tags: true, scrollable: true, alwaysScroll: true, hidden: true, style: { bg: 'black' } });
+  const body = blessed.box({
+    parent: screen,
+    top: 2,
+    left: 0,
+    width: '100%',
+    bottom: 1,
+    border: { type: 'line' },
+    tags: true,
+    scrollable: true,
+    alwaysScroll: true,
+    hidden: true,
+  });
+  const overlay = blessed.box({
+    parent: screen,
+    top: 'center',
+    left: 'center',
+    width: '96%',
+    height: '90%',
+    border: { type: 'line' },
+    tags: true,
+    scrollable: true,
+    alwaysScroll: true,
+    hidden: true,
+    style: { bg: 'black' },
+  });
   const footer = blessed.box({ parent: screen, bottom: 0, left: 0, width: '100%', height: 1, tags: true });
 
   let state: ConsoleState = INITIAL_STATE;
@@ -84,12 +186,27 @@ export function runDashboard(options: DashboardOptions): Promise<void> {
     if (closed) return;
     const now = options.clock.now();
     const refresh = refresher.state;
-    const fleetView: FleetView = buildView(refresh.fleet, state.selectedRepo, now, { lastReadAt: refresh.lastReadAt, error: refresh.error, reading: refresh.reading, intervalSec: options.intervalSec }, { filter: state.filter });
+    const fleetView: FleetView = buildView(
+      refresh.fleet,
+      state.selectedRepo,
+      now,
+      {
+        lastReadAt: refresh.lastReadAt,
+        error: refresh.error,
+        reading: refresh.reading,
+        intervalSec: options.intervalSec,
+      },
+      { filter: state.filter },
+    );
     const repo = currentRepo(state, refresh.fleet);
     if (repo && state.selectedRepo !== repo.name) state = { ...state, selectedRepo: repo.name };
     const status = footerStatus(state, now, { text: fleetView.footer.status, tone: fleetView.footer.tone });
     const line = footerLine(footerKeys(state), status, state.actions.length > 0 || state.result !== null);
-    footer.setContent(line.order === 'keys-first' ? `${paint(line.keys, 'plain')}  |  ${paint(line.status.text, line.status.tone)}` : `${paint(line.status.text, line.status.tone)}  |  ${paint(line.keys, 'plain')}`);
+    footer.setContent(
+      line.order === 'keys-first'
+        ? `${paint(line.keys, 'plain')}  |  ${paint(line.status.text, line.status.tone)}`
+        : `${paint(line.status.text, line.status.tone)}  |  ${paint(line.keys, 'plain')}`,
+    );
     title.setContent(paint(fleetView.title, 'plain'));
 
     const onRepo = state.screen === 'repo' && repo !== undefined;
@@ -111,7 +228,11 @@ export function runDashboard(options: DashboardOptions): Promise<void> {
       }
     } else {
       header.setContent(blessed.escape(fleetView.header));
-      list.setItems(fleetView.rows.map((row) => row.cells.map((cell) => paint(cell.text, cell.tone)).join('  ')) as unknown as string[]);
+      list.setItems(
+        fleetView.rows.map((row) =>
+          row.cells.map((cell) => paint(cell.text, cell.tone)).join('  '),
+        ) as unknown as string[],
+      );
       if (fleetView.selected >= 0) list.select(fleetView.selected);
       // The table grows with the fleet, up to half the screen; the details take the rest.
       const rowsHigh = Math.max(1, Math.min(fleetView.rows.length, Math.floor(Number(screen.height) / 2) - 3));
@@ -119,7 +240,11 @@ export function runDashboard(options: DashboardOptions): Promise<void> {
       details.top = 1 + rowsHigh + 3;
       details.setLabel(` ${fleetView.details.title} `);
       const labelWidth = Math.max(0, ...fleetView.details.lines.map((line) => line.label.length));
-      details.setContent(fleetView.details.lines.map((line) => `${blessed.escape(line.label.padEnd(labelWidth))}  ${paint(line.text, line.tone)}`).join('\n'));
+      details.setContent(
+        fleetView.details.lines
+          .map((line) => `${blessed.escape(line.label.padEnd(labelWidth))}  ${paint(line.text, line.tone)}`)
+          .join('\n'),
+      );
     }
     if (state.overlay) {
       const rows = repo ? taskRows(repo, detailsFor(repo.name).staging) : [];
@@ -165,7 +290,8 @@ export function runDashboard(options: DashboardOptions): Promise<void> {
         state = actionEnded(state, started.id, result);
         // What the action changed shows at once: the fleet, and the open tab.
         void refresher.refresh();
-        if (state.screen === 'repo' && state.selectedRepo && (state.tab === 'tasks' || state.tab === 'runs')) loadTab(state.selectedRepo, state.tab);
+        if (state.screen === 'repo' && state.selectedRepo && (state.tab === 'tasks' || state.tab === 'runs'))
+          loadTab(state.selectedRepo, state.tab);
         draw();
       });
   };
@@ -178,7 +304,9 @@ export function runDashboard(options: DashboardOptions): Promise<void> {
         (error: unknown) => setDetails(repo, { runs: { state: 'error', message: message(error) } }),
       );
     } else if (tab === 'tasks') {
-      setDetails(repo, { staging: detailsFor(repo).staging?.state === 'ok' ? detailsFor(repo).staging : { state: 'loading' } });
+      setDetails(repo, {
+        staging: detailsFor(repo).staging?.state === 'ok' ? detailsFor(repo).staging : { state: 'loading' },
+      });
       services.staging(repo, false).then(
         (value) => setDetails(repo, { staging: { state: 'ok', value } }),
         (error: unknown) => setDetails(repo, { staging: { state: 'error', message: message(error) } }),
@@ -192,13 +320,27 @@ export function runDashboard(options: DashboardOptions): Promise<void> {
         if (state.overlay?.kind !== 'loading') return; // cancelled meanwhile
         setDetails(repo, { staging: { state: 'ok', value: facts } });
         const confirmation = action === 'promote' ? promoteConfirmation(repo, facts) : discardConfirmation(repo, facts);
-        if ('nothing' in confirmation) state = { ...state, overlay: null, result: { text: confirmation.nothing, tone: 'muted' } };
-        else state = { ...state, overlay: { kind: 'confirm', title: `${action} ${repo}`, lines: confirmation.lines, onYes: { kind: 'run', label: `${action} ${repo}`, args: confirmedArgs(action, repo, facts) } } };
+        if ('nothing' in confirmation)
+          state = { ...state, overlay: null, result: { text: confirmation.nothing, tone: 'muted' } };
+        else
+          state = {
+            ...state,
+            overlay: {
+              kind: 'confirm',
+              title: `${action} ${repo}`,
+              lines: confirmation.lines,
+              onYes: { kind: 'run', label: `${action} ${repo}`, args: confirmedArgs(action, repo, facts) },
+            },
+          };
         draw();
       },
       (error: unknown) => {
         if (state.overlay?.kind !== 'loading') return;
-        state = { ...state, overlay: null, result: { text: `${action} ${repo}: cannot read ${'auto/work'}: ${message(error)}`, tone: 'bad' } };
+        state = {
+          ...state,
+          overlay: null,
+          result: { text: `${action} ${repo}: cannot read ${'auto/work'}: ${message(error)}`, tone: 'bad' },
+        };
         draw();
       },
     );
@@ -233,11 +375,17 @@ export function runDashboard(options: DashboardOptions): Promise<void> {
         followBottom = true;
         setDetails(effect.repo, { log: undefined });
         services
-          .follow(effect.repo, effect.task, (tail) => {
-            if (!controller.signal.aborted) setDetails(effect.repo, { log: tail });
-          }, controller.signal)
+          .follow(
+            effect.repo,
+            effect.task,
+            (tail) => {
+              if (!controller.signal.aborted) setDetails(effect.repo, { log: tail });
+            },
+            controller.signal,
+          )
           .catch((error: unknown) => {
-            if (!controller.signal.aborted) setDetails(effect.repo, { log: { name: undefined, lines: [], error: message(error) } });
+            if (!controller.signal.aborted)
+              setDetails(effect.repo, { log: { name: undefined, lines: [], error: message(error) } });
           });
         return;
       }
@@ -253,7 +401,10 @@ export function runDashboard(options: DashboardOptions): Promise<void> {
         const page = Math.max(1, Number(pane.height) - 3);
         if (effect.by === 'top') pane.setScroll(0);
         else if (effect.by === 'end') pane.setScrollPerc(100);
-        else pane.scroll(effect.by === 'line-up' ? -1 : effect.by === 'line-down' ? 1 : effect.by === 'page-up' ? -page : page);
+        else
+          pane.scroll(
+            effect.by === 'line-up' ? -1 : effect.by === 'line-down' ? 1 : effect.by === 'page-up' ? -page : page,
+          );
         if (pane === body) followBottom = effect.by === 'end';
         screen.render();
         return;

@@ -24,6 +24,11 @@ export interface ConsoleServices {
   /** Staging as `status --json` reports it; fetch first for a promote's confirmation. */
   staging(repo: string, fetch: boolean): Promise<StagingFacts>;
   /** Follows a task's newest transcript (the newest of any task when undefined) until the signal aborts. */
-  follow(repo: string, task: string | undefined, onTail: (tail: TranscriptTail) => void, signal: AbortSignal): Promise<void>;
+  follow(
+    repo: string,
+    task: string | undefined,
+    onTail: (tail: TranscriptTail) => void,
+    signal: AbortSignal,
+  ): Promise<void>;
   taskDetail(repo: string, taskId: string): Promise<TaskDetail>;
 }

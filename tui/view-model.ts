@@ -98,36 +98,92 @@ const aged = (sec: number | null, drift: number) => (sec === null ? null : sec +
 
 /** The table's columns, left to right. */
 export const FLEET_COLUMNS: readonly Column[] = [
-  { title: 'REPO', max: 24, cell: (r) => ({ text: r.name, tone: r.errors.length ? 'bad' : r.enabled ? 'plain' : 'muted' }) },
-  { title: 'ON', max: 6, cell: (r) => (r.paused ? { text: 'paused', tone: 'warn' } : { text: r.enabled ? 'yes' : 'no', tone: r.enabled ? 'plain' : 'muted' }) },
-  { title: 'WATCHER', max: 8, cell: (r, d) => ({ text: r.watcher.state, tone: watcherTone(r, aged(r.watcher.heartbeatAgeSec, d)) }) },
+  {
+    title: 'REPO',
+    max: 24,
+    cell: (r) => ({ text: r.name, tone: r.errors.length ? 'bad' : r.enabled ? 'plain' : 'muted' }),
+  },
+  {
+    title: 'ON',
+    max: 6,
+    cell: (r) =>
+      r.paused
+        ? { text: 'paused', tone: 'warn' }
+        : { text: r.enabled ? 'yes' : 'no', tone: r.enabled ? 'plain' : 'muted' },
+  },
+  {
+    title: 'WATCHER',
+    max: 8,
+    cell: (r, d) => ({ text: r.watcher.state, tone: watcherTone(r, aged(r.watcher.heartbeatAgeSec, d)) }),
+  },
   {
     title: 'BEAT',
     max: 5,
     cell: (r, d) => {
       const age = aged(r.watcher.heartbeatAgeSec, d);
-      return { text: formatAge(age), tone: r.watcher.state === 'running' && age !== null && age > STALE_HEARTBEAT_SEC ? 'warn' : 'plain' };
+      return {
+        text: formatAge(age),
+        tone: r.watcher.state === 'running' && age !== null && age > STALE_HEARTBEAT_SEC ? 'warn' : 'plain',
+      };
     },
   },
   {
     title: 'RUN',
     max: 28,
-    cell: (r, d) => (r.run ? { text: `${formatAge(r.run.elapsedSec + d)} ${r.run.runningTasks.join(',') || '-'}`, tone: 'busy' } : { text: '-', tone: 'muted' }),
+    cell: (r, d) =>
+      r.run
+        ? { text: `${formatAge(r.run.elapsedSec + d)} ${r.run.runningTasks.join(',') || '-'}`, tone: 'busy' }
+        : { text: '-', tone: 'muted' },
   },
-  { title: 'QUEUE', max: 7, cell: (r) => ({ text: r.queue.running ? `${r.queue.queued}+${r.queue.running}` : String(r.queue.queued), tone: r.queue.queued ? 'busy' : 'plain' }) },
+  {
+    title: 'QUEUE',
+    max: 7,
+    cell: (r) => ({
+      text: r.queue.running ? `${r.queue.queued}+${r.queue.running}` : String(r.queue.queued),
+      tone: r.queue.queued ? 'busy' : 'plain',
+    }),
+  },
   {
     title: 'STAGING',
     max: 30,
-    cell: (r) => withPullRequest(r, r.staging ? (r.staging.exists ? { text: `+${r.staging.ahead}/-${r.staging.behind}`, tone: r.staging.ahead ? 'ok' : 'plain' } : { text: 'none', tone: 'muted' }) : { text: '?', tone: 'warn' }),
+    cell: (r) =>
+      withPullRequest(
+        r,
+        r.staging
+          ? r.staging.exists
+            ? { text: `+${r.staging.ahead}/-${r.staging.behind}`, tone: r.staging.ahead ? 'ok' : 'plain' }
+            : { text: 'none', tone: 'muted' }
+          : { text: '?', tone: 'warn' },
+      ),
   },
-  { title: 'READY', max: 5, cell: (r) => (r.board ? { text: String(r.board.ready), tone: 'plain' } : { text: '?', tone: 'warn' }) },
-  { title: 'PARKED', max: 6, cell: (r) => (r.board ? { text: String(r.board.parked), tone: r.board.parked ? 'warn' : 'plain' } : { text: '?', tone: 'warn' }) },
+  {
+    title: 'READY',
+    max: 5,
+    cell: (r) => (r.board ? { text: String(r.board.ready), tone: 'plain' } : { text: '?', tone: 'warn' }),
+  },
+  {
+    title: 'PARKED',
+    max: 6,
+    cell: (r) =>
+      r.board ? { text: String(r.board.parked), tone: r.board.parked ? 'warn' : 'plain' } : { text: '?', tone: 'warn' },
+  },
   {
     title: 'LAST RUN',
     max: 24,
-    cell: (r) => (r.lastRun ? { text: `${r.lastRun.outcome}${r.lastRun.landed ? ` ${r.lastRun.landed} landed` : ''}`, tone: outcomeTone(r.lastRun.outcome) } : { text: '-', tone: 'muted' }),
+    cell: (r) =>
+      r.lastRun
+        ? {
+            text: `${r.lastRun.outcome}${r.lastRun.landed ? ` ${r.lastRun.landed} landed` : ''}`,
+            tone: outcomeTone(r.lastRun.outcome),
+          }
+        : { text: '-', tone: 'muted' },
   },
-  { title: 'TODAY', max: 16, cell: (r) => (r.spend ? { text: r.spend.today.text, tone: r.spend.hold ? 'warn' : 'plain' } : { text: '?', tone: 'muted' }) },
+  {
+    title: 'TODAY',
+    max: 16,
+    cell: (r) =>
+      r.spend ? { text: r.spend.today.text, tone: r.spend.hold ? 'warn' : 'plain' } : { text: '?', tone: 'muted' },
+  },
   { title: 'ERR', max: 3, cell: (r) => ({ text: String(r.errors.length), tone: r.errors.length ? 'bad' : 'muted' }) },
 ];
 
@@ -153,7 +209,11 @@ export function moveSelection(fleet: Fleet | null, selected: string | null, delt
 export function detailLines(repo: FleetRepo, drift: number): DetailLine[] {
   const lines: DetailLine[] = [];
   const add = (label: string, text: string, tone: Tone = 'plain') => lines.push({ label, text, tone });
-  add('repo', `${repo.path}  user ${repo.user}  base ${repo.baseBranch}  schedule "${repo.schedule}"  max parallel ${repo.maxParallel}${repo.enabled ? '' : '  (disabled)'}`, repo.enabled ? 'plain' : 'muted');
+  add(
+    'repo',
+    `${repo.path}  user ${repo.user}  base ${repo.baseBranch}  schedule "${repo.schedule}"  max parallel ${repo.maxParallel}${repo.enabled ? '' : '  (disabled)'}`,
+    repo.enabled ? 'plain' : 'muted',
+  );
 
   const beat = aged(repo.watcher.heartbeatAgeSec, drift);
   const watcher: string[] = [repo.watcher.state];
@@ -161,12 +221,17 @@ export function detailLines(repo: FleetRepo, drift: number): DetailLine[] {
   watcher.push(beat === null ? 'no heartbeat' : `heartbeat ${formatAge(beat)} ago`);
   if (repo.watcher.lastTick) watcher.push(`last tick ${repo.watcher.lastTick}`);
   add('watcher', watcher.join(', '), watcherTone(repo, beat));
-  if (repo.paused) add('paused', `since ${repo.paused.since} by ${repo.paused.by}: nothing new starts (w resumes)`, 'warn');
+  if (repo.paused)
+    add('paused', `since ${repo.paused.since} by ${repo.paused.by}: nothing new starts (w resumes)`, 'warn');
   if (repo.watcher.lastError) add('skipped', `${repo.watcher.lastError.at}: ${repo.watcher.lastError.message}`, 'warn');
 
   if (repo.run) {
     const job = repo.run.jobId ? ` ${repo.run.jobId}` : '';
-    add('run', `${repo.run.id} by ${repo.run.trigger}${job}, running for ${formatAge(repo.run.elapsedSec + drift)} since ${repo.run.startedAt}`, 'busy');
+    add(
+      'run',
+      `${repo.run.id} by ${repo.run.trigger}${job}, running for ${formatAge(repo.run.elapsedSec + drift)} since ${repo.run.startedAt}`,
+      'busy',
+    );
     add('tasks', repo.run.runningTasks.join(', ') || 'none running', repo.run.runningTasks.length ? 'busy' : 'muted');
   } else {
     add('run', 'none', 'muted');
@@ -175,31 +240,60 @@ export function detailLines(repo: FleetRepo, drift: number): DetailLine[] {
   add('queue', `${repo.queue.queued} queued, ${repo.queue.running} running`, repo.queue.queued ? 'busy' : 'plain');
   if (!repo.staging) add('staging', 'unknown (could not read git)', 'warn');
   else if (!repo.staging.exists) add('staging', `no ${STAGING_BRANCH} branch`, 'muted');
-  else add('staging', `${STAGING_BRANCH} ${repo.staging.ahead} ahead, ${repo.staging.behind} behind ${repo.baseBranch}`, repo.staging.ahead ? 'ok' : 'plain');
+  else
+    add(
+      'staging',
+      `${STAGING_BRANCH} ${repo.staging.ahead} ahead, ${repo.staging.behind} behind ${repo.baseBranch}`,
+      repo.staging.ahead ? 'ok' : 'plain',
+    );
   const pr = repo.pullRequest;
   if (pr?.number !== undefined && pr.number !== null) {
     const mergeable = pr.mergeable === null ? 'mergeable unknown' : pr.mergeable ? 'mergeable' : 'not mergeable';
-    add('pull request', `#${pr.number} ${pr.merged ? 'merged' : (pr.state ?? '?')}, ${mergeable}: ${pr.url ?? ''}`, pullRequestTone(pr));
-    add('checks', pr.checks.length ? pr.checks.map((check) => `${check.name} ${check.conclusion}`).join(', ') : 'none reported', pullRequestTone(pr));
+    add(
+      'pull request',
+      `#${pr.number} ${pr.merged ? 'merged' : (pr.state ?? '?')}, ${mergeable}: ${pr.url ?? ''}`,
+      pullRequestTone(pr),
+    );
+    add(
+      'checks',
+      pr.checks.length ? pr.checks.map((check) => `${check.name} ${check.conclusion}`).join(', ') : 'none reported',
+      pullRequestTone(pr),
+    );
   } else if (pr?.action === 'failed') add('pull request', pr.detail, 'bad');
 
   if (!repo.board) add('board', 'unknown (could not read the board)', 'warn');
   else {
     const unreadable = repo.board.unreadable ? `, ${repo.board.unreadable} unreadable` : '';
-    add('board', `${repo.board.ready} ready, ${repo.board.parked} parked${unreadable}, ${repo.board.total} tasks`, repo.board.unreadable ? 'bad' : repo.board.parked ? 'warn' : 'plain');
+    add(
+      'board',
+      `${repo.board.ready} ready, ${repo.board.parked} parked${unreadable}, ${repo.board.total} tasks`,
+      repo.board.unreadable ? 'bad' : repo.board.parked ? 'warn' : 'plain',
+    );
   }
 
   if (repo.lastRun) {
     const run = repo.lastRun;
     const exit = run.exitCode === null ? '' : `, exit ${run.exitCode}`;
     const ended = run.endedAt ? `, ended ${run.endedAt}` : '';
-    add('last run', `${run.id} ${run.outcome}${exit}${ended}: ${run.landed} landed, ${run.parked} parked, ${run.failed} failed`, outcomeTone(run.outcome));
+    add(
+      'last run',
+      `${run.id} ${run.outcome}${exit}${ended}: ${run.landed} landed, ${run.parked} parked, ${run.failed} failed`,
+      outcomeTone(run.outcome),
+    );
   } else {
     add('last run', 'none', 'muted');
   }
   if (repo.spend) {
-    const caps = [repo.spend.dailyUsd !== null ? `daily $${repo.spend.dailyUsd}` : '', repo.spend.dailyTokens !== null ? `daily ${repo.spend.dailyTokens} tokens` : '', repo.spend.taskUsd !== null ? `task $${repo.spend.taskUsd}` : ''].filter(Boolean);
-    add('spend', `today ${repo.spend.today.text}, ${repo.spend.today.tokens} tokens, ${repo.spend.today.sessions} sessions; budgets: ${caps.join(', ') || 'none'}`, 'plain');
+    const caps = [
+      repo.spend.dailyUsd !== null ? `daily $${repo.spend.dailyUsd}` : '',
+      repo.spend.dailyTokens !== null ? `daily ${repo.spend.dailyTokens} tokens` : '',
+      repo.spend.taskUsd !== null ? `task $${repo.spend.taskUsd}` : '',
+    ].filter(Boolean);
+    add(
+      'spend',
+      `today ${repo.spend.today.text}, ${repo.spend.today.tokens} tokens, ${repo.spend.today.sessions} sessions; budgets: ${caps.join(', ') || 'none'}`,
+      'plain',
+    );
     if (repo.spend.hold) add('held', repo.spend.hold, 'warn');
   }
   for (const error of repo.errors) add('error', error, 'bad');
@@ -224,25 +318,65 @@ export interface ViewOptions {
 }
 
 /** Pure: one frame of the dashboard. */
-export function buildView(fleet: Fleet | null, selected: string | null, now: number, status: RefreshStatus, options: ViewOptions = {}): FleetView {
+export function buildView(
+  fleet: Fleet | null,
+  selected: string | null,
+  now: number,
+  status: RefreshStatus,
+  options: ViewOptions = {},
+): FleetView {
   const columns = options.columns ?? FLEET_COLUMNS;
   const filter = (options.filter ?? '').trim().toLowerCase();
   const drift = fleet ? Math.max(0, Math.round((now - Date.parse(fleet.generatedAt)) / 1000)) : 0;
   const all = fleet?.repos ?? [];
   const repos = filter ? all.filter((repo) => repo.name.toLowerCase().includes(filter)) : all;
   // Cells and details carry agent text (task ids, reasons, errors): printable only.
-  const raw = repos.map((repo) => columns.map((column) => column.cell(repo, drift)).map((cell) => ({ ...cell, text: printableLine(cell.text) })));
-  const widths = columns.map((column, i) => Math.min(column.max, Math.max(column.title.length, ...raw.map((cells) => cells[i]!.text.length))));
-  const header = columns.map((column, i) => fit(column.title, widths[i]!)).join(COLUMN_GAP).trimEnd();
-  const rows = repos.map((repo, r) => ({ name: repo.name, cells: raw[r]!.map((cell, i) => ({ text: fit(cell.text, widths[i]!), tone: cell.tone })) }));
+  const raw = repos.map((repo) =>
+    columns.map((column) => column.cell(repo, drift)).map((cell) => ({ ...cell, text: printableLine(cell.text) })),
+  );
+  const widths = columns.map((column, i) =>
+    Math.min(column.max, Math.max(column.title.length, ...raw.map((cells) => cells[i]!.text.length))),
+  );
+  const header = columns
+    .map((column, i) => fit(column.title, widths[i]!))
+    .join(COLUMN_GAP)
+    .trimEnd();
+  const rows = repos.map((repo, r) => ({
+    name: repo.name,
+    cells: raw[r]!.map((cell, i) => ({ text: fit(cell.text, widths[i]!), tone: cell.tone })),
+  }));
   const found = selected === null ? -1 : repos.findIndex((repo) => repo.name === selected);
   const index = repos.length ? Math.max(0, found) : -1;
 
-  const problems: DetailLine[] = (fleet?.problems ?? []).map((p) => ({ label: 'registry', text: `${p.file}: ${p.key}: ${p.problem}; ${p.fix}`, tone: 'bad' as const }));
+  const problems: DetailLine[] = (fleet?.problems ?? []).map((p) => ({
+    label: 'registry',
+    text: `${p.file}: ${p.key}: ${p.problem}; ${p.fix}`,
+    tone: 'bad' as const,
+  }));
   let details: FleetView['details'];
-  if (index >= 0) details = { title: repos[index]!.name, lines: [...detailLines(repos[index]!, drift), ...problems].map((line) => ({ ...line, text: printableLine(line.text) })) };
-  else if (fleet && filter && all.length) details = { title: 'no match', lines: [{ label: 'filter', text: `no repo name contains "${filter}" (Esc clears the filter)`, tone: 'muted' as const }] };
-  else if (fleet) details = { title: 'no repos', lines: [{ label: 'registry', text: `no repos registered in ${fleet.registry}`, tone: 'muted' as const }, ...problems].map((line) => ({ ...line, text: printableLine(line.text) })) };
+  if (index >= 0)
+    details = {
+      title: repos[index]!.name,
+      lines: [...detailLines(repos[index]!, drift), ...problems].map((line) => ({
+        ...line,
+        text: printableLine(line.text),
+      })),
+    };
+  else if (fleet && filter && all.length)
+    details = {
+      title: 'no match',
+      lines: [
+        { label: 'filter', text: `no repo name contains "${filter}" (Esc clears the filter)`, tone: 'muted' as const },
+      ],
+    };
+  else if (fleet)
+    details = {
+      title: 'no repos',
+      lines: [
+        { label: 'registry', text: `no repos registered in ${fleet.registry}`, tone: 'muted' as const },
+        ...problems,
+      ].map((line) => ({ ...line, text: printableLine(line.text) })),
+    };
   else details = { title: 'fleet', lines: [] };
 
   const running = all.filter((repo) => repo.run).length;
@@ -252,12 +386,22 @@ export function buildView(fleet: Fleet | null, selected: string | null, now: num
     ? `agent-runner fleet: ${all.length} repo${all.length === 1 ? '' : 's'}, ${running} running, ${broken} with problems${fleet.problems.length ? `, ${fleet.problems.length} registry problem${fleet.problems.length === 1 ? '' : 's'}` : ''}${shown}  (${fleet.registry})`
     : 'agent-runner fleet';
   const footer = footerStatus(status, now);
-  return { title: printableLine(title), header, rows, selected: index, details, footer: { keys: FOOTER_KEYS, ...footer, status: printableLine(footer.status) } };
+  return {
+    title: printableLine(title),
+    header,
+    rows,
+    selected: index,
+    details,
+    footer: { keys: FOOTER_KEYS, ...footer, status: printableLine(footer.status) },
+  };
 }
 
 /** The text of a table row as it appears on screen. */
 export function rowText(row: TableRow): string {
-  return row.cells.map((cell) => cell.text).join(COLUMN_GAP).trimEnd();
+  return row.cells
+    .map((cell) => cell.text)
+    .join(COLUMN_GAP)
+    .trimEnd();
 }
 
 /** One frame as plain text (tui --once): for scripts and terminals without a screen. */

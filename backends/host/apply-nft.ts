@@ -33,11 +33,15 @@ export async function applyRuleset(deps: NftDeps, ruleset: NftRuleset, options: 
   await withRulesetFile(deps.fs, ruleset, async (file) => {
     const check = await deps.process.run(wrap(systemCommand('nft', ['-c', '-j', '-f', file])));
     if (check.exitCode !== 0) {
-      throw new FailedError(`nft refused the generated egress ruleset (${describeFailure(check)}); nothing was applied and the previous table stays in force. Fix the registry entry it names and provision again`);
+      throw new FailedError(
+        `nft refused the generated egress ruleset (${describeFailure(check)}); nothing was applied and the previous table stays in force. Fix the registry entry it names and provision again`,
+      );
     }
     const apply = await deps.process.run(wrap(systemCommand('nft', ['-j', '-f', file])));
     if (apply.exitCode !== 0) {
-      throw new FailedError(`nft could not apply the egress ruleset (${describeFailure(apply)}); the batch is atomic, so the previous table stays in force`);
+      throw new FailedError(
+        `nft could not apply the egress ruleset (${describeFailure(apply)}); the batch is atomic, so the previous table stays in force`,
+      );
     }
   });
   if (options.saveTo) await deps.fs.writeAtomic(options.saveTo, renderRuleset(ruleset), 0o644);
@@ -45,7 +49,9 @@ export async function applyRuleset(deps: NftDeps, ruleset: NftRuleset, options: 
 
 /** The live table as nft lists it (parsed JSON), or undefined when it is not loaded. */
 export async function listEgressTable(deps: NftDeps, table = EGRESS_TABLE): Promise<unknown> {
-  const result = await deps.process.run((deps.wrap ?? onHost)(systemCommand('nft', ['-j', 'list', 'table', EGRESS_FAMILY, table])));
+  const result = await deps.process.run(
+    (deps.wrap ?? onHost)(systemCommand('nft', ['-j', 'list', 'table', EGRESS_FAMILY, table])),
+  );
   if (result.exitCode !== 0) return undefined;
   try {
     return JSON.parse(result.stdout) as unknown;

@@ -10,7 +10,13 @@ import type { Clock, FsPort, ProcessPort } from '../../src/ports.js';
 import type { RegistryRepo } from '../../src/types.js';
 import { FailedError } from '../../src/errors.js';
 import { describeFailure, onHost, systemCommand, type CommandWrapper } from './exec.js';
-import { SQUID_INSTANCE, squidConfig, type RenderedSquid, type SquidLayout, type SquidOptions } from './squid-config.js';
+import {
+  SQUID_INSTANCE,
+  squidConfig,
+  type RenderedSquid,
+  type SquidLayout,
+  type SquidOptions,
+} from './squid-config.js';
 
 export interface SquidDeps {
   readonly process: ProcessPort;
@@ -37,16 +43,28 @@ export type SquidApplyOutcome = 'unchanged' | 'reconfigured' | 'started' | 'stop
 export const PROXY_UNIT = 'agent-runner-proxy.service';
 
 /** `squid -k parse` on a rendered config; the error text, or undefined when it parses. */
-export async function parseSquidConfig(deps: Pick<SquidDeps, 'process' | 'wrap'>, configFile: string): Promise<string | undefined> {
-  const result = await deps.process.run((deps.wrap ?? onHost)(systemCommand('squid', ['-k', 'parse', '-f', configFile])));
+export async function parseSquidConfig(
+  deps: Pick<SquidDeps, 'process' | 'wrap'>,
+  configFile: string,
+): Promise<string | undefined> {
+  const result = await deps.process.run(
+    (deps.wrap ?? onHost)(systemCommand('squid', ['-k', 'parse', '-f', configFile])),
+  );
   if (result.exitCode === 0) return undefined;
   const fatal = `${result.stderr}\n${result.stdout}`.split('\n').filter((line) => /ERROR|FATAL|Bungled/.test(line));
   return fatal.length ? fatal.map((line) => line.replace(/^\S+ \S+\| /, '')).join('; ') : describeFailure(result);
 }
 
 /** Whether our instance is running (its pid file names a live Squid). */
-export async function squidRunning(deps: Pick<SquidDeps, 'process' | 'wrap' | 'instance'>, configFile: string): Promise<boolean> {
-  const result = await deps.process.run((deps.wrap ?? onHost)(systemCommand('squid', ['-k', 'check', '-n', deps.instance ?? SQUID_INSTANCE, '-f', configFile])));
+export async function squidRunning(
+  deps: Pick<SquidDeps, 'process' | 'wrap' | 'instance'>,
+  configFile: string,
+): Promise<boolean> {
+  const result = await deps.process.run(
+    (deps.wrap ?? onHost)(
+      systemCommand('squid', ['-k', 'check', '-n', deps.instance ?? SQUID_INSTANCE, '-f', configFile]),
+    ),
+  );
   return result.exitCode === 0;
 }
 
@@ -64,7 +82,9 @@ export async function applySquid(deps: SquidDeps, input: SquidInput): Promise<Sq
     await fs.writeAtomic(stagedConfig, staged.config, 0o644);
     const error = await parseSquidConfig(deps, stagedConfig);
     if (error !== undefined) {
-      throw new FailedError(`squid refused the new proxy config (${error}); nothing was changed and the running proxy keeps its previous config. Fix the allowlist it names in the registry and provision again`);
+      throw new FailedError(
+        `squid refused the new proxy config (${error}); nothing was changed and the running proxy keeps its previous config. Fix the allowlist it names in the registry and provision again`,
+      );
     }
   } finally {
     await fs.remove(staging);
@@ -74,7 +94,10 @@ export async function applySquid(deps: SquidDeps, input: SquidInput): Promise<Sq
   await fs.mkdirp(input.layout.stateDir, 0o750);
   const owner = input.options?.effectiveUser ?? 'proxy';
   const chown = await deps.process.run(systemCommand('chown', [`${owner}:${owner}`, input.layout.stateDir]));
-  if (chown.exitCode !== 0) throw new FailedError(`cannot give ${input.layout.stateDir} to ${owner} (${describeFailure(chown)}); create the user or fix the directory`);
+  if (chown.exitCode !== 0)
+    throw new FailedError(
+      `cannot give ${input.layout.stateDir} to ${owner} (${describeFailure(chown)}); create the user or fix the directory`,
+    );
 
   const instance = deps.instance ?? SQUID_INSTANCE;
   if (input.repos.length === 0) {
@@ -85,22 +108,34 @@ export async function applySquid(deps: SquidDeps, input: SquidInput): Promise<Sq
       return 'stopped';
     }
     if (await squidRunning(deps, rendered.configFile)) {
-      await deps.process.run(wrap(systemCommand('squid', ['-k', 'shutdown', '-n', instance, '-f', rendered.configFile])));
+      await deps.process.run(
+        wrap(systemCommand('squid', ['-k', 'shutdown', '-n', instance, '-f', rendered.configFile])),
+      );
       return 'stopped';
     }
     return changed ? 'stopped' : 'unchanged';
   }
   if (deps.serviceManager === 'systemd') {
-    const result = await deps.process.run(systemCommand('systemctl', [changed ? 'reload-or-restart' : 'start', PROXY_UNIT]));
-    if (result.exitCode !== 0) throw new FailedError(`systemctl could not (re)load ${PROXY_UNIT} (${describeFailure(result)}); see journalctl -u ${PROXY_UNIT}`);
+    const result = await deps.process.run(
+      systemCommand('systemctl', [changed ? 'reload-or-restart' : 'start', PROXY_UNIT]),
+    );
+    if (result.exitCode !== 0)
+      throw new FailedError(
+        `systemctl could not (re)load ${PROXY_UNIT} (${describeFailure(result)}); see journalctl -u ${PROXY_UNIT}`,
+      );
     return changed ? 'reconfigured' : 'unchanged';
   }
   // Every repo's port, not just one: a port another process holds would leave that repo without a proxy.
   const probePorts = input.repos.map((repo) => repo.proxyPort);
   if (await squidServing(deps, rendered.configFile, probePorts)) {
     if (!changed) return 'unchanged';
-    const result = await deps.process.run(wrap(systemCommand('squid', ['-k', 'reconfigure', '-n', instance, '-f', rendered.configFile])));
-    if (result.exitCode !== 0) throw new FailedError(`squid -k reconfigure failed (${describeFailure(result)}); see ${squidCacheLog(input.layout.stateDir)}`);
+    const result = await deps.process.run(
+      wrap(systemCommand('squid', ['-k', 'reconfigure', '-n', instance, '-f', rendered.configFile])),
+    );
+    if (result.exitCode !== 0)
+      throw new FailedError(
+        `squid -k reconfigure failed (${describeFailure(result)}); see ${squidCacheLog(input.layout.stateDir)}`,
+      );
     return 'reconfigured';
   }
   await clearStalePidFile(deps, input.layout.stateDir);
@@ -109,7 +144,11 @@ export async function applySquid(deps: SquidDeps, input: SquidInput): Promise<Sq
 }
 
 /** Running and listening on every port given: a pid alone can be a zombie nobody reaped. */
-export async function squidServing(deps: Pick<SquidDeps, 'process' | 'wrap' | 'instance'>, configFile: string, probePorts: readonly number[]): Promise<boolean> {
+export async function squidServing(
+  deps: Pick<SquidDeps, 'process' | 'wrap' | 'instance'>,
+  configFile: string,
+  probePorts: readonly number[],
+): Promise<boolean> {
   if (!(await squidRunning(deps, configFile))) return false;
   for (const port of probePorts) if (!(await tcpPortAnswers(deps, port))) return false;
   return true;
@@ -130,7 +169,11 @@ async function clearStalePidFile(deps: SquidDeps, stateDir: string): Promise<voi
 }
 
 /** Whether something accepts TCP on 127.0.0.1:port (where the command runs). */
-export async function tcpPortAnswers(deps: Pick<SquidDeps, 'process' | 'wrap'>, port: number, host = '127.0.0.1'): Promise<boolean> {
+export async function tcpPortAnswers(
+  deps: Pick<SquidDeps, 'process' | 'wrap'>,
+  port: number,
+  host = '127.0.0.1',
+): Promise<boolean> {
   // bash's /dev/tcp: no extra tool, and the script is constant; host and port are arguments.
   const probe = systemCommand('timeout', ['3', 'bash', '-c', 'exec 3<>"/dev/tcp/$1/$2"', 'probe', host, String(port)]);
   return (await deps.process.run((deps.wrap ?? onHost)(probe))).exitCode === 0;
@@ -141,11 +184,17 @@ export async function tcpPortAnswers(deps: Pick<SquidDeps, 'process' | 'wrap'>, 
  * and accepts connections on every port given (the pid file is
  * written before the listening sockets open).
  */
-async function startSquid(deps: SquidDeps, configFile: string, stateDir: string, probePorts: readonly number[] = []): Promise<void> {
+async function startSquid(
+  deps: SquidDeps,
+  configFile: string,
+  stateDir: string,
+  probePorts: readonly number[] = [],
+): Promise<void> {
   const wrap = deps.wrap ?? onHost;
   const instance = deps.instance ?? SQUID_INSTANCE;
   const result = await deps.process.run(wrap(systemCommand('squid', ['-n', instance, '-f', configFile])));
-  if (result.exitCode !== 0) throw new FailedError(`squid did not start (${describeFailure(result)}); see ${squidCacheLog(stateDir)}`);
+  if (result.exitCode !== 0)
+    throw new FailedError(`squid did not start (${describeFailure(result)}); see ${squidCacheLog(stateDir)}`);
   for (let attempt = 0; attempt < 50; attempt += 1) {
     if (await squidServing(deps, configFile, probePorts)) return;
     await deps.clock.sleep(100);

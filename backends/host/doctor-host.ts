@@ -48,13 +48,20 @@ export async function hidepidCheck(fs: Pick<FsPort, 'readTextIfExists'>): Promis
   const ok = hidesOtherProcesses(all);
   const hidepid = all.find((option) => option.startsWith('hidepid='));
   return {
-    name: '/proc hides other users\' processes',
+    name: "/proc hides other users' processes",
     ok,
-    detail: !options ? 'no /proc mount found' : ok ? `/proc is mounted with ${hidepid}` : `/proc is mounted ${hidepid ? `with ${hidepid}` : 'without hidepid'}: every repo user sees every other repo's processes and their arguments`,
+    detail: !options
+      ? 'no /proc mount found'
+      : ok
+        ? `/proc is mounted with ${hidepid}`
+        : `/proc is mounted ${hidepid ? `with ${hidepid}` : 'without hidepid'}: every repo user sees every other repo's processes and their arguments`,
     fix: ok ? '' : HIDEPID_FIX,
   };
 }
 
-export async function hostChecks(fs: Pick<FsPort, 'stat' | 'readTextIfExists'>, registryFile: string): Promise<Check[]> {
+export async function hostChecks(
+  fs: Pick<FsPort, 'stat' | 'readTextIfExists'>,
+  registryFile: string,
+): Promise<Check[]> {
   return [await registryModeCheck(fs, registryFile), await hidepidCheck(fs)];
 }

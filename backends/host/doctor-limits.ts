@@ -23,7 +23,8 @@ export interface LimitsFacts {
 async function readLimitsFacts(deps: { fs: FsPort; process: ProcessPort }): Promise<LimitsFacts> {
   const systemd = await systemdIsRunning(deps.fs);
   const tools = new Set<string>();
-  for (const tool of ['systemd-run', 'systemctl', 'prlimit', 'kill']) if (await deps.process.which(tool, ROOT_TOOLS_PATH)) tools.add(tool);
+  for (const tool of ['systemd-run', 'systemctl', 'prlimit', 'kill'])
+    if (await deps.process.which(tool, ROOT_TOOLS_PATH)) tools.add(tool);
   const text = await deps.fs.readTextIfExists('/sys/fs/cgroup/cgroup.controllers').catch(() => undefined);
   return { systemd, tools, controllers: text === undefined ? undefined : new Set(text.trim().split(/\s+/)) };
 }
@@ -36,11 +37,24 @@ function runLimitsCheck(repo: RegistryRepo, facts: LimitsFacts): Check {
   const keys = `repos.${repo.name}.tasks_max / memory_max / cpu_weight`;
   if (facts.systemd) {
     const absentTools = missing(['systemd-run', 'systemctl', 'kill']);
-    const absentControllers = facts.controllers ? CONTROLLERS.filter((controller) => !facts.controllers!.has(controller)) : [...CONTROLLERS];
+    const absentControllers = facts.controllers
+      ? CONTROLLERS.filter((controller) => !facts.controllers!.has(controller))
+      : [...CONTROLLERS];
     const detail = `transient scope ${runUnitPattern(repo.name)} per run: ${scopeProperties(repo.limits).slice(0, 3).join(' ')} (${formatSize(memoryMax)} for the whole run)`;
-    if (absentTools.length) return { name, ok: false, detail: `${detail}; missing ${absentTools.join(', ')}`, fix: 'install systemd and procps (provision/install-packages.sh)' };
+    if (absentTools.length)
+      return {
+        name,
+        ok: false,
+        detail: `${detail}; missing ${absentTools.join(', ')}`,
+        fix: 'install systemd and procps (provision/install-packages.sh)',
+      };
     if (absentControllers.length) {
-      return { name, ok: false, detail: `${detail}; the cgroup v2 controllers ${absentControllers.join(', ')} are not available, so those limits are not enforced`, fix: 'boot with the unified cgroup hierarchy (systemd.unified_cgroup_hierarchy=1) so systemd can enable pids, memory and cpu' };
+      return {
+        name,
+        ok: false,
+        detail: `${detail}; the cgroup v2 controllers ${absentControllers.join(', ')} are not available, so those limits are not enforced`,
+        fix: 'boot with the unified cgroup hierarchy (systemd.unified_cgroup_hierarchy=1) so systemd can enable pids, memory and cpu',
+      };
     }
     return { name, ok: true, detail, fix: '' };
   }
@@ -48,7 +62,13 @@ function runLimitsCheck(repo: RegistryRepo, facts: LimitsFacts): Check {
   const detail =
     `rlimits (systemd is not PID 1): RLIMIT_NPROC ${tasksMax} for the user, RLIMIT_DATA ${formatSize(memoryMax)} per process; ` +
     `cpu_weight ${cpuWeight} is not applied and the memory cap is per process only: under systemd each run gets its own cgroup (${keys})`;
-  if (absentTools.length) return { name, ok: false, detail: `${detail}; missing ${absentTools.join(', ')}`, fix: 'install util-linux (prlimit) and procps (kill): provision/install-packages.sh' };
+  if (absentTools.length)
+    return {
+      name,
+      ok: false,
+      detail: `${detail}; missing ${absentTools.join(', ')}`,
+      fix: 'install util-linux (prlimit) and procps (kill): provision/install-packages.sh',
+    };
   return { name, ok: true, detail, fix: '' };
 }
 

@@ -15,8 +15,15 @@ export async function proxyPortChecks(deps: HostDeps, layout: HostLayout, repo: 
   const privileged: Check = {
     name: 'proxy port is privileged',
     ok: unprivileged === undefined,
-    detail: unprivileged ?? `${port} is below net.ipv4.ip_unprivileged_port_start (${state.unprivilegedStart}): no agent can bind it`,
-    fix: unprivileged === undefined ? '' : port >= 1024 ? `agent-runner provision repo ${repo.name} (moves the repo to a privileged port)` : 'sysctl -w net.ipv4.ip_unprivileged_port_start=1024 and remove the override from /etc/sysctl.d',
+    detail:
+      unprivileged ??
+      `${port} is below net.ipv4.ip_unprivileged_port_start (${state.unprivilegedStart}): no agent can bind it`,
+    fix:
+      unprivileged === undefined
+        ? ''
+        : port >= 1024
+          ? `agent-runner provision repo ${repo.name} (moves the repo to a privileged port)`
+          : 'sysctl -w net.ipv4.ip_unprivileged_port_start=1024 and remove the override from /etc/sysctl.d',
   };
   const holder = foreignHolder(port, state);
   const owned = squidOwns(port, state);
@@ -29,7 +36,11 @@ export async function proxyPortChecks(deps: HostDeps, layout: HostLayout, repo: 
       : holder
         ? `port ${port} is held by ${holder}, not by agent-runner's Squid${state.squidPids.length ? ` (pids ${state.squidPids.join(', ')})` : ' (not running)'}`
         : `nothing listens on 127.0.0.1:${port}`,
-    fix: owned ? '' : holder ? `stop what holds it (ss -ltnp 'sport = :${port}'), then reload the proxy: agent-runner provision repo ${repo.name}` : 'start the proxy: systemctl start agent-runner-proxy.service (see its cache.log)',
+    fix: owned
+      ? ''
+      : holder
+        ? `stop what holds it (ss -ltnp 'sport = :${port}'), then reload the proxy: agent-runner provision repo ${repo.name}`
+        : 'start the proxy: systemctl start agent-runner-proxy.service (see its cache.log)',
   };
   return [privileged, owns];
 }

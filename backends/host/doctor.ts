@@ -32,17 +32,39 @@ export interface DoctorTargets {
   readonly privateUrl: string;
 }
 
-export const DEFAULT_TARGETS: DoctorTargets = { directAddress: '1.1.1.1', directPort: 443, privateUrl: 'http://169.254.169.254/latest/meta-data/' };
+export const DEFAULT_TARGETS: DoctorTargets = {
+  directAddress: '1.1.1.1',
+  directPort: 443,
+  privateUrl: 'http://169.254.169.254/latest/meta-data/',
+};
 
-const check = (name: string, ok: boolean, detail: string, fix: string): Check => ({ name, ok, detail, fix: ok ? '' : fix });
+const check = (name: string, ok: boolean, detail: string, fix: string): Check => ({
+  name,
+  ok,
+  detail,
+  fix: ok ? '' : fix,
+});
 
-export async function doctorRepo(deps: HostDeps, layout: HostLayout, registry: Registry, repo: RegistryRepo, targets: DoctorTargets = DEFAULT_TARGETS): Promise<Check[]> {
+export async function doctorRepo(
+  deps: HostDeps,
+  layout: HostLayout,
+  registry: Registry,
+  repo: RegistryRepo,
+  targets: DoctorTargets = DEFAULT_TARGETS,
+): Promise<Check[]> {
   const { fs, process } = deps;
   const wrap = deps.wrap ?? onHost;
   const checks: Check[] = [];
   const reprovision = `agent-runner provision repo ${repo.name}`;
   const account = await lookupUser(process, repo.user);
-  checks.push(check('user exists', account !== undefined, account ? `${repo.user} is uid ${account.uid}` : `no user ${repo.user}`, reprovision));
+  checks.push(
+    check(
+      'user exists',
+      account !== undefined,
+      account ? `${repo.user} is uid ${account.uid}` : `no user ${repo.user}`,
+      reprovision,
+    ),
+  );
 
   // The layers root owns: the lock, the proxy config, the proxy process.
   const uids = new Map<string, number>();
@@ -50,66 +72,209 @@ export async function doctorRepo(deps: HostDeps, layout: HostLayout, registry: R
     const user = entry.user === repo.user ? account : await lookupUser(process, entry.user);
     if (user) uids.set(entry.user, user.uid);
   }
-  const differences = rulesetDifferences(await listEgressTable({ process, fs, wrap }), egressRuleset(registry.repos, uids));
-  checks.push(check('egress lock loaded', differences.length === 0, differences.length ? differences.slice(0, 3).join('; ') : 'the live nft table equals the generated one', `reload it: ${reprovision} (or at boot: systemctl restart agent-runner-egress.service; note nftables.service flushes the whole ruleset)`));
+  const differences = rulesetDifferences(
+    await listEgressTable({ process, fs, wrap }),
+    egressRuleset(registry.repos, uids),
+  );
+  checks.push(
+    check(
+      'egress lock loaded',
+      differences.length === 0,
+      differences.length ? differences.slice(0, 3).join('; ') : 'the live nft table equals the generated one',
+      `reload it: ${reprovision} (or at boot: systemctl restart agent-runner-egress.service; note nftables.service flushes the whole ruleset)`,
+    ),
+  );
   const parseError = await parseSquidConfig({ process, wrap }, layout.squid.configFile);
-  checks.push(check('proxy config parses', parseError === undefined, parseError ?? `${layout.squid.configFile} parses`, `regenerate it: ${reprovision}`));
+  checks.push(
+    check(
+      'proxy config parses',
+      parseError === undefined,
+      parseError ?? `${layout.squid.configFile} parses`,
+      `regenerate it: ${reprovision}`,
+    ),
+  );
   const listText = await fs.readTextIfExists(allowlistFile(layout.squid, repo.name));
-  checks.push(check('allowlist matches the registry', listText === renderAllowlist(repo), listText === undefined ? 'the allowlist file is missing' : listText === renderAllowlist(repo) ? `${repo.allow.length} domain(s)` : `${allowlistFile(layout.squid, repo.name)} differs from the registry`, `regenerate and reload: ${reprovision}`));
+  checks.push(
+    check(
+      'allowlist matches the registry',
+      listText === renderAllowlist(repo),
+      listText === undefined
+        ? 'the allowlist file is missing'
+        : listText === renderAllowlist(repo)
+          ? `${repo.allow.length} domain(s)`
+          : `${allowlistFile(layout.squid, repo.name)} differs from the registry`,
+      `regenerate and reload: ${reprovision}`,
+    ),
+  );
   const answers = await tcpPortAnswers({ process, wrap }, repo.proxyPort);
-  checks.push(check('proxy answers', answers, answers ? `127.0.0.1:${repo.proxyPort} accepts connections` : `nothing listens on 127.0.0.1:${repo.proxyPort}`, 'start the proxy: systemctl start agent-runner-proxy.service (see its cache.log)'));
+  checks.push(
+    check(
+      'proxy answers',
+      answers,
+      answers ? `127.0.0.1:${repo.proxyPort} accepts connections` : `nothing listens on 127.0.0.1:${repo.proxyPort}`,
+      'start the proxy: systemctl start agent-runner-proxy.service (see its cache.log)',
+    ),
+  );
   checks.push(...(await proxyPortChecks(deps, layout, repo)));
 
   // Ownership and modes.
-  const clone = await statClone(fs, account?.home, repo.path).catch((error: unknown) => (error instanceof UntrustedPathError ? error : Promise.reject(error)));
-  const cloneOwned = account !== undefined && !(clone instanceof UntrustedPathError) && clone?.isDirectory === true && clone.uid === account.uid;
-  const cloneDetail = clone instanceof UntrustedPathError ? clone.message : clone ? `${repo.path} is owned by uid ${clone.uid}` : `${repo.path} does not exist`;
-  checks.push(check('repo owned by its user', cloneOwned, cloneDetail, `chown -R -h -P ${repo.user}:${repo.user} ${repo.path}`));
+  const clone = await statClone(fs, account?.home, repo.path).catch((error: unknown) =>
+    error instanceof UntrustedPathError ? error : Promise.reject(error),
+  );
+  const cloneOwned =
+    account !== undefined &&
+    !(clone instanceof UntrustedPathError) &&
+    clone?.isDirectory === true &&
+    clone.uid === account.uid;
+  const cloneDetail =
+    clone instanceof UntrustedPathError
+      ? clone.message
+      : clone
+        ? `${repo.path} is owned by uid ${clone.uid}`
+        : `${repo.path} does not exist`;
+  checks.push(
+    check('repo owned by its user', cloneOwned, cloneDetail, `chown -R -h -P ${repo.user}:${repo.user} ${repo.path}`),
+  );
   if (account) {
     const home = await fs.stat(account.home);
-    checks.push(check('home is private', home !== undefined && (home.mode & 0o077) === 0, home ? `${account.home} mode ${(home.mode & 0o777).toString(8)}` : `${account.home} does not exist`, `chmod 0700 ${account.home}`));
+    checks.push(
+      check(
+        'home is private',
+        home !== undefined && (home.mode & 0o077) === 0,
+        home ? `${account.home} mode ${(home.mode & 0o777).toString(8)}` : `${account.home} does not exist`,
+        `chmod 0700 ${account.home}`,
+      ),
+    );
   }
   checks.push(await stateDirsCheck(fs, layout.stateDir));
   checks.push(await checkRunLimits(deps, repo));
   const gates = await gatesScript(deps, repo, account?.home);
-  checks.push(check('gates script is executable', gates.ok, gates.detail, `chmod +x ${gates.file} and commit it (or set "gates" in .agent/config.json)`));
-  const agent = (await process.which('claude', repo.toolchainPath)) ?? (await process.which('codex', repo.toolchainPath));
-  checks.push(check('agent CLI present', agent !== undefined, agent ?? `neither claude nor codex on ${repo.toolchainPath}`, `install it (npm i -g @anthropic-ai/claude-code) or set repos.${repo.name}.toolchain_path`));
+  checks.push(
+    check(
+      'gates script is executable',
+      gates.ok,
+      gates.detail,
+      `chmod +x ${gates.file} and commit it (or set "gates" in .agent/config.json)`,
+    ),
+  );
+  const agent =
+    (await process.which('claude', repo.toolchainPath)) ?? (await process.which('codex', repo.toolchainPath));
+  checks.push(
+    check(
+      'agent CLI present',
+      agent !== undefined,
+      agent ?? `neither claude nor codex on ${repo.toolchainPath}`,
+      `install it (npm i -g @anthropic-ai/claude-code) or set repos.${repo.name}.toolchain_path`,
+    ),
+  );
   if (!account) return checks;
 
   // As the repo user, the way an agent meets the world.
   const env = agentEnvironment({ user: account, path: repo.toolchainPath, proxyPort: repo.proxyPort, extra: {} });
-  const asUser = (program: string, args: string[]) => process.run(wrap(dropPrivileges(account, { program, args, env, cwd: '/' })));
+  const asUser = (program: string, args: string[]) =>
+    process.run(wrap(dropPrivileges(account, { program, args, env, cwd: '/' })));
   const curlProxy = async (url: string) => {
-    const result = await asUser('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '10', '--noproxy', '', '-x', `http://127.0.0.1:${repo.proxyPort}`, url]);
+    const result = await asUser('curl', [
+      '-s',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code}',
+      '--max-time',
+      '10',
+      '--noproxy',
+      '',
+      '-x',
+      `http://127.0.0.1:${repo.proxyPort}`,
+      url,
+    ]);
     return result.stdout.trim() || '000';
   };
-  const direct = await asUser('curl', ['-s', '-o', '/dev/null', '--noproxy', '*', '--max-time', '5', `http://${targets.directAddress}:${targets.directPort}/`]);
-  checks.push(check('direct egress is rejected', direct.exitCode === 7, direct.exitCode === 7 ? `TCP to ${targets.directAddress}:${targets.directPort} refused` : direct.exitCode === 28 ? `TCP to ${targets.directAddress}:${targets.directPort} timed out instead of being rejected` : `TCP to ${targets.directAddress}:${targets.directPort} got through (curl exit ${direct.exitCode})`, `load the egress lock: ${reprovision}`));
+  const direct = await asUser('curl', [
+    '-s',
+    '-o',
+    '/dev/null',
+    '--noproxy',
+    '*',
+    '--max-time',
+    '5',
+    `http://${targets.directAddress}:${targets.directPort}/`,
+  ]);
+  checks.push(
+    check(
+      'direct egress is rejected',
+      direct.exitCode === 7,
+      direct.exitCode === 7
+        ? `TCP to ${targets.directAddress}:${targets.directPort} refused`
+        : direct.exitCode === 28
+          ? `TCP to ${targets.directAddress}:${targets.directPort} timed out instead of being rejected`
+          : `TCP to ${targets.directAddress}:${targets.directPort} got through (curl exit ${direct.exitCode})`,
+      `load the egress lock: ${reprovision}`,
+    ),
+  );
   const denied = await curlProxy('http://agent-runner-doctor.invalid/');
-  checks.push(check('proxy refuses unlisted domains', denied === '403', `agent-runner-doctor.invalid -> HTTP ${denied}`, `regenerate the proxy config: ${reprovision}`));
+  checks.push(
+    check(
+      'proxy refuses unlisted domains',
+      denied === '403',
+      `agent-runner-doctor.invalid -> HTTP ${denied}`,
+      `regenerate the proxy config: ${reprovision}`,
+    ),
+  );
   const privateStatus = await curlProxy(targets.privateUrl);
-  checks.push(check('proxy refuses private addresses', privateStatus === '403', `${targets.privateUrl} -> HTTP ${privateStatus}`, `regenerate the proxy config: ${reprovision}`));
+  checks.push(
+    check(
+      'proxy refuses private addresses',
+      privateStatus === '403',
+      `${targets.privateUrl} -> HTTP ${privateStatus}`,
+      `regenerate the proxy config: ${reprovision}`,
+    ),
+  );
   const allowedUrl = targets.allowedUrl ?? firstAllowedUrl(repo);
   if (allowedUrl) {
     const status = await curlProxy(allowedUrl);
     const reachedNothing = status === '000' || status === '503' || status === '502';
-    checks.push(check('allowlisted domain goes through', status !== '403', reachedNothing ? `${allowedUrl} -> HTTP ${status}: the proxy allowed it, upstream not reachable from here` : `${allowedUrl} -> HTTP ${status}`, `check repos.${repo.name}.allow and reload: ${reprovision}`));
+    checks.push(
+      check(
+        'allowlisted domain goes through',
+        status !== '403',
+        reachedNothing
+          ? `${allowedUrl} -> HTTP ${status}: the proxy allowed it, upstream not reachable from here`
+          : `${allowedUrl} -> HTTP ${status}`,
+        `check repos.${repo.name}.allow and reload: ${reprovision}`,
+      ),
+    );
   }
   for (const other of registry.repos) {
     if (other.name === repo.name) continue;
     const home = path.dirname(other.path);
     const peek = await asUser('ls', ['--', home]);
-    checks.push(check(`cannot read ${other.name}`, peek.exitCode !== 0, peek.exitCode !== 0 ? `${home} is closed to ${repo.user}` : `${repo.user} can list ${home}`, `chmod 0700 ${home}`));
+    checks.push(
+      check(
+        `cannot read ${other.name}`,
+        peek.exitCode !== 0,
+        peek.exitCode !== 0 ? `${home} is closed to ${repo.user}` : `${repo.user} can list ${home}`,
+        `chmod 0700 ${home}`,
+      ),
+    );
   }
   const name = await asUser('git', getConfigArgs(repo.path, 'user.name'));
   const email = await asUser('git', getConfigArgs(repo.path, 'user.email'));
   const identity = name.exitCode === 0 && email.exitCode === 0;
-  checks.push(check('git identity resolves', identity, identity ? `${name.stdout.trim()} <${email.stdout.trim()}>` : 'user.name or user.email is not set in the clone', reprovision));
+  checks.push(
+    check(
+      'git identity resolves',
+      identity,
+      identity ? `${name.stdout.trim()} <${email.stdout.trim()}>` : 'user.name or user.email is not set in the clone',
+      reprovision,
+    ),
+  );
   return checks;
 }
 
-/** $STATE root:proxy 0750 (or stricter), $STATE/repos and every repos/NAME root-only 0700 (src/control/state-dirs.ts). */
+/**
+ * $STATE root:proxy 0750 (or stricter), $STATE/repos and every repos/NAME root-only 0700 (src/control/state-dirs.ts).
+ */
 async function stateDirsCheck(fs: HostDeps['fs'], stateDir: string): Promise<Check> {
   const name = 'state and lock dirs are safe';
   const state = await fs.stat(stateDir);
@@ -124,10 +289,19 @@ async function stateDirsCheck(fs: HostDeps['fs'], stateDir: string): Promise<Che
   const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, '0');
   const open = dirs.filter((dir) => dir.uid !== 0 || (dir.mode & 0o077) !== 0).map((dir) => dir.path);
   const fix = [
-    ...((state.mode & 0o027) !== 0 || state.uid !== 0 ? [`chown root:proxy ${stateDir} && chmod 0750 ${stateDir}`] : []),
+    ...((state.mode & 0o027) !== 0 || state.uid !== 0
+      ? [`chown root:proxy ${stateDir} && chmod 0750 ${stateDir}`]
+      : []),
     ...(open.length ? [`chown root:root ${open.join(' ')} && chmod 0700 ${open.join(' ')}`] : []),
   ].join(' && ');
-  return check(name, problems.length === 0, problems.length ? problems.join('; ') : `${stateDir} mode ${octal(state.mode)}, ${dirs.length} repo state dir(s) root-only`, `${fix} (or: agent-runner provision host)`);
+  return check(
+    name,
+    problems.length === 0,
+    problems.length
+      ? problems.join('; ')
+      : `${stateDir} mode ${octal(state.mode)}, ${dirs.length} repo state dir(s) root-only`,
+    `${fix} (or: agent-runner provision host)`,
+  );
 }
 
 function firstAllowedUrl(repo: RegistryRepo): string | undefined {
@@ -135,8 +309,15 @@ function firstAllowedUrl(repo: RegistryRepo): string | undefined {
   return domain ? `https://${domain}/` : undefined;
 }
 
-/** The gate named by .agent/config.json (default .agent/gates.sh), read and checked without following a link in the clone. */
-async function gatesScript(deps: HostDeps, repo: RegistryRepo, home: string | undefined): Promise<{ ok: boolean; detail: string; file: string }> {
+/**
+ * The gate named by .agent/config.json (default .agent/gates.sh), read and checked without following a link in the
+ * clone.
+ */
+async function gatesScript(
+  deps: HostDeps,
+  repo: RegistryRepo,
+  home: string | undefined,
+): Promise<{ ok: boolean; detail: string; file: string }> {
   let gates = '.agent/gates.sh';
   const clone = userTreePath(home, repo.path);
   const file = () => path.resolve(repo.path, gates);
@@ -151,12 +332,26 @@ async function gatesScript(deps: HostDeps, repo: RegistryRepo, home: string | un
         // A broken config is reported by the run itself; the default is checked here.
       }
     }
-    if (path.isAbsolute(gates)) return { ok: false, detail: `"gates": "${gates}" in .agent/config.json is not a path inside the clone`, file: file() };
+    if (path.isAbsolute(gates))
+      return {
+        ok: false,
+        detail: `"gates": "${gates}" in .agent/config.json is not a path inside the clone`,
+        file: file(),
+      };
     const gatesAt = inClone(clone, gates);
     const stat = await deps.fs.statUntrusted(gatesAt.root, gatesAt.relative);
     if (!stat) return { ok: false, detail: `${file()} does not exist`, file: file() };
-    if (stat.isSymlink) return { ok: false, detail: `${file()} is a symbolic link; doctor does not follow links in the clone`, file: file() };
-    return { ok: (stat.mode & 0o111) !== 0 && stat.isFile, detail: `${file()} mode ${(stat.mode & 0o777).toString(8)}`, file: file() };
+    if (stat.isSymlink)
+      return {
+        ok: false,
+        detail: `${file()} is a symbolic link; doctor does not follow links in the clone`,
+        file: file(),
+      };
+    return {
+      ok: (stat.mode & 0o111) !== 0 && stat.isFile,
+      detail: `${file()} mode ${(stat.mode & 0o777).toString(8)}`,
+      file: file(),
+    };
   } catch (error) {
     if (error instanceof UntrustedPathError) return { ok: false, detail: error.message, file: file() };
     throw error;

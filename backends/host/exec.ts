@@ -22,11 +22,22 @@ export function inNetns(namespace: string): CommandWrapper {
 
 /** A root tool invocation with a minimal, fixed environment. */
 export function systemCommand(program: string, args: readonly string[], cwd = '/', stdin?: string): Command {
-  return { program, args: [...args], env: { PATH: ROOT_TOOLS_PATH, LANG: 'C.UTF-8' }, cwd, ...(stdin === undefined ? {} : { stdin }) };
+  return {
+    program,
+    args: [...args],
+    env: { PATH: ROOT_TOOLS_PATH, LANG: 'C.UTF-8' },
+    cwd,
+    ...(stdin === undefined ? {} : { stdin }),
+  };
 }
 
 /** One line of a failed command's output, for error messages. */
-export function describeFailure(result: { exitCode: number | null; signal: string | null; stderr: string; stdout: string }): string {
+export function describeFailure(result: {
+  exitCode: number | null;
+  signal: string | null;
+  stderr: string;
+  stdout: string;
+}): string {
   const output = (result.stderr.trim() || result.stdout.trim()).split('\n').slice(-6).join('\n');
   const how = result.signal ? `signal ${result.signal}` : `exit ${result.exitCode}`;
   return output ? `${how}: ${output}` : how;

@@ -2,7 +2,16 @@
 // registry's directory (AGENT_RUNNER_CONFIG) and the state dir
 // (AGENT_RUNNER_STATE), so a test points both at temp dirs.
 import * as path from 'node:path';
-import { configDir as configDirOf, egressFile, registryFile, removedDir, squidAllowlistDir, squidConfigFile, squidStateDir, stateDir } from '../../src/paths.js';
+import {
+  configDir as configDirOf,
+  egressFile,
+  registryFile,
+  removedDir,
+  squidAllowlistDir,
+  squidConfigFile,
+  squidStateDir,
+  stateDir,
+} from '../../src/paths.js';
 import type { SquidLayout } from './squid-config.js';
 
 export interface HostLayout {
@@ -26,7 +35,11 @@ export function hostLayout(env: Readonly<Record<string, string | undefined>>): H
     configDir,
     stateDir: state,
     egressFile: egressFile(configDir),
-    squid: { configFile: squidConfigFile(configDir), allowlistDir: squidAllowlistDir(configDir), stateDir: squidStateDir(state) },
+    squid: {
+      configFile: squidConfigFile(configDir),
+      allowlistDir: squidAllowlistDir(configDir),
+      stateDir: squidStateDir(state),
+    },
     removedDir: removedDir(state),
     unitDir: '/etc/systemd/system',
   };

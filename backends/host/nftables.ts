@@ -26,7 +26,8 @@ export interface NftRuleset {
 
 const match = (left: unknown, right: unknown): NftObject => ({ match: { op: '==', left, right } });
 const skuid = (uid: number): NftObject => match({ meta: { key: 'skuid' } }, uid);
-const ipField = (field: 'saddr' | 'daddr', address: string): NftObject => match({ payload: { protocol: 'ip', field } }, address);
+const ipField = (field: 'saddr' | 'daddr', address: string): NftObject =>
+  match({ payload: { protocol: 'ip', field } }, address);
 const tcpPorts = (field: 'sport' | 'dport', ports: readonly number[]): NftObject =>
   match({ payload: { protocol: 'tcp', field } }, ports.length === 1 ? ports[0] : { set: [...ports] });
 
@@ -47,11 +48,17 @@ interface UidGroup {
  * as a user that does not exist, and provisioning regenerates the ruleset
  * after creating the user.
  */
-export function egressRuleset(repos: readonly RegistryRepo[], uids: ReadonlyMap<string, number>, options: EgressOptions = {}): NftRuleset {
+export function egressRuleset(
+  repos: readonly RegistryRepo[],
+  uids: ReadonlyMap<string, number>,
+  options: EgressOptions = {},
+): NftRuleset {
   const table = options.table ?? EGRESS_TABLE;
   const proxyAddress = options.proxyAddress ?? '127.0.0.1';
   const base = { family: EGRESS_FAMILY, table };
-  const rule = (text: string, expr: NftObject[]): NftObject => ({ add: { rule: { ...base, chain: 'output', comment: comment(text), expr } } });
+  const rule = (text: string, expr: NftObject[]): NftObject => ({
+    add: { rule: { ...base, chain: 'output', comment: comment(text), expr } },
+  });
 
   const sorted = [...repos].sort((a, b) => a.name.localeCompare(b.name));
   const accepts: NftObject[] = [];
@@ -60,17 +67,17 @@ export function egressRuleset(repos: readonly RegistryRepo[], uids: ReadonlyMap<
     const uid = uids.get(repo.user);
     if (uid === undefined) continue;
     if (uid === 0) {
-      throw new UsageError(`registry: repos.${repo.name}.user: "${repo.user}" is root (uid 0); locking root's egress would cut the host off. Give the repo its own user`);
+      throw new UsageError(
+        `registry: repos.${repo.name}.user: "${repo.user}" is root (uid 0); locking root's egress would cut the host off. Give the repo its own user`,
+      );
     }
     const loopback = [...new Set(repo.loopbackPorts)].filter((port) => port !== repo.proxyPort).sort((a, b) => a - b);
     const allowed = [repo.proxyPort, ...loopback].sort((a, b) => a - b);
     accepts.push(
-      rule(`repo ${repo.name}: ${repo.user} may reach its proxy ${proxyAddress}:${repo.proxyPort}${loopback.length ? ` and loopback ports ${loopback.join(',')}` : ''}`, [
-        skuid(uid),
-        ipField('daddr', proxyAddress),
-        tcpPorts('dport', allowed),
-        { accept: null },
-      ]),
+      rule(
+        `repo ${repo.name}: ${repo.user} may reach its proxy ${proxyAddress}:${repo.proxyPort}${loopback.length ? ` and loopback ports ${loopback.join(',')}` : ''}`,
+        [skuid(uid), ipField('daddr', proxyAddress), tcpPorts('dport', allowed), { accept: null }],
+      ),
     );
     if (loopback.length) {
       // Replies of the user's own servers on its loopback ports (a dev
@@ -95,8 +102,19 @@ export function egressRuleset(repos: readonly RegistryRepo[], uids: ReadonlyMap<
   const rejects: NftObject[] = [];
   for (const group of [...groups.values()].sort((a, b) => a.uid - b.uid)) {
     const names = group.repos.join(', ');
-    rejects.push(rule(`repo ${names}: reject any other tcp (reset)`, [skuid(group.uid), match({ meta: { key: 'l4proto' } }, 'tcp'), { reject: { type: 'tcp reset' } }]));
-    rejects.push(rule(`repo ${names}: reject everything else (udp, dns, icmp, ipv6)`, [skuid(group.uid), { reject: { type: 'icmpx', expr: 'admin-prohibited' } }]));
+    rejects.push(
+      rule(`repo ${names}: reject any other tcp (reset)`, [
+        skuid(group.uid),
+        match({ meta: { key: 'l4proto' } }, 'tcp'),
+        { reject: { type: 'tcp reset' } },
+      ]),
+    );
+    rejects.push(
+      rule(`repo ${names}: reject everything else (udp, dns, icmp, ipv6)`, [
+        skuid(group.uid),
+        { reject: { type: 'icmpx', expr: 'admin-prohibited' } },
+      ]),
+    );
   }
 
   return {
@@ -148,7 +166,9 @@ export function rulesetDifferences(live: unknown, expected: NftRuleset, options:
   const table = options.table ?? EGRESS_TABLE;
   const liveObjects = (live as { nftables?: NftObject[] } | undefined)?.nftables;
   if (!Array.isArray(liveObjects)) return [`table ${EGRESS_FAMILY} ${table} is not loaded`];
-  const expectedObjects = expected.nftables.map((command) => (command.add as NftObject | undefined) ?? {}).filter((object) => object.chain || object.rule);
+  const expectedObjects = expected.nftables
+    .map((command) => (command.add as NftObject | undefined) ?? {})
+    .filter((object) => object.chain || object.rule);
   const want = tableShape(expectedObjects, table);
   const have = tableShape(liveObjects, table);
   const differences: string[] = [];

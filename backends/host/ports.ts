@@ -43,7 +43,10 @@ export function parseListeners(text: string): Listener[] {
     const colon = local.lastIndexOf(':');
     const port = Number(local.slice(colon + 1));
     if (colon < 0 || !Number.isInteger(port)) continue;
-    const holders = [...line.matchAll(/\("((?:[^"\\]|\\.)*)",pid=(\d+),fd=\d+\)/g)].map((match) => ({ command: match[1]!, pid: Number(match[2]) }));
+    const holders = [...line.matchAll(/\("((?:[^"\\]|\\.)*)",pid=(\d+),fd=\d+\)/g)].map((match) => ({
+      command: match[1]!,
+      pid: Number(match[2]),
+    }));
     listeners.push({ address: local.slice(0, colon), port, holders });
   }
   return listeners;
@@ -53,13 +56,15 @@ export function parseListeners(text: string): Listener[] {
 async function readUnprivilegedStart(process: ProcessPort, wrap: CommandWrapper = onHost): Promise<number> {
   const result = await process.run(wrap(systemCommand('cat', ['/proc/sys/net/ipv4/ip_unprivileged_port_start'])));
   const value = Number(result.stdout.trim());
-  if (result.exitCode !== 0 || !/^\d+$/.test(result.stdout.trim())) throw new FailedError(`cannot read net.ipv4.ip_unprivileged_port_start (${describeFailure(result)})`);
+  if (result.exitCode !== 0 || !/^\d+$/.test(result.stdout.trim()))
+    throw new FailedError(`cannot read net.ipv4.ip_unprivileged_port_start (${describeFailure(result)})`);
   return value;
 }
 
 async function readListeners(process: ProcessPort, wrap: CommandWrapper = onHost): Promise<Listener[]> {
   const result = await process.run(wrap(systemCommand('ss', ['-H', '-l', '-t', '-n', '-p'])));
-  if (result.exitCode !== 0) throw new FailedError(`cannot list listening sockets with ss (${describeFailure(result)}); install iproute2`);
+  if (result.exitCode !== 0)
+    throw new FailedError(`cannot list listening sockets with ss (${describeFailure(result)}); install iproute2`);
   return parseListeners(result.stdout);
 }
 
@@ -81,7 +86,10 @@ async function readSquidPids(fs: FsPort, squidStateDir: string): Promise<number[
   return pids;
 }
 
-export async function readPortsState(deps: { process: ProcessPort; fs: FsPort; wrap?: CommandWrapper }, squidStateDir: string): Promise<PortsState> {
+export async function readPortsState(
+  deps: { process: ProcessPort; fs: FsPort; wrap?: CommandWrapper },
+  squidStateDir: string,
+): Promise<PortsState> {
   const wrap = deps.wrap ?? onHost;
   return {
     unprivilegedStart: await readUnprivilegedStart(deps.process, wrap),
@@ -94,8 +102,12 @@ export async function readPortsState(deps: { process: ProcessPort; fs: FsPort; w
 
 /** "python3 (pid 41)", or what is known when the holder is not visible. */
 export function describeHolders(listeners: readonly Listener[]): string {
-  const named = listeners.flatMap((listener) => listener.holders.map((holder) => `${holder.command} (pid ${holder.pid})`));
-  const unknown = listeners.filter((listener) => listener.holders.length === 0).map((listener) => `an unknown process on ${listener.address}`);
+  const named = listeners.flatMap((listener) =>
+    listener.holders.map((holder) => `${holder.command} (pid ${holder.pid})`),
+  );
+  const unknown = listeners
+    .filter((listener) => listener.holders.length === 0)
+    .map((listener) => `an unknown process on ${listener.address}`);
   return [...new Set([...named, ...unknown])].join(', ');
 }
 
@@ -105,18 +117,31 @@ export function describeHolders(listeners: readonly Listener[]): string {
  */
 export function foreignHolder(port: number, state: Pick<PortsState, 'listeners' | 'squidPids'>): string | undefined {
   const ours = new Set(state.squidPids);
-  const foreign = state.listeners.filter((listener) => listener.port === port && (listener.holders.length === 0 || listener.holders.some((holder) => !ours.has(holder.pid))));
+  const foreign = state.listeners.filter(
+    (listener) =>
+      listener.port === port &&
+      (listener.holders.length === 0 || listener.holders.some((holder) => !ours.has(holder.pid))),
+  );
   return foreign.length ? describeHolders(foreign) : undefined;
 }
 
 /** Whether our Squid listens on 127.0.0.1:port, and only it. */
 export function squidOwns(port: number, state: Pick<PortsState, 'listeners' | 'squidPids'>): boolean {
-  return foreignHolder(port, state) === undefined && state.listeners.some((listener) => listener.port === port && listener.address === '127.0.0.1');
+  return (
+    foreignHolder(port, state) === undefined &&
+    state.listeners.some((listener) => listener.port === port && listener.address === '127.0.0.1')
+  );
 }
 
 /** A proxy port for a new or moved repo: privileged under the live limit, in no registry entry, with no listener. */
-export function freeProxyPort(taken: ReadonlySet<number>, state: Pick<PortsState, 'listeners' | 'unprivilegedStart'>): number | undefined {
-  return nextProxyPort(new Set([...taken, ...state.listeners.map((listener) => listener.port)]), state.unprivilegedStart);
+export function freeProxyPort(
+  taken: ReadonlySet<number>,
+  state: Pick<PortsState, 'listeners' | 'unprivilegedStart'>,
+): number | undefined {
+  return nextProxyPort(
+    new Set([...taken, ...state.listeners.map((listener) => listener.port)]),
+    state.unprivilegedStart,
+  );
 }
 
 /** Problems with the proxy ports the registry will have, each with its fix; empty when all is well. */
@@ -124,9 +149,15 @@ export function proxyPortProblems(repos: readonly { name: string; proxyPort: num
   const problems: string[] = [];
   for (const repo of repos) {
     const unprivileged = proxyPortProblem(repo.proxyPort, state.unprivilegedStart);
-    if (unprivileged) problems.push(`repo "${repo.name}": ${unprivileged}; set it back: sysctl -w net.ipv4.ip_unprivileged_port_start=1024 (and drop the override in /etc/sysctl.d)`);
+    if (unprivileged)
+      problems.push(
+        `repo "${repo.name}": ${unprivileged}; set it back: sysctl -w net.ipv4.ip_unprivileged_port_start=1024 (and drop the override in /etc/sysctl.d)`,
+      );
     const holder = foreignHolder(repo.proxyPort, state);
-    if (holder) problems.push(`repo "${repo.name}": proxy port ${repo.proxyPort} is held by ${holder}, not by agent-runner's Squid; stop that service (ss -ltnp 'sport = :${repo.proxyPort}') or move the repo: set repos.${repo.name}.proxy_port to a free port below 1024`);
+    if (holder)
+      problems.push(
+        `repo "${repo.name}": proxy port ${repo.proxyPort} is held by ${holder}, not by agent-runner's Squid; stop that service (ss -ltnp 'sport = :${repo.proxyPort}') or move the repo: set repos.${repo.name}.proxy_port to a free port below 1024`,
+      );
   }
   return problems;
 }

@@ -40,39 +40,99 @@ export interface HostState {
 
 export function planHost(state: HostState, layout: HostLayout, installScript: string): ProvisionStep[] {
   const steps: ProvisionStep[] = [];
-  if (state.missingTools.length) steps.push({ description: `install packages (missing: ${state.missingTools.join(', ')})`, command: systemCommand('bash', [installScript]) });
-  const dir = (target: string, current: DirState, mode: number, owner: string, ownerUid: number | undefined, why: string, ownerGid?: number) => {
+  if (state.missingTools.length)
+    steps.push({
+      description: `install packages (missing: ${state.missingTools.join(', ')})`,
+      command: systemCommand('bash', [installScript]),
+    });
+  const dir = (
+    target: string,
+    current: DirState,
+    mode: number,
+    owner: string,
+    ownerUid: number | undefined,
+    why: string,
+    ownerGid?: number,
+  ) => {
     const octal = mode.toString(8).padStart(4, '0');
     if (current.mode === undefined) {
-      steps.push({ description: `create ${target} (${octal}, ${owner}): ${why}`, command: systemCommand('mkdir', ['-p', '-m', octal, target]) });
+      steps.push({
+        description: `create ${target} (${octal}, ${owner}): ${why}`,
+        command: systemCommand('mkdir', ['-p', '-m', octal, target]),
+      });
       steps.push({ description: `owner of ${target}: ${owner}`, command: systemCommand('chown', [owner, target]) });
       return;
     }
     const wrongGroup = ownerGid !== undefined && current.gid !== undefined && current.gid !== ownerGid;
-    if (current.uid !== ownerUid || wrongGroup) steps.push({ description: `owner of ${target}: ${owner}`, command: systemCommand('chown', [owner, target]) });
-    if ((current.mode & 0o7777) !== mode) steps.push({ description: `mode of ${target}: ${octal}`, command: systemCommand('chmod', [octal, target]) });
+    if (current.uid !== ownerUid || wrongGroup)
+      steps.push({ description: `owner of ${target}: ${owner}`, command: systemCommand('chown', [owner, target]) });
+    if ((current.mode & 0o7777) !== mode)
+      steps.push({ description: `mode of ${target}: ${octal}`, command: systemCommand('chmod', [octal, target]) });
   };
-  dir(layout.configDir, state.configDir, 0o755, 'root:root', 0, 'registry, ruleset and proxy config, readable, writable by root only');
+  dir(
+    layout.configDir,
+    state.configDir,
+    0o755,
+    'root:root',
+    0,
+    'registry, ruleset and proxy config, readable, writable by root only',
+  );
   // root:proxy 0750: Squid (group proxy) reaches its own subdirectory; agents reach nothing.
-  dir(layout.stateDir, state.stateDir, 0o750, 'root:proxy', 0, 'control-plane state; agents cannot enter', state.proxyGid);
-  dir(layout.squid.stateDir, state.squidStateDir, 0o750, 'proxy:proxy', state.proxyUid, "the proxy's pid file and logs");
+  dir(
+    layout.stateDir,
+    state.stateDir,
+    0o750,
+    'root:proxy',
+    0,
+    'control-plane state; agents cannot enter',
+    state.proxyGid,
+  );
+  dir(
+    layout.squid.stateDir,
+    state.squidStateDir,
+    0o750,
+    'proxy:proxy',
+    state.proxyUid,
+    "the proxy's pid file and logs",
+  );
   // Locks, spool, run records, watcher status: root's alone (src/control/state-dirs.ts).
-  for (const [target, current] of state.repoStateDirs) dir(target, current, ROOT_ONLY_DIR_MODE, 'root:root', 0, "per-repo control-plane state; root's alone");
+  for (const [target, current] of state.repoStateDirs)
+    dir(target, current, ROOT_ONLY_DIR_MODE, 'root:root', 0, "per-repo control-plane state; root's alone");
   const skip = state.systemd ? {} : { skip: 'systemd is not PID 1 here' };
   let unitsChanged = false;
   for (const [name, [shipped, installed]] of state.units) {
     if (shipped !== installed) {
       unitsChanged = true;
-      steps.push({ description: `install ${path.join(layout.unitDir, name)}`, write: { path: path.join(layout.unitDir, name), text: shipped, mode: 0o644 }, ...skip });
+      steps.push({
+        description: `install ${path.join(layout.unitDir, name)}`,
+        write: { path: path.join(layout.unitDir, name), text: shipped, mode: 0o644 },
+        ...skip,
+      });
     }
   }
-  if (unitsChanged) steps.push({ description: 'systemctl daemon-reload', command: systemCommand('systemctl', ['daemon-reload']), ...skip });
+  if (unitsChanged)
+    steps.push({
+      description: 'systemctl daemon-reload',
+      command: systemCommand('systemctl', ['daemon-reload']),
+      ...skip,
+    });
   const toEnable = HOST_UNITS.filter((unit) => !state.enabledUnits.includes(unit));
-  if (toEnable.length) steps.push({ description: `enable ${toEnable.join(', ')} (egress lock at boot, the proxy)`, command: systemCommand('systemctl', ['enable', ...toEnable]), ...skip });
+  if (toEnable.length)
+    steps.push({
+      description: `enable ${toEnable.join(', ')} (egress lock at boot, the proxy)`,
+      command: systemCommand('systemctl', ['enable', ...toEnable]),
+      ...skip,
+    });
   return steps;
 }
 
-export async function readHostState(process: ProcessPort, fs: FsPort, layout: HostLayout, unitSourceDir: string, systemd: boolean): Promise<HostState> {
+export async function readHostState(
+  process: ProcessPort,
+  fs: FsPort,
+  layout: HostLayout,
+  unitSourceDir: string,
+  systemd: boolean,
+): Promise<HostState> {
   const missingTools: string[] = [];
   for (const tool of REQUIRED_TOOLS) if (!(await process.which(tool, ROOT_TOOLS_PATH))) missingTools.push(tool);
   const dirState = async (target: string): Promise<DirState> => {
@@ -81,11 +141,16 @@ export async function readHostState(process: ProcessPort, fs: FsPort, layout: Ho
   };
   const units = new Map<string, readonly [string, string | undefined]>();
   for (const name of (await fs.list(unitSourceDir)).filter((file) => /\.(service|timer|target)$/.test(file)).sort()) {
-    units.set(name, [await fs.readText(path.join(unitSourceDir, name)), await fs.readTextIfExists(path.join(layout.unitDir, name))]);
+    units.set(name, [
+      await fs.readText(path.join(unitSourceDir, name)),
+      await fs.readTextIfExists(path.join(layout.unitDir, name)),
+    ]);
   }
   const enabledUnits: string[] = [];
   if (systemd) {
-    for (const unit of HOST_UNITS) if ((await process.run(systemCommand('systemctl', ['is-enabled', '--quiet', unit]))).exitCode === 0) enabledUnits.push(unit);
+    for (const unit of HOST_UNITS)
+      if ((await process.run(systemCommand('systemctl', ['is-enabled', '--quiet', unit]))).exitCode === 0)
+        enabledUnits.push(unit);
   }
   const proxy = await lookupUser(process, 'proxy');
   const proxyUid = proxy?.uid;
@@ -95,5 +160,16 @@ export async function readHostState(process: ProcessPort, fs: FsPort, layout: Ho
     const stat = await fs.stat(path.join(reposDir, entry));
     if (stat?.isDirectory) repoStateDirs.set(path.join(reposDir, entry), { mode: stat.mode, uid: stat.uid });
   }
-  return { proxyUid, proxyGid: proxy?.gid, missingTools, repoStateDirs, configDir: await dirState(layout.configDir), stateDir: await dirState(layout.stateDir), squidStateDir: await dirState(layout.squid.stateDir), systemd, units, enabledUnits };
+  return {
+    proxyUid,
+    proxyGid: proxy?.gid,
+    missingTools,
+    repoStateDirs,
+    configDir: await dirState(layout.configDir),
+    stateDir: await dirState(layout.stateDir),
+    squidStateDir: await dirState(layout.squid.stateDir),
+    systemd,
+    units,
+    enabledUnits,
+  };
 }

@@ -16,7 +16,14 @@ import { rawSpend } from '../../src/control/registry/spend.js';
 import type { ProvisionStep } from './provision-step.js';
 import { egressRuleset, renderRuleset, rulesetDifferences } from './nftables.js';
 import { squidConfig, squidProblems, type SquidOptions } from './squid-config.js';
-import { cloneCommand, createUserCommands, gitCommitCommand, gitConfigCommand, removeUserCommand, writeFileAsUserCommand } from './users.js';
+import {
+  cloneCommand,
+  createUserCommands,
+  gitCommitCommand,
+  gitConfigCommand,
+  removeUserCommand,
+  writeFileAsUserCommand,
+} from './users.js';
 import { defaultClonePath, homeOf, type HostLayout } from './layout.js';
 import { systemCommand } from './exec.js';
 import { freeProxyPort, proxyPortProblems, type PortsState } from './ports.js';
@@ -109,14 +116,18 @@ function rawInput(text: string, name: string): RegistryRepoInput | undefined {
 function validRegistry(text: string, file: string, schedules: ScheduleCheck): readonly RegistryRepo[] {
   const { registry, problems } = parseRegistry(text, file, schedules);
   const squid = squidProblems(registry.repos, file);
-  if (problems.length || squid.length) throw new UsageError(`the registry would have problems:\n${formatProblems([...problems, ...squid])}`);
+  if (problems.length || squid.length)
+    throw new UsageError(`the registry would have problems:\n${formatProblems([...problems, ...squid])}`);
   return registry.repos;
 }
 
 /** A port for a new repo: privileged, free on the host, in no registry entry. */
 function firstFreePort(text: string, state: RepoState, file: string): number {
   const port = freeProxyPort(new Set(rawProxyPorts(text)), state.ports);
-  if (port === undefined) throw new UsageError(`${file}: no free privileged proxy port is left below net.ipv4.ip_unprivileged_port_start (${state.ports.unprivilegedStart}); free one, or set the sysctl back to 1024`);
+  if (port === undefined)
+    throw new UsageError(
+      `${file}: no free privileged proxy port is left below net.ipv4.ip_unprivileged_port_start (${state.ports.unprivilegedStart}); free one, or set the sysctl back to 1024`,
+    );
   return port;
 }
 
@@ -124,7 +135,9 @@ function firstFreePort(text: string, state: RepoState, file: string): number {
 function rawProxyPorts(text: string): number[] {
   try {
     const repos = (parse(text) as RawTable).repos as Record<string, RawTable> | undefined;
-    return Object.values(repos ?? {}).map((repo) => repo?.proxy_port).filter((port): port is number => Number.isInteger(port));
+    return Object.values(repos ?? {})
+      .map((repo) => repo?.proxy_port)
+      .filter((port): port is number => Number.isInteger(port));
   } catch {
     return [];
   }
@@ -133,18 +146,35 @@ function rawProxyPorts(text: string): number[] {
 /** Whether the live table, egress.json, Squid's files and process already match these repos. */
 type LayerState = Pick<RepoState, 'uids' | 'liveTable' | 'egressFileText' | 'squidFiles' | 'squidRunning'>;
 
-function layersCurrent(repos: readonly RegistryRepo[], state: LayerState, layout: HostLayout, squidOptions: SquidOptions) {
+function layersCurrent(
+  repos: readonly RegistryRepo[],
+  state: LayerState,
+  layout: HostLayout,
+  squidOptions: SquidOptions,
+) {
   const ruleset = egressRuleset(repos, state.uids);
-  const egress = rulesetDifferences(state.liveTable, ruleset).length === 0 && state.egressFileText === renderRuleset(ruleset);
+  const egress =
+    rulesetDifferences(state.liveTable, ruleset).length === 0 && state.egressFileText === renderRuleset(ruleset);
   const rendered = squidConfig(repos, layout.squid, squidOptions);
   const files = [{ path: rendered.configFile, text: rendered.config }, ...rendered.allowlists];
-  const stale = [...state.squidFiles.entries()].some(([file, text]) => text !== undefined && file.startsWith(layout.squid.allowlistDir) && !files.some((wanted) => wanted.path === file));
+  const stale = [...state.squidFiles.entries()].some(
+    ([file, text]) =>
+      text !== undefined && file.startsWith(layout.squid.allowlistDir) && !files.some((wanted) => wanted.path === file),
+  );
   // With no repo Squid has no port and is shut down: running is not required then.
-  const proxy = (state.squidRunning || repos.length === 0) && !stale && files.every((file) => state.squidFiles.get(file.path) === file.text);
+  const proxy =
+    (state.squidRunning || repos.length === 0) &&
+    !stale &&
+    files.every((file) => state.squidFiles.get(file.path) === file.text);
   return { egress, proxy };
 }
 
-export function planRepo(request: RepoRequest, state: RepoState, layout: HostLayout, squidOptions: SquidOptions = {}): RepoPlan {
+export function planRepo(
+  request: RepoRequest,
+  state: RepoState,
+  layout: HostLayout,
+  squidOptions: SquidOptions = {},
+): RepoPlan {
   const file = layout.registryFile;
   const before = parseRegistry(state.registryText, file, state.schedules).registry.repos;
   const existing = rawInput(state.registryText, request.name);
@@ -155,37 +185,67 @@ export function planRepo(request: RepoRequest, state: RepoState, layout: HostLay
   }
   const home = state.account?.home ?? homeOf(user);
   const url = request.url ?? existing?.url;
-  if (!url) throw new UsageError(`provision repo ${request.name}: --url is required for a repo the registry does not know yet`);
+  if (!url)
+    throw new UsageError(`provision repo ${request.name}: --url is required for a repo the registry does not know yet`);
   const input: RegistryRepoInput = {
-    ...(existing ?? { name: request.name, path: defaultClonePath(user, request.name), proxyPort: firstFreePort(state.registryText, state, file) }),
+    ...(existing ?? {
+      name: request.name,
+      path: defaultClonePath(user, request.name),
+      proxyPort: firstFreePort(state.registryText, state, file),
+    }),
     url,
     ...(request.base !== undefined ? { baseBranch: request.base } : {}),
     ...(request.allow !== undefined ? { allow: [...request.allow] } : {}),
   };
   // Repos still on an unprivileged port (older registries) move to a free privileged one.
-  const moved = movedProxyPorts(upsertRepo(state.registryText, input), state.ports, (text, name, proxyPort) => upsertRepo(text, { ...rawInput(text, name)!, proxyPort }));
+  const moved = movedProxyPorts(upsertRepo(state.registryText, input), state.ports, (text, name, proxyPort) =>
+    upsertRepo(text, { ...rawInput(text, name)!, proxyPort }),
+  );
   const candidate = moved.text;
   const after = validRegistry(candidate, file, state.schedules);
   const portProblems = proxyPortProblems(after, state.ports);
-  if (portProblems.length) throw new UsageError(`the proxy ports cannot be used:\n${portProblems.map((problem) => `  ${problem}`).join('\n')}`);
+  if (portProblems.length)
+    throw new UsageError(
+      `the proxy ports cannot be used:\n${portProblems.map((problem) => `  ${problem}`).join('\n')}`,
+    );
   const repo = after.find((entry) => entry.name === request.name)!;
   const steps: ProvisionStep[] = [];
 
   const userCreated = !state.account;
   if (userCreated) {
-    for (const command of createUserCommands(repo.user, home, repo.name)) steps.push({ description: `create user ${repo.user} (own group, home ${home} 0700, shell /bin/bash, no sudo)`, command });
+    for (const command of createUserCommands(repo.user, home, repo.name))
+      steps.push({
+        description: `create user ${repo.user} (own group, home ${home} 0700, shell /bin/bash, no sudo)`,
+        command,
+      });
   }
   if (!state.clone.exists) {
-    steps.push({ description: `clone ${url} (${repo.baseBranch}) into ${repo.path} as ${repo.user}`, command: cloneCommand(repo.user, home, url, repo.path, repo.baseBranch) });
+    steps.push({
+      description: `clone ${url} (${repo.baseBranch}) into ${repo.path} as ${repo.user}`,
+      command: cloneCommand(repo.user, home, url, repo.path, repo.baseBranch),
+    });
   } else if (!state.clone.isGit) {
-    throw new UsageError(`${repo.path} exists and is not a git checkout; move it away or set repos.${repo.name}.path in ${file}`);
+    throw new UsageError(
+      `${repo.path} exists and is not a git checkout; move it away or set repos.${repo.name}.path in ${file}`,
+    );
   } else if (state.account && state.clone.ownerUid !== state.account.uid) {
     // -h -P: links inside are changed themselves, never followed (the clone itself was checked not to be one).
-    steps.push({ description: `give ${repo.path} to ${repo.user}`, command: systemCommand('chown', ['-R', '-h', '-P', `${repo.user}:${repo.user}`, '--', repo.path]) });
+    steps.push({
+      description: `give ${repo.path} to ${repo.user}`,
+      command: systemCommand('chown', ['-R', '-h', '-P', `${repo.user}:${repo.user}`, '--', repo.path]),
+    });
   }
   const author = { name: repo.authorName ?? repo.user, email: repo.authorEmail ?? `${repo.user}@localhost` };
-  if (state.gitIdentity.name !== author.name) steps.push({ description: `author of agent commits: user.name "${author.name}"`, command: gitConfigCommand(repo.user, home, repo.path, 'user.name', author.name) });
-  if (state.gitIdentity.email !== author.email) steps.push({ description: `author of agent commits: user.email "${author.email}"`, command: gitConfigCommand(repo.user, home, repo.path, 'user.email', author.email) });
+  if (state.gitIdentity.name !== author.name)
+    steps.push({
+      description: `author of agent commits: user.name "${author.name}"`,
+      command: gitConfigCommand(repo.user, home, repo.path, 'user.name', author.name),
+    });
+  if (state.gitIdentity.email !== author.email)
+    steps.push({
+      description: `author of agent commits: user.email "${author.email}"`,
+      command: gitConfigCommand(repo.user, home, repo.path, 'user.email', author.email),
+    });
 
   const checklist: string[] = [];
   const boardConfigFile = state.backlogConfigFile ?? 'backlog/config.yml';
@@ -194,22 +254,47 @@ export function planRepo(request: RepoRequest, state: RepoState, layout: HostLay
   if (state.backlogConfig !== undefined && withBlocked !== undefined && withBlocked !== state.backlogConfig) {
     const text = withBlocked;
     // Written as the user (temp file beside it, then rename), never by root: the board is the user's tree.
-    steps.push({ description: `add the Blocked status to ${board}`, command: writeFileAsUserCommand(repo.user, home, board, text, 0o644) });
-    steps.push({ description: 'commit the board change in the clone', command: gitCommitCommand(repo.user, home, repo.path, boardConfigFile, 'Board: add the Blocked status') });
-    checklist.push(`push the Blocked-status commit once the token is in place: setpriv --reuid=${repo.user} --regid=${repo.user} --init-groups git -C ${repo.path} push origin ${repo.baseBranch}`);
+    steps.push({
+      description: `add the Blocked status to ${board}`,
+      command: writeFileAsUserCommand(repo.user, home, board, text, 0o644),
+    });
+    steps.push({
+      description: 'commit the board change in the clone',
+      command: gitCommitCommand(repo.user, home, repo.path, boardConfigFile, 'Board: add the Blocked status'),
+    });
+    checklist.push(
+      `push the Blocked-status commit once the token is in place: setpriv --reuid=${repo.user} --regid=${repo.user} --init-groups git -C ${repo.path} push origin ${repo.baseBranch}`,
+    );
   } else if (state.backlogConfig === undefined && state.clone.exists) {
-    checklist.push(`${repo.path} has no Backlog.md board config (backlog/, .backlog/ or backlog.config.yml): run "backlog init" there as ${repo.user}; the runner adds the Blocked status`);
+    checklist.push(
+      `${repo.path} has no Backlog.md board config (backlog/, .backlog/ or backlog.config.yml): run "backlog init" there as ${repo.user}; the runner adds the Blocked status`,
+    );
   }
 
   const registryChanged = JSON.stringify(before) !== JSON.stringify(after);
   const moves = moved.moves.map((move) => `; ${move}`).join('');
-  if (registryChanged) steps.push({ description: `register repo ${repo.name} in ${file} (proxy port ${repo.proxyPort}, allow: ${repo.allow.join(', ') || 'nothing'}), mode 0600${moves}`, write: { path: file, text: candidate, mode: REGISTRY_MODE } });
+  if (registryChanged)
+    steps.push({
+      description: `register repo ${repo.name} in ${file} (proxy port ${repo.proxyPort}, allow: ${repo.allow.join(', ') || 'nothing'}), mode 0600${moves}`,
+      write: { path: file, text: candidate, mode: REGISTRY_MODE },
+    });
   else steps.push(...registryModeStep(file, state.registryMode));
   const current = layersCurrent(after, state, layout, squidOptions);
-  if (userCreated || !current.egress) steps.push({ description: `regenerate and load the egress ruleset (${after.length} repo${after.length === 1 ? '' : 's'}), saved to ${layout.egressFile}`, reload: 'egress' });
-  if (!current.proxy) steps.push({ description: `regenerate the proxy config and reload it (port ${repo.proxyPort} for ${repo.name})`, reload: 'proxy' });
+  if (userCreated || !current.egress)
+    steps.push({
+      description: `regenerate and load the egress ruleset (${after.length} repo${after.length === 1 ? '' : 's'}), saved to ${layout.egressFile}`,
+      reload: 'egress',
+    });
+  if (!current.proxy)
+    steps.push({
+      description: `regenerate the proxy config and reload it (port ${repo.proxyPort} for ${repo.name})`,
+      reload: 'proxy',
+    });
   if (state.systemd && !state.watchEnabled) {
-    steps.push({ description: `enable and start ${WATCH_UNIT(repo.name)}`, command: systemCommand('systemctl', ['enable', '--now', WATCH_UNIT(repo.name)]) });
+    steps.push({
+      description: `enable and start ${WATCH_UNIT(repo.name)}`,
+      command: systemCommand('systemctl', ['enable', '--now', WATCH_UNIT(repo.name)]),
+    });
   } else if (!state.systemd) {
     checklist.push(`systemd is not PID 1 here: run the watch loop another way (agent-runner watch ${repo.name})`);
   }
@@ -245,8 +330,16 @@ export interface RemoveState {
   readonly watchEnabled: boolean;
 }
 
-/** Undoing a repo: nothing is deleted; the user's home (clone, worktrees, secrets) moves under the state dir, root-only. */
-export function planRemove(name: string, state: RemoveState, layout: HostLayout, stamp: string, squidOptions: SquidOptions = {}): RepoPlan {
+/**
+ * Undoing a repo: nothing is deleted; the user's home (clone, worktrees, secrets) moves under the state dir, root-only.
+ */
+export function planRemove(
+  name: string,
+  state: RemoveState,
+  layout: HostLayout,
+  stamp: string,
+  squidOptions: SquidOptions = {},
+): RepoPlan {
   const file = layout.registryFile;
   const before = parseRegistry(state.registryText, file, state.schedules).registry.repos;
   const repo = before.find((entry) => entry.name === name);
@@ -254,10 +347,27 @@ export function planRemove(name: string, state: RemoveState, layout: HostLayout,
   const candidate = removeRepo(state.registryText, name);
   const after = validRegistry(candidate, file, state.schedules);
   const steps: ProvisionStep[] = [];
-  if (state.systemd && state.watchEnabled) steps.push({ description: `stop and disable ${WATCH_UNIT(name)}`, command: systemCommand('systemctl', ['disable', '--now', WATCH_UNIT(name)]) });
-  if (candidate !== state.registryText) steps.push({ description: `remove repo ${name} from ${file}`, write: { path: file, text: candidate, mode: REGISTRY_MODE } });
-  const current = layersCurrent(after, { ...state, uids: new Map([...state.uids].filter(([key]) => key !== user)) }, layout, squidOptions);
-  if (!current.egress || repo) steps.push({ description: `regenerate and load the egress ruleset (${after.length} repo${after.length === 1 ? '' : 's'})`, reload: 'egress' });
+  if (state.systemd && state.watchEnabled)
+    steps.push({
+      description: `stop and disable ${WATCH_UNIT(name)}`,
+      command: systemCommand('systemctl', ['disable', '--now', WATCH_UNIT(name)]),
+    });
+  if (candidate !== state.registryText)
+    steps.push({
+      description: `remove repo ${name} from ${file}`,
+      write: { path: file, text: candidate, mode: REGISTRY_MODE },
+    });
+  const current = layersCurrent(
+    after,
+    { ...state, uids: new Map([...state.uids].filter(([key]) => key !== user)) },
+    layout,
+    squidOptions,
+  );
+  if (!current.egress || repo)
+    steps.push({
+      description: `regenerate and load the egress ruleset (${after.length} repo${after.length === 1 ? '' : 's'})`,
+      reload: 'egress',
+    });
   if (!current.proxy || repo) steps.push({ description: 'regenerate the proxy config and reload it', reload: 'proxy' });
   const home = state.account?.home ?? homeOf(user);
   if (state.account) {
@@ -265,14 +375,32 @@ export function planRemove(name: string, state: RemoveState, layout: HostLayout,
   }
   if (state.homeExists) {
     const aside = removedHomeDir(layout.removedDir, name, stamp);
-    steps.push({ description: `move ${home} (clone, worktrees, secrets) aside to ${aside}, root only`, command: systemCommand('mkdir', ['-p', '-m', '0700', layout.removedDir]) });
-    steps.push({ description: `move ${home} aside to ${aside}`, command: systemCommand('mv', ['--no-target-directory', home, aside]) });
-    steps.push({ description: `give ${aside} to root (its uid may be reused)`, command: systemCommand('chown', ['-R', '-h', '-P', 'root:root', '--', aside]) });
+    steps.push({
+      description: `move ${home} (clone, worktrees, secrets) aside to ${aside}, root only`,
+      command: systemCommand('mkdir', ['-p', '-m', '0700', layout.removedDir]),
+    });
+    steps.push({
+      description: `move ${home} aside to ${aside}`,
+      command: systemCommand('mv', ['--no-target-directory', home, aside]),
+    });
+    steps.push({
+      description: `give ${aside} to root (its uid may be reused)`,
+      command: systemCommand('chown', ['-R', '-h', '-P', 'root:root', '--', aside]),
+    });
   }
-  return { steps, repo, checklist: repo ? [`the repo's files are under ${layout.removedDir}; delete them when you no longer need them`] : [] };
+  return {
+    steps,
+    repo,
+    checklist: repo
+      ? [`the repo's files are under ${layout.removedDir}; delete them when you no longer need them`]
+      : [],
+  };
 }
 
-/** The config with Blocked in place, or undefined when it cannot be edited (a broken file: doctor and the drain report it). */
+/**
+ * The config with Blocked in place, or undefined when it cannot be edited (a broken file: doctor and the drain report
+ * it).
+ */
 function blockedStatusEdit(config: string): string | undefined {
   try {
     return ensureBlockedStatus(config);

@@ -18,24 +18,37 @@ export const REGISTRY_MODE = 0o600;
 type Rewrite = (text: string, repo: string, proxyPort: number) => string;
 
 /** The registry text with every repo on an unprivileged port moved, and one line per move. */
-export function movedProxyPorts(text: string, ports: Pick<PortsState, 'listeners' | 'unprivilegedStart'>, rewrite: Rewrite): { text: string; moves: string[] } {
+export function movedProxyPorts(
+  text: string,
+  ports: Pick<PortsState, 'listeners' | 'unprivilegedStart'>,
+  rewrite: Rewrite,
+): { text: string; moves: string[] } {
   let repos: Record<string, Record<string, unknown>>;
   try {
     repos = ((parse(text) as Record<string, unknown>).repos ?? {}) as Record<string, Record<string, unknown>>;
   } catch {
     return { text, moves: [] };
   }
-  const taken = new Set(Object.values(repos).map((repo) => repo?.proxy_port).filter((port): port is number => Number.isInteger(port)));
+  const taken = new Set(
+    Object.values(repos)
+      .map((repo) => repo?.proxy_port)
+      .filter((port): port is number => Number.isInteger(port)),
+  );
   const moves: string[] = [];
   let result = text;
   for (const [name, repo] of Object.entries(repos)) {
     const port = repo?.proxy_port;
     if (!Number.isInteger(port) || (port as number) < PRIVILEGED_PORT_LIMIT) continue;
     const next = freeProxyPort(taken, ports);
-    if (next === undefined) throw new UsageError(`repo "${name}": proxy port ${String(port)} can be bound by any user and no free privileged port is left to move it to; free one below ${Math.min(ports.unprivilegedStart, PRIVILEGED_PORT_LIMIT)}`);
+    if (next === undefined)
+      throw new UsageError(
+        `repo "${name}": proxy port ${String(port)} can be bound by any user and no free privileged port is left to move it to; free one below ${Math.min(ports.unprivilegedStart, PRIVILEGED_PORT_LIMIT)}`,
+      );
     taken.add(next);
     result = rewrite(result, name, next);
-    moves.push(`proxy port of repo ${name} moves from ${String(port)} to ${next} (ports from ${PRIVILEGED_PORT_LIMIT} up can be bound by any user, an agent too)`);
+    moves.push(
+      `proxy port of repo ${name} moves from ${String(port)} to ${next} (ports from ${PRIVILEGED_PORT_LIMIT} up can be bound by any user, an agent too)`,
+    );
   }
   return { text: result, moves };
 }
@@ -43,5 +56,10 @@ export function movedProxyPorts(text: string, ports: Pick<PortsState, 'listeners
 /** chmod 600 for an existing registry readable by group or others. */
 export function registryModeStep(file: string, mode: number | undefined): ProvisionStep[] {
   if (mode === undefined || (mode & 0o077) === 0) return [];
-  return [{ description: `make ${file} readable by root only (mode ${(mode & 0o777).toString(8)} -> 600)`, command: systemCommand('chmod', ['600', file]) }];
+  return [
+    {
+      description: `make ${file} readable by root only (mode ${(mode & 0o777).toString(8)} -> 600)`,
+      command: systemCommand('chmod', ['600', file]),
+    },
+  ];
 }

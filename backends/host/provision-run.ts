@@ -57,7 +57,13 @@ async function layerState(deps: HostDeps, layout: HostLayout, users: readonly st
     liveTable: await listEgressTable({ ...deps }),
     egressFileText: await deps.fs.readTextIfExists(layout.egressFile),
     squidFiles,
-    squidRunning: squidConfigExists && (await squidServing({ process: deps.process, wrap: deps.wrap ?? onHost, instance: deps.squidInstance }, layout.squid.configFile, probePorts)),
+    squidRunning:
+      squidConfigExists &&
+      (await squidServing(
+        { process: deps.process, wrap: deps.wrap ?? onHost, instance: deps.squidInstance },
+        layout.squid.configFile,
+        probePorts,
+      )),
   };
 }
 
@@ -84,7 +90,12 @@ export async function readRepoState(deps: HostDeps, layout: HostLayout, name: st
     ...(clone.backlogConfigFile ? { backlogConfigFile: clone.backlogConfigFile } : {}),
     systemd,
     watchEnabled: systemd ? await unitEnabled(deps.process, WATCH_UNIT(name)) : false,
-    ...(await layerState(deps, layout, [...repos.map((repo) => repo.user), user], repos.map((repo) => repo.proxyPort))),
+    ...(await layerState(
+      deps,
+      layout,
+      [...repos.map((repo) => repo.user), user],
+      repos.map((repo) => repo.proxyPort),
+    )),
     ports: await readPortsState(deps, layout.squid.stateDir),
     registryMode: (await deps.fs.stat(layout.registryFile))?.mode,
     uidMin: await readUidMin(deps.fs),
@@ -104,7 +115,12 @@ export async function readRemoveState(deps: HostDeps, layout: HostLayout, name: 
     homeExists: (await deps.fs.stat(account?.home ?? homeOf(user))) !== undefined,
     systemd,
     watchEnabled: systemd ? await unitEnabled(deps.process, WATCH_UNIT(name)) : false,
-    ...(await layerState(deps, layout, repos.map((repo) => repo.user), repos.filter((repo) => repo.name !== name).map((repo) => repo.proxyPort))),
+    ...(await layerState(
+      deps,
+      layout,
+      repos.map((repo) => repo.user),
+      repos.filter((repo) => repo.name !== name).map((repo) => repo.proxyPort),
+    )),
   };
 }
 
@@ -132,7 +148,12 @@ export interface StepReport {
 }
 
 /** Runs the steps in order; stops at the first failure with the step named. */
-export async function applySteps(deps: HostDeps, layout: HostLayout, steps: readonly ProvisionStep[], onStep: (report: StepReport) => void): Promise<StepReport[]> {
+export async function applySteps(
+  deps: HostDeps,
+  layout: HostLayout,
+  steps: readonly ProvisionStep[],
+  onStep: (report: StepReport) => void,
+): Promise<StepReport[]> {
   const reports: StepReport[] = [];
   const done = (report: StepReport) => {
     reports.push(report);
@@ -145,7 +166,10 @@ export async function applySteps(deps: HostDeps, layout: HostLayout, steps: read
     }
     if ('command' in step) {
       const result = await deps.process.run(step.command);
-      if (result.exitCode !== 0) throw new FailedError(`provision step "${step.description}" failed (${describeFailure(result)}); fix that and run provision again: finished steps are not repeated`);
+      if (result.exitCode !== 0)
+        throw new FailedError(
+          `provision step "${step.description}" failed (${describeFailure(result)}); fix that and run provision again: finished steps are not repeated`,
+        );
       done({ description: step.description, outcome: 'done' });
     } else if ('write' in step) {
       // Root writes only root's own files here; a file in a user's tree is a command run as that user.
@@ -166,16 +190,34 @@ export async function applySteps(deps: HostDeps, layout: HostLayout, steps: read
 /** Regenerates the ruleset from the registry on disk and the users that exist now, and loads it. */
 async function reloadEgress(deps: HostDeps, layout: HostLayout): Promise<void> {
   const registry = await readRegistry(deps, layout.registryFile);
-  const uids = await uidsOf(deps.process, registry.repos.map((repo) => repo.user));
+  const uids = await uidsOf(
+    deps.process,
+    registry.repos.map((repo) => repo.user),
+  );
   await deps.fs.mkdirp(layout.configDir, 0o755);
-  await applyRuleset({ process: deps.process, fs: deps.fs, wrap: deps.wrap ?? onHost }, egressRuleset(registry.repos, uids), { saveTo: layout.egressFile });
+  await applyRuleset(
+    { process: deps.process, fs: deps.fs, wrap: deps.wrap ?? onHost },
+    egressRuleset(registry.repos, uids),
+    { saveTo: layout.egressFile },
+  );
 }
 
 async function reloadProxy(deps: HostDeps, layout: HostLayout): Promise<SquidApplyOutcome> {
   const registry = await readRegistry(deps, layout.registryFile);
   const systemd = deps.wrap === undefined && (await systemdIsRunning(deps.fs));
-  const squid = { process: deps.process, fs: deps.fs, clock: deps.clock, wrap: deps.wrap ?? onHost, ...(deps.squidInstance ? { instance: deps.squidInstance } : {}), serviceManager: systemd ? ('systemd' as const) : ('direct' as const) };
-  const outcome = await applySquid(squid, { repos: registry.repos, layout: layout.squid, ...(deps.squidOptions ? { options: deps.squidOptions } : {}) });
+  const squid = {
+    process: deps.process,
+    fs: deps.fs,
+    clock: deps.clock,
+    wrap: deps.wrap ?? onHost,
+    ...(deps.squidInstance ? { instance: deps.squidInstance } : {}),
+    serviceManager: systemd ? ('systemd' as const) : ('direct' as const),
+  };
+  const outcome = await applySquid(squid, {
+    repos: registry.repos,
+    layout: layout.squid,
+    ...(deps.squidOptions ? { options: deps.squidOptions } : {}),
+  });
   const ports = registry.repos.map((repo) => repo.proxyPort);
   if (systemd && ports.length) await untilProxyServes(squid, layout.squid.configFile, ports);
   return outcome;
@@ -187,10 +229,16 @@ async function reloadProxy(deps: HostDeps, layout: HostLayout): Promise<SquidApp
  * Wait for the port, so the step only counts as done when the proxy serves
  * and the next read of the state (provision's next pass) sees it serving.
  */
-async function untilProxyServes(deps: Pick<HostDeps, 'process' | 'clock'> & { wrap: CommandWrapper }, configFile: string, ports: readonly number[]): Promise<void> {
+async function untilProxyServes(
+  deps: Pick<HostDeps, 'process' | 'clock'> & { wrap: CommandWrapper },
+  configFile: string,
+  ports: readonly number[],
+): Promise<void> {
   for (let attempt = 0; attempt < 50; attempt += 1) {
     if (await squidServing(deps, configFile, ports)) return;
     await deps.clock.sleep(100);
   }
-  throw new FailedError(`${PROXY_UNIT} is active but Squid does not answer on every repo port (127.0.0.1:${ports.join(', ')}) after 5 s; see journalctl -u ${PROXY_UNIT}`);
+  throw new FailedError(
+    `${PROXY_UNIT} is active but Squid does not answer on every repo port (127.0.0.1:${ports.join(', ')}) after 5 s; see journalctl -u ${PROXY_UNIT}`,
+  );
 }

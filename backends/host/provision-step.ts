@@ -4,6 +4,10 @@ import type { Command } from '../../src/types.js';
 
 export type ProvisionStep =
   | { readonly description: string; readonly command: Command; readonly skip?: string }
-  | { readonly description: string; readonly write: { readonly path: string; readonly text: string; readonly mode: number }; readonly skip?: string }
+  | {
+      readonly description: string;
+      readonly write: { readonly path: string; readonly text: string; readonly mode: number };
+      readonly skip?: string;
+    }
   /** Regenerate from the registry as written by then, and load (needs uids that may not exist at plan time). */
   | { readonly description: string; readonly reload: 'egress' | 'proxy'; readonly skip?: string };

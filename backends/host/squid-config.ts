@@ -16,7 +16,10 @@ import { squidAccessLog, squidAllowlistFile, squidCacheLog, squidPidFile } from 
 /** Squid's `-n` service name: alphanumeric only (Squid refuses "agent-runner"). */
 export const SQUID_INSTANCE = 'agentrunner';
 
-/** The service name of the Squid provision runs inside a network namespace: its own shared-memory segments, apart from the host's. */
+/**
+ * The service name of the Squid provision runs inside a network namespace: its own shared-memory segments, apart from
+ * the host's.
+ */
 export function squidInstanceInNetns(netns: string): string {
   return `${SQUID_INSTANCE}${netns.replace(/[^A-Za-z0-9]/g, '')}`;
 }
@@ -91,19 +94,35 @@ export function squidProblems(repos: readonly RegistryRepo[], file: string): Con
   for (const repo of repos) {
     const key = `repos.${repo.name}`;
     const other = ports.get(repo.proxyPort);
-    if (other) problems.push({ file, key: `${key}.proxy_port`, problem: `port ${repo.proxyPort} is also the proxy port of "${other}"`, fix: `give every repo its own proxy port (provision allocates free privileged ones from ${FIRST_PROXY_PORT})` });
+    if (other)
+      problems.push({
+        file,
+        key: `${key}.proxy_port`,
+        problem: `port ${repo.proxyPort} is also the proxy port of "${other}"`,
+        fix: `give every repo its own proxy port (provision allocates free privileged ones from ${FIRST_PROXY_PORT})`,
+      });
     ports.set(repo.proxyPort, repo.name);
     const entries = repo.allow.map((entry) => entry.trim().toLowerCase());
     entries.forEach((entry, index) => {
       if (!DOMAIN.test(entry)) {
-        problems.push({ file, key: `${key}.allow[${index}]`, problem: `"${repo.allow[index]}" is not a domain name`, fix: 'list domains like "github.com" or ".npmjs.org" (leading dot: the domain and its subdomains); IP addresses are not allowed' });
+        problems.push({
+          file,
+          key: `${key}.allow[${index}]`,
+          problem: `"${repo.allow[index]}" is not a domain name`,
+          fix: 'list domains like "github.com" or ".npmjs.org" (leading dot: the domain and its subdomains); IP addresses are not allowed',
+        });
         return;
       }
       entries.forEach((outer, outerIndex) => {
         if (outerIndex === index || !DOMAIN.test(outer)) return;
         const duplicate = outer === entry && outerIndex < index;
         if (duplicate || (outer !== entry && covers(outer, entry))) {
-          problems.push({ file, key: `${key}.allow[${index}]`, problem: `"${entry}" is already covered by "${outer}"`, fix: `remove "${entry}"` });
+          problems.push({
+            file,
+            key: `${key}.allow[${index}]`,
+            problem: `"${entry}" is already covered by "${outer}"`,
+            fix: `remove "${entry}"`,
+          });
         }
       });
     });
@@ -117,7 +136,11 @@ export function renderAllowlist(repo: RegistryRepo): string {
   return `# repo ${repo.name}: domains its agents may reach (from the registry)\n${lines.map((line) => `${line}\n`).join('')}`;
 }
 
-export function squidConfig(repos: readonly RegistryRepo[], layout: SquidLayout, options: SquidOptions = {}): RenderedSquid {
+export function squidConfig(
+  repos: readonly RegistryRepo[],
+  layout: SquidLayout,
+  options: SquidOptions = {},
+): RenderedSquid {
   const sorted = [...repos].sort((a, b) => a.name.localeCompare(b.name));
   const listen = options.listenAddress ?? '127.0.0.1';
   const state = layout.stateDir;

@@ -24,7 +24,8 @@ export function userTreePath(home: string | undefined, target: string): UserTree
   const resolved = path.resolve(target);
   if (home) {
     const relative = path.relative(path.resolve(home), resolved);
-    if (relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative)) return { root: path.resolve(home), relative };
+    if (relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative))
+      return { root: path.resolve(home), relative };
   }
   return { root: path.dirname(resolved), relative: path.basename(resolved) };
 }
@@ -35,10 +36,15 @@ export function inClone(clone: UserTreePath, relative: string): UserTreePath {
 }
 
 /** lstat of the clone itself: a link there is refused (root would act on what it points at). */
-export async function statClone(fs: FsPort, home: string | undefined, clonePath: string): Promise<UntrustedStat | undefined> {
+export async function statClone(
+  fs: FsPort,
+  home: string | undefined,
+  clonePath: string,
+): Promise<UntrustedStat | undefined> {
   const where = userTreePath(home, clonePath);
   const stat = await fs.statUntrusted(where.root, where.relative);
-  if (stat?.isSymlink) throw new UntrustedPathError(clonePath, 'is a symbolic link; a repo clone must be a real directory');
+  if (stat?.isSymlink)
+    throw new UntrustedPathError(clonePath, 'is a symbolic link; a repo clone must be a real directory');
   return stat;
 }
 
@@ -48,7 +54,9 @@ export interface CloneFacts {
   /** .git/config as text ('' when absent or when .git is not a directory). */
   readonly gitConfig: string;
   readonly backlogConfig: string | undefined;
-  /** Where that config is, relative to the clone (backlog/config.yml, .backlog/config.yaml, backlog.config.yml, ...). */
+  /**
+   * Where that config is, relative to the clone (backlog/config.yml, .backlog/config.yaml, backlog.config.yml, ...).
+   */
   readonly backlogConfigFile?: string;
 }
 
@@ -63,18 +71,24 @@ export async function readCloneFacts(fs: FsPort, home: string | undefined, clone
   };
   const dotGit = inClone(clone, '.git');
   const gitStat = await fs.statUntrusted(dotGit.root, dotGit.relative);
-  if (gitStat?.isSymlink) throw new UntrustedPathError(path.join(clonePath, '.git'), 'is a symbolic link; links are never followed here');
+  if (gitStat?.isSymlink)
+    throw new UntrustedPathError(path.join(clonePath, '.git'), 'is a symbolic link; links are never followed here');
   return {
     stat,
     isGit: gitStat !== undefined,
-    // A .git file (gitdir: ...) names another place: its config is not read; the identity is just set again (as the user).
+    // A .git file (gitdir: ...) names another place: its config is not read; the identity is just set again (as the
+    // user).
     gitConfig: gitStat?.isDirectory ? ((await read('.git/config')) ?? '') : '',
     ...(await boardConfig(fs, clone, read)),
   };
 }
 
 /** The board's config, found where the backlog CLI looks (src/board/location.ts), through the no-follow walk. */
-async function boardConfig(fs: FsPort, clone: UserTreePath, read: (relative: string) => Promise<string | undefined>): Promise<Pick<CloneFacts, 'backlogConfig' | 'backlogConfigFile'>> {
+async function boardConfig(
+  fs: FsPort,
+  clone: UserTreePath,
+  read: (relative: string) => Promise<string | undefined>,
+): Promise<Pick<CloneFacts, 'backlogConfig' | 'backlogConfigFile'>> {
   const rootConfig = await read(ROOT_CONFIG_FILE);
   const custom = customDirectory(rootConfig);
   const probes = [...LOCATION_PROBES, ...(custom ? [custom] : [])];
@@ -86,8 +100,13 @@ async function boardConfig(fs: FsPort, clone: UserTreePath, read: (relative: str
       }),
     ),
   );
-  // A link counts as what it stands in for, so the read below walks into it and refuses it with its path named (never followed).
-  const location = locateBoard({ rootConfig, isDir: (file) => stats.get(file)?.isDirectory === true || stats.get(file)?.isSymlink === true, isFile: (file) => stats.get(file) !== undefined && !stats.get(file)!.isDirectory });
+  // A link counts as what it stands in for, so the read below walks into it and refuses it with its path named (never
+  // followed).
+  const location = locateBoard({
+    rootConfig,
+    isDir: (file) => stats.get(file)?.isDirectory === true || stats.get(file)?.isSymlink === true,
+    isFile: (file) => stats.get(file) !== undefined && !stats.get(file)!.isDirectory,
+  });
   if (!location?.configFile) return { backlogConfig: undefined };
   return { backlogConfig: await read(location.configFile), backlogConfigFile: location.configFile };
 }

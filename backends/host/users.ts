@@ -20,7 +20,17 @@ import { USER_PATH } from '../../src/system-path.js';
 
 export function createUserCommands(user: string, home: string, repo: string): Command[] {
   return [
-    systemCommand('useradd', ['--create-home', '--home-dir', home, '--user-group', '--shell', REPO_USER_SHELL, '--comment', accountComment(repo), user]),
+    systemCommand('useradd', [
+      '--create-home',
+      '--home-dir',
+      home,
+      '--user-group',
+      '--shell',
+      REPO_USER_SHELL,
+      '--comment',
+      accountComment(repo),
+      user,
+    ]),
     systemCommand('chmod', ['0700', home]),
   ];
 }
@@ -30,8 +40,15 @@ export function removeUserCommand(user: string): Command {
   return systemCommand('userdel', [user]);
 }
 
-/** A command run as a named user, for plans made before the user has a uid (src/control/repo-user/privdrop.ts does the drop). */
-function asNamedUser(user: string, home: string, command: Omit<Command, 'env'> & { env?: Readonly<Record<string, string>> }): Command {
+/**
+ * A command run as a named user, for plans made before the user has a uid (src/control/repo-user/privdrop.ts does the
+ * drop).
+ */
+function asNamedUser(
+  user: string,
+  home: string,
+  command: Omit<Command, 'env'> & { env?: Readonly<Record<string, string>> },
+): Command {
   const env = { HOME: home, USER: user, LOGNAME: user, PATH: USER_PATH, LANG: 'C.UTF-8', ...(command.env ?? {}) };
   return dropPrivileges({ name: user }, { ...command, env });
 }
@@ -46,7 +63,12 @@ export function cloneCommand(user: string, home: string, url: string, clonePath:
 }
 
 export function gitConfigCommand(user: string, home: string, clonePath: string, key: string, value: string): Command {
-  return asNamedUser(user, home, { program: 'git', args: setLocalConfigArgs(clonePath, key, value), env: GIT_ENV, cwd: home });
+  return asNamedUser(user, home, {
+    program: 'git',
+    args: setLocalConfigArgs(clonePath, key, value),
+    env: GIT_ENV,
+    cwd: home,
+  });
 }
 
 /** NO_REPO_PROGRAMS (`-c key=value` pairs) as GIT_CONFIG_* variables: they hold for every git a script starts. */
@@ -68,7 +90,13 @@ function noRepoProgramsEnv(): Record<string, string> {
  * whatever the user had staged stays out of it; the checkout's index then
  * gets the file's new entry.
  */
-export function gitCommitCommand(user: string, home: string, clonePath: string, file: string, message: string): Command {
+export function gitCommitCommand(
+  user: string,
+  home: string,
+  clonePath: string,
+  file: string,
+  message: string,
+): Command {
   const script = [
     'set -e',
     'cd -- "$1"',
@@ -86,7 +114,12 @@ export function gitCommitCommand(user: string, home: string, clonePath: string, 
     'git update-index --cacheinfo "100644,$blob,$2" || echo "agent-runner: the checkout index of $1 was not updated; run git status there" >&2',
   ].join('\n');
   const env = { ...GIT_ENV, ...committerEnvironment(), ...noRepoProgramsEnv() };
-  return asNamedUser(user, home, { program: '/bin/sh', args: ['-c', script, 'agent-runner-commit', clonePath, file, message], env, cwd: home });
+  return asNamedUser(user, home, {
+    program: '/bin/sh',
+    args: ['-c', script, 'agent-runner-commit', clonePath, file, message],
+    env,
+    cwd: home,
+  });
 }
 
 /**
@@ -96,6 +129,12 @@ export function gitCommitCommand(user: string, home: string, clonePath: string, 
  * not write makes the command fail on permissions; root writes nothing there.
  */
 export function writeFileAsUserCommand(user: string, home: string, file: string, text: string, mode: number): Command {
-  const script = 'set -e; tmp=$(mktemp -- "$1.agent-runner.XXXXXX"); trap \'rm -f -- "$tmp"\' EXIT; cat > "$tmp"; chmod -- "$2" "$tmp"; mv -f -T -- "$tmp" "$1"; trap - EXIT';
-  return asNamedUser(user, home, { program: '/bin/sh', args: ['-c', script, 'agent-runner-write', file, mode.toString(8)], cwd: home, stdin: text });
+  const script =
+    'set -e; tmp=$(mktemp -- "$1.agent-runner.XXXXXX"); trap \'rm -f -- "$tmp"\' EXIT; cat > "$tmp"; chmod -- "$2" "$tmp"; mv -f -T -- "$tmp" "$1"; trap - EXIT';
+  return asNamedUser(user, home, {
+    program: '/bin/sh',
+    args: ['-c', script, 'agent-runner-write', file, mode.toString(8)],
+    cwd: home,
+    stdin: text,
+  });
 }

@@ -25,9 +25,26 @@ export interface CliDrain {
   readonly events: readonly DrainEventLine[];
 }
 
-export function runDrainCli(env: Readonly<Record<string, string>>, copy: Copy, expectLanded: number): Promise<CliDrain> {
+export function runDrainCli(
+  env: Readonly<Record<string, string>>,
+  copy: Copy,
+  expectLanded: number,
+): Promise<CliDrain> {
   const report = path.join(path.dirname(copy.clone), 'cpu-usage');
-  const command = underTime([process.execPath, AGENT_RUNNER, 'orchestrate', '--workspace', copy.clone, '--drain', '--json', '--progress', 'json'], report);
+  const command = underTime(
+    [
+      process.execPath,
+      AGENT_RUNNER,
+      'orchestrate',
+      '--workspace',
+      copy.clone,
+      '--drain',
+      '--json',
+      '--progress',
+      'json',
+    ],
+    report,
+  );
   const started = process.hrtime.bigint();
   const child = spawn(command.program, command.args, {
     env: { ...env, AGENT_RUNNER_STATE: copy.state },
@@ -41,11 +58,18 @@ export function runDrainCli(env: Readonly<Record<string, string>>, copy: Copy, e
     child.on('error', reject);
     child.on('close', (code) => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const events = stderr.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as DrainEventLine);
+      const events = stderr
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as DrainEventLine);
       const landed = events.filter((event) => event.event === 'task-landed').length;
       // A drain that did not land everything measured something else: refuse the figure.
       if (code !== 0 || landed !== expectLanded) {
-        reject(new Error(`orchestrate exited ${code} with ${landed} of ${expectLanded} tasks landed in ${copy.clone}:\n${stderr.slice(-2000)}\n${stdout.slice(-500)}`));
+        reject(
+          new Error(
+            `orchestrate exited ${code} with ${landed} of ${expectLanded} tasks landed in ${copy.clone}:\n${stderr.slice(-2000)}\n${stdout.slice(-500)}`,
+          ),
+        );
         return;
       }
       resolve({ seconds, cpu: readCpu(report), landed, events });

@@ -25,8 +25,17 @@ export function describeMachine(): Machine {
   } catch {
     // not Linux
   }
-  const git = execFileSync('git', ['--version'], { encoding: 'utf8' }).trim().replace(/^git version /, '');
-  return { date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), nproc: availableParallelism(), cpu, node: process.version, git, load };
+  const git = execFileSync('git', ['--version'], { encoding: 'utf8' })
+    .trim()
+    .replace(/^git version /, '');
+  return {
+    date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    nproc: availableParallelism(),
+    cpu,
+    node: process.version,
+    git,
+    load,
+  };
 }
 
 export function machineLine(machine: Machine): string {

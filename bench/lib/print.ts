@@ -8,7 +8,8 @@ export function formatResult(result: BenchResult): string {
     const runs = figure.runs && figure.runs.length > 1 ? `   (runs: ${figure.runs.join(', ')})` : '';
     lines.push(`  ${figure.name}: ${figure.value} ${figure.unit}${runs}`);
   }
-  for (const goal of result.goals) lines.push(`  goal ${goal.what} ${goal.target}: ${goal.measured} -> ${goal.met ? 'met' : 'NOT met'}`);
+  for (const goal of result.goals)
+    lines.push(`  goal ${goal.what} ${goal.target}: ${goal.measured} -> ${goal.met ? 'met' : 'NOT met'}`);
   for (const note of result.notes) lines.push(`  ${note}`);
   return `${lines.join('\n')}\n`;
 }

@@ -93,7 +93,12 @@ function now(): number {
   return Date.now();
 }
 
-function instrumentedPorts(copy: Copy, calls: Call[], started: Call[], fsStats: { writes: number; writeMs: number; boardReads: number }): Ports {
+function instrumentedPorts(
+  copy: Copy,
+  calls: Call[],
+  started: Call[],
+  fsStats: { writes: number; writeMs: number; boardReads: number },
+): Ports {
   const real = realPorts();
   const tasksDir = path.join('backlog', 'tasks');
   const processPort: ProcessPort = {
@@ -102,7 +107,14 @@ function instrumentedPorts(copy: Copy, calls: Call[], started: Call[], fsStats: 
       const begin = now();
       const result = await real.process.run(command);
       const end = now();
-      if (path.basename(command.program) === 'git') calls.push({ what: gitSubcommand(command.args), place: placeOf(copy, command.cwd), ms: end - begin, start: begin, end });
+      if (path.basename(command.program) === 'git')
+        calls.push({
+          what: gitSubcommand(command.args),
+          place: placeOf(copy, command.cwd),
+          ms: end - begin,
+          start: begin,
+          end,
+        });
       return result;
     },
     start(command, handlers) {
@@ -112,17 +124,26 @@ function instrumentedPorts(copy: Copy, calls: Call[], started: Call[], fsStats: 
       const taskId = command.env.AGENT_TASK_ID;
       void process.exited.then(() => {
         const end = now();
-        started.push({ what, place: placeOf(copy, command.cwd), ms: end - begin, start: begin, end, ...(taskId ? { taskId } : {}) });
+        started.push({
+          what,
+          place: placeOf(copy, command.cwd),
+          ms: end - begin,
+          start: begin,
+          end,
+          ...(taskId ? { taskId } : {}),
+        });
       });
       return process;
     },
   };
-  const timedWrite = <A extends unknown[]>(write: (...args: A) => Promise<void>) => async (...args: A) => {
-    const begin = now();
-    await write(...args);
-    fsStats.writes++;
-    fsStats.writeMs += now() - begin;
-  };
+  const timedWrite =
+    <A extends unknown[]>(write: (...args: A) => Promise<void>) =>
+    async (...args: A) => {
+      const begin = now();
+      await write(...args);
+      fsStats.writes++;
+      fsStats.writeMs += now() - begin;
+    };
   const fsPort: FsPort = {
     ...real.fs,
     writeAtomic: timedWrite(real.fs.writeAtomic),
@@ -136,7 +157,11 @@ function instrumentedPorts(copy: Copy, calls: Call[], started: Call[], fsStats: 
 }
 
 /** One drain of `copy`, in-process, with every runner git call and started process recorded. */
-export async function profileDrain(baseEnv: Readonly<Record<string, string>>, copy: Copy, expectLanded: number): Promise<DrainProfile> {
+export async function profileDrain(
+  baseEnv: Readonly<Record<string, string>>,
+  copy: Copy,
+  expectLanded: number,
+): Promise<DrainProfile> {
   const calls: Call[] = [];
   const started: Call[] = [];
   const fsStats = { writes: 0, writeMs: 0, boardReads: 0 };
@@ -162,7 +187,12 @@ export async function profileDrain(baseEnv: Readonly<Record<string, string>>, co
     stateDir: copy.state,
     adapter,
     binary,
-    onEvent: (event) => events.push({ event: event.event, at: Date.parse(event.time), ...('taskId' in event && typeof event.taskId === 'string' ? { taskId: event.taskId } : {}) }),
+    onEvent: (event) =>
+      events.push({
+        event: event.event,
+        at: Date.parse(event.time),
+        ...('taskId' in event && typeof event.taskId === 'string' ? { taskId: event.taskId } : {}),
+      }),
     stop: new AbortController().signal,
     graceMs: 5000,
     control: realControl,
@@ -172,7 +202,10 @@ export async function profileDrain(baseEnv: Readonly<Record<string, string>>, co
   const nodeCpuUsed = process.cpuUsage(nodeCpuBefore);
   const childCpuAfter = childrenCpuSeconds();
   const landed = summary.tasks.filter((task) => task.outcome === 'landed').length;
-  if (landed !== expectLanded) throw new Error(`profiled drain landed ${landed} of ${expectLanded} tasks (${summary.outcome}: ${summary.failure ?? ''})`);
+  if (landed !== expectLanded)
+    throw new Error(
+      `profiled drain landed ${landed} of ${expectLanded} tasks (${summary.outcome}: ${summary.failure ?? ''})`,
+    );
   // readBoard alone, on the staging worktree as the drain loop reads it.
   const boardTimes: number[] = [];
   const stagingDir = stagingWorktree(copy.clone);
@@ -181,7 +214,16 @@ export async function profileDrain(baseEnv: Readonly<Record<string, string>>, co
     await readBoard(realPorts().fs, stagingDir);
     boardTimes.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
-  return { seconds, tasks: landed, gitCalls: calls, started, fsWrites: fsStats.writes, fsWriteMs: fsStats.writeMs, boardReads: fsStats.boardReads, readBoardMs: median(boardTimes), events,
+  return {
+    seconds,
+    tasks: landed,
+    gitCalls: calls,
+    started,
+    fsWrites: fsStats.writes,
+    fsWriteMs: fsStats.writeMs,
+    boardReads: fsStats.boardReads,
+    readBoardMs: median(boardTimes),
+    events,
     nodeCpu: (nodeCpuUsed.user + nodeCpuUsed.system) / 1e6,
     childCpu: childCpuBefore === undefined || childCpuAfter === undefined ? undefined : childCpuAfter - childCpuBefore,
   };
@@ -199,7 +241,9 @@ export function describeProfile(profile: DrainProfile): string[] {
     groups.set(key, group);
   }
   const totalMs = profile.gitCalls.reduce((sum, call) => sum + call.ms, 0);
-  const serialMs = profile.gitCalls.filter((call) => call.place !== 'task worktree').reduce((sum, call) => sum + call.ms, 0);
+  const serialMs = profile.gitCalls
+    .filter((call) => call.place !== 'task worktree')
+    .reduce((sum, call) => sum + call.ms, 0);
   const gates = profile.started.filter((call) => call.what === 'gate');
   const agents = profile.started.filter((call) => call.what !== 'gate');
   const lines = [
@@ -207,7 +251,10 @@ export function describeProfile(profile: DrainProfile): string[] {
     `runner git invocations: ${profile.gitCalls.length} (${perTask(profile.gitCalls.length)} per task), ${Math.round(totalMs)} ms summed wall time, ${Math.round(serialMs)} ms of it in the workspace and staging worktree (serialized by the refs and integrator locks)`,
     ...[...groups.entries()]
       .sort((a, b) => b[1].ms - a[1].ms)
-      .map(([key, group]) => `  ${key}: ${group.count} calls (${perTask(group.count)}/task), ${Math.round(group.ms)} ms, ${round(group.ms / group.count, 1)} ms each`),
+      .map(
+        ([key, group]) =>
+          `  ${key}: ${group.count} calls (${perTask(group.count)}/task), ${Math.round(group.ms)} ms, ${round(group.ms / group.count, 1)} ms each`,
+      ),
     `gates: ${gates.length} runs, ${Math.round(gates.reduce((sum, call) => sum + call.ms, 0))} ms in all; agents: ${agents.length} runs, ${Math.round(agents.reduce((sum, call) => sum + call.ms, 0))} ms in all`,
     `fs writes (atomic writes with fsync, transcript appends): ${profile.fsWrites} (${perTask(profile.fsWrites)}/task), ${Math.round(profile.fsWriteMs)} ms summed`,
     `board reads: ${profile.boardReads} (${perTask(profile.boardReads)}/task); readBoard of the ${profile.tasks}-task board: ${round(profile.readBoardMs, 2)} ms median`,

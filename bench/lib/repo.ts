@@ -32,7 +32,8 @@ export interface Copy {
   readonly state: string;
 }
 
-const BOARD_CONFIG = 'project_name: "bench"\ndefault_status: "To Do"\nstatuses: ["To Do", "In Progress", "Done", "Blocked"]\nlabels: []\ndate_format: yyyy-mm-dd\n';
+const BOARD_CONFIG =
+  'project_name: "bench"\ndefault_status: "To Do"\nstatuses: ["To Do", "In Progress", "Done", "Blocked"]\nlabels: []\ndate_format: yyyy-mm-dd\n';
 export const GREEN_GATE = '#!/bin/sh\ntrue\n';
 
 /**
@@ -86,14 +87,24 @@ export class Sandbox {
     this.home = path.join(this.root, 'home');
     mkdirSync(this.home, { recursive: true });
     writeFileSync(path.join(this.home, '.gitconfig'), '[user]\n\tname = Bench Agent\n\temail = agent@bench.invalid\n');
-    this.env = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: this.home, LANG: 'C.UTF-8', GIT_CONFIG_NOSYSTEM: '1' };
+    this.env = {
+      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      HOME: this.home,
+      LANG: 'C.UTF-8',
+      GIT_CONFIG_NOSYSTEM: '1',
+    };
     process.once('exit', this.cleanupOnExit);
     process.once('SIGINT', this.cleanupOnSignal);
     process.once('SIGTERM', this.cleanupOnSignal);
   }
 
   git(cwd: string, ...args: string[]): string {
-    return execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], { cwd, env: this.env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+    return execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], {
+      cwd,
+      env: this.env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }).trim();
   }
 
   /** Writes an executable file under the sandbox and returns its path. */
@@ -163,12 +174,18 @@ export function repoFiles(spec: RepoSpec): Record<string, string> {
     '.agent/gates.sh': spec.gates ?? GREEN_GATE,
   };
   for (const task of spec.tasks) {
-    files[path.join('backlog/tasks', taskFileName(task.id, task.title))] = renderTaskFile({ id: task.id, title: task.title, createdDate: '2026-01-01 10:00', description: task.description });
+    files[path.join('backlog/tasks', taskFileName(task.id, task.title))] = renderTaskFile({
+      id: task.id,
+      title: task.title,
+      createdDate: '2026-01-01 10:00',
+      description: task.description,
+    });
   }
   const filler = Math.max(0, spec.totalFiles - Object.keys(files).length);
   for (let index = 0; index < filler; index++) {
     const dir = `src/module-${String(Math.floor(index / 50)).padStart(2, '0')}`;
-    files[`${dir}/file-${String(index).padStart(4, '0')}.ts`] = `// filler ${index}\nexport const value${index} = ${index};\n`.repeat(4);
+    files[`${dir}/file-${String(index).padStart(4, '0')}.ts`] =
+      `// filler ${index}\nexport const value${index} = ${index};\n`.repeat(4);
   }
   return files;
 }
@@ -191,7 +208,7 @@ export function tinyAgentScript(sleepSeconds = 0): string {
     ...(sleepSeconds > 0 ? [`sleep ${sleepSeconds}`] : []),
     'id=$(printf %s "$AGENT_TASK_ID" | tr A-Z a-z)',
     'for f in backlog/tasks/"$id"\\ -\\ *.md; do task=$f; done',
-    "sed -i 's/^status: To Do$/status: Done/' \"$task\"",
+    'sed -i \'s/^status: To Do$/status: Done/\' "$task"',
     'mkdir -p out',
     'printf \'%s\\n\' "$AGENT_TASK_ID" > "out/$id.txt"',
     'git add -A',

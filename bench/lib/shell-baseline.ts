@@ -52,7 +52,14 @@ export interface BaselineRun {
 }
 
 /** Runs the baseline on a fresh copy; resolves with wall-clock seconds and CPU time. */
-export function runShellBaseline(sandbox: Sandbox, script: string, copy: Copy, agent: string, parallel: number, taskIds: readonly string[]): Promise<BaselineRun> {
+export function runShellBaseline(
+  sandbox: Sandbox,
+  script: string,
+  copy: Copy,
+  agent: string,
+  parallel: number,
+  taskIds: readonly string[],
+): Promise<BaselineRun> {
   const worktrees = path.join(path.dirname(copy.clone), 'baseline-worktrees');
   const report = path.join(path.dirname(copy.clone), 'cpu-usage');
   const command = underTime(['bash', script, copy.clone, worktrees, agent, String(parallel), ...taskIds], report);

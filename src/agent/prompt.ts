@@ -34,9 +34,18 @@ export function taskDirective(task: Pick<Task, 'id' | 'title' | 'file'>): string
 
 export function buildPrompt(input: PromptInput): string {
   const base = (input.basePrompt?.trim() ? input.basePrompt : DEFAULT_BASE_PROMPT).trimEnd();
-  const lines = [base, '', taskDirective(input.task), `Work only on ${input.task.id}; other tasks belong to other agents.`];
+  const lines = [
+    base,
+    '',
+    taskDirective(input.task),
+    `Work only on ${input.task.id}; other tasks belong to other agents.`,
+  ];
   if (input.retryReason) {
-    lines.push('', `This is a retry. The previous attempt could not be integrated: ${input.retryReason}`, 'Start from the current tree, which already contains the other work that landed since.');
+    lines.push(
+      '',
+      `This is a retry. The previous attempt could not be integrated: ${input.retryReason}`,
+      'Start from the current tree, which already contains the other work that landed since.',
+    );
   }
   return `${lines.join('\n')}\n`;
 }

@@ -29,7 +29,10 @@ export interface SessionEnd {
 }
 
 /** After a session: go on as judged, run the same session again (a rate limit; not counted), or end the run so. */
-export type SessionFollowUp = { readonly kind: 'go-on' } | { readonly kind: 'again'; readonly reason: string } | { readonly kind: 'end'; readonly outcome: RunOutcome };
+export type SessionFollowUp =
+  | { readonly kind: 'go-on' }
+  | { readonly kind: 'again'; readonly reason: string }
+  | { readonly kind: 'end'; readonly outcome: RunOutcome };
 
 export interface SessionRecord {
   readonly iteration: number;
@@ -100,22 +103,37 @@ async function readTreeState(deps: RunDeps, workspace: string, taskId: TaskId): 
   const task = findTask(board, taskId);
   if (task) return { head, dirty, status: task.status, task, unreadable: undefined };
   const broken = board.unreadable.find((entry) => entry.id !== undefined && sameTaskId(entry.id, taskId));
-  return { head, dirty, status: undefined, task: undefined, unreadable: broken ? `${broken.file}: ${broken.reason}` : `task ${taskId} is no longer on the board` };
+  return {
+    head,
+    dirty,
+    status: undefined,
+    task: undefined,
+    unreadable: broken ? `${broken.file}: ${broken.reason}` : `task ${taskId} is no longer on the board`,
+  };
 }
 
 /** Pure: what one session meant, given the tree before and after it. */
 export function judgeSession(before: TreeState, after: TreeState, result: AgentResult): RunOutcome | undefined {
-  if (after.unreadable) return { kind: 'unreadable', reason: `task status unreadable after the session: ${after.unreadable}` };
+  if (after.unreadable)
+    return { kind: 'unreadable', reason: `task status unreadable after the session: ${after.unreadable}` };
   if (sameStatus(after.status, DONE_STATUS)) return { kind: 'done' };
-  if (sameStatus(after.status, BLOCKED_STATUS)) return { kind: 'blocked', reason: blockedReason(after.task, result.finalMessage) };
-  if (!result.ok) return { kind: 'agent-failed', reason: `${result.failure ?? 'failed'}${result.detail ? `: ${result.detail}` : ''}` };
+  if (sameStatus(after.status, BLOCKED_STATUS))
+    return { kind: 'blocked', reason: blockedReason(after.task, result.finalMessage) };
+  if (!result.ok)
+    return {
+      kind: 'agent-failed',
+      reason: `${result.failure ?? 'failed'}${result.detail ? `: ${result.detail}` : ''}`,
+    };
   if (after.head === before.head && after.status === before.status) {
     return { kind: 'stalled', reason: 'stalled: the session changed nothing (no commit, no task status change)' };
   }
   return undefined;
 }
 
-/** A process port that reports every process it starts (and its end), so a drain can record it for whoever cleans up after a crash. */
+/**
+ * A process port that reports every process it starts (and its end), so a drain can record it for whoever cleans up
+ * after a crash.
+ */
 export function reportingProcess(process: ProcessPort, onAgentProcess: RunTaskInput['onAgentProcess']): ProcessPort {
   if (!onAgentProcess) return process;
   return {
@@ -147,7 +165,10 @@ class Transcript {
   ) {}
 
   write(event: Record<string, unknown>): void {
-    const line = redactSecrets(JSON.stringify({ time: new Date(this.clock.now()).toISOString(), ...event }), this.secrets);
+    const line = redactSecrets(
+      JSON.stringify({ time: new Date(this.clock.now()).toISOString(), ...event }),
+      this.secrets,
+    );
     // Appends are chained so lines keep their order without blocking the agent's output.
     this.pending = this.pending.then(() => this.fs.appendLine(this.file, line));
   }
@@ -168,23 +189,40 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
   let outcome: RunOutcome | undefined;
 
   transcript.write({
-    event: 'run-start', runId: input.runId, taskId: input.task.id, assistant: input.adapter.name,
-    model: choice.model ?? null, modelSource: choice.modelSource, effort: choice.effort ?? null, effortSource: choice.effortSource,
-    iterations: input.iterations, retryReason: input.retryReason ?? null,
+    event: 'run-start',
+    runId: input.runId,
+    taskId: input.task.id,
+    assistant: input.adapter.name,
+    model: choice.model ?? null,
+    modelSource: choice.modelSource,
+    effort: choice.effort ?? null,
+    effortSource: choice.effortSource,
+    iterations: input.iterations,
+    retryReason: input.retryReason ?? null,
   });
 
   // A label asking for an effort the assistant refuses: no session on a guess (the same check as config and flags).
   if (choice.problem) outcome = { kind: 'unreadable', reason: choice.problem };
   // The first session starts from the task as given; later ones from what the previous one left.
-  let before: TreeState = { head: await deps.git.resolve(input.workspace, 'HEAD'), dirty: false, status: input.task.status, task: input.task, unreadable: undefined };
-  for (let iteration = 1; iteration <= input.iterations && !outcome; ) {
+  let before: TreeState = {
+    head: await deps.git.resolve(input.workspace, 'HEAD'),
+    dirty: false,
+    status: input.task.status,
+    task: input.task,
+    unreadable: undefined,
+  };
+  for (let iteration = 1; iteration <= input.iterations && !outcome;) {
     const held = await input.beforeSession?.();
     if (held) {
       outcome = held;
       break;
     }
     const budgetUsd = input.sessionBudgetUsd?.();
-    const prompt = buildPrompt({ basePrompt, task: input.task, ...(input.retryReason ? { retryReason: input.retryReason } : {}) });
+    const prompt = buildPrompt({
+      basePrompt,
+      task: input.task,
+      ...(input.retryReason ? { retryReason: input.retryReason } : {}),
+    });
     const command = input.adapter.buildCommand({
       binary: input.binary,
       prompt,
@@ -196,23 +234,50 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
       ...(input.config.command ? { command: input.config.command } : {}),
       ...(budgetUsd !== undefined ? { maxBudgetUsd: budgetUsd } : {}),
     });
-    transcript.write({ event: 'session-start', iteration, program: command.program, args: command.args, cwd: command.cwd, ...(budgetUsd !== undefined ? { budgetUsd } : {}) });
+    transcript.write({
+      event: 'session-start',
+      iteration,
+      program: command.program,
+      args: command.args,
+      cwd: command.cwd,
+      ...(budgetUsd !== undefined ? { budgetUsd } : {}),
+    });
     const started = clock.now();
     const run = await superviseAgent(
       { process, clock },
       command,
-      { idleTimeoutMs: input.config.agentIdleTimeoutSec * 1000, wallClockMs: input.config.agentWallClockSec * 1000, killGraceMs: 5000 },
+      {
+        idleTimeoutMs: input.config.agentIdleTimeoutSec * 1000,
+        wallClockMs: input.config.agentWallClockSec * 1000,
+        killGraceMs: 5000,
+      },
       (stream, line) => transcript.write({ event: 'output', stream, line }),
       sessionBudget(input.adapter, budgetUsd),
     );
     const result = input.adapter.parseResult(run);
     const durationMs = clock.now() - started;
     sessions.push({ iteration, result, durationMs });
-    transcript.write({ event: 'session-end', iteration, exitCode: run.exitCode, signal: run.signal, endedBy: run.endedBy, durationMs, result });
+    transcript.write({
+      event: 'session-end',
+      iteration,
+      exitCode: run.exitCode,
+      signal: run.signal,
+      endedBy: run.endedBy,
+      durationMs,
+      result,
+    });
     const after = await readTreeState(deps, input.workspace, input.task.id);
     const judged = judgeSession(before, after, result);
     before = after;
-    const followUp = input.afterSession?.({ iteration, result, startedAt: started, endedAt: started + durationMs, model: choice.model, effort: choice.effort, judged }) ?? { kind: 'go-on' };
+    const followUp = input.afterSession?.({
+      iteration,
+      result,
+      startedAt: started,
+      endedAt: started + durationMs,
+      model: choice.model,
+      effort: choice.effort,
+      judged,
+    }) ?? { kind: 'go-on' };
     if (followUp.kind === 'again') {
       transcript.write({ event: 'session-again', iteration, reason: followUp.reason });
       continue;
@@ -224,5 +289,13 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
   outcome ??= { kind: 'unfinished', reason: `the task is not Done after ${input.iterations} session(s)` };
   transcript.write({ event: 'run-end', outcome });
   await transcript.flush();
-  return { taskId: input.task.id, outcome, sessions, transcript: input.transcriptFile, model: choice.model, effort: choice.effort, leftovers };
+  return {
+    taskId: input.task.id,
+    outcome,
+    sessions,
+    transcript: input.transcriptFile,
+    model: choice.model,
+    effort: choice.effort,
+    leftovers,
+  };
 }

@@ -3,7 +3,12 @@
 // user's home (git token, agent logins). Pure, except secretValues, which
 // reads the home through the port it is given.
 /** Files in a repo user's home that hold credentials (mode 0600, never elsewhere). */
-const SECRET_FILES: readonly string[] = ['.git-credentials', '.claude/.credentials.json', '.codex/auth.json', '.config/gh/hosts.yml'];
+const SECRET_FILES: readonly string[] = [
+  '.git-credentials',
+  '.claude/.credentials.json',
+  '.codex/auth.json',
+  '.config/gh/hosts.yml',
+];
 
 /**
  * The words that mark a name (an environment variable, a JSON key, a
@@ -58,7 +63,10 @@ function collect(value: unknown, underSecretKey: boolean, into: Set<string>): vo
 }
 
 /** Every known secret of a repo user, read from its home (files that do not exist are skipped). */
-export async function secretValues(fs: { readTextIfExists(path: string): Promise<string | undefined> }, home: string): Promise<string[]> {
+export async function secretValues(
+  fs: { readTextIfExists(path: string): Promise<string | undefined> },
+  home: string,
+): Promise<string[]> {
   const all = new Set<string>();
   for (const file of SECRET_FILES) {
     const text = await fs.readTextIfExists(`${home}/${file}`);
@@ -70,7 +78,9 @@ export async function secretValues(fs: { readTextIfExists(path: string): Promise
 /** The text with every occurrence of every secret replaced by [redacted]. Pure. */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
   // Longest first, so a secret that contains another is replaced whole.
-  const ordered = [...new Set(secrets)].filter((secret) => secret.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length);
+  const ordered = [...new Set(secrets)]
+    .filter((secret) => secret.length >= MIN_SECRET_LENGTH)
+    .sort((a, b) => b.length - a.length);
   let result = text;
   for (const secret of ordered) result = result.split(secret).join('[redacted]');
   return result;
@@ -110,6 +120,9 @@ function secretValuesIn(env: Readonly<Record<string, string>>): string[] {
 }
 
 /** Every secret known for an agent: its environment's and its home's. */
-export async function knownSecrets(fs: { readTextIfExists(path: string): Promise<string | undefined> }, env: Readonly<Record<string, string>>): Promise<string[]> {
+export async function knownSecrets(
+  fs: { readTextIfExists(path: string): Promise<string | undefined> },
+  env: Readonly<Record<string, string>>,
+): Promise<string[]> {
   return [...new Set([...secretValuesIn(env), ...(env.HOME ? await secretValues(fs, env.HOME) : [])])];
 }

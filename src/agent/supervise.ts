@@ -22,7 +22,11 @@ export interface StreamBudget {
   readonly costOf: (line: string) => number | undefined;
 }
 
-export type SupervisedRun = AgentOutput & { readonly pid: number; readonly startedAt: number; readonly endedAt: number };
+export type SupervisedRun = AgentOutput & {
+  readonly pid: number;
+  readonly startedAt: number;
+  readonly endedAt: number;
+};
 
 export type OutputStream = 'stdout' | 'stderr';
 

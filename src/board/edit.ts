@@ -121,7 +121,8 @@ export function appendNote(text: string, note: string): string {
   const later = AFTER_NOTES.exec(text.slice(span.bodyStart));
   const at = later ? span.bodyStart + later.index : text.length;
   const contentEnd = lastContentEnd(text, span.bodyStart, at);
-  const before = contentEnd === span.bodyStart ? text.slice(0, span.bodyStart) + nl : text.slice(0, contentEnd) + nl + nl;
+  const before =
+    contentEnd === span.bodyStart ? text.slice(0, span.bodyStart) + nl : text.slice(0, contentEnd) + nl + nl;
   return before + section + (later ? nl + text.slice(at) : '');
 }
 
@@ -130,7 +131,8 @@ export function checkCriterion(text: string, index: number): string {
   const span = requireFrontmatter(text);
   const begin = text.indexOf(AC_BEGIN, span.bodyStart);
   const end = begin < 0 ? -1 : text.indexOf(AC_END, begin);
-  if (begin < 0 || end < 0) throw new Error(`no acceptance criteria section (${AC_BEGIN} ... ${AC_END}) to check #${index} in`);
+  if (begin < 0 || end < 0)
+    throw new Error(`no acceptance criteria section (${AC_BEGIN} ... ${AC_END}) to check #${index} in`);
   let offset = begin;
   let position = 0;
   for (const line of text.slice(begin, end).split(/(?<=\n)/)) {
@@ -165,7 +167,14 @@ export function ensureBlockedStatus(configYmlText: string, file = 'backlog/confi
   }
   const statuses = (config as { statuses?: unknown } | null)?.statuses;
   if (statuses !== undefined && !(Array.isArray(statuses) && statuses.every((status) => typeof status === 'string'))) {
-    throw new UsageError(configValueError(file, 'statuses', 'is not a list of status names', 'write it as statuses: ["To Do", "In Progress", "Blocked", "Done"]'));
+    throw new UsageError(
+      configValueError(
+        file,
+        'statuses',
+        'is not a list of status names',
+        'write it as statuses: ["To Do", "In Progress", "Blocked", "Done"]',
+      ),
+    );
   }
   const list = [...((statuses as string[] | undefined) ?? ['To Do', 'In Progress', 'Done'])];
   const blockedAt = list.findIndex((status) => status.trim().toLowerCase() === 'blocked');
@@ -188,7 +197,9 @@ export function ensureBlockedStatus(configYmlText: string, file = 'backlog/confi
     result = replaceEntry(configYmlText, entry, flow);
   } else {
     const lines = configYmlText.slice(entry.start, entry.contentEnd).split(/(?<=\n)/);
-    const items = lines.map((line, index) => ({ line, index })).filter(({ line, index }) => index > 0 && /^[ \t]*- /.test(line));
+    const items = lines
+      .map((line, index) => ({ line, index }))
+      .filter(({ line, index }) => index > 0 && /^[ \t]*- /.test(line));
     const target = items[doneIndex >= 0 ? doneIndex : items.length - 1]!;
     const indent = /^([ \t]*)- /.exec(target.line)![1]!;
     lines.splice(target.index, 0, `${indent}- Blocked${nl}`);
@@ -196,7 +207,14 @@ export function ensureBlockedStatus(configYmlText: string, file = 'backlog/confi
   }
   const check = (parseYaml(result, { schema: 'core' }) as { statuses?: unknown } | null)?.statuses;
   if (JSON.stringify(check) !== JSON.stringify(wanted)) {
-    throw new UsageError(configValueError(file, 'statuses', 'could not add "Blocked" to its layout', 'add "Blocked" before "Done" by hand'));
+    throw new UsageError(
+      configValueError(
+        file,
+        'statuses',
+        'could not add "Blocked" to its layout',
+        'add "Blocked" before "Done" by hand',
+      ),
+    );
   }
   return result;
 }
@@ -212,7 +230,8 @@ function requireFrontmatter(text: string): FrontmatterSpan {
 function frontmatterData(text: string): Record<string, unknown> {
   const span = requireFrontmatter(text);
   const data: unknown = parseYaml(text.slice(span.yamlStart, span.yamlEnd), { schema: 'core' });
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new Error('the frontmatter is not a YAML mapping');
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw new Error('the frontmatter is not a YAML mapping');
   return data as Record<string, unknown>;
 }
 
@@ -246,7 +265,10 @@ function blockList(key: string, items: readonly string[], nl: string): string {
 
 function entryStyle(text: string, entry: EntrySpan): 'flow' | 'block' | 'scalar' {
   const firstLine = text.slice(entry.start, entry.contentEnd).split('\n')[0]!;
-  const value = firstLine.slice(firstLine.indexOf(':') + 1).replace(/\s+#.*$/, '').trim();
+  const value = firstLine
+    .slice(firstLine.indexOf(':') + 1)
+    .replace(/\s+#.*$/, '')
+    .trim();
   if (value.startsWith('[')) return 'flow';
   return value === '' ? 'block' : 'scalar';
 }
@@ -269,12 +291,17 @@ function lastContentEnd(text: string, from: number, to: number): number {
 
 function expectField(text: string, key: string, value: string): void {
   const actual = frontmatterData(text)[key];
-  if (actual !== value) throw new Error(`could not set ${key} to ${JSON.stringify(value)}: the frontmatter reads back ${JSON.stringify(actual)}`);
+  if (actual !== value)
+    throw new Error(
+      `could not set ${key} to ${JSON.stringify(value)}: the frontmatter reads back ${JSON.stringify(actual)}`,
+    );
 }
 
 function expectLabels(text: string, labels: readonly string[]): void {
   const actual = labelsOf(text, requireFrontmatter(text));
   if (JSON.stringify(actual) !== JSON.stringify(labels)) {
-    throw new Error(`could not edit the labels: they read back as ${JSON.stringify(actual)} instead of ${JSON.stringify(labels)}`);
+    throw new Error(
+      `could not edit the labels: they read back as ${JSON.stringify(actual)} instead of ${JSON.stringify(labels)}`,
+    );
   }
 }

@@ -23,7 +23,10 @@ export const BUILT_IN_DIRS = ['backlog', '.backlog'] as const;
 const FOLDER_CONFIGS = ['config.yml', 'config.yaml'] as const;
 
 /** The paths whose existence decides the location before any custom folder is known. */
-export const LOCATION_PROBES: readonly string[] = [...BUILT_IN_DIRS, ...BUILT_IN_DIRS.flatMap((dir) => FOLDER_CONFIGS.map((name) => path.posix.join(dir, name)))];
+export const LOCATION_PROBES: readonly string[] = [
+  ...BUILT_IN_DIRS,
+  ...BUILT_IN_DIRS.flatMap((dir) => FOLDER_CONFIGS.map((name) => path.posix.join(dir, name))),
+];
 
 export interface LocationFacts {
   /** The text of backlog.config.yml at the root, when there is one. */
@@ -36,7 +39,10 @@ function at(dir: string, configFile: string | undefined): BoardLocation {
   return { dir, configFile, tasksDir: path.posix.join(dir, 'tasks'), completedDir: path.posix.join(dir, 'completed') };
 }
 
-/** `backlog_directory` (or `backlogDirectory`) of a root config that has a project name; null when it names none; undefined when the CLI ignores the file. */
+/**
+ * `backlog_directory` (or `backlogDirectory`) of a root config that has a project name; null when it names none;
+ * undefined when the CLI ignores the file.
+ */
 export function rootConfigDirectory(text: string): string | null | undefined {
   let project = false;
   let directory: string | null = null;
@@ -46,7 +52,10 @@ export function rootConfigDirectory(text: string): string | null | undefined {
     const colon = line.indexOf(':');
     if (colon < 0) continue;
     const key = line.slice(0, colon).trim();
-    const value = line.slice(colon + 1).trim().replace(/^['"]|['"]$/g, '');
+    const value = line
+      .slice(colon + 1)
+      .trim()
+      .replace(/^['"]|['"]$/g, '');
     if ((key === 'project_name' || key === 'projectName') && value) project = true;
     if (key === 'backlog_directory' || key === 'backlogDirectory') directory = normalizeDirectory(value);
   }
@@ -67,7 +76,10 @@ function folderConfig(facts: LocationFacts, dir: string): string | undefined {
 }
 
 function builtIn(facts: LocationFacts): string | undefined {
-  return BUILT_IN_DIRS.find((dir) => facts.isDir(dir) && folderConfig(facts, dir)) ?? BUILT_IN_DIRS.find((dir) => facts.isDir(dir));
+  return (
+    BUILT_IN_DIRS.find((dir) => facts.isDir(dir) && folderConfig(facts, dir)) ??
+    BUILT_IN_DIRS.find((dir) => facts.isDir(dir))
+  );
 }
 
 /** The board's location, or undefined when the workspace has no board. */

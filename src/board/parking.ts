@@ -21,7 +21,10 @@ export function isParked(task: Task): boolean {
 
 /** The reason of the last "Parked:" line of the notes, or '' when there is none. */
 export function parkedReason(task: Task): string {
-  const lines = task.notes.split('\n').map((line) => line.trim()).filter((line) => line.startsWith(NOTE_PREFIX));
+  const lines = task.notes
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith(NOTE_PREFIX));
   const last = lines[lines.length - 1];
   return last === undefined ? '' : last.slice(NOTE_PREFIX.length).trim();
 }
@@ -41,6 +44,11 @@ export function blockedReason(task: Task | undefined, finalMessage?: string): st
 export const NO_REASON = 'the agent gave no reason';
 
 function lastParagraph(lines: readonly string[]): string | undefined {
-  const paragraphs = lines.map((line) => line.trim()).join('\n').split(/\n{2,}/).map((text) => text.trim()).filter(Boolean);
+  const paragraphs = lines
+    .map((line) => line.trim())
+    .join('\n')
+    .split(/\n{2,}/)
+    .map((text) => text.trim())
+    .filter(Boolean);
   return paragraphs.at(-1);
 }

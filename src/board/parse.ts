@@ -29,7 +29,8 @@ export function parseTaskFile(file: string, text: string): Task | UnreadableTask
   const size = Buffer.byteLength(text, 'utf8');
   if (size > MAX_TASK_FILE_BYTES) return { file, reason: tooLarge(size) };
   const span = findFrontmatter(text);
-  if (!span) return { file, reason: 'no frontmatter: the file must start with a --- line, then YAML, then a closing --- line' };
+  if (!span)
+    return { file, reason: 'no frontmatter: the file must start with a --- line, then YAML, then a closing --- line' };
   const yamlText = quoteHandles(text.slice(span.yamlStart, span.yamlEnd));
   let data: unknown;
   try {
@@ -46,7 +47,10 @@ export function parseTaskFile(file: string, text: string): Task | UnreadableTask
   const rawId = fields.id;
   if (rawId === undefined || rawId === null || rawId === '') return { file, reason: 'no id in the frontmatter' };
   if (typeof rawId !== 'string' || !isSafeTaskId(rawId)) {
-    return { file, reason: `id ${JSON.stringify(String(rawId))} is not a safe task id (expected a prefix, a dash and a number, like TASK-12)` };
+    return {
+      file,
+      reason: `id ${JSON.stringify(String(rawId))} is not a safe task id (expected a prefix, a dash and a number, like TASK-12)`,
+    };
   }
   const id = displayTaskId(rawId);
   try {
@@ -104,12 +108,16 @@ function stringList(value: unknown, key: string): string[] {
 function dependencyList(value: unknown): TaskId[] {
   const dependencies = stringList(value, 'dependencies');
   for (const dependency of dependencies) {
-    if (!isSafeTaskId(dependency)) throw new Unreadable(`dependency ${JSON.stringify(dependency)} is not a task id (like TASK-12)`);
+    if (!isSafeTaskId(dependency))
+      throw new Unreadable(`dependency ${JSON.stringify(dependency)} is not a task id (like TASK-12)`);
   }
   return dependencies;
 }
 
-/** high, medium, low (any case and spacing); any other priority the CLI accepts (free text, configured ones) sorts as none. */
+/**
+ * high, medium, low (any case and spacing); any other priority the CLI accepts (free text, configured ones) sorts as
+ * none.
+ */
 function priorityOf(value: unknown): Priority | undefined {
   const priority = typeof value === 'string' ? value.trim().toLowerCase().replace(/\s+/g, ' ') : undefined;
   return priority === 'high' || priority === 'medium' || priority === 'low' ? priority : undefined;
@@ -117,7 +125,8 @@ function priorityOf(value: unknown): Priority | undefined {
 
 /** A number, as the CLI's Number(); anything else (text, a list) is no ordinal. */
 function ordinalOf(value: unknown): number | undefined {
-  if (value === undefined || value === null || typeof value === 'boolean' || typeof value === 'object') return undefined;
+  if (value === undefined || value === null || typeof value === 'boolean' || typeof value === 'object')
+    return undefined;
   const number = Number(value);
   return Number.isFinite(number) && String(value).trim() !== '' ? number : undefined;
 }
@@ -151,7 +160,11 @@ export function quoteHandles(yamlText: string): string {
       const value = match[2]!.trim();
       const flow = /^\[(.*)\]\s*(#.*)?$/.exec(value);
       if (flow) {
-        const items = flow[1]!.split(',').map((entry) => entry.trim()).filter(Boolean).map((entry) => (entry.startsWith('@') ? quote(entry) : entry));
+        const items = flow[1]!
+          .split(',')
+          .map((entry) => entry.trim())
+          .filter(Boolean)
+          .map((entry) => (entry.startsWith('@') ? quote(entry) : entry));
         return `${prefix}[${items.join(', ')}]${flow[2] ? ` ${flow[2]}` : ''}`;
       }
       if (value && !/^['"[-]/.test(value)) return `${prefix}${quote(value)}`;
@@ -189,10 +202,16 @@ function markerLine(body: string, marker: string, from = 0): { start: number; en
 
 /** The body without what lies between a `<!-- SECTION:X:BEGIN -->` marker and its END. */
 function withoutMarkedSections(body: string): string {
-  return body.replace(/^[ \t]*<!-- SECTION:([A-Z_]+):BEGIN -->[ \t]*\r?$[\s\S]*?^[ \t]*<!-- SECTION:\1:END -->[ \t]*\r?$/gm, '');
+  return body.replace(
+    /^[ \t]*<!-- SECTION:([A-Z_]+):BEGIN -->[ \t]*\r?$[\s\S]*?^[ \t]*<!-- SECTION:\1:END -->[ \t]*\r?$/gm,
+    '',
+  );
 }
 
-/** A criterion line as the CLI reads one: at the start of the line, `[ ]` or a lower-case `[x]` (an indented or `[X]` line is text). */
+/**
+ * A criterion line as the CLI reads one: at the start of the line, `[ ]` or a lower-case `[x]` (an indented or `[X]`
+ * line is text).
+ */
 const CRITERION = /^- \[([ x])\] (?:#(\d+) )?(.+?)[ \t]*\r?$/;
 
 function criteriaOf(body: string): AcceptanceCriterion[] {
@@ -216,12 +235,19 @@ function criteriaOf(body: string): AcceptanceCriterion[] {
   for (const line of block.split('\n')) {
     const match = CRITERION.exec(line);
     if (!match) continue;
-    criteria.push({ index: match[2] ? Number(match[2]) : criteria.length + 1, text: match[3]!, checked: match[1] !== ' ' });
+    criteria.push({
+      index: match[2] ? Number(match[2]) : criteria.length + 1,
+      text: match[3]!,
+      checked: match[1] !== ' ',
+    });
   }
   return criteria;
 }
 
-/** The last `Blocked:` paragraph of the body outside the notes section (its own lines up to a blank line, a heading or a marker). */
+/**
+ * The last `Blocked:` paragraph of the body outside the notes section (its own lines up to a blank line, a heading or a
+ * marker).
+ */
 function blockedOutsideNotes(body: string): string | undefined {
   const begin = body.indexOf('<!-- SECTION:NOTES:BEGIN -->');
   const end = begin >= 0 ? body.indexOf('<!-- SECTION:NOTES:END -->', begin) : -1;
@@ -229,7 +255,10 @@ function blockedOutsideNotes(body: string): string | undefined {
   return lastBlockedParagraph(outside.split('\n'));
 }
 
-/** Pure: from the last line starting `Blocked:` (any case) to the next blank line, heading or marker; the prefix removed. */
+/**
+ * Pure: from the last line starting `Blocked:` (any case) to the next blank line, heading or marker; the prefix
+ * removed.
+ */
 export function lastBlockedParagraph(lines: readonly string[]): string | undefined {
   let from = -1;
   lines.forEach((line, index) => {

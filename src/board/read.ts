@@ -16,7 +16,14 @@ import { MAX_TASK_FILE_BYTES, isUnreadable, tooLarge } from './parse.js';
 import { parseTaskFileRemembered } from './parse-memo.js';
 import { canonicalTaskId, DEFAULT_TASK_PREFIX, isTaskFileName } from './task-id.js';
 import { DEFAULT_STATUSES } from './status.js';
-import { customDirectory, LOCATION_PROBES, locateBoard, noBoardMessage, ROOT_CONFIG_FILE, type BoardLocation } from './location.js';
+import {
+  customDirectory,
+  LOCATION_PROBES,
+  locateBoard,
+  noBoardMessage,
+  ROOT_CONFIG_FILE,
+  type BoardLocation,
+} from './location.js';
 
 /** The default layout (`backlog init`): what the demo writes. Boards elsewhere are found by locateBoard. */
 export const TASKS_DIR = path.join('backlog', 'tasks');
@@ -27,19 +34,33 @@ export async function findBoardOnDisk(fs: FsPort, workspace: string): Promise<Bo
   const rootConfig = await fs.readTextIfExists(path.join(workspace, ROOT_CONFIG_FILE)).catch(() => undefined);
   const custom = customDirectory(rootConfig);
   const probes = [...LOCATION_PROBES, ...(custom ? [custom] : [])];
-  const stats = new Map(await Promise.all(probes.map(async (probe) => [probe, await fs.stat(path.join(workspace, probe))] as const)));
-  const location = locateBoard({ rootConfig, isDir: (relative) => stats.get(relative)?.isDirectory === true, isFile: (relative) => stats.get(relative)?.isDirectory === false });
+  const stats = new Map(
+    await Promise.all(probes.map(async (probe) => [probe, await fs.stat(path.join(workspace, probe))] as const)),
+  );
+  const location = locateBoard({
+    rootConfig,
+    isDir: (relative) => stats.get(relative)?.isDirectory === true,
+    isFile: (relative) => stats.get(relative)?.isDirectory === false,
+  });
   if (!location) throw new UsageError(noBoardMessage(workspace));
   return location;
 }
 
 export async function readBoard(fs: FsPort, workspace: string): Promise<Board> {
   const location = await findBoardOnDisk(fs, workspace);
-  const configText = location.configFile ? await fs.readTextIfExists(path.join(workspace, location.configFile)) : undefined;
+  const configText = location.configFile
+    ? await fs.readTextIfExists(path.join(workspace, location.configFile))
+    : undefined;
   const prefix = taskPrefixFrom(configText);
-  const tasksIn = async (dir: string) => (await fs.list(path.join(workspace, dir))).filter((name) => isTaskFileName(name, prefix)).sort().map((name) => path.join(dir, name));
+  const tasksIn = async (dir: string) =>
+    (await fs.list(path.join(workspace, dir)))
+      .filter((name) => isTaskFileName(name, prefix))
+      .sort()
+      .map((name) => path.join(dir, name));
   const parsed = await Promise.all((await tasksIn(location.tasksDir)).map((file) => readTaskFile(fs, workspace, file)));
-  const completed = await Promise.all((await tasksIn(location.completedDir)).map((file) => readTaskFile(fs, workspace, file)));
+  const completed = await Promise.all(
+    (await tasksIn(location.completedDir)).map((file) => readTaskFile(fs, workspace, file)),
+  );
   return assembleBoard(parsed, configText, completedIds(completed));
 }
 
@@ -49,8 +70,16 @@ export function completedIds(parsed: readonly (Task | UnreadableTask)[]): TaskId
 }
 
 /** Pure: the board from parsed task files (duplicates made unreadable), the config's text and the completed ids. */
-export function assembleBoard(parsed: readonly (Task | UnreadableTask)[], configText: string | undefined, completed: readonly TaskId[] = []): Board {
-  return { ...separateDuplicates(parsed), statuses: statusesFrom(configText), ...(completed.length ? { completed } : {}) };
+export function assembleBoard(
+  parsed: readonly (Task | UnreadableTask)[],
+  configText: string | undefined,
+  completed: readonly TaskId[] = [],
+): Board {
+  return {
+    ...separateDuplicates(parsed),
+    statuses: statusesFrom(configText),
+    ...(completed.length ? { completed } : {}),
+  };
 }
 
 /** One task file; `file` is relative to the workspace. Never throws for the file's content. */
@@ -73,7 +102,10 @@ async function readTaskFile(fs: FsPort, workspace: string, file: string): Promis
   }
 }
 
-function separateDuplicates(parsed: readonly (Task | UnreadableTask)[]): { tasks: Task[]; unreadable: UnreadableTask[] } {
+function separateDuplicates(parsed: readonly (Task | UnreadableTask)[]): {
+  tasks: Task[];
+  unreadable: UnreadableTask[];
+} {
   const filesById = new Map<string, string[]>();
   for (const entry of parsed) {
     if (isUnreadable(entry)) continue;
@@ -88,7 +120,12 @@ function separateDuplicates(parsed: readonly (Task | UnreadableTask)[]): { tasks
       continue;
     }
     const others = (filesById.get(canonicalTaskId(entry.id)) ?? []).filter((file) => file !== entry.file);
-    if (others.length) unreadable.push({ file: entry.file, id: entry.id, reason: `duplicate id ${entry.id} also in ${others.join(', ')}` });
+    if (others.length)
+      unreadable.push({
+        file: entry.file,
+        id: entry.id,
+        reason: `duplicate id ${entry.id} also in ${others.join(', ')}`,
+      });
     else tasks.push(entry);
   }
   return { tasks, unreadable };
@@ -101,14 +138,17 @@ function separateDuplicates(parsed: readonly (Task | UnreadableTask)[]): { tasks
  */
 export function statusesFrom(configText: string | undefined): readonly string[] {
   const statuses = configValue(configText, 'statuses');
-  if (Array.isArray(statuses) && statuses.length && statuses.every((status) => typeof status === 'string')) return statuses as string[];
+  if (Array.isArray(statuses) && statuses.length && statuses.every((status) => typeof status === 'string'))
+    return statuses as string[];
   return DEFAULT_STATUSES;
 }
 
 /** The task prefix of the config (`task_prefix`, default `task`): task files are `<prefix>-*.md`. */
 export function taskPrefixFrom(configText: string | undefined): string {
   const prefix = configValue(configText, 'task_prefix');
-  return typeof prefix === 'string' && /^[A-Za-z][A-Za-z0-9]*$/.test(prefix.trim()) ? prefix.trim() : DEFAULT_TASK_PREFIX;
+  return typeof prefix === 'string' && /^[A-Za-z][A-Za-z0-9]*$/.test(prefix.trim())
+    ? prefix.trim()
+    : DEFAULT_TASK_PREFIX;
 }
 
 /** The last config text parsed and its top-level mapping: a drain reads the same config many times. */

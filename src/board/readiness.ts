@@ -26,11 +26,18 @@ export function assessReadiness(board: Board): Readiness {
     const key = canonicalTaskId(id);
     dependencies.set(key, dependencies.has(key) ? 'ambiguous' : entry);
   };
-  for (const task of board.tasks) add(task.id, isFinishedStatus(task.status, board.statuses) ? { finished: true } : { finished: false, status: task.status || 'no status' });
+  for (const task of board.tasks)
+    add(
+      task.id,
+      isFinishedStatus(task.status, board.statuses)
+        ? { finished: true }
+        : { finished: false, status: task.status || 'no status' },
+    );
   for (const id of board.completed ?? []) add(id, { finished: true });
   // A dependency on an unreadable task blocks: its status cannot be known.
   for (const entry of board.unreadable) {
-    if (entry.id && !dependencies.has(canonicalTaskId(entry.id))) dependencies.set(canonicalTaskId(entry.id), { finished: false, status: 'unreadable' });
+    if (entry.id && !dependencies.has(canonicalTaskId(entry.id)))
+      dependencies.set(canonicalTaskId(entry.id), { finished: false, status: 'unreadable' });
   }
   const ready: Task[] = [];
   const notReady: Readiness['notReady'][number][] = [];
@@ -40,12 +47,21 @@ export function assessReadiness(board: Board): Readiness {
     else notReady.push({ id: task.id, file: task.file, title: task.title, reasons });
   }
   for (const entry of [...board.unreadable].sort((a, b) => compareText(a.file, b.file))) {
-    notReady.push({ id: entry.id ?? '', file: entry.file, title: '', reasons: [{ kind: 'unreadable', reason: entry.reason }] });
+    notReady.push({
+      id: entry.id ?? '',
+      file: entry.file,
+      title: '',
+      reasons: [{ kind: 'unreadable', reason: entry.reason }],
+    });
   }
   return { ready, notReady };
 }
 
-function reasonsNotReady(task: Task, statuses: readonly string[], dependencies: ReadonlyMap<string, Dependency | 'ambiguous'>): NotReadyReason[] {
+function reasonsNotReady(
+  task: Task,
+  statuses: readonly string[],
+  dependencies: ReadonlyMap<string, Dependency | 'ambiguous'>,
+): NotReadyReason[] {
   if (isFinishedStatus(task.status, statuses)) return [{ kind: 'done' }];
   const reasons: NotReadyReason[] = [];
   if (!task.status.trim()) reasons.push({ kind: 'no-status' });
@@ -56,7 +72,12 @@ function reasonsNotReady(task: Task, statuses: readonly string[], dependencies: 
     else if (!entry.finished) reasons.push({ kind: 'blocked-by', dependency, dependencyStatus: entry.status });
   }
   const risks = needsHumanLabels(task);
-  if (risks.length) reasons.push(risks.every((label) => label.trim().toLowerCase() === NEEDS_HUMAN_LABEL) ? { kind: 'needs-human' } : { kind: 'needs-human', labels: risks });
+  if (risks.length)
+    reasons.push(
+      risks.every((label) => label.trim().toLowerCase() === NEEDS_HUMAN_LABEL)
+        ? { kind: 'needs-human' }
+        : { kind: 'needs-human', labels: risks },
+    );
   if (isParked(task)) reasons.push({ kind: 'parked', note: parkedReason(task) });
   return reasons;
 }
@@ -72,7 +93,9 @@ export function describeReason(reason: NotReadyReason): string {
     case 'missing-dependency':
       return `depends on ${reason.dependency}, which does not exist`;
     case 'needs-human':
-      return reason.labels?.length ? `needs a human (${reason.labels.join(', ')}: a risk label is not understood, so it counts as risk:needs-human)` : 'needs a human';
+      return reason.labels?.length
+        ? `needs a human (${reason.labels.join(', ')}: a risk label is not understood, so it counts as risk:needs-human)`
+        : 'needs a human';
     case 'no-status':
       return 'no status (set one, e.g. status: To Do)';
     case 'parked':

@@ -41,7 +41,9 @@ export function renderTaskFile(fields: TaskFileFields): string {
   ].join('');
   const sections: string[] = [];
   if (fields.description) {
-    sections.push(`## Description\n\n<!-- SECTION:DESCRIPTION:BEGIN -->\n${fields.description}\n<!-- SECTION:DESCRIPTION:END -->\n`);
+    sections.push(
+      `## Description\n\n<!-- SECTION:DESCRIPTION:BEGIN -->\n${fields.description}\n<!-- SECTION:DESCRIPTION:END -->\n`,
+    );
   }
   if (fields.acceptanceCriteria?.length) {
     const lines = fields.acceptanceCriteria.map((criterion, index) => {
@@ -51,7 +53,9 @@ export function renderTaskFile(fields: TaskFileFields): string {
     sections.push(`## Acceptance Criteria\n<!-- AC:BEGIN -->\n${lines.join('')}<!-- AC:END -->\n`);
   }
   if (fields.notes) {
-    sections.push(`## Implementation Notes\n\n<!-- SECTION:NOTES:BEGIN -->\n${fields.notes}\n<!-- SECTION:NOTES:END -->\n`);
+    sections.push(
+      `## Implementation Notes\n\n<!-- SECTION:NOTES:BEGIN -->\n${fields.notes}\n<!-- SECTION:NOTES:END -->\n`,
+    );
   }
   const body = sections.length ? `\n${sections.join('\n')}` : '\n\n';
   return `---\n${frontmatter}---\n${body}`;

@@ -9,7 +9,12 @@ import { ensureBlockedStatus } from './edit.js';
 import { MAX_TASK_FILE_BYTES, tooLarge } from './parse.js';
 
 /** Returns whether the file changed (an edit that changes nothing writes nothing). */
-export async function updateTaskFile(fs: FsPort, workspace: string, task: Pick<Task, 'id' | 'file'>, edit: (text: string) => string): Promise<boolean> {
+export async function updateTaskFile(
+  fs: FsPort,
+  workspace: string,
+  task: Pick<Task, 'id' | 'file'>,
+  edit: (text: string) => string,
+): Promise<boolean> {
   const full = path.join(workspace, task.file);
   const stat = await fs.stat(full);
   if (!stat) throw new FailedError(`${task.file}: the file of ${task.id} is gone; read the board again`);
@@ -19,7 +24,9 @@ export async function updateTaskFile(fs: FsPort, workspace: string, task: Pick<T
   try {
     after = edit(before);
   } catch (error) {
-    throw new FailedError(`${task.file}: cannot edit ${task.id}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new FailedError(
+      `${task.file}: cannot edit ${task.id}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   if (after === before) return false;
   await fs.writeAtomic(full, after);
@@ -33,7 +40,10 @@ export async function updateTaskFile(fs: FsPort, workspace: string, task: Pick<T
  */
 export async function ensureBlockedStatusFile(fs: FsPort, workspace: string): Promise<string | undefined> {
   const location = await findBoardOnDisk(fs, workspace);
-  if (!location.configFile) throw new FailedError(`${path.join(workspace, location.dir)} has no config.yml; run \`backlog init\` in ${workspace}`);
+  if (!location.configFile)
+    throw new FailedError(
+      `${path.join(workspace, location.dir)} has no config.yml; run \`backlog init\` in ${workspace}`,
+    );
   const full = path.join(workspace, location.configFile);
   const before = await fs.readText(full);
   const after = ensureBlockedStatus(before, location.configFile);

@@ -7,7 +7,24 @@
 // Not covered: the folded style js-yaml picks for single lines over ~78
 // characters; those are single-quoted here, which every YAML reader accepts.
 
-const DEPRECATED_BOOLEANS = new Set(['y', 'Y', 'yes', 'Yes', 'YES', 'on', 'On', 'ON', 'n', 'N', 'no', 'No', 'NO', 'off', 'Off', 'OFF']);
+const DEPRECATED_BOOLEANS = new Set([
+  'y',
+  'Y',
+  'yes',
+  'Yes',
+  'YES',
+  'on',
+  'On',
+  'ON',
+  'n',
+  'N',
+  'no',
+  'No',
+  'NO',
+  'off',
+  'Off',
+  'OFF',
+]);
 
 // Values js-yaml 3's default schema would resolve to something other than a string.
 const IMPLICIT_TYPES: readonly RegExp[] = [
@@ -44,8 +61,21 @@ function isPlainSafeFirst(c: number): boolean {
 }
 
 const ESCAPES: Readonly<Record<number, string>> = {
-  0x00: '\\0', 0x07: '\\a', 0x08: '\\b', 0x09: '\\t', 0x0a: '\\n', 0x0b: '\\v', 0x0c: '\\f', 0x0d: '\\r',
-  0x1b: '\\e', 0x22: '\\"', 0x5c: '\\\\', 0x85: '\\N', 0xa0: '\\_', 0x2028: '\\L', 0x2029: '\\P',
+  0x00: '\\0',
+  0x07: '\\a',
+  0x08: '\\b',
+  0x09: '\\t',
+  0x0a: '\\n',
+  0x0b: '\\v',
+  0x0c: '\\f',
+  0x0d: '\\r',
+  0x1b: '\\e',
+  0x22: '\\"',
+  0x5c: '\\\\',
+  0x85: '\\N',
+  0xa0: '\\_',
+  0x2028: '\\L',
+  0x2029: '\\P',
 };
 
 function escapeDouble(text: string): string {

@@ -15,9 +15,15 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
   command
     .option('--keep', 'keep the demo repos (the path is printed)')
     .option('--json', 'print the drain summary, status and promotion as JSON')
-    .option('--github', 'promote through a pull request against a local GitHub API (127.0.0.1): open, wait for CI, merge')
+    .option(
+      '--github',
+      'promote through a pull request against a local GitHub API (127.0.0.1): open, wait for CI, merge',
+    )
     .action(async (options: { keep?: boolean; json?: boolean; github?: boolean }) => {
-      if (options.github && (!context.github || !context.demoGitHub)) throw new UsageError('demo --github needs the GitHub client and the local demo server, which this agent-runner does not wire');
+      if (options.github && (!context.github || !context.demoGitHub))
+        throw new UsageError(
+          'demo --github needs the GitHub client and the local demo server, which this agent-runner does not wire',
+        );
       const started = context.ports.clock.now();
       const agent = path.join(path.dirname(context.selfBin), 'scripted-agent');
       const result = await runDemo(context.ports, {
@@ -32,31 +38,53 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       });
       let github: GitHubDemoResult | undefined;
       if (options.github) {
-        github = await runGitHubDemo(context.ports, result.git, result, { connector: context.github!, start: context.demoGitHub! }, (text) => context.err(`${text}\n`));
+        github = await runGitHubDemo(
+          context.ports,
+          result.git,
+          result,
+          { connector: context.github!, start: context.demoGitHub! },
+          (text) => context.err(`${text}\n`),
+        );
       }
       const seconds = ((context.ports.clock.now() - started) / 1000).toFixed(1);
-      const mismatches = result.summary.tasks.filter((task) => result.expected[task.id] !== task.outcome).map((task) => `${task.id} ${task.outcome} (expected ${result.expected[task.id]})`);
-      const untouched = Object.entries(result.expected).filter(([id, expect]) => expect === 'not started' && result.summary.tasks.some((task) => task.id === id));
+      const mismatches = result.summary.tasks
+        .filter((task) => result.expected[task.id] !== task.outcome)
+        .map((task) => `${task.id} ${task.outcome} (expected ${result.expected[task.id]})`);
+      const untouched = Object.entries(result.expected).filter(
+        ([id, expect]) => expect === 'not started' && result.summary.tasks.some((task) => task.id === id),
+      );
       if (options.json) {
         const { git: _git, ...shown } = result;
-        context.out(`${JSON.stringify({ ...shown, ...(github ? { github } : {}), seconds: Number(seconds), mismatches }, null, 2)}\n`);
+        context.out(
+          `${JSON.stringify({ ...shown, ...(github ? { github } : {}), seconds: Number(seconds), mismatches }, null, 2)}\n`,
+        );
       } else {
         context.out(`\n${renderTaskTable(result.summary.tasks)}`);
-        context.out(`not started: ${Object.entries(result.expected).filter(([, expect]) => expect === 'not started').map(([id]) => `${id} (needs a human)`).join(', ')}\n\n`);
+        context.out(
+          `not started: ${Object.entries(result.expected)
+            .filter(([, expect]) => expect === 'not started')
+            .map(([id]) => `${id} (needs a human)`)
+            .join(', ')}\n\n`,
+        );
         context.out(renderStatus({ ...result.status, lastDrain: result.summary }));
-        if (result.promotion) context.out(`\npromote: ${result.promotion.detail}${result.promotion.pushed ? ', pushed to origin' : ''}\n`);
+        if (result.promotion)
+          context.out(`\npromote: ${result.promotion.detail}${result.promotion.pushed ? ', pushed to origin' : ''}\n`);
         if (github) {
           context.out(`\npromote --pr:          ${github.opened.detail}\n`);
           context.out(`promote --pr --merge:  ${github.waited} (exit 75 while CI runs)\n`);
           context.out(`promote --pr --merge:  ${github.merged.detail}\n`);
           context.out(`origin main:           ${github.baseBefore.slice(0, 12)} -> ${github.baseAfter.slice(0, 12)}\n`);
         }
-        context.out(`\nledger (agent-runner ledger --by task):\n${renderLedger(ledgerReport([DEMO_REPO], result.ledger, 'task', undefined))}`);
+        context.out(
+          `\nledger (agent-runner ledger --by task):\n${renderLedger(ledgerReport([DEMO_REPO], result.ledger, 'task', undefined))}`,
+        );
         context.out(`demo finished in ${seconds}s${options.keep ? `; repos kept in ${result.root}` : ''}\n`);
       }
       if (!options.keep) await context.ports.fs.remove(result.root);
       if (mismatches.length || untouched.length) {
-        context.err(`demo: unexpected outcomes: ${[...mismatches, ...untouched.map(([id]) => `${id} was started`)].join('; ')}\n`);
+        context.err(
+          `demo: unexpected outcomes: ${[...mismatches, ...untouched.map(([id]) => `${id} was started`)].join('; ')}\n`,
+        );
         setExit(EXIT.failed);
         return;
       }

@@ -36,7 +36,10 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--force', 'passed to orchestrate')
     .option('--max-parallel <n>', "at most this many agents (never more than the registry's max_parallel)")
     .option('--wait', 'wait for the repo lock instead of exiting 75 when it is held')
-    .option('--no-isolation', 'run even when the egress lock is not loaded or nothing listens on the repo proxy port (on purpose: a trial host; also AGENT_RUNNER_ISOLATION=off)')
+    .option(
+      '--no-isolation',
+      'run even when the egress lock is not loaded or nothing listens on the repo proxy port (on purpose: a trial host; also AGENT_RUNNER_ISOLATION=off)',
+    )
     .option('--json', 'print the run record as JSON')
     .action(async (repoName: string, options: DispatchOptions) => {
       setExit(await dispatch(context, repoName, options));
@@ -66,17 +69,41 @@ async function dispatch(context: CliContext, repoName: string, options: Dispatch
     onCompromised: (error) => context.err(`dispatch: the lock of repo "${repo.name}" was lost: ${error.message}\n`),
   });
   const stop = new StopRequest();
-  const unsubscribe = [control.onSignal('SIGTERM', () => stop.request()), control.onSignal('SIGINT', () => stop.request())];
+  const unsubscribe = [
+    control.onSignal('SIGTERM', () => stop.request()),
+    control.onSignal('SIGINT', () => stop.request()),
+  ];
   try {
     const progress = context.stdoutIsTTY ? 'human' : 'json';
     const record = await dispatchRun(
       context.ports,
-      { repo, state, install: await installPaths(context), orchestrateArgs: args, trigger: 'manual', progress, runId: ids.next() },
       {
-        onStderrLine: (line) => context.err(progress === 'human' ? `${line}\n` : `${progressLine(repo.name, line, new Date(clock.now()).toISOString())}\n`),
+        repo,
+        state,
+        install: await installPaths(context),
+        orchestrateArgs: args,
+        trigger: 'manual',
+        progress,
+        runId: ids.next(),
+      },
+      {
+        onStderrLine: (line) =>
+          context.err(
+            progress === 'human'
+              ? `${line}\n`
+              : `${progressLine(repo.name, line, new Date(clock.now()).toISOString())}\n`,
+          ),
         onSweep: (sweep) => {
           if (!sweep.found) return;
-          const event = { event: 'leftovers-ended', time: new Date(clock.now()).toISOString(), repo: repo.name, found: sweep.found, killed: sweep.killed, survivors: sweep.survivors, detail: describeSweep(sweep) };
+          const event = {
+            event: 'leftovers-ended',
+            time: new Date(clock.now()).toISOString(),
+            repo: repo.name,
+            found: sweep.found,
+            killed: sweep.killed,
+            survivors: sweep.survivors,
+            detail: describeSweep(sweep),
+          };
           context.err(progress === 'human' ? `dispatch: ${event.detail}\n` : `${JSON.stringify(event)}\n`);
         },
       },

@@ -11,13 +11,40 @@ import { USER_PATH } from '../system-path.js';
 
 export async function repoGitHubChecks(context: CliContext, repo: RegistryRepo): Promise<Check[]> {
   const account = await lookupUser(context.ports.process, repo.user);
-  if (!account) return [{ name: 'GitHub token stored', ok: false, detail: `no user ${repo.user}, so no credential store`, fix: `agent-runner provision repo ${repo.name}` }];
-  if (!context.github) return [{ name: 'GitHub client', ok: false, detail: 'no GitHub client is wired into this agent-runner', fix: 'run the installed agent-runner' }];
+  if (!account)
+    return [
+      {
+        name: 'GitHub token stored',
+        ok: false,
+        detail: `no user ${repo.user}, so no credential store`,
+        fix: `agent-runner provision repo ${repo.name}`,
+      },
+    ];
+  if (!context.github)
+    return [
+      {
+        name: 'GitHub client',
+        ok: false,
+        detail: 'no GitHub client is wired into this agent-runner',
+        fix: 'run the installed agent-runner',
+      },
+    ];
   let originUrl = repo.url;
   if (originUrl === undefined) {
-    const env = { HOME: account.home, USER: account.name, LOGNAME: account.name, PATH: USER_PATH, GIT_CONFIG_NOSYSTEM: '1' };
-    const result = await context.ports.process.run(dropPrivileges(account, { program: 'git', args: getConfigArgs(repo.path, 'remote.origin.url'), env, cwd: '/' }));
+    const env = {
+      HOME: account.home,
+      USER: account.name,
+      LOGNAME: account.name,
+      PATH: USER_PATH,
+      GIT_CONFIG_NOSYSTEM: '1',
+    };
+    const result = await context.ports.process.run(
+      dropPrivileges(account, { program: 'git', args: getConfigArgs(repo.path, 'remote.origin.url'), env, cwd: '/' }),
+    );
     originUrl = result.exitCode === 0 ? result.stdout.trim() || undefined : undefined;
   }
-  return githubChecks({ fs: context.ports.fs, github: context.github, onWait: (message) => context.err(`${message}\n`) }, { repo, home: account.home, originUrl });
+  return githubChecks(
+    { fs: context.ports.fs, github: context.github, onWait: (message) => context.err(`${message}\n`) },
+    { repo, home: account.home, originUrl },
+  );
 }

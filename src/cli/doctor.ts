@@ -29,22 +29,41 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .argument('[repo]', 'one repo (default: every registered repo)')
     .option('--json', 'machine-readable result')
     .option('--netns <name>', 'run nft, Squid and the probes inside this network namespace')
-    .option('--direct-address <ip>', `address a direct connect must fail to reach (default ${DEFAULT_TARGETS.directAddress})`)
+    .option(
+      '--direct-address <ip>',
+      `address a direct connect must fail to reach (default ${DEFAULT_TARGETS.directAddress})`,
+    )
     .option('--direct-port <port>', `its port (default ${DEFAULT_TARGETS.directPort})`)
     .option('--allowed-url <url>', 'a URL on an allowlisted domain (default: the first allowlist entry over https)')
     .option('--private-url <url>', `a private URL the proxy must refuse (default ${DEFAULT_TARGETS.privateUrl})`)
-    .option('--github', 'only the GitHub checks (token, permissions, base protection); they also run for every repo with promote = "pr"')
+    .option(
+      '--github',
+      'only the GitHub checks (token, permissions, base protection); they also run for every repo with promote = "pr"',
+    )
     .action(async (name: string | undefined, options: DoctorOptions) => {
-      if (context.uid !== 0) throw new UsageError('doctor acts as each repo user and reads the nft table: run it as root');
-      if (options.netns !== undefined && !/^[A-Za-z0-9_.-]+$/.test(options.netns)) throw new UsageError(`--netns: "${options.netns}" is not a namespace name`);
+      if (context.uid !== 0)
+        throw new UsageError('doctor acts as each repo user and reads the nft table: run it as root');
+      if (options.netns !== undefined && !/^[A-Za-z0-9_.-]+$/.test(options.netns))
+        throw new UsageError(`--netns: "${options.netns}" is not a namespace name`);
       const layout = hostLayout(context.env);
       const registry = await readRegistry(context.ports, layout.registryFile);
       const repos = name ? [findRepo(registry, name, layout.registryFile)] : registry.repos;
-      if (!repos.length) throw new UsageError(`${layout.registryFile}: no repos registered; add one with agent-runner provision repo NAME --url URL`);
-      const deps = { process: context.ports.process, fs: context.ports.fs, clock: context.ports.clock, scheduler: context.ports.scheduler, ...(options.netns ? { wrap: inNetns(options.netns) } : {}) };
+      if (!repos.length)
+        throw new UsageError(
+          `${layout.registryFile}: no repos registered; add one with agent-runner provision repo NAME --url URL`,
+        );
+      const deps = {
+        process: context.ports.process,
+        fs: context.ports.fs,
+        clock: context.ports.clock,
+        scheduler: context.ports.scheduler,
+        ...(options.netns ? { wrap: inNetns(options.netns) } : {}),
+      };
       const targets = {
         directAddress: options.directAddress ?? DEFAULT_TARGETS.directAddress,
-        directPort: options.directPort ? parsePositiveInt('--direct-port', options.directPort, 65535) : DEFAULT_TARGETS.directPort,
+        directPort: options.directPort
+          ? parsePositiveInt('--direct-port', options.directPort, 65535)
+          : DEFAULT_TARGETS.directPort,
         privateUrl: options.privateUrl ?? DEFAULT_TARGETS.privateUrl,
         ...(options.allowedUrl ? { allowedUrl: options.allowedUrl } : {}),
       };
@@ -55,17 +74,32 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         results.push({ repo: repo.name, checks: [...isolation, ...github] });
       }
       const host = options.github ? [] : await hostChecks(context.ports.fs, layout.registryFile);
-      const failed = [...host.filter((check) => !check.ok).map((check) => `host: ${check.name}`), ...results.flatMap((result) => result.checks.filter((check) => !check.ok).map((check) => `${result.repo}: ${check.name}`))];
+      const failed = [
+        ...host.filter((check) => !check.ok).map((check) => `host: ${check.name}`),
+        ...results.flatMap((result) =>
+          result.checks.filter((check) => !check.ok).map((check) => `${result.repo}: ${check.name}`),
+        ),
+      ];
       if (options.json) {
         context.out(`${JSON.stringify({ ok: failed.length === 0, host, repos: results }, null, 2)}\n`);
       } else {
         context.out('host\n');
-        for (const check of host) context.out(`  ${check.ok ? 'ok  ' : 'FAIL'} ${check.name}: ${check.detail}${check.ok ? '' : `\n       fix: ${check.fix}`}\n`);
+        for (const check of host)
+          context.out(
+            `  ${check.ok ? 'ok  ' : 'FAIL'} ${check.name}: ${check.detail}${check.ok ? '' : `\n       fix: ${check.fix}`}\n`,
+          );
         for (const result of results) {
           context.out(`${result.repo}\n`);
-          for (const check of result.checks) context.out(`  ${check.ok ? 'ok  ' : 'FAIL'} ${check.name}: ${printableLine(check.detail)}${check.ok ? '' : `\n       fix: ${printableLine(check.fix)}`}\n`);
+          for (const check of result.checks)
+            context.out(
+              `  ${check.ok ? 'ok  ' : 'FAIL'} ${check.name}: ${printableLine(check.detail)}${check.ok ? '' : `\n       fix: ${printableLine(check.fix)}`}\n`,
+            );
         }
-        context.out(failed.length ? `\n${failed.length} check${failed.length === 1 ? '' : 's'} failed\n` : `\nall checks passed (${path.basename(layout.registryFile)}: ${repos.length} repo${repos.length === 1 ? '' : 's'})\n`);
+        context.out(
+          failed.length
+            ? `\n${failed.length} check${failed.length === 1 ? '' : 's'} failed\n`
+            : `\nall checks passed (${path.basename(layout.registryFile)}: ${repos.length} repo${repos.length === 1 ? '' : 's'})\n`,
+        );
       }
       setExit(failed.length ? EXIT.failed : EXIT.ok);
     });

@@ -5,7 +5,10 @@ import type { CliContext } from './context.js';
 import type { DrainEvent, DrainSummary } from '../drain/types.js';
 import { STAGING_BRANCH } from '../staging/names.js';
 
-export function progressPrinter(context: Pick<CliContext, 'err'>, format: 'human' | 'json'): (event: DrainEvent) => void {
+export function progressPrinter(
+  context: Pick<CliContext, 'err'>,
+  format: 'human' | 'json',
+): (event: DrainEvent) => void {
   if (format === 'json') return (event) => context.err(`${JSON.stringify(event)}\n`);
   return (event) => context.err(`${printableLine(describeEvent(event))}\n`);
 }
@@ -53,7 +56,9 @@ export function renderTaskTable(tasks: DrainSummary['tasks']): string {
   for (const task of tasks) {
     // A reason only: a landed task has none, and its title is not one.
     const reason = printableLine(task.reason ?? '-').replace(/\s+/g, ' ');
-    lines.push(`${pad(printableLine(task.id), idWidth)}  ${pad(task.outcome, outcomeWidth)}  ${pad(`${(task.durationMs / 1000).toFixed(1)}s`, 7)}  ${reason.length > 100 ? `${reason.slice(0, 97)}...` : reason}`);
+    lines.push(
+      `${pad(printableLine(task.id), idWidth)}  ${pad(task.outcome, outcomeWidth)}  ${pad(`${(task.durationMs / 1000).toFixed(1)}s`, 7)}  ${reason.length > 100 ? `${reason.slice(0, 97)}...` : reason}`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }

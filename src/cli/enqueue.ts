@@ -42,12 +42,18 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
 
 /** Pure: the work a set of flags asks for. */
 function workFromOptions(options: EnqueueOptions): JobWork {
-  const chosen = [options.task !== undefined, Boolean(options.drain), options.prompt !== undefined].filter(Boolean).length;
-  if (chosen !== 1) throw new UsageError('give exactly one of --task ID, --drain or --prompt TEXT (or --list, --cancel ID)');
+  const chosen = [options.task !== undefined, Boolean(options.drain), options.prompt !== undefined].filter(
+    Boolean,
+  ).length;
+  if (chosen !== 1)
+    throw new UsageError('give exactly one of --task ID, --drain or --prompt TEXT (or --list, --cancel ID)');
   if (options.model !== undefined && options.prompt === undefined) {
-    throw new UsageError('--model goes with --prompt only (it becomes the new task\'s model:<id> label); for an existing task add that label to the task');
+    throw new UsageError(
+      "--model goes with --prompt only (it becomes the new task's model:<id> label); for an existing task add that label to the task",
+    );
   }
-  if (options.model !== undefined && !MODEL.test(options.model)) throw new UsageError(`--model "${options.model}" is not a model id`);
+  if (options.model !== undefined && !MODEL.test(options.model))
+    throw new UsageError(`--model "${options.model}" is not a model id`);
   if (options.task !== undefined) {
     if (!isSafeTaskId(options.task)) throw new UsageError(`--task "${options.task}" is not a task id (e.g. TASK-12)`);
     return { kind: 'task', taskId: options.task.toUpperCase() };
@@ -55,7 +61,8 @@ function workFromOptions(options: EnqueueOptions): JobWork {
   if (options.drain) return { kind: 'drain' };
   const prompt = options.prompt!.trim();
   if (!prompt) throw new UsageError('--prompt is empty');
-  if (Buffer.byteLength(prompt, 'utf8') > MAX_PROMPT_BYTES) throw new UsageError(`--prompt is longer than ${MAX_PROMPT_BYTES} bytes; put the detail in a task instead`);
+  if (Buffer.byteLength(prompt, 'utf8') > MAX_PROMPT_BYTES)
+    throw new UsageError(`--prompt is longer than ${MAX_PROMPT_BYTES} bytes; put the detail in a task instead`);
   return { kind: 'prompt', prompt };
 }
 
@@ -70,7 +77,10 @@ async function enqueue(context: CliContext, repoName: string, options: EnqueueOp
   const spool = new Spool(context.ports.fs, state, repo.name);
   const now = new Date(context.ports.clock.now()).toISOString();
   if (options.list) {
-    const jobs = [...(await spool.list('running')).map((job) => ({ ...job, state: 'running' })), ...(await spool.list('queue')).map((job) => ({ ...job, state: 'queued' }))];
+    const jobs = [
+      ...(await spool.list('running')).map((job) => ({ ...job, state: 'running' })),
+      ...(await spool.list('queue')).map((job) => ({ ...job, state: 'queued' })),
+    ];
     context.out(options.json ? `${JSON.stringify({ repo: repo.name, jobs }, null, 2)}\n` : renderJobs(jobs));
     return EXIT.ok;
   }
@@ -84,6 +94,8 @@ async function enqueue(context: CliContext, repoName: string, options: EnqueueOp
   const work = workFromOptions(options);
   const job = await spool.enqueue(context.ports.ids, now, work, options.model);
   context.out(`${job.id}\n`);
-  context.err(`enqueue: queued ${describeWork(work)} on ${repo.name}${repo.enabled ? '' : ' (the repo is disabled: its watcher runs no jobs until it is enabled)'}\n`);
+  context.err(
+    `enqueue: queued ${describeWork(work)} on ${repo.name}${repo.enabled ? '' : ' (the repo is disabled: its watcher runs no jobs until it is enabled)'}\n`,
+  );
   return EXIT.ok;
 }

@@ -8,10 +8,17 @@ import { gatherFleet, renderFleetHuman } from '../control/fleet/fleet.js';
 import { EXIT } from '../errors.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
-  command.option('--json', 'print the fleet as JSON (the shape the dashboard reads)').action(async (options: { json?: boolean }) => {
-    const { fs, process, clock, locks, scheduler } = context.ports;
-    const fleet = await gatherFleet({ fs, process, locks, scheduler }, registryFile(context.env), stateDir(context.env), clock.now());
-    context.out(options.json ? `${JSON.stringify(fleet, null, 2)}\n` : renderFleetHuman(fleet));
-    setExit(fleet.problems.length ? EXIT.usage : EXIT.ok);
-  });
+  command
+    .option('--json', 'print the fleet as JSON (the shape the dashboard reads)')
+    .action(async (options: { json?: boolean }) => {
+      const { fs, process, clock, locks, scheduler } = context.ports;
+      const fleet = await gatherFleet(
+        { fs, process, locks, scheduler },
+        registryFile(context.env),
+        stateDir(context.env),
+        clock.now(),
+      );
+      context.out(options.json ? `${JSON.stringify(fleet, null, 2)}\n` : renderFleetHuman(fleet));
+      setExit(fleet.problems.length ? EXIT.usage : EXIT.ok);
+    });
 }

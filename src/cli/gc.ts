@@ -29,12 +29,18 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
   command
     .option('--workspace <dir>', 'the git checkout (default: the current directory)')
     .option('--repo <name>', "a repo from the registry (as root: runs as the repo's user)")
-    .option('--retention-days <n>', `remove records older than this (default: the registry's retention_days, else ${DEFAULT_RETENTION_DAYS})`)
+    .option(
+      '--retention-days <n>',
+      `remove records older than this (default: the registry's retention_days, else ${DEFAULT_RETENTION_DAYS})`,
+    )
     .option('--retention-only', 'only remove old records; keep task worktrees and branches')
     .option('--json', 'print the result as JSON')
     .action(async (options: GcOptions) => {
       const now = context.ports.clock.now();
-      let days = options.retentionDays === undefined ? undefined : parsePositiveInt('--retention-days', options.retentionDays, MAX_RETENTION_DAYS);
+      let days =
+        options.retentionDays === undefined
+          ? undefined
+          : parsePositiveInt('--retention-days', options.retentionDays, MAX_RETENTION_DAYS);
       let rootPruned = NOTHING_PRUNED;
       if (context.uid === 0 && options.repo !== undefined) {
         // Root's own records of the repo first, here; the workspace's records go with the repo user below.
@@ -45,17 +51,33 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         if (!options.json) context.out(`${repo.name} (root's records): ${describePruned(rootPruned, days)}\n`);
       }
       days ??= DEFAULT_RETENTION_DAYS;
-      const forward = ['--retention-days', String(days), ...(options.retentionOnly ? ['--retention-only'] : []), ...(options.json ? ['--json'] : [])];
+      const forward = [
+        '--retention-days',
+        String(days),
+        ...(options.retentionOnly ? ['--retention-only'] : []),
+        ...(options.json ? ['--json'] : []),
+      ];
       const route = await routeLifecycle(context, options, ['gc', ...forward]);
       if (route.kind === 'ran-as-user') return setExit(route.exitCode);
       const input = await lifecycleInput(context, route.workspace, false);
       const result = await withWorkspaceLock(context, input, 'gc', async () => ({
         removed: options.retentionOnly ? [] : await removeAllTaskBranches(input),
-        pruned: { ...rootPruned, ...(await pruneWorkspaceRecords(context.ports.fs, workspaceStateDir(input.stateDir, input.workspace), days, now)) },
+        pruned: {
+          ...rootPruned,
+          ...(await pruneWorkspaceRecords(
+            context.ports.fs,
+            workspaceStateDir(input.stateDir, input.workspace),
+            days,
+            now,
+          )),
+        },
       }));
       if (options.json) context.out(`${JSON.stringify({ ...result, retentionDays: days })}\n`);
       else {
-        if (!options.retentionOnly) context.out(result.removed.length ? `removed ${result.removed.join(', ')}\n` : 'no task branches to remove\n');
+        if (!options.retentionOnly)
+          context.out(
+            result.removed.length ? `removed ${result.removed.join(', ')}\n` : 'no task branches to remove\n',
+          );
         context.out(`${describePruned(result.pruned, days)}\n`);
       }
       setExit(EXIT.ok);

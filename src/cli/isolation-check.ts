@@ -10,22 +10,34 @@ import { tcpPortAnswers } from '../../backends/host/apply-squid.js';
 import { EGRESS_FAMILY, EGRESS_TABLE } from '../../backends/host/nftables.js';
 
 /** Pure: what is missing, in words; empty when isolation is in place. */
-export function isolationGaps(repo: Pick<RegistryRepo, 'proxyPort'>, facts: { readonly egressLoaded: boolean; readonly proxyAnswers: boolean }): string[] {
+export function isolationGaps(
+  repo: Pick<RegistryRepo, 'proxyPort'>,
+  facts: { readonly egressLoaded: boolean; readonly proxyAnswers: boolean },
+): string[] {
   return [
     ...(facts.egressLoaded ? [] : [`no egress lock is loaded (nft table ${EGRESS_FAMILY} ${EGRESS_TABLE} is missing)`]),
     ...(facts.proxyAnswers ? [] : [`nothing listens on the repo's proxy port 127.0.0.1:${repo.proxyPort}`]),
   ];
 }
 
-/** Whether to check: not with --no-isolation, nor with AGENT_RUNNER_ISOLATION=off (for commands that start dispatch themselves, the dashboard's d). */
+/**
+ * Whether to check: not with --no-isolation, nor with AGENT_RUNNER_ISOLATION=off (for commands that start dispatch
+ * themselves, the dashboard's d).
+ */
 export function isolationWanted(flag: boolean, env: Readonly<Record<string, string | undefined>>): boolean {
   return flag && env.AGENT_RUNNER_ISOLATION !== 'off';
 }
 
 /** Throws a UsageError naming what is missing and the fix, unless the egress lock is loaded and the proxy answers. */
-export async function requireIsolation(ports: { readonly process: ProcessPort; readonly fs: FsPort }, repo: RegistryRepo): Promise<void> {
+export async function requireIsolation(
+  ports: { readonly process: ProcessPort; readonly fs: FsPort },
+  repo: RegistryRepo,
+): Promise<void> {
   const { process } = ports;
-  const gaps = isolationGaps(repo, { egressLoaded: (await listEgressTable(ports)) !== undefined, proxyAnswers: await tcpPortAnswers({ process }, repo.proxyPort) });
+  const gaps = isolationGaps(repo, {
+    egressLoaded: (await listEgressTable(ports)) !== undefined,
+    proxyAnswers: await tcpPortAnswers({ process }, repo.proxyPort),
+  });
   if (!gaps.length) return;
   throw new UsageError(
     `repo "${repo.name}": ${gaps.join(', and ')}; its agents would run without the isolation agent-runner promises. ` +

@@ -21,9 +21,14 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--by <group>', `total per ${LEDGER_GROUPS.join(', ')}`, 'task')
     .option('--json', 'print the report as JSON')
     .action(async (repo: string | undefined, options: LedgerOptions) => {
-      if (repo !== undefined && !REPO_NAME_PATTERN.test(repo)) throw new UsageError(`"${repo}" is not a repo name (lowercase letters, digits and "-")`);
-      if (!(LEDGER_GROUPS as readonly string[]).includes(options.by)) throw new UsageError(`--by must be one of ${LEDGER_GROUPS.join(', ')}, not "${options.by}"`);
-      if (options.since !== undefined && (!/^\d{4}-\d{2}-\d{2}$/.test(options.since) || Number.isNaN(Date.parse(options.since)))) {
+      if (repo !== undefined && !REPO_NAME_PATTERN.test(repo))
+        throw new UsageError(`"${repo}" is not a repo name (lowercase letters, digits and "-")`);
+      if (!(LEDGER_GROUPS as readonly string[]).includes(options.by))
+        throw new UsageError(`--by must be one of ${LEDGER_GROUPS.join(', ')}, not "${options.by}"`);
+      if (
+        options.since !== undefined &&
+        (!/^\d{4}-\d{2}-\d{2}$/.test(options.since) || Number.isNaN(Date.parse(options.since)))
+      ) {
         throw new UsageError(`--since must be a date like 2026-11-30, not "${options.since}"`);
       }
       const state = stateDir(context.env);
@@ -32,7 +37,10 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         gathered = await gatherLedger(context.ports.fs, state, repo, options.since);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
-        if (code === 'EACCES' || code === 'EPERM') throw new UsageError(`cannot read the ledger under ${state}/repos: it is root's; run agent-runner ledger as root`);
+        if (code === 'EACCES' || code === 'EPERM')
+          throw new UsageError(
+            `cannot read the ledger under ${state}/repos: it is root's; run agent-runner ledger as root`,
+          );
         throw error;
       }
       const report = ledgerReport(gathered.repos, gathered.records, options.by as LedgerGroup, options.since);

@@ -11,12 +11,23 @@ import { acquireRepoLock } from '../drain/recovery/workspace-lock.js';
 import { clearStaleGitLocks } from '../drain/recovery/git-locks.js';
 import type { LifecycleInput } from '../staging/lifecycle.js';
 
-export async function lifecycleInput(context: CliContext, workspaceOption: string | undefined, fetch: boolean): Promise<LifecycleInput> {
+export async function lifecycleInput(
+  context: CliContext,
+  workspaceOption: string | undefined,
+  fetch: boolean,
+): Promise<LifecycleInput> {
   const { fs, process } = context.ports;
   const workspace = await checkWorkspace(fs, context.cwd, workspaceOption);
   const { config } = await readRepoConfig(fs, workspace);
   const git = new Git(process, { env: agentBaseEnv(context.env) });
-  return { ports: context.ports, git, workspace, baseBranch: config.baseBranch, stateDir: stateDir(context.env), fetch };
+  return {
+    ports: context.ports,
+    git,
+    workspace,
+    baseBranch: config.baseBranch,
+    stateDir: stateDir(context.env),
+    fetch,
+  };
 }
 
 /**
@@ -24,11 +35,17 @@ export async function lifecycleInput(context: CliContext, workspaceOption: strin
  * after removing git locks a killed git left (a killed promote's
  * fast-forward leaves the checkout's index.lock); says what it removed.
  */
-export async function withWorkspaceLock<T>(context: CliContext, input: LifecycleInput, purpose: string, work: () => Promise<T>): Promise<T> {
+export async function withWorkspaceLock<T>(
+  context: CliContext,
+  input: LifecycleInput,
+  purpose: string,
+  work: () => Promise<T>,
+): Promise<T> {
   const { locks, process, clock, fs, control } = context.ports;
   const { lock, gitCommonDir } = await acquireRepoLock({ locks, process, clock }, input.git, input.workspace, purpose);
   try {
-    for (const note of await clearStaleGitLocks({ fs, control }, input.workspace, gitCommonDir)) context.err(`${note}\n`);
+    for (const note of await clearStaleGitLocks({ fs, control }, input.workspace, gitCommonDir))
+      context.err(`${note}\n`);
     return await work();
   } finally {
     await lock.release();

@@ -12,7 +12,12 @@ import { registryFile } from '../paths.js';
 import { readRegistry } from '../control/registry/parse.js';
 import { installPaths } from './root-support.js';
 import { repoUser, runnerCommandAsUser } from '../control/repo-user/run-as.js';
-import { chooseLifecycleRunner, registeredRepoAt, type PathStep, type WorkspaceFacts } from '../control/dispatch/lifecycle-target.js';
+import {
+  chooseLifecycleRunner,
+  registeredRepoAt,
+  type PathStep,
+  type WorkspaceFacts,
+} from '../control/dispatch/lifecycle-target.js';
 import { dropPrivileges, lookupUser } from '../control/repo-user/privdrop.js';
 
 export interface WorkspaceChoice {
@@ -27,7 +32,10 @@ export type LifecycleRoute =
   | { readonly kind: 'ran-as-user'; readonly exitCode: number };
 
 /** The registry when one is needed: always for --repo, for root when it exists. */
-async function registryFor(context: CliContext, options: WorkspaceChoice): Promise<{ registry: Registry; file: string } | undefined> {
+async function registryFor(
+  context: CliContext,
+  options: WorkspaceChoice,
+): Promise<{ registry: Registry; file: string } | undefined> {
   const file = registryFile(context.env);
   if (options.repo === undefined && (context.uid !== 0 || options.workspace === undefined)) return undefined;
   // Root without --repo can work on a root-owned checkout on a host with no registry.
@@ -44,14 +52,30 @@ async function workspaceFacts(context: CliContext, dir: string): Promise<Workspa
     const relative = parts.slice(0, i).join('/');
     const stat = await fs.statUntrusted('/', relative);
     if (!stat) break;
-    steps.push({ path: `/${relative}`, uid: stat.uid, mode: stat.mode, isSymlink: stat.isSymlink, isDirectory: stat.isDirectory });
+    steps.push({
+      path: `/${relative}`,
+      uid: stat.uid,
+      mode: stat.mode,
+      isSymlink: stat.isSymlink,
+      isDirectory: stat.isDirectory,
+    });
     if (stat.isSymlink || !stat.isDirectory) break;
   }
   const complete = steps.length === parts.length && steps.every((step) => step.isDirectory && !step.isSymlink);
   const gitStat = complete ? await fs.statUntrusted('/', [...parts, '.git'].join('/')) : undefined;
-  const dotGit = gitStat ? { path: path.join(dir, '.git'), uid: gitStat.uid, mode: gitStat.mode, isSymlink: gitStat.isSymlink, isDirectory: gitStat.isDirectory } : undefined;
+  const dotGit = gitStat
+    ? {
+        path: path.join(dir, '.git'),
+        uid: gitStat.uid,
+        mode: gitStat.mode,
+        isSymlink: gitStat.isSymlink,
+        isDirectory: gitStat.isDirectory,
+      }
+    : undefined;
   const names: Record<number, string> = {};
-  for (const uid of new Set([...steps, ...(dotGit ? [dotGit] : [])].map((step) => step.uid).filter((uid) => uid !== 0))) {
+  for (const uid of new Set(
+    [...steps, ...(dotGit ? [dotGit] : [])].map((step) => step.uid).filter((uid) => uid !== 0),
+  )) {
     const account = await lookupUser(process, uid);
     if (account) names[uid] = account.name;
   }
@@ -66,25 +90,49 @@ export async function routeLifecycle(
   context: CliContext,
   given: WorkspaceChoice,
   forward: readonly [string, ...string[]],
-  /** Flags the registry adds for this repo (promote's mode, the GitHub API root): the user's process cannot read the registry. */
+  /**
+   * Flags the registry adds for this repo (promote's mode, the GitHub API root): the user's process cannot read the
+   * registry.
+   */
   registryFlags?: (repo: RegistryRepo) => readonly string[],
 ): Promise<LifecycleRoute> {
   // No --workspace and no --repo: the current directory, with the same checks as a --workspace root names.
   const options = given.repo === undefined && given.workspace === undefined ? { ...given, workspace: '.' } : given;
   const registry = await registryFor(context, options);
-  const request = { command: forward[0], uid: context.uid, cwd: context.cwd, repoOption: options.repo, workspaceOption: options.workspace };
+  const request = {
+    command: forward[0],
+    uid: context.uid,
+    cwd: context.cwd,
+    repoOption: options.repo,
+    workspaceOption: options.workspace,
+  };
   const dir = options.workspace === undefined ? undefined : path.resolve(context.cwd, options.workspace);
-  const needsFacts = context.uid === 0 && options.repo === undefined && dir !== undefined && !(registry && registeredRepoAt(registry.registry, dir));
+  const needsFacts =
+    context.uid === 0 &&
+    options.repo === undefined &&
+    dir !== undefined &&
+    !(registry && registeredRepoAt(registry.registry, dir));
   const runner = chooseLifecycleRunner(request, registry, needsFacts ? await workspaceFacts(context, dir) : undefined);
   if (runner.kind === 'in-place') return runner;
   const [command, ...flags] = forward;
-  return { kind: 'ran-as-user', exitCode: await runAsRepoUser(context, runner.repo, [command, '--workspace', runner.repo.path, ...flags, ...(registryFlags?.(runner.repo) ?? [])]) };
+  return {
+    kind: 'ran-as-user',
+    exitCode: await runAsRepoUser(context, runner.repo, [
+      command,
+      '--workspace',
+      runner.repo.path,
+      ...flags,
+      ...(registryFlags?.(runner.repo) ?? []),
+    ]),
+  };
 }
 
 /** `agent-runner <args>` as the repo's user, output relayed line by line; resolves to its exit code. */
 async function runAsRepoUser(context: CliContext, repo: RegistryRepo, args: readonly string[]): Promise<number> {
   const user = await repoUser(context.ports, repo);
-  const command = dropPrivileges(user, runnerCommandAsUser(await installPaths(context), repo, user, args), { parentDeathSignal: 'SIGTERM' });
+  const command = dropPrivileges(user, runnerCommandAsUser(await installPaths(context), repo, user, args), {
+    parentDeathSignal: 'SIGTERM',
+  });
   const child = context.ports.process.start(command, {
     onStdoutLine: (line) => context.out(`${line}\n`),
     onStderrLine: (line) => context.err(`${line}\n`),

@@ -32,20 +32,29 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .action(async (first: string | undefined, second: string | undefined, options: LogsOptions) => {
       const repoName = options.workspace === undefined ? first : undefined;
       const task = options.workspace === undefined ? second : (first ?? second);
-      if (options.workspace !== undefined && second !== undefined) throw new UsageError('with --workspace give only the task');
+      if (options.workspace !== undefined && second !== undefined)
+        throw new UsageError('with --workspace give only the task');
       if (task !== undefined && !isSafeTaskId(task)) throw new UsageError(`"${task}" is not a task id (e.g. TASK-3)`);
       const count = parsePositiveInt('--lines', options.lines, 1_000_000);
       const target = await recordsTarget(context, 'logs', repoName, options.workspace);
-      if (!target.records) throw new UsageError(`logs: cannot find the records of ${target.label}: ${target.recordsError}`);
+      if (!target.records)
+        throw new UsageError(`logs: cannot find the records of ${target.label}: ${target.recordsError}`);
       const { fs, clock } = context.ports;
       const entry = await findTranscript(fs, target.records, task, target.label);
       const print = (lines: readonly string[]) => {
-        if (lines.length) context.out(`${lines.map((line) => (options.json ? line : describeTranscriptLine(line))).join('\n')}\n`);
+        if (lines.length)
+          context.out(`${lines.map((line) => (options.json ? line : describeTranscriptLine(line))).join('\n')}\n`);
       };
       const lines = await readTranscriptLines(fs, target.records, entry);
       context.err(`logs: ${entry.name}\n`);
       print(lines.slice(-count));
-      if (options.follow) await followTranscript(fs, clock, target.records, entry, { pollMs: POLL_MS, onLines: print, signal: context.terminate, skip: lines.length });
+      if (options.follow)
+        await followTranscript(fs, clock, target.records, entry, {
+          pollMs: POLL_MS,
+          onLines: print,
+          signal: context.terminate,
+          skip: lines.length,
+        });
       setExit(EXIT.ok);
     });
 }

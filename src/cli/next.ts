@@ -29,15 +29,23 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       const workspace = await checkWorkspace(context.ports.fs, context.cwd, options.workspace);
       const { board, source } = await drainBoard(context.ports, workspace);
       const readiness = assessReadiness(board);
-      context.out(options.json ? `${JSON.stringify(nextJson(readiness, source), null, 2)}\n` : renderNext(readiness, source));
+      context.out(
+        options.json ? `${JSON.stringify(nextJson(readiness, source), null, 2)}\n` : renderNext(readiness, source),
+      );
       setExit(EXIT.ok);
     });
 }
 
 /** The board a drain would take tasks from, and where it was read: `auto/work` (`+ origin/main`), or `checkout`. */
-async function drainBoard(ports: Pick<Ports, 'fs' | 'process'>, workspace: string): Promise<{ board: Board; source: string }> {
+async function drainBoard(
+  ports: Pick<Ports, 'fs' | 'process'>,
+  workspace: string,
+): Promise<{ board: Board; source: string }> {
   // A broken .agent/config.json is orchestrate's to report; the base only adds tasks not yet merged.
-  const baseBranch = await readRepoConfig(ports.fs, workspace).then((validation) => validation.config.baseBranch, () => 'main');
+  const baseBranch = await readRepoConfig(ports.fs, workspace).then(
+    (validation) => validation.config.baseBranch,
+    () => 'main',
+  );
   const view = await new BoardSnapshot(ports.process, workspace, baseBranch).view().catch(() => undefined);
   if (view?.refs.includes(STAGING_BRANCH)) return { board: view.board, source: view.refs.join(' + ') };
   return { board: await readBoard(ports.fs, workspace), source: 'checkout' };
@@ -45,7 +53,10 @@ async function drainBoard(ports: Pick<Ports, 'fs' | 'process'>, workspace: strin
 
 /** The stable --json shape. */
 export interface NextJson {
-  /** Where the board was read: `auto/work` (with `+ origin/<base>` when tasks filed there are not merged yet), or `checkout`. */
+  /**
+   * Where the board was read: `auto/work` (with `+ origin/<base>` when tasks filed there are not merged yet), or
+   * `checkout`.
+   */
   source: string;
   ready: { id: string; title: string; priority: string | null; labels: string[] }[];
   notReady: { id: string | null; file: string; title: string; reasons: string[] }[];
@@ -54,7 +65,12 @@ export interface NextJson {
 function nextJson(readiness: Readiness, source: string): NextJson {
   return {
     source,
-    ready: readiness.ready.map((task) => ({ id: task.id, title: task.title, priority: task.priority ?? null, labels: [...task.labels] })),
+    ready: readiness.ready.map((task) => ({
+      id: task.id,
+      title: task.title,
+      priority: task.priority ?? null,
+      labels: [...task.labels],
+    })),
     notReady: readiness.notReady.map((entry) => ({
       id: entry.id || null,
       file: entry.file,
@@ -67,17 +83,31 @@ function nextJson(readiness: Readiness, source: string): NextJson {
 /** The human table: for people, may change. */
 function renderNext(readiness: Readiness, source: string): string {
   const lines: string[] = source === 'checkout' ? [] : [`Board of ${source}:`];
-  if (!readiness.ready.length && !readiness.notReady.length) return `${lines.map((line) => `${line}\n`).join('')}No tasks on the board.\n`;
+  if (!readiness.ready.length && !readiness.notReady.length)
+    return `${lines.map((line) => `${line}\n`).join('')}No tasks on the board.\n`;
   lines.push(`Ready (${readiness.ready.length}):`);
   if (!readiness.ready.length) lines.push('  none');
   lines.push(
     ...table(
-      readiness.ready.map((task) => [task.id, task.priority ?? '-', task.title, task.labels.length ? `[${task.labels.join(', ')}]` : '']),
+      readiness.ready.map((task) => [
+        task.id,
+        task.priority ?? '-',
+        task.title,
+        task.labels.length ? `[${task.labels.join(', ')}]` : '',
+      ]),
     ),
   );
   if (readiness.notReady.length) {
     lines.push('', `Not ready (${readiness.notReady.length}):`);
-    lines.push(...table(readiness.notReady.map((entry) => [entry.id || '-', entry.title || entry.file, entry.reasons.map(describeReason).join('; ')])));
+    lines.push(
+      ...table(
+        readiness.notReady.map((entry) => [
+          entry.id || '-',
+          entry.title || entry.file,
+          entry.reasons.map(describeReason).join('; '),
+        ]),
+      ),
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -85,5 +115,7 @@ function renderNext(readiness: Readiness, source: string): string {
 function table(rows: readonly string[][]): string[] {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, index) => (widths[index] = Math.max(widths[index] ?? 0, cell.length)));
-  return rows.map((row) => `  ${row.map((cell, index) => (index === row.length - 1 ? cell : cell.padEnd(widths[index]!))).join('  ')}`.trimEnd());
+  return rows.map((row) =>
+    `  ${row.map((cell, index) => (index === row.length - 1 ? cell : cell.padEnd(widths[index]!))).join('  ')}`.trimEnd(),
+  );
 }

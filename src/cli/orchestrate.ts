@@ -49,7 +49,10 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--json', 'print the summary as one JSON object')
     .option('--run-id <id>', 'the run id to record (dispatch passes its own)')
     .option('--progress <format>', 'progress on stderr: human or json', 'human')
-    .option('--author-name <name>', "author of the runner's own commits (landings, park and block notes); default: the checkout's user.name")
+    .option(
+      '--author-name <name>',
+      "author of the runner's own commits (landings, park and block notes); default: the checkout's user.name",
+    )
     .option('--author-email <email>', "that author's email; default: the checkout's user.email")
     .option('--pass-env <names>', 'comma-separated variables to pass to agents beyond the built-in list')
     .option('--spend <json>', 'budgets, rate-limit wait bounds and what the ledger says was spent (dispatch passes it)')
@@ -64,27 +67,38 @@ function authorFrom(options: OrchestrateOptions): GitIdentity | undefined {
   if (options.authorName === undefined && options.authorEmail === undefined) return undefined;
   const name = options.authorName?.trim() ?? '';
   const email = options.authorEmail?.trim() ?? '';
-  if (!name || /[<>\n]/.test(name)) throw new UsageError('--author-name must be a name without <, > or newlines, given with --author-email');
-  if (!/^[^\s<>@]+@[^\s<>@]+$/.test(email)) throw new UsageError('--author-email must be an email address like bot@example.com, given with --author-name');
+  if (!name || /[<>\n]/.test(name))
+    throw new UsageError('--author-name must be a name without <, > or newlines, given with --author-email');
+  if (!/^[^\s<>@]+@[^\s<>@]+$/.test(email))
+    throw new UsageError('--author-email must be an email address like bot@example.com, given with --author-name');
   return { name, email };
 }
 
 async function run(context: CliContext, options: OrchestrateOptions): Promise<number> {
   const { fs, process, ids } = context.ports;
   if (options.drain && options.task) throw new UsageError('use either --drain or --task ID, not both');
-  if (options.task && !isSafeTaskId(options.task)) throw new UsageError(`"${options.task}" is not a task id (like TASK-12)`);
-  if (options.runId && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$/.test(options.runId)) throw new UsageError(`--run-id "${options.runId}" may only contain letters, digits, . _ -`);
-  if (options.progress !== 'human' && options.progress !== 'json') throw new UsageError(`--progress must be human or json, not "${options.progress}"`);
+  if (options.task && !isSafeTaskId(options.task))
+    throw new UsageError(`"${options.task}" is not a task id (like TASK-12)`);
+  if (options.runId && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$/.test(options.runId))
+    throw new UsageError(`--run-id "${options.runId}" may only contain letters, digits, . _ -`);
+  if (options.progress !== 'human' && options.progress !== 'json')
+    throw new UsageError(`--progress must be human or json, not "${options.progress}"`);
   const spend = options.spend === undefined ? undefined : parseSpendPolicy(options.spend);
   if (typeof spend === 'string') throw new UsageError(`--spend ${spend}`);
   const workspace = await checkWorkspace(fs, context.cwd, options.workspace);
-  const maxParallel = options.maxParallel ? parsePositiveInt('--max-parallel', options.maxParallel, MAX_PARALLEL_CEILING) : undefined;
+  const maxParallel = options.maxParallel
+    ? parsePositiveInt('--max-parallel', options.maxParallel, MAX_PARALLEL_CEILING)
+    : undefined;
   const graceSec = parsePositiveInt('--grace-sec', options.graceSec, 3600);
   const { config: repoConfig, warnings } = await readRepoConfig(fs, workspace);
   // --max-parallel is a cap: it may lower the repo's own setting, never raise it.
   const config = applyOverrides(repoConfig, {}, maxParallel === undefined ? {} : { maxParallel });
-  for (const warning of warnings) context.err(`warning: ${warning.file}: ${warning.key}: ${warning.problem}; ${warning.fix}\n`);
-  const passEnv = (options.passEnv ?? '').split(',').map((name) => name.trim()).filter(Boolean);
+  for (const warning of warnings)
+    context.err(`warning: ${warning.file}: ${warning.key}: ${warning.problem}; ${warning.fix}\n`);
+  const passEnv = (options.passEnv ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
   const badName = passEnv.find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
   if (badName) throw new UsageError(`--pass-env: "${badName}" is not a variable name`);
   const env = agentBaseEnv(context.env, passEnv);

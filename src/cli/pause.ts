@@ -19,7 +19,11 @@ export function defineFor(mode: 'pause' | 'resume') {
         const repo = findRepo(registry, repoName, registryFile);
         const { fs, clock } = context.ports;
         const before = await readPause(fs, state, repo.name);
-        if (mode === 'pause' && !before) await pauseRepo(fs, state, repo.name, { since: new Date(clock.now()).toISOString(), by: context.env.SUDO_USER || context.env.USER || `uid ${context.uid}` });
+        if (mode === 'pause' && !before)
+          await pauseRepo(fs, state, repo.name, {
+            since: new Date(clock.now()).toISOString(),
+            by: context.env.SUDO_USER || context.env.USER || `uid ${context.uid}`,
+          });
         if (mode === 'resume') await resumeRepo(fs, state, repo.name);
         const paused = mode === 'pause';
         const changed = paused !== Boolean(before);

@@ -20,20 +20,47 @@ export interface RecordsTarget {
   readonly recordsError: string | undefined;
 }
 
-export async function recordsTarget(context: CliContext, command: string, repoName: string | undefined, workspace: string | undefined): Promise<RecordsTarget> {
-  if (repoName !== undefined && workspace !== undefined) throw new UsageError(`${command}: give a repo name or --workspace DIR, not both`);
+export async function recordsTarget(
+  context: CliContext,
+  command: string,
+  repoName: string | undefined,
+  workspace: string | undefined,
+): Promise<RecordsTarget> {
+  if (repoName !== undefined && workspace !== undefined)
+    throw new UsageError(`${command}: give a repo name or --workspace DIR, not both`);
   if (workspace !== undefined) {
     const dir = path.resolve(context.cwd, workspace);
-    if (!(await context.ports.fs.stat(dir))?.isDirectory) throw new UsageError(`workspace ${dir} is not a directory; pass the path of the git checkout`);
-    return { label: dir, registered: undefined, records: recordsOfWorkspace(stateDir(context.env), dir), recordsError: undefined };
+    if (!(await context.ports.fs.stat(dir))?.isDirectory)
+      throw new UsageError(`workspace ${dir} is not a directory; pass the path of the git checkout`);
+    return {
+      label: dir,
+      registered: undefined,
+      records: recordsOfWorkspace(stateDir(context.env), dir),
+      recordsError: undefined,
+    };
   }
-  if (repoName === undefined) throw new UsageError(`${command}: give a repo name from the registry (as root) or --workspace DIR`);
-  requireRoot(context, `${command} REPO`, "the repo's records are in root's state dir and its user's home; use --workspace DIR for your own checkout");
+  if (repoName === undefined)
+    throw new UsageError(`${command}: give a repo name from the registry (as root) or --workspace DIR`);
+  requireRoot(
+    context,
+    `${command} REPO`,
+    "the repo's records are in root's state dir and its user's home; use --workspace DIR for your own checkout",
+  );
   const { registry, registryFile, state } = await loadRegistry(context);
   const repo = findRepo(registry, repoName, registryFile);
   try {
-    return { label: repo.name, registered: { repo, state }, records: await recordsOfRepo(context.ports, repo), recordsError: undefined };
+    return {
+      label: repo.name,
+      registered: { repo, state },
+      records: await recordsOfRepo(context.ports, repo),
+      recordsError: undefined,
+    };
   } catch (error) {
-    return { label: repo.name, registered: { repo, state }, records: undefined, recordsError: (error as Error).message };
+    return {
+      label: repo.name,
+      registered: { repo, state },
+      records: undefined,
+      recordsError: (error as Error).message,
+    };
   }
 }

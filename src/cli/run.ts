@@ -68,21 +68,32 @@ async function run(context: CliContext, options: RunOptions): Promise<number> {
     ...(options.effort ? { effort: options.effort } : {}),
   });
   const effortWrong = config.effort === undefined ? undefined : effortProblem(config.assistant, config.effort);
-  if (effortWrong) throw new UsageError(`${options.effort ? '--effort' : `"effort" in .agent/config.json with --assistant ${config.assistant}`}: ${effortWrong}`);
+  if (effortWrong)
+    throw new UsageError(
+      `${options.effort ? '--effort' : `"effort" in .agent/config.json with --assistant ${config.assistant}`}: ${effortWrong}`,
+    );
   const board = await readBoard(fs, workspace);
   let task;
   if (options.task) {
     task = findTask(board, options.task);
     if (!task) {
       const broken = board.unreadable.find((entry) => entry.id !== undefined && sameTaskId(entry.id, options.task!));
-      throw new UsageError(broken ? `task ${options.task} is unreadable: ${broken.file}: ${broken.reason}` : `no task ${options.task} on the board of ${workspace}; \`agent-runner next --workspace ${workspace}\` lists them`);
+      throw new UsageError(
+        broken
+          ? `task ${options.task} is unreadable: ${broken.file}: ${broken.reason}`
+          : `no task ${options.task} on the board of ${workspace}; \`agent-runner next --workspace ${workspace}\` lists them`,
+      );
     }
     // Named by hand, it runs even when not ready, but never without a word about why it is not.
     const notReady = assessReadiness(board).notReady.find((entry) => entry.id === task!.id);
-    if (notReady) context.err(`warning: ${task.id} is not ready (${notReady.reasons.map(describeReason).join('; ')}); running it because --task names it\n`);
+    if (notReady)
+      context.err(
+        `warning: ${task.id} is not ready (${notReady.reasons.map(describeReason).join('; ')}); running it because --task names it\n`,
+      );
   } else {
     task = assessReadiness(board).ready[0];
-    if (!task) throw new UsageError(`no ready task in ${workspace}; \`agent-runner next --workspace ${workspace}\` says why`);
+    if (!task)
+      throw new UsageError(`no ready task in ${workspace}; \`agent-runner next --workspace ${workspace}\` says why`);
   }
   const env = agentBaseEnv(context.env);
   const adapter = adapterFor(config.assistant);
@@ -93,12 +104,28 @@ async function run(context: CliContext, options: RunOptions): Promise<number> {
   const runId = ids.next();
   const git = new Git(process, { env });
   const secrets = await knownSecrets(fs, env);
-  context.err(`run ${runId}: ${task.id} "${printableLine(redactSecrets(task.title, secrets))}" with ${config.assistant}${config.model ? ` (${config.model})` : ''}\n`);
+  context.err(
+    `run ${runId}: ${task.id} "${printableLine(redactSecrets(task.title, secrets))}" with ${config.assistant}${config.model ? ` (${config.model})` : ''}\n`,
+  );
   const report = await runTask(
     { ports: { process, fs, clock }, git },
-    { workspace, task, config, adapter, binary, env, iterations, transcriptFile: transcriptFile(state, workspace, runId, task.id), runId, secrets },
+    {
+      workspace,
+      task,
+      config,
+      adapter,
+      binary,
+      env,
+      iterations,
+      transcriptFile: transcriptFile(state, workspace, runId, task.id),
+      runId,
+      secrets,
+    },
   );
-  const leftover = report.leftovers && (report.outcome.kind === 'done' || report.outcome.kind === 'blocked') ? await commitLeftovers(git, workspace, task.id) : undefined;
+  const leftover =
+    report.leftovers && (report.outcome.kind === 'done' || report.outcome.kind === 'blocked')
+      ? await commitLeftovers(git, workspace, task.id)
+      : undefined;
 
   const shown = redactDeep(report, secrets);
   if (options.json) {

@@ -17,10 +17,17 @@ const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 100_000;
 
 /** The history of a repo or workspace: what `runs` prints and the dashboard's runs view shows. */
-export async function readRunHistory(context: CliContext, repoName: string | undefined, workspace: string | undefined, limit: number): Promise<RunHistory> {
+export async function readRunHistory(
+  context: CliContext,
+  repoName: string | undefined,
+  workspace: string | undefined,
+  limit: number,
+): Promise<RunHistory> {
   const target = await recordsTarget(context, 'runs', repoName, workspace);
   const errors: string[] = [];
-  const records = target.registered ? await latestRuns(context.ports.fs, target.registered.state, target.registered.repo.name, limit) : [];
+  const records = target.registered
+    ? await latestRuns(context.ports.fs, target.registered.state, target.registered.repo.name, limit)
+    : [];
   let drains: Awaited<ReturnType<typeof readDrainHistory>> = [];
   if (target.records) {
     try {
@@ -44,7 +51,11 @@ export function renderRunHistory(history: RunHistory): string {
     const ended = run.endedAt ? `, ended ${run.endedAt}` : '';
     const exit = run.exitCode === null ? '' : `, exit ${run.exitCode}`;
     const c = run.counts;
-    out.push(printableLine(`${run.id}  ${run.outcome}  by ${who}, started ${run.startedAt}${ended}${exit}: ${c.landed} landed, ${c.parked} parked, ${c.blocked} blocked, ${c.failed} failed${spend(run)}`));
+    out.push(
+      printableLine(
+        `${run.id}  ${run.outcome}  by ${who}, started ${run.startedAt}${ended}${exit}: ${c.landed} landed, ${c.parked} parked, ${c.blocked} blocked, ${c.failed} failed${spend(run)}`,
+      ),
+    );
     if (run.detail) out.push(`  ${printableLine(run.detail)}`);
     if (run.budgetStop) out.push(`  ${printableLine(run.budgetStop)}`);
     const table = renderTaskTable(run.tasks);
@@ -61,7 +72,12 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--limit <n>', 'at most this many runs, newest first', String(DEFAULT_LIMIT))
     .option('--json', 'print the history as JSON')
     .action(async (repoName: string | undefined, options: { workspace?: string; limit: string; json?: boolean }) => {
-      const history = await readRunHistory(context, repoName, options.workspace, parsePositiveInt('--limit', options.limit, MAX_LIMIT));
+      const history = await readRunHistory(
+        context,
+        repoName,
+        options.workspace,
+        parsePositiveInt('--limit', options.limit, MAX_LIMIT),
+      );
       context.out(options.json ? `${JSON.stringify(history, null, 2)}\n` : renderRunHistory(history));
       setExit(EXIT.ok);
     });

@@ -21,22 +21,41 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--workspace <dir>', 'the git checkout (default: the current directory)')
     .option('--repo <name>', "a repo from the registry (as root: runs as the repo's user)")
     .option('--no-fetch', 'do not fetch origin first')
-    .option('--pr', 'also show the staging pull request on GitHub and the checks on its head (on by default when the registry says promote = "pr")')
+    .option(
+      '--pr',
+      'also show the staging pull request on GitHub and the checks on its head (on by default when the registry says promote = "pr")',
+    )
     .option('--github-api <url>', 'GitHub API root (GitHub Enterprise: https://HOST/api/v3)')
     .option('--json', 'print the status as JSON')
-    .action(async (options: { workspace?: string; repo?: string; fetch: boolean; json?: boolean; pr?: boolean; githubApi?: string }) => {
-      const own = [...(options.fetch ? [] : ['--no-fetch']), ...(options.pr ? ['--pr'] : []), ...(options.githubApi ? ['--github-api', options.githubApi] : []), ...(options.json ? ['--json'] : [])];
-      const route = await routeLifecycle(context, options, ['status', ...own], (repo) => (options.pr ? [] : promoteFlagsFor(repo, options)));
-      if (route.kind === 'ran-as-user') return setExit(route.exitCode);
-      const input = await lifecycleInput(context, route.workspace, options.fetch);
-      const status: StatusReport = {
-        ...(await stagingStatus(input)),
-        lastDrain: await readLastDrain(context.ports.fs, workspaceStateDir(input.stateDir, input.workspace)),
-        ...(options.pr ? await pullRequestPart(context, input, options.githubApi) : {}),
-      };
-      context.out(options.json ? `${JSON.stringify(status, null, 2)}\n` : renderStatus(status));
-      setExit(EXIT.ok);
-    });
+    .action(
+      async (options: {
+        workspace?: string;
+        repo?: string;
+        fetch: boolean;
+        json?: boolean;
+        pr?: boolean;
+        githubApi?: string;
+      }) => {
+        const own = [
+          ...(options.fetch ? [] : ['--no-fetch']),
+          ...(options.pr ? ['--pr'] : []),
+          ...(options.githubApi ? ['--github-api', options.githubApi] : []),
+          ...(options.json ? ['--json'] : []),
+        ];
+        const route = await routeLifecycle(context, options, ['status', ...own], (repo) =>
+          options.pr ? [] : promoteFlagsFor(repo, options),
+        );
+        if (route.kind === 'ran-as-user') return setExit(route.exitCode);
+        const input = await lifecycleInput(context, route.workspace, options.fetch);
+        const status: StatusReport = {
+          ...(await stagingStatus(input)),
+          lastDrain: await readLastDrain(context.ports.fs, workspaceStateDir(input.stateDir, input.workspace)),
+          ...(options.pr ? await pullRequestPart(context, input, options.githubApi) : {}),
+        };
+        context.out(options.json ? `${JSON.stringify(status, null, 2)}\n` : renderStatus(status));
+        setExit(EXIT.ok);
+      },
+    );
 }
 
 /** Staging as it is, what the last drain did, and (with --pr) the staging pull request. */
@@ -47,7 +66,11 @@ export type StatusReport = StagingStatus & {
 };
 
 /** The staging PR, or why it could not be read: status still shows the rest. */
-async function pullRequestPart(context: CliContext, input: LifecycleInput, githubApi: string | undefined): Promise<Pick<StatusReport, 'pullRequest' | 'pullRequestError'>> {
+async function pullRequestPart(
+  context: CliContext,
+  input: LifecycleInput,
+  githubApi: string | undefined,
+): Promise<Pick<StatusReport, 'pullRequest' | 'pullRequestError'>> {
   try {
     const target = await githubTarget(context, input, githubApi);
     return { pullRequest: (await pullRequestState(target, input.baseBranch)) ?? null };
@@ -66,11 +89,16 @@ export function renderStatus(status: StatusReport): string {
   ];
   if (status.pullRequest !== undefined || status.pullRequestError !== undefined) {
     const pr = status.pullRequest;
-    if (status.pullRequestError !== undefined) lines.push(`pr       could not be read: ${printableLine(status.pullRequestError)}`);
+    if (status.pullRequestError !== undefined)
+      lines.push(`pr       could not be read: ${printableLine(status.pullRequestError)}`);
     else if (!pr) lines.push('pr       none open');
     else {
-      lines.push(`pr       #${pr.number} ${pr.merged ? 'merged' : pr.state}, ${pr.mergeable === null ? 'mergeable unknown' : pr.mergeable ? 'mergeable' : 'not mergeable'}: ${printableLine(pr.url)}`);
-      lines.push(`checks   on ${pr.headSha.slice(0, 12)}: ${pr.checks.length ? pr.checks.map((check) => `${printableLine(check.name)} ${printableLine(check.conclusion)}`).join(', ') : 'none reported'}`);
+      lines.push(
+        `pr       #${pr.number} ${pr.merged ? 'merged' : pr.state}, ${pr.mergeable === null ? 'mergeable unknown' : pr.mergeable ? 'mergeable' : 'not mergeable'}: ${printableLine(pr.url)}`,
+      );
+      lines.push(
+        `checks   on ${pr.headSha.slice(0, 12)}: ${pr.checks.length ? pr.checks.map((check) => `${printableLine(check.name)} ${printableLine(check.conclusion)}`).join(', ') : 'none reported'}`,
+      );
     }
   }
   if (status.lastDrain) {

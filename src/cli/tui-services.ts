@@ -22,7 +22,9 @@ const TASK_LINES = 15;
 const POLL_MS = 500;
 
 function stringEnv(env: CliContext['env']): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  return Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
 }
 
 export function consoleServices(context: CliContext, install: Install): ConsoleServices {
@@ -35,7 +37,10 @@ export function consoleServices(context: CliContext, install: Install): ConsoleS
       { program: install.node, args: [install.main, ...args], env: stringEnv(context.env), cwd: context.cwd },
       { onStdoutLine: (line) => void (stdout += `${line}\n`), onStderrLine: (line) => void (stderr += `${line}\n`) },
     );
-    return { done: child.exited.then((ended) => ({ exitCode: ended.exitCode, stdout, stderr })), stop: () => child.signalGroup('SIGTERM') };
+    return {
+      done: child.exited.then((ended) => ({ exitCode: ended.exitCode, stdout, stderr })),
+      stop: () => child.signalGroup('SIGTERM'),
+    };
   };
 
   const records = async (repo: string) => {
@@ -51,7 +56,14 @@ export function consoleServices(context: CliContext, install: Install): ConsoleS
     },
     async staging(repo, fetch): Promise<StagingFacts> {
       const outcome = await start(['status', '--repo', repo, '--json', ...(fetch ? [] : ['--no-fetch'])]).done;
-      if (outcome.exitCode !== 0) throw new Error(outcome.stderr.trim().split('\n').at(-1)?.replace(/^agent-runner: /, '') || `status exited ${outcome.exitCode}`);
+      if (outcome.exitCode !== 0)
+        throw new Error(
+          outcome.stderr
+            .trim()
+            .split('\n')
+            .at(-1)
+            ?.replace(/^agent-runner: /, '') || `status exited ${outcome.exitCode}`,
+        );
       return JSON.parse(outcome.stdout) as StagingFacts;
     },
     async follow(repo, task, onTail, signal) {
@@ -79,7 +91,12 @@ export function consoleServices(context: CliContext, install: Install): ConsoleS
       const where = await records(repo);
       const attempts = await readTaskAttempts(fs, where, taskId);
       const entry = pickTranscript(await listTranscripts(fs, where), taskId);
-      const transcript: TranscriptTail = entry ? { name: entry.name, lines: (await readTranscriptLines(fs, where, entry)).slice(-TASK_LINES).map(describeTranscriptLine) } : { name: undefined, lines: [] };
+      const transcript: TranscriptTail = entry
+        ? {
+            name: entry.name,
+            lines: (await readTranscriptLines(fs, where, entry)).slice(-TASK_LINES).map(describeTranscriptLine),
+          }
+        : { name: undefined, lines: [] };
       return { attempts, transcript };
     },
   };

@@ -17,7 +17,9 @@ const MAX_INTERVAL_SEC = 3600;
 export function parseInterval(value: string): number {
   const sec = Number(value);
   if (!/^\d+(\.\d+)?$/.test(value) || sec < MIN_INTERVAL_SEC || sec > MAX_INTERVAL_SEC) {
-    throw new UsageError(`--interval must be a number of seconds from ${MIN_INTERVAL_SEC} to ${MAX_INTERVAL_SEC}, not "${value}"`);
+    throw new UsageError(
+      `--interval must be a number of seconds from ${MIN_INTERVAL_SEC} to ${MAX_INTERVAL_SEC}, not "${value}"`,
+    );
   }
   return sec;
 }
@@ -30,16 +32,25 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       const intervalSec = parseInterval(options.interval);
       const { fs, process, clock, locks, scheduler } = context.ports;
       const snapshots = new Map<string, BoardSnapshot>();
-      const loadFleet = (): Promise<Fleet> => gatherFleet({ fs, process, locks, scheduler, snapshots }, registryFile(context.env), stateDir(context.env), clock.now());
+      const loadFleet = (): Promise<Fleet> =>
+        gatherFleet(
+          { fs, process, locks, scheduler, snapshots },
+          registryFile(context.env),
+          stateDir(context.env),
+          clock.now(),
+        );
       if (options.once) {
         const { buildView, renderFrameText } = await import('../../tui/view-model.js');
         const fleet = await loadFleet();
         const now = clock.now();
-        context.out(renderFrameText(buildView(fleet, null, now, { lastReadAt: now, error: null, reading: false, intervalSec })));
+        context.out(
+          renderFrameText(buildView(fleet, null, now, { lastReadAt: now, error: null, reading: false, intervalSec })),
+        );
         setExit(fleet.problems.length ? EXIT.usage : EXIT.ok);
         return;
       }
-      if (!context.stdoutIsTTY) throw new UsageError('tui needs a terminal on stdout; use "tui --once" or "fleet --json" in scripts');
+      if (!context.stdoutIsTTY)
+        throw new UsageError('tui needs a terminal on stdout; use "tui --once" or "fleet --json" in scripts');
       const { runDashboard } = await import('../../tui/dashboard.js');
       const { consoleServices } = await import('./tui-services.js');
       const services = consoleServices(context, await installPaths(context));

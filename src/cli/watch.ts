@@ -25,7 +25,10 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--all', 'watch every enabled repo in one process')
     .option('--once', 'one tick per repo, wait for what it started, exit')
     .option('--stop-grace-sec <n>', 'on SIGTERM, how long a run in progress may finish before it is interrupted', '60')
-    .option('--no-isolation', 'start runs even when the egress lock is not loaded or nothing listens on the repo proxy port (on purpose: a trial host; also AGENT_RUNNER_ISOLATION=off)')
+    .option(
+      '--no-isolation',
+      'start runs even when the egress lock is not loaded or nothing listens on the repo proxy port (on purpose: a trial host; also AGENT_RUNNER_ISOLATION=off)',
+    )
     .action(async (repoName: string | undefined, options: WatchOptions) => {
       setExit(await watch(context, repoName, options));
     });
@@ -39,7 +42,8 @@ async function watch(context: CliContext, repoName: string | undefined, options:
   const repos = repoName ? [findRepo(registry, repoName, registryFile)] : registry.repos.filter((repo) => repo.enabled);
   if (!repos.length) throw new UsageError(`${registryFile}: no enabled repos to watch`);
   const { clock, control, scheduler } = context.ports;
-  const log = (event: LogEvent) => context.err(`${JSON.stringify({ time: new Date(clock.now()).toISOString(), ...event })}\n`);
+  const log = (event: LogEvent) =>
+    context.err(`${JSON.stringify({ time: new Date(clock.now()).toISOString(), ...event })}\n`);
   const self = await control.self();
   const deps = {
     ...context.ports,
@@ -53,7 +57,9 @@ async function watch(context: CliContext, repoName: string | undefined, options:
     // Above orchestrate's own --grace-sec (30 s), so it can end its agents itself first.
     killAfterMs: 45_000,
     // As dispatch checks before it starts agents, the watcher checks before each run it starts.
-    ...(isolationWanted(options.isolation, context.env) ? { checkIsolation: (repo: RegistryRepo) => requireIsolation(context.ports, repo) } : {}),
+    ...(isolationWanted(options.isolation, context.env)
+      ? { checkIsolation: (repo: RegistryRepo) => requireIsolation(context.ports, repo) }
+      : {}),
   };
   const watchers: RepoWatcher[] = [];
   for (const repo of repos) {

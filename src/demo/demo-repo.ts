@@ -10,43 +10,79 @@ export interface DemoTask extends Omit<TaskFileFields, 'createdDate'> {
 
 export const DEMO_TASKS: readonly DemoTask[] = [
   {
-    id: 'TASK-1', title: 'Set the version to 2.0.0', priority: 'high', expect: 'landed',
+    id: 'TASK-1',
+    title: 'Set the version to 2.0.0',
+    priority: 'high',
+    expect: 'landed',
     description: 'Bump the version for the next release.\n\nagent: sleep 0.5\nagent: write VERSION "2.0.0"',
     acceptanceCriteria: ['VERSION says 2.0.0'],
   },
   {
-    id: 'TASK-2', title: 'Set the version to 2.1.0-rc', priority: 'high', expect: 'landed',
-    description: 'Started together with TASK-1 and edits the same line, so one of the two conflicts and is retried on top of the other.\n\nagent: sleep 0.5\nagent: write VERSION "2.1.0-rc"',
+    id: 'TASK-2',
+    title: 'Set the version to 2.1.0-rc',
+    priority: 'high',
+    expect: 'landed',
+    description:
+      'Started together with TASK-1 and edits the same line, so one of the two conflicts and is retried on top of the other.\n\nagent: sleep 0.5\nagent: write VERSION "2.1.0-rc"',
     acceptanceCriteria: ['VERSION says 2.1.0-rc'],
   },
   {
-    id: 'TASK-3', title: 'Add the greeting module', priority: 'high', expect: 'landed',
-    description: 'Its first session hits a rate limit: the task waits for the reset, is not charged an attempt, and lands.\n\nagent: rate-limit 1\nagent: sleep 0.5\nagent: write src/greeting.txt "hello"',
+    id: 'TASK-3',
+    title: 'Add the greeting module',
+    priority: 'high',
+    expect: 'landed',
+    description:
+      'Its first session hits a rate limit: the task waits for the reset, is not charged an attempt, and lands.\n\nagent: rate-limit 1\nagent: sleep 0.5\nagent: write src/greeting.txt "hello"',
     acceptanceCriteria: ['src/greeting.txt exists'],
   },
   {
-    id: 'TASK-4', title: 'Use the greeting in the banner', priority: 'medium', dependencies: ['TASK-3'], expect: 'landed',
-    description: 'Depends on TASK-3: it becomes ready when TASK-3 lands, within the same drain.\n\nagent: write src/banner.txt "hello, world"',
+    id: 'TASK-4',
+    title: 'Use the greeting in the banner',
+    priority: 'medium',
+    dependencies: ['TASK-3'],
+    expect: 'landed',
+    description:
+      'Depends on TASK-3: it becomes ready when TASK-3 lands, within the same drain.\n\nagent: write src/banner.txt "hello, world"',
     acceptanceCriteria: ['src/banner.txt uses the greeting'],
   },
   {
-    id: 'TASK-5', title: 'Document the API', priority: 'medium', labels: ['area:docs'], expect: 'landed',
-    description: 'Shares the docs area with TASK-6: the two never run at the same time.\n\nagent: sleep 1\nagent: write docs/api.md "# API"',
+    id: 'TASK-5',
+    title: 'Document the API',
+    priority: 'medium',
+    labels: ['area:docs'],
+    expect: 'landed',
+    description:
+      'Shares the docs area with TASK-6: the two never run at the same time.\n\nagent: sleep 1\nagent: write docs/api.md "# API"',
   },
   {
-    id: 'TASK-6', title: 'Document the CLI', priority: 'medium', labels: ['area:docs'], expect: 'landed',
+    id: 'TASK-6',
+    title: 'Document the CLI',
+    priority: 'medium',
+    labels: ['area:docs'],
+    expect: 'landed',
     description: 'agent: sleep 1\nagent: write docs/cli.md "# CLI"',
   },
   {
-    id: 'TASK-7', title: 'Switch the build to the experimental compiler', priority: 'low', expect: 'parked',
-    description: 'The change merges cleanly but turns the gate red, so it is parked with the gate output.\n\nagent: write BROKEN "the experimental compiler breaks the build"',
+    id: 'TASK-7',
+    title: 'Switch the build to the experimental compiler',
+    priority: 'low',
+    expect: 'parked',
+    description:
+      'The change merges cleanly but turns the gate red, so it is parked with the gate output.\n\nagent: write BROKEN "the experimental compiler breaks the build"',
   },
   {
-    id: 'TASK-8', title: 'Rotate the production API key', priority: 'low', expect: 'blocked',
+    id: 'TASK-8',
+    title: 'Rotate the production API key',
+    priority: 'low',
+    expect: 'blocked',
     description: 'agent: block "needs the production credential, which agents never get"',
   },
   {
-    id: 'TASK-9', title: 'Drop the legacy database', priority: 'high', labels: ['risk:needs-human'], expect: 'not started',
+    id: 'TASK-9',
+    title: 'Drop the legacy database',
+    priority: 'high',
+    labels: ['risk:needs-human'],
+    expect: 'not started',
     description: 'Labeled risk:needs-human: never started by an agent.',
   },
 ];
@@ -77,12 +113,21 @@ active_branch_days: 30
 task_prefix: "task"
 `;
 
-/** The demo's assistant is claude; its binary is the bundled scripted agent posing as claude (usage, costs, rate limits and all). */
+/**
+ * The demo's assistant is claude; its binary is the bundled scripted agent posing as claude (usage, costs, rate limits
+ * and all).
+ */
 export function demoConfig(): string {
   return `${JSON.stringify({ assistant: 'claude', maxParallel: 3, maxAttempts: 2, agentIdleTimeoutSec: 60, workBranchMode: 'accumulate' }, null, 2)}\n`;
 }
 
 /** Rate-limit waits short enough for a demo (a real repo waits at least a minute). */
-export const DEMO_SPEND_LIMITS = { dailyUsd: undefined, dailyTokens: undefined, taskUsd: undefined, rateLimitWaitMinSec: 1, rateLimitWaitMaxSec: 2 } as const;
+export const DEMO_SPEND_LIMITS = {
+  dailyUsd: undefined,
+  dailyTokens: undefined,
+  taskUsd: undefined,
+  rateLimitWaitMinSec: 1,
+  rateLimitWaitMaxSec: 2,
+} as const;
 
 export const DEMO_README = '# Demo project\n\nA tiny repository for the agent-runner demo.\n';

@@ -13,7 +13,14 @@ import { adapterFor } from '../agent/adapters/index.js';
 import { renderTaskFile, taskFileName } from '../board/render.js';
 import { CONFIG_FILE as BOARD_CONFIG_FILE, TASKS_DIR } from '../board/read.js';
 import { promote, stagingStatus, type PromoteResult, type StagingStatus } from '../staging/lifecycle.js';
-import { DEMO_BACKLOG_CONFIG, DEMO_GATES, DEMO_README, DEMO_SPEND_LIMITS, DEMO_TASKS, demoConfig } from './demo-repo.js';
+import {
+  DEMO_BACKLOG_CONFIG,
+  DEMO_GATES,
+  DEMO_README,
+  DEMO_SPEND_LIMITS,
+  DEMO_TASKS,
+  demoConfig,
+} from './demo-repo.js';
 import { appendLedger, readLedger, sealRun, type LedgerRecord } from '../control/ledger/ledger.js';
 import { utcDay } from '../spend/verdict.js';
 
@@ -88,7 +95,10 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
   };
   for (const task of DEMO_TASKS) {
     const { expect: _expect, ...fields } = task;
-    files[path.join(TASKS_DIR, taskFileName(task.id, task.title))] = renderTaskFile({ ...fields, createdDate: created });
+    files[path.join(TASKS_DIR, taskFileName(task.id, task.title))] = renderTaskFile({
+      ...fields,
+      createdDate: created,
+    });
   }
   for (const [name, text] of Object.entries(files)) {
     await fs.mkdirp(path.dirname(path.join(clone, name)));
@@ -124,7 +134,12 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
   // What dispatch does as root after a run: seal the sessions into the ledger.
   const control = path.join(root, 'control-state');
   const sealedAt = new Date(clock.now()).toISOString();
-  await appendLedger(fs, control, DEMO_REPO, sealRun({ repo: DEMO_REPO, runId, startedAt: runStarted, endedAt: sealedAt, summary, sealedAt }));
+  await appendLedger(
+    fs,
+    control,
+    DEMO_REPO,
+    sealRun({ repo: DEMO_REPO, runId, startedAt: runStarted, endedAt: sealedAt, summary, sealedAt }),
+  );
   const ledger = await readLedger(fs, control, DEMO_REPO);
   const lifecycle = { ports, git, workspace: clone, baseBranch: 'main', stateDir: state, fetch: true };
   const status = await stagingStatus(lifecycle);

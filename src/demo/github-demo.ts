@@ -10,7 +10,13 @@ import type { GitHubConnector } from '../github/api.js';
 import type { StartDemoGitHub } from './github-server.js';
 import { credentialFillCommand, passwordFromFill } from '../github/credential.js';
 import { parseOrigin } from '../github/origin.js';
-import { mergePullRequest, MergeNotDoneError, syncPullRequest, type PullRequestMerge, type PullRequestSync } from '../staging/pull-request.js';
+import {
+  mergePullRequest,
+  MergeNotDoneError,
+  syncPullRequest,
+  type PullRequestMerge,
+  type PullRequestSync,
+} from '../staging/pull-request.js';
 import { resolveCommit } from '../git/refs.js';
 import { FailedError } from '../errors.js';
 
@@ -38,7 +44,11 @@ export async function runGitHubDemo(
   await git.run(demo.clone, ['remote', 'set-url', 'origin', url]);
   await git.run(demo.clone, ['config', `url.${bare}.insteadOf`, url]);
   await ports.fs.writeAtomic(path.join(demo.home, '.gitconfig'), '[credential]\n\thelper = store\n', 0o600);
-  await ports.fs.writeAtomic(path.join(demo.home, '.git-credentials'), `https://x-access-token:${DEMO_TOKEN}@${DEMO_HOST}\n`, 0o600);
+  await ports.fs.writeAtomic(
+    path.join(demo.home, '.git-credentials'),
+    `https://x-access-token:${DEMO_TOKEN}@${DEMO_HOST}\n`,
+    0o600,
+  );
   const origin = parseOrigin(url)!;
   const fill = await ports.process.run(credentialFillCommand(origin.host, demo.home));
   const token = passwordFromFill(fill.stdout);
@@ -52,14 +62,27 @@ export async function runGitHubDemo(
       branchSha: (branch) => resolveCommit(git, bare, `refs/heads/${branch}`),
       merge: async (base, head) => {
         const tree = (await git.run(bare, ['rev-parse', `refs/heads/${head}^{tree}`])).trim();
-        const commit = (await git.run(bare, ['commit-tree', tree, '-p', `refs/heads/${base}`, '-p', `refs/heads/${head}`, '-m', `Merge pull request from ${head}`])).trim();
+        const commit = (
+          await git.run(bare, [
+            'commit-tree',
+            tree,
+            '-p',
+            `refs/heads/${base}`,
+            '-p',
+            `refs/heads/${head}`,
+            '-m',
+            `Merge pull request from ${head}`,
+          ])
+        ).trim();
         await git.run(bare, ['update-ref', `refs/heads/${base}`, commit]);
         return commit;
       },
     },
   });
   try {
-    onStep(`local GitHub API at ${server.baseUrl} for ${origin.owner}/${origin.repo}; main is protected and requires "demo-ci"`);
+    onStep(
+      `local GitHub API at ${server.baseUrl} for ${origin.owner}/${origin.repo}; main is protected and requires "demo-ci"`,
+    );
     const api = github.connector.connect({ baseUrl: server.baseUrl, token, onWait: onStep });
     const target = { api, slug: { owner: origin.owner, repo: origin.repo } };
     const lifecycle = { ports, git, workspace: demo.clone, baseBranch: 'main', stateDir: demo.state, fetch: true };

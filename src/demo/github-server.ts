@@ -19,4 +19,9 @@ export interface DemoGitHubServer {
   close(): Promise<void>;
 }
 
-export type StartDemoGitHub = (options: { owner: string; repo: string; token: string; remote: DemoGitHubRemote }) => Promise<DemoGitHubServer>;
+export type StartDemoGitHub = (options: {
+  owner: string;
+  repo: string;
+  token: string;
+  remote: DemoGitHubRemote;
+}) => Promise<DemoGitHubServer>;

@@ -24,7 +24,14 @@ export async function writeAttempts(fs: FsPort, workspaceState: string, attempts
 /** Pure: the record after one more failure. */
 export function recordFailure(attempts: Attempts, taskId: TaskId, reason: string): Attempts {
   const previous = attempts[taskId];
-  return { ...attempts, [taskId]: { failures: (previous?.failures ?? 0) + 1, lastReason: reason, conflictRetried: previous?.conflictRetried ?? false } };
+  return {
+    ...attempts,
+    [taskId]: {
+      failures: (previous?.failures ?? 0) + 1,
+      lastReason: reason,
+      conflictRetried: previous?.conflictRetried ?? false,
+    },
+  };
 }
 
 export function recordConflictRetry(attempts: Attempts, taskId: TaskId, reason: string): Attempts {

@@ -27,11 +27,31 @@ export class DrainBook {
   }
 
   /** Records a task's final outcome for this drain and says so. */
-  finish(task: Pick<Task, 'id' | 'title'>, outcome: TaskOutcome, reason: string | undefined, started: number, commit?: string): void {
-    const summary: TaskSummary = { id: task.id, title: task.title, outcome, ...(reason ? { reason } : {}), durationMs: this.clock.now() - started, ...(commit ? { stagingCommit: commit } : {}) };
+  finish(
+    task: Pick<Task, 'id' | 'title'>,
+    outcome: TaskOutcome,
+    reason: string | undefined,
+    started: number,
+    commit?: string,
+  ): void {
+    const summary: TaskSummary = {
+      id: task.id,
+      title: task.title,
+      outcome,
+      ...(reason ? { reason } : {}),
+      durationMs: this.clock.now() - started,
+      ...(commit ? { stagingCommit: commit } : {}),
+    };
     this.results.set(task.id, summary);
     if (outcome !== 'failed') this.excluded.add(task.id);
-    this.emit({ event: `task-${outcome}`, taskId: task.id, title: task.title, ...(reason ? { reason } : {}), ...(commit ? { commit } : {}), durationMs: summary.durationMs });
+    this.emit({
+      event: `task-${outcome}`,
+      taskId: task.id,
+      title: task.title,
+      ...(reason ? { reason } : {}),
+      ...(commit ? { commit } : {}),
+      durationMs: summary.durationMs,
+    });
   }
 
   /** The gate ran over these tasks (gated together). */

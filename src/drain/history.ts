@@ -50,7 +50,14 @@ export function parseDrainSummary(text: string): DrainSummary | undefined {
     return undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
-  if (!str(value.runId) || !RUN_ID.test(value.runId) || !str(value.outcome) || !OUTCOMES.has(value.outcome) || !Array.isArray(value.tasks)) return undefined;
+  if (
+    !str(value.runId) ||
+    !RUN_ID.test(value.runId) ||
+    !str(value.outcome) ||
+    !OUTCOMES.has(value.outcome) ||
+    !Array.isArray(value.tasks)
+  )
+    return undefined;
   if (!str(value.startedAt) || !str(value.endedAt)) return undefined;
   const staging = value.staging as Record<string, unknown> | undefined;
   return {

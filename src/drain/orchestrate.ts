@@ -5,7 +5,14 @@ import * as path from 'node:path';
 import type { LockPort, Ports, ProcessControl } from '../ports.js';
 import type { AgentAdapter, RepoConfig, TaskId, Board } from '../types.js';
 import type { Git } from '../git/git.js';
-import { acquireRepoLock, clearStaleGitLocks, recoverTaskBranches, ProcessTracker, recordedGroups, reapGroups } from './recovery/index.js';
+import {
+  acquireRepoLock,
+  clearStaleGitLocks,
+  recoverTaskBranches,
+  ProcessTracker,
+  recordedGroups,
+  reapGroups,
+} from './recovery/index.js';
 import { fetchAndResolveBase, prepareStaging, publishedStaging, publishStaging } from '../staging/branch.js';
 import { STAGING_BRANCH } from '../staging/names.js';
 import { releaseSpares, SpareWorktrees } from '../staging/task-branches.js';
@@ -16,7 +23,14 @@ import { Mutex } from './mutex.js';
 import type { WorkerContext } from './task-worker.js';
 import { DrainBook } from './book.js';
 import { integrateRecovered, landingMeta, runTaskFlow, type TaskFlow } from './task-flow.js';
-import { integrateBranch, type IntegratorDeps, integrateBatch, IntegrationQueue, committedConfig, gateSpecFrom } from './integrate/index.js';
+import {
+  integrateBranch,
+  type IntegratorDeps,
+  integrateBatch,
+  IntegrationQueue,
+  committedConfig,
+  gateSpecFrom,
+} from './integrate/index.js';
 import { processRecordsDir, workspaceStateDir } from '../paths.js';
 import { recordDrain } from './history.js';
 import type { DrainEvent, DrainEventBody, DrainSummary, Emit } from './types.js';
@@ -58,13 +72,25 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
   const { fs, clock, process } = ports;
   const wsState = workspaceStateDir(input.stateDir, input.workspace);
   await fs.mkdirp(processRecordsDir(wsState), 0o700);
-  const { lock, gitCommonDir } = await acquireRepoLock({ locks: input.locks, process, clock }, git, input.workspace, `orchestrate ${input.runId}`);
+  const { lock, gitCommonDir } = await acquireRepoLock(
+    { locks: input.locks, process, clock },
+    git,
+    input.workspace,
+    `orchestrate ${input.runId}`,
+  );
   const startedAt = clock.now();
   // Progress carries titles and reasons: every event passes the one redaction.
-  const emit: Emit = (event: DrainEventBody) => input.onEvent(redactDeep({ time: new Date(clock.now()).toISOString(), runId: input.runId, ...event } as DrainEvent, input.secrets));
+  const emit: Emit = (event: DrainEventBody) =>
+    input.onEvent(
+      redactDeep(
+        { time: new Date(clock.now()).toISOString(), runId: input.runId, ...event } as DrainEvent,
+        input.secrets,
+      ),
+    );
   await reapOrphanedAgents(ports, input, wsState, emit);
   // After the orphans: a git they ran is gone, so what it locked is stale.
-  for (const note of await clearStaleGitLocks({ fs, control: input.control }, input.workspace, gitCommonDir)) emit({ event: 'recovered', detail: note });
+  for (const note of await clearStaleGitLocks({ fs, control: input.control }, input.workspace, gitCommonDir))
+    emit({ event: 'recovered', detail: note });
   let outcome: DrainSummary['outcome'] = 'drained';
   let failure: string | undefined;
   let staging = { base: '', head: '' };
@@ -72,17 +98,30 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
   let summary: DrainSummary | undefined;
   let book: DrainBook | undefined;
   const policy = input.spend ?? { ...NO_SPEND_POLICY, day: utcDay(clock.now()) };
-  const sessions = new SessionGuard(clock, policy, input.adapter.name, emit, input.stop, (until) => rememberReset(fs, wsState, { assistant: input.adapter.name, until }));
+  const sessions = new SessionGuard(clock, policy, input.adapter.name, emit, input.stop, (until) =>
+    rememberReset(fs, wsState, { assistant: input.adapter.name, until }),
+  );
   sessions.carryOver(await readRememberedReset(fs, wsState));
   try {
     const refs = await fetchAndResolveBase(git, input.workspace, input.config.baseBranch, true);
     const remoteBefore = await publishedStaging(git, input.workspace, refs);
     const prepared = await prepareStaging(git, fs, input.workspace, refs, input.config.workBranchMode, input.force);
     for (const note of prepared.recovered) emit({ event: 'recovered', detail: note });
-    emit({ event: 'staging-ready', base: prepared.baseHead, head: prepared.head, created: prepared.created, mergedBase: prepared.mergedBase, reset: prepared.reset });
+    emit({
+      event: 'staging-ready',
+      base: prepared.baseHead,
+      head: prepared.head,
+      created: prepared.created,
+      mergedBase: prepared.mergedBase,
+      reset: prepared.reset,
+    });
     const stagingDir = prepared.stagingDir;
     const withBlocked = await ensureBlockedOnStaging(fs, git, stagingDir);
-    if (withBlocked) emit({ event: 'recovered', detail: `added the Blocked status to the board's config on ${STAGING_BRANCH} (before the finished status), so agents can set it` });
+    if (withBlocked)
+      emit({
+        event: 'recovered',
+        detail: `added the Blocked status to the board's config on ${STAGING_BRANCH} (before the finished status), so agents can set it`,
+      });
 
     // The gate comes from auto/work as committed now, before any task merges.
     const trusted = await committedConfig(git, stagingDir, withBlocked ?? prepared.head);
@@ -92,13 +131,26 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     const agents = new ProcessTracker(ports, wsState, input.runId);
     let systemicFailure: string | undefined;
     const worker: WorkerContext = {
-      ports, git, workspace: input.workspace, stateDir: input.stateDir, config: input.config, adapter: input.adapter,
-      binary: input.binary, env: input.env, secrets: input.secrets, runId: input.runId, refs: refsMutex, spares: new SpareWorktrees(),
+      ports,
+      git,
+      workspace: input.workspace,
+      stateDir: input.stateDir,
+      config: input.config,
+      adapter: input.adapter,
+      binary: input.binary,
+      env: input.env,
+      secrets: input.secrets,
+      runId: input.runId,
+      refs: refsMutex,
+      spares: new SpareWorktrees(),
       onProcess: (task, event, kind) => agents.update(task.id, event, kind),
       sessions,
     };
     const integratorDeps: IntegratorDeps = {
-      process, fs, clock, git,
+      process,
+      fs,
+      clock,
+      git,
       onGateProcess: (taskId, event) => agents.update(taskId, event, 'gate'),
       onGateRun: (tasks, result) => drainBook.gateRan({ tasks, ok: result.ok, durationMs: result.durationMs }),
     };
@@ -120,13 +172,23 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       },
     };
 
-    const pending = await recoverTaskBranches({ ports, git, workspace: input.workspace, stagingDir, refs: refsMutex, stagingReset: prepared.reset });
+    const pending = await recoverTaskBranches({
+      ports,
+      git,
+      workspace: input.workspace,
+      stagingDir,
+      refs: refsMutex,
+      stagingReset: prepared.reset,
+    });
     for (const note of pending.notes) emit({ event: 'recovered', detail: note });
     await integrateRecovered(flow, pending.toIntegrate);
 
     let stopTimer: { cancel(): void } | undefined;
     const onStop = () => {
-      emit({ event: 'stopping', detail: `stop requested; waiting up to ${Math.round(input.graceMs / 1000)}s for running agents` });
+      emit({
+        event: 'stopping',
+        detail: `stop requested; waiting up to ${Math.round(input.graceMs / 1000)}s for running agents`,
+      });
       stopTimer = clock.setTimer(input.graceMs, () => {
         agents.signalAll('SIGTERM');
         clock.setTimer(5000, () => agents.signalAll('SIGKILL'));
@@ -137,7 +199,10 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
 
     await drainLoop(
       {
-        readBoard: boardReader(() => readBoard(fs, stagingDir), () => integrator.ended),
+        readBoard: boardReader(
+          () => readBoard(fs, stagingDir),
+          () => integrator.ended,
+        ),
         runTask: (task, releaseSlot) => runTaskFlow(flow, task, releaseSlot),
         stopping: () => input.stop.aborted || systemicFailure !== undefined || sessions.budgetStop !== undefined,
         excluded: () => drainBook.excluded,
@@ -151,7 +216,12 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
 
     const same = (id: string) => sameTaskId(id, input.only!);
     const ran = input.only !== undefined && [...book.results.keys()].some(same);
-    const only = input.only === undefined || ran ? (input.only === undefined ? undefined : { id: input.only, ran, onBoard: true }) : onlyFacts(input.only, await readBoard(fs, stagingDir));
+    const only =
+      input.only === undefined || ran
+        ? input.only === undefined
+          ? undefined
+          : { id: input.only, ran, onBoard: true }
+        : onlyFacts(input.only, await readBoard(fs, stagingDir));
 
     const head = (await resolveCommit(git, stagingDir, 'HEAD'))!;
     staging = { base: prepared.baseHead, head };
@@ -160,9 +230,18 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       const result = await publishStaging(git, input.workspace, refs, remoteBefore);
       pushed = result.pushed;
       publish = { pushed: result.pushed, reason: result.reason, hasOrigin: refs.hasOrigin };
-      emit({ event: pushed ? 'published' : 'publish-skipped', detail: result.reason ?? `${STAGING_BRANCH} at ${head.slice(0, 12)}` });
+      emit({
+        event: pushed ? 'published' : 'publish-skipped',
+        detail: result.reason ?? `${STAGING_BRANCH} at ${head.slice(0, 12)}`,
+      });
     }
-    const verdict = drainOutcome({ ...(only ? { only } : {}), systemicFailure, stopped: input.stop.aborted, tasksEnded: book.results.size, ...(publish ? { publish } : {}) });
+    const verdict = drainOutcome({
+      ...(only ? { only } : {}),
+      systemicFailure,
+      stopped: input.stop.aborted,
+      tasksEnded: book.results.size,
+      ...(publish ? { publish } : {}),
+    });
     outcome = verdict.outcome;
     failure = verdict.failure;
   } catch (error) {
@@ -172,19 +251,22 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     if (error instanceof Error) error.message = redactSecrets(error.message, input.secrets);
     throw error;
   } finally {
-    summary = redactDeep<DrainSummary>({
-      runId: input.runId,
-      outcome,
-      ...(failure ? { failure } : {}),
-      tasks: [...(book?.results.values() ?? [])],
-      sessions: sessions.reports,
-      ...(sessions.budgetStop ? { budgetStop: sessions.budgetStop } : {}),
-      ...(book ? { gateRuns: book.gates.length, gates: book.gates } : {}),
-      staging,
-      pushed,
-      startedAt: new Date(startedAt).toISOString(),
-      endedAt: new Date(clock.now()).toISOString(),
-    }, input.secrets);
+    summary = redactDeep<DrainSummary>(
+      {
+        runId: input.runId,
+        outcome,
+        ...(failure ? { failure } : {}),
+        tasks: [...(book?.results.values() ?? [])],
+        sessions: sessions.reports,
+        ...(sessions.budgetStop ? { budgetStop: sessions.budgetStop } : {}),
+        ...(book ? { gateRuns: book.gates.length, gates: book.gates } : {}),
+        staging,
+        pushed,
+        startedAt: new Date(startedAt).toISOString(),
+        endedAt: new Date(clock.now()).toISOString(),
+      },
+      input.secrets,
+    );
     await recordDrain(fs, wsState, summary).catch(() => undefined);
     await lock.release();
     emit({ event: 'drain-finished', outcome, ...(summary.failure ? { reason: summary.failure } : {}) });
@@ -193,10 +275,22 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
 }
 
 /** Finished tasks wait here; the integrator takes up to maxBatch of them at a time. */
-function integrationQueue(flow: Pick<TaskFlow, 'worker' | 'gate'>, deps: IntegratorDeps, integrator: Mutex, stagingDir: string, maxBatch: number): IntegrationQueue {
+function integrationQueue(
+  flow: Pick<TaskFlow, 'worker' | 'gate'>,
+  deps: IntegratorDeps,
+  integrator: Mutex,
+  stagingDir: string,
+  maxBatch: number,
+): IntegrationQueue {
   return new IntegrationQueue(integrator, maxBatch, {
     one: (task) => integrateBranch(deps, stagingDir, landingMeta(flow, task), flow.gate),
-    batch: (tasks) => integrateBatch(deps, stagingDir, tasks.map((task) => landingMeta(flow, task)), flow.gate),
+    batch: (tasks) =>
+      integrateBatch(
+        deps,
+        stagingDir,
+        tasks.map((task) => landingMeta(flow, task)),
+        flow.gate,
+      ),
   });
 }
 
@@ -206,7 +300,10 @@ async function reapOrphanedAgents(ports: Ports, input: OrchestrateInput, wsState
   const orphans = await recordedGroups(fs, wsState);
   const reaped = orphans.length ? await reapGroups({ process, control: input.control, clock }, orphans, 5000) : [];
   for (const entry of reaped) {
-    emit({ event: 'recovered', detail: `ended ${entry.label} (pid ${entry.pid}) left running by an interrupted drain` });
+    emit({
+      event: 'recovered',
+      detail: `ended ${entry.label} (pid ${entry.pid}) left running by an interrupted drain`,
+    });
   }
   const dir = processRecordsDir(wsState);
   // Records, and temp files of record writes a crash interrupted.

@@ -13,9 +13,14 @@ export interface RememberedReset {
 
 export async function readRememberedReset(fs: FsPort, workspaceState: string): Promise<RememberedReset | undefined> {
   try {
-    const value = JSON.parse((await fs.readTextIfExists(rateLimitFile(workspaceState))) ?? 'null') as { assistant?: unknown; until?: unknown } | null;
+    const value = JSON.parse((await fs.readTextIfExists(rateLimitFile(workspaceState))) ?? 'null') as {
+      assistant?: unknown;
+      until?: unknown;
+    } | null;
     const until = typeof value?.until === 'string' ? Date.parse(value.until) : Number.NaN;
-    return typeof value?.assistant === 'string' && !Number.isNaN(until) ? { assistant: value.assistant, until } : undefined;
+    return typeof value?.assistant === 'string' && !Number.isNaN(until)
+      ? { assistant: value.assistant, until }
+      : undefined;
   } catch {
     return undefined;
   }
@@ -23,5 +28,11 @@ export async function readRememberedReset(fs: FsPort, workspaceState: string): P
 
 /** Best effort: a lost write only means the next drain asks the CLI again. */
 export function rememberReset(fs: FsPort, workspaceState: string, reset: RememberedReset): void {
-  void fs.writeAtomic(rateLimitFile(workspaceState), `${JSON.stringify({ assistant: reset.assistant, until: new Date(reset.until).toISOString() })}\n`, 0o600).catch(() => undefined);
+  void fs
+    .writeAtomic(
+      rateLimitFile(workspaceState),
+      `${JSON.stringify({ assistant: reset.assistant, until: new Date(reset.until).toISOString() })}\n`,
+      0o600,
+    )
+    .catch(() => undefined);
 }

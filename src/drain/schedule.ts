@@ -25,7 +25,10 @@ export function tasksToStart(state: SchedulerState): Task[] {
   if (free <= 0) return [];
   const activeIds = new Set(state.active.map((task) => task.id));
   const candidates = assessReadiness(state.board).ready.filter(
-    (task) => !activeIds.has(task.id) && !state.excluded.has(task.id) && (state.only === undefined || task.id.toLowerCase() === state.only.toLowerCase()),
+    (task) =>
+      !activeIds.has(task.id) &&
+      !state.excluded.has(task.id) &&
+      (state.only === undefined || task.id.toLowerCase() === state.only.toLowerCase()),
   );
   return pickRunnable(candidates, state.active, free);
 }
@@ -68,7 +71,14 @@ export async function drainLoop(hooks: DrainLoopHooks, slots: number, only: Task
   for (;;) {
     if (!hooks.stopping()) {
       const board = await hooks.readBoard();
-      for (const task of tasksToStart({ board, active: [...active.values()], busySlots, slots, excluded: hooks.excluded(), only })) {
+      for (const task of tasksToStart({
+        board,
+        active: [...active.values()],
+        busySlots,
+        slots,
+        excluded: hooks.excluded(),
+        only,
+      })) {
         active.set(task.id, task);
         busySlots++;
         let holdsSlot = true;

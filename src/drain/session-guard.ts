@@ -11,7 +11,16 @@ import type { Clock } from '../ports.js';
 import type { Task, TaskId, RunOutcome } from '../types.js';
 import type { SessionEnd, SessionFollowUp } from '../agent/run-task.js';
 import type { Emit, SessionReport } from './types.js';
-import { dailyBudgetVerdict, rateLimitVerdict, reportTokens, stoppedAtBudget, taskBudgetLeft, taskBudgetVerdict, utcDay, type Spent } from '../spend/verdict.js';
+import {
+  dailyBudgetVerdict,
+  rateLimitVerdict,
+  reportTokens,
+  stoppedAtBudget,
+  taskBudgetLeft,
+  taskBudgetVerdict,
+  utcDay,
+  type Spent,
+} from '../spend/verdict.js';
 import type { SpendPolicy } from '../spend/policy.js';
 
 /** Pure: a session's result as a ledger report; what the CLI did not say stays null. */
@@ -64,13 +73,22 @@ export class SessionGuard {
    * A reset an earlier drain waited for: the gate starts closed until then,
    * never longer than the longest wait from now (the file is the user's).
    */
-  carryOver(gate: { readonly assistant: string; readonly until: number } | undefined, taskId = '(earlier drain)'): void {
+  carryOver(
+    gate: { readonly assistant: string; readonly until: number } | undefined,
+    taskId = '(earlier drain)',
+  ): void {
     if (!gate || gate.assistant !== this.assistant) return;
     const now = this.clock.now();
     const until = Math.min(gate.until, now + this.policy.limits.rateLimitWaitMaxSec * 1000);
     if (until <= now) return;
     this.gateUntil = until;
-    this.emit({ event: 'rate-limit-wait', assistant: this.assistant, until: new Date(until).toISOString(), taskId, detail: 'an earlier drain was rate limited until then' });
+    this.emit({
+      event: 'rate-limit-wait',
+      assistant: this.assistant,
+      until: new Date(until).toISOString(),
+      taskId,
+      detail: 'an earlier drain was rate limited until then',
+    });
   }
 
   /** Set once the repo is over a daily budget: the drain starts no new task. */
@@ -104,12 +122,24 @@ export class SessionGuard {
     const limited = !usable && !result.ok && result.failure === 'rate-limited';
     if (limited || result.rateLimitSeen) {
       const waits = limited ? (this.waits.get(task.id) ?? 0) : 0;
-      const verdict = rateLimitVerdict({ now, resetAt: result.resetAt ?? result.rateLimitSeen?.resetAt, waits, minSec: this.policy.limits.rateLimitWaitMinSec, maxSec: this.policy.limits.rateLimitWaitMaxSec });
+      const verdict = rateLimitVerdict({
+        now,
+        resetAt: result.resetAt ?? result.rateLimitSeen?.resetAt,
+        waits,
+        minSec: this.policy.limits.rateLimitWaitMinSec,
+        maxSec: this.policy.limits.rateLimitWaitMaxSec,
+      });
       if (verdict.kind === 'block') return { kind: 'end', outcome: { kind: 'blocked', reason: verdict.reason } };
       if (verdict.until > this.gateUntil) {
         this.gateUntil = verdict.until;
         this.onGateClosed(verdict.until);
-        this.emit({ event: 'rate-limit-wait', assistant: this.assistant, until: new Date(verdict.until).toISOString(), taskId: task.id, detail: verdict.why });
+        this.emit({
+          event: 'rate-limit-wait',
+          assistant: this.assistant,
+          until: new Date(verdict.until).toISOString(),
+          taskId: task.id,
+          detail: verdict.why,
+        });
       }
       if (limited) {
         this.waits.set(task.id, waits + 1);
@@ -118,7 +148,10 @@ export class SessionGuard {
     }
     if (!usable) {
       // Stopped at its budget (claude's flag or the runner's stream check): parked, not an ordinary failure.
-      const over = result.failure === 'over-budget' ? stoppedAtBudget(this.policy.limits.taskUsd, this.taskSpent(task.id)) : taskBudgetVerdict(this.policy.limits.taskUsd, this.taskSpent(task.id));
+      const over =
+        result.failure === 'over-budget'
+          ? stoppedAtBudget(this.policy.limits.taskUsd, this.taskSpent(task.id))
+          : taskBudgetVerdict(this.policy.limits.taskUsd, this.taskSpent(task.id));
       if (over.over) return { kind: 'end', outcome: { kind: 'over-budget', reason: over.reason } };
     }
     return { kind: 'go-on' };
@@ -131,8 +164,12 @@ export class SessionGuard {
   private record(taskId: TaskId, report: SessionReport): void {
     this.reports.push(report);
     this.rollDay();
-    if (report.costUsd !== null) this.taskUsd.set(taskId.toUpperCase(), (this.taskUsd.get(taskId.toUpperCase()) ?? 0) + report.costUsd);
-    this.spentToday = { usd: this.spentToday.usd + (report.costUsd ?? 0), tokens: this.spentToday.tokens + reportTokens(report) };
+    if (report.costUsd !== null)
+      this.taskUsd.set(taskId.toUpperCase(), (this.taskUsd.get(taskId.toUpperCase()) ?? 0) + report.costUsd);
+    this.spentToday = {
+      usd: this.spentToday.usd + (report.costUsd ?? 0),
+      tokens: this.spentToday.tokens + reportTokens(report),
+    };
     this.checkDaily();
   }
 

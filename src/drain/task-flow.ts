@@ -4,8 +4,24 @@
 // ending is applied through one path (applyVerdict): count a failure, commit
 // onto auto/work, settle or record attempts, tidy the worktree, report.
 import type { Task, TaskId } from '../types.js';
-import { integrateBatch, type IntegrationQueue, integrateBranch, type LandingMeta, type GateSpec, type IntegratorDeps } from './integrate/index.js';
-import { formBatch, afterAgent, afterInternalError, afterIntegration, afterRecoveredIntegration, type IntegrationOutcome, planFor, type TaskVerdict } from './verdict/index.js';
+import {
+  integrateBatch,
+  type IntegrationQueue,
+  integrateBranch,
+  type LandingMeta,
+  type GateSpec,
+  type IntegratorDeps,
+} from './integrate/index.js';
+import {
+  formBatch,
+  afterAgent,
+  afterInternalError,
+  afterIntegration,
+  afterRecoveredIntegration,
+  type IntegrationOutcome,
+  planFor,
+  type TaskVerdict,
+} from './verdict/index.js';
 import type { Mutex } from './mutex.js';
 import type { DrainBook } from './book.js';
 import { blockTask, parkTask } from './staging-board/index.js';
@@ -35,12 +51,20 @@ export interface TaskFlow {
 /** What the integrator needs to know of a task to land it. */
 export function landingMeta(flow: Pick<TaskFlow, 'worker' | 'gate'>, task: Task, mayBeLanded = false): LandingMeta {
   // The landing commit's subject carries the title: redacted like every other sink.
-  return { task: { id: task.id, title: redactSecrets(task.title, flow.worker.secrets) }, branch: taskBranch(task.id), runId: flow.worker.runId, gatesScript: flow.gate.script, mayBeLanded };
+  return {
+    task: { id: task.id, title: redactSecrets(task.title, flow.worker.secrets) },
+    branch: taskBranch(task.id),
+    runId: flow.worker.runId,
+    gatesScript: flow.gate.script,
+    mayBeLanded,
+  };
 }
 
 /** A recovered branch may already be on auto/work: it is integrated alone, before anything new. */
 function integrateAlone(flow: TaskFlow, task: Task): Promise<IntegrationOutcome> {
-  return flow.integrator.run(() => integrateBranch(flow.integratorDeps, flow.stagingDir, landingMeta(flow, task, true), flow.gate));
+  return flow.integrator.run(() =>
+    integrateBranch(flow.integratorDeps, flow.stagingDir, landingMeta(flow, task, true), flow.gate),
+  );
 }
 
 /** The one path every ending of a task takes. */
@@ -63,20 +87,31 @@ async function applyVerdict(flow: TaskFlow, task: Task, verdict: TaskVerdict, st
       )
     : undefined;
   if (plan.attempts === 'settle') await book.settle(task.id);
-  else if (plan.attempts !== 'keep') await book.retryAfterConflict(task.id, plan.attempts.conflictRetry, plan.attempts.tellAgent);
+  else if (plan.attempts !== 'keep')
+    await book.retryAfterConflict(task.id, plan.attempts.conflictRetry, plan.attempts.tellAgent);
   if (plan.worktree !== 'keep') await removeTaskWorktree(flow.worker, task.id, plan.worktree === 'remove');
   if (plan.exclude) book.excluded.add(task.id);
   const report = plan.report;
   if ('finish' in report) book.finish(task, report.finish, report.reason, started, report.commit ?? stagingCommit);
-  else if ('retrying' in report) book.emit({ event: 'task-retrying', taskId: task.id, title: task.title, reason: report.retrying });
+  else if ('retrying' in report)
+    book.emit({ event: 'task-retrying', taskId: task.id, title: task.title, reason: report.retrying });
   else book.emit({ event: 'recovered', detail: report.recovered });
 }
 
 /** Runs one task to its end in this drain. Never throws: an internal error is a failed attempt. */
-export async function runTaskFlow(flow: TaskFlow, task: Task, releaseSlot: () => void = () => undefined): Promise<void> {
+export async function runTaskFlow(
+  flow: TaskFlow,
+  task: Task,
+  releaseSlot: () => void = () => undefined,
+): Promise<void> {
   const started = flow.worker.ports.clock.now();
   const retryReason = flow.book.takeRetryReason(task.id);
-  flow.book.emit({ event: 'task-started', taskId: task.id, title: task.title, ...(retryReason ? { retry: retryReason } : {}) });
+  flow.book.emit({
+    event: 'task-started',
+    taskId: task.id,
+    title: task.title,
+    ...(retryReason ? { retry: retryReason } : {}),
+  });
   try {
     const work = await workOnTask(flow.worker, task, retryReason);
     // The agent is done: its slot goes to the next task while this one waits for the integrator.
@@ -90,7 +125,12 @@ export async function runTaskFlow(flow: TaskFlow, task: Task, releaseSlot: () =>
     });
     if (verdict.kind !== 'integrate') return await applyVerdict(flow, task, verdict, started);
     const integration = await flow.queue.integrate(task);
-    await applyVerdict(flow, task, afterIntegration(integration, Boolean(flow.book.attemptsOf(task.id)?.conflictRetried)), started);
+    await applyVerdict(
+      flow,
+      task,
+      afterIntegration(integration, Boolean(flow.book.attemptsOf(task.id)?.conflictRetried)),
+      started,
+    );
   } catch (error) {
     await applyVerdict(flow, task, afterInternalError(error), started).catch(() => undefined);
   }
@@ -106,14 +146,31 @@ export async function integrateRecovered(flow: TaskFlow, tasks: readonly Task[])
   // A batch's endings (worktree removal, park commits) run while the next batch merges, as live tasks' do.
   const endings: Promise<void>[] = [];
   while (waiting.length) {
-    const ids = formBatch(waiting.map((task) => task.id), flow.maxBatch);
-    const batch = ids.map((id) => waiting.splice(waiting.findIndex((task) => task.id === id), 1)[0]!);
+    const ids = formBatch(
+      waiting.map((task) => task.id),
+      flow.maxBatch,
+    );
+    const batch = ids.map(
+      (id) =>
+        waiting.splice(
+          waiting.findIndex((task) => task.id === id),
+          1,
+        )[0]!,
+    );
     const started = flow.worker.ports.clock.now();
     const outcomes: ReadonlyMap<TaskId, IntegrationOutcome> =
       batch.length === 1
         ? new Map([[batch[0]!.id, await integrateAlone(flow, batch[0]!)]])
-        : await flow.integrator.run(() => integrateBatch(flow.integratorDeps, flow.stagingDir, batch.map((task) => landingMeta(flow, task)), flow.gate));
-    for (const task of batch) endings.push(applyVerdict(flow, task, afterRecoveredIntegration(task.id, outcomes.get(task.id)!), started));
+        : await flow.integrator.run(() =>
+            integrateBatch(
+              flow.integratorDeps,
+              flow.stagingDir,
+              batch.map((task) => landingMeta(flow, task)),
+              flow.gate,
+            ),
+          );
+    for (const task of batch)
+      endings.push(applyVerdict(flow, task, afterRecoveredIntegration(task.id, outcomes.get(task.id)!), started));
   }
   await Promise.all(endings);
 }

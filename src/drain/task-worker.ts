@@ -47,9 +47,16 @@ async function runSetup(context: WorkerContext, task: Task, dir: string): Promis
   const argv = typeof setup === 'string' ? [path.join(dir, setup)] : [...setup];
   const lines: string[] = [];
   const run = await superviseAgent(
-    { process: reportingProcess(context.ports.process, (event) => context.onProcess(task, event, 'setup')), clock: context.ports.clock },
+    {
+      process: reportingProcess(context.ports.process, (event) => context.onProcess(task, event, 'setup')),
+      clock: context.ports.clock,
+    },
     { program: argv[0]!, args: argv.slice(1), env: context.env, cwd: dir },
-    { idleTimeoutMs: context.config.agentIdleTimeoutSec * 1000, wallClockMs: context.config.agentWallClockSec * 1000, killGraceMs: 5000 },
+    {
+      idleTimeoutMs: context.config.agentIdleTimeoutSec * 1000,
+      wallClockMs: context.config.agentWallClockSec * 1000,
+      killGraceMs: 5000,
+    },
     (_stream, line) => {
       lines.push(line);
       if (lines.length > 20) lines.shift();
@@ -59,7 +66,11 @@ async function runSetup(context: WorkerContext, task: Task, dir: string): Promis
   return `setup ${argv.join(' ')} failed (${run.endedBy === 'exit' ? `exit ${run.exitCode ?? run.signal}` : run.endedBy}): ${lines.slice(-3).join(' | ')}`;
 }
 
-export async function workOnTask(context: WorkerContext, task: Task, retryReason: string | undefined): Promise<WorkerResult> {
+export async function workOnTask(
+  context: WorkerContext,
+  task: Task,
+  retryReason: string | undefined,
+): Promise<WorkerResult> {
   const dir = await cutTaskWorktree(context, task.id);
   const setupFailure = await runSetup(context, task, dir);
   if (setupFailure) return { outcome: { kind: 'setup-failed', reason: setupFailure }, failure: undefined };
@@ -79,14 +90,17 @@ export async function workOnTask(context: WorkerContext, task: Task, retryReason
       secrets: context.secrets,
       ...(retryReason ? { retryReason } : {}),
       onAgentProcess: (event) => context.onProcess(task, event, 'agent'),
-      ...(context.sessions ? {
-        beforeSession: () => context.sessions!.beforeSession(task),
-        sessionBudgetUsd: () => context.sessions!.budgetLeft(task),
-        afterSession: (session) => context.sessions!.afterSession(task, session),
-      } : {}),
+      ...(context.sessions
+        ? {
+            beforeSession: () => context.sessions!.beforeSession(task),
+            sessionBudgetUsd: () => context.sessions!.budgetLeft(task),
+            afterSession: (session) => context.sessions!.afterSession(task, session),
+          }
+        : {}),
     },
   );
-  if (report.leftovers && (report.outcome.kind === 'done' || report.outcome.kind === 'blocked')) await commitLeftovers(context.git, dir, task.id);
+  if (report.leftovers && (report.outcome.kind === 'done' || report.outcome.kind === 'blocked'))
+    await commitLeftovers(context.git, dir, task.id);
   // The session that ended the run is the last one; its result says how the agent failed, typed.
   const failure = report.outcome.kind === 'agent-failed' ? report.sessions.at(-1)?.result.failure : undefined;
   return { outcome: report.outcome, failure };

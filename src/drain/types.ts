@@ -71,7 +71,8 @@ export interface DrainSummary {
  * The summary as a reader of `orchestrate --json` relies on it: the outcome
  * and the tasks always, staging and pushed when the runner wrote them.
  */
-export type OrchestrateSummary = Pick<DrainSummary, 'runId' | 'outcome' | 'tasks'> & Partial<Pick<DrainSummary, 'staging' | 'pushed' | 'sessions' | 'budgetStop'>>;
+export type OrchestrateSummary = Pick<DrainSummary, 'runId' | 'outcome' | 'tasks'> &
+  Partial<Pick<DrainSummary, 'staging' | 'pushed' | 'sessions' | 'budgetStop'>>;
 
 /** Something the drain noticed and tidied, or a stop request, or the push: a line of detail. */
 export interface DrainNoteEvent {
@@ -135,7 +136,15 @@ export interface RateLimitWaitEvent {
 }
 
 /** An event as the drain emits it; orchestrate adds the time and the run id. */
-export type DrainEventBody = DrainNoteEvent | RateLimitWaitEvent | StagingReadyEvent | TaskStartedEvent | TaskRetryingEvent | TaskFinishedEvent | GateRunEvent | DrainFinishedEvent;
+export type DrainEventBody =
+  | DrainNoteEvent
+  | RateLimitWaitEvent
+  | StagingReadyEvent
+  | TaskStartedEvent
+  | TaskRetryingEvent
+  | TaskFinishedEvent
+  | GateRunEvent
+  | DrainFinishedEvent;
 
 export type DrainEvent = DrainEventBody & { readonly time: string; readonly runId: string };
 

@@ -21,7 +21,12 @@ export async function changedBetween(git: Git, cwd: string, from: string, to: st
  * one git process; undefined when git cannot say so (no merge base, or more
  * than one), for the caller to find the base itself.
  */
-export async function changedSinceMergeBase(git: Git, cwd: string, onto: string, to: string): Promise<string[] | undefined> {
+export async function changedSinceMergeBase(
+  git: Git,
+  cwd: string,
+  onto: string,
+  to: string,
+): Promise<string[] | undefined> {
   const result = await git.try(cwd, ['diff-tree', '-r', '-z', '--no-renames', '--name-only', '--merge-base', onto, to]);
   return result.exitCode === 0 ? nulSeparated(result.stdout) : undefined;
 }
@@ -37,7 +42,18 @@ export async function treePaths(git: Git, cwd: string, commitish: string): Promi
  * content where the index's stat data is stale (a merge leaves it so).
  */
 export async function changedAgainstHead(git: Git, cwd: string, pathspecs: readonly string[]): Promise<string[]> {
-  const entries = nulSeparated(await git.run(cwd, ['status', '--porcelain=v1', '-z', '--no-renames', '--untracked-files=all', '--ignored=matching', '--', ...pathspecs]));
+  const entries = nulSeparated(
+    await git.run(cwd, [
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--no-renames',
+      '--untracked-files=all',
+      '--ignored=matching',
+      '--',
+      ...pathspecs,
+    ]),
+  );
   // Each entry is "XY path": two status letters and a space.
   return entries.map((entry) => entry.slice(3));
 }

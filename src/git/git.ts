@@ -17,7 +17,9 @@ export interface GitOptions {
   readonly env: Readonly<Record<string, string>>;
   /** Author of commits the runner itself makes; the committer is always agent-runner. */
   readonly identity?: GitIdentity;
-  /** With these, HEAD is read from the worktree's files when they say it plainly (head-files.ts), not by starting git. */
+  /**
+   * With these, HEAD is read from the worktree's files when they say it plainly (head-files.ts), not by starting git.
+   */
   readonly files?: Pick<FsPort, 'readUntrusted' | 'statUntrusted'>;
 }
 
@@ -27,7 +29,10 @@ export interface GitOptions {
  * last lines, without repeats, bounded.
  */
 export function gitsLastWords(output: string): string {
-  const lines = output.split('\n').map((line) => line.trim()).filter(Boolean);
+  const lines = output
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
   const kept = new Set([...lines.filter((line) => /^(fatal|error):/.test(line)).slice(0, 3), ...lines.slice(-3)]);
   return [...kept].join(' | ');
 }
@@ -39,7 +44,9 @@ export class GitError extends FailedError {
     readonly cwd: string,
     readonly result: CommandResult,
   ) {
-    super(`git ${args.join(' ')} (in ${cwd}) failed with exit ${result.exitCode}: ${gitsLastWords(result.stderr || result.stdout)}`);
+    super(
+      `git ${args.join(' ')} (in ${cwd}) failed with exit ${result.exitCode}: ${gitsLastWords(result.stderr || result.stdout)}`,
+    );
     this.name = 'GitError';
   }
 }
@@ -54,7 +61,20 @@ export function committerEnvironment(): Record<string, string> {
 /** The environment every git invocation gets, derived from the caller's base env. */
 function sanitizedGitEnv(base: Readonly<Record<string, string>>, identity?: GitIdentity): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const key of ['HOME', 'PATH', 'LANG', 'TZ', 'http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY', 'USER', 'LOGNAME']) {
+  for (const key of [
+    'HOME',
+    'PATH',
+    'LANG',
+    'TZ',
+    'http_proxy',
+    'https_proxy',
+    'HTTP_PROXY',
+    'HTTPS_PROXY',
+    'no_proxy',
+    'NO_PROXY',
+    'USER',
+    'LOGNAME',
+  ]) {
     const value = base[key];
     if (value !== undefined) env[key] = value;
   }
@@ -76,7 +96,15 @@ function sanitizedGitEnv(base: Readonly<Record<string, string>>, identity?: GitI
  * programs the repo's config names), no global config surprises.
  */
 export const NO_REPO_PROGRAMS = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false'];
-const SAFE_FLAGS = [...NO_REPO_PROGRAMS, '-c', 'advice.detachedHead=false', '-c', 'init.defaultBranch=main', '-c', 'merge.conflictstyle=merge'];
+const SAFE_FLAGS = [
+  ...NO_REPO_PROGRAMS,
+  '-c',
+  'advice.detachedHead=false',
+  '-c',
+  'init.defaultBranch=main',
+  '-c',
+  'merge.conflictstyle=merge',
+];
 
 export function gitCommand(cwd: string, args: readonly string[], options: GitOptions): Command {
   return { program: 'git', args: [...SAFE_FLAGS, ...args], env: sanitizedGitEnv(options.env, options.identity), cwd };
@@ -87,7 +115,9 @@ export function gitCommand(cwd: string, args: readonly string[], options: GitOpt
  * board, refs): that one path is marked safe, and no home config is read.
  */
 export function outsiderReadCommand(repoPath: string, args: readonly string[]): Command {
-  return gitCommand(repoPath, ['-c', `safe.directory=${repoPath}`, ...args], { env: { PATH: USER_PATH, HOME: '/nonexistent' } });
+  return gitCommand(repoPath, ['-c', `safe.directory=${repoPath}`, ...args], {
+    env: { PATH: USER_PATH, HOME: '/nonexistent' },
+  });
 }
 
 export class Git {
@@ -128,7 +158,9 @@ export class Git {
    * one git process: `status --porcelain=v2 --branch`.
    */
   async treeState(cwd: string): Promise<{ head: string | undefined; dirty: boolean }> {
-    const lines = (await this.run(cwd, ['status', '--porcelain=v2', '--branch', '--untracked-files=all'])).split('\n').filter(Boolean);
+    const lines = (await this.run(cwd, ['status', '--porcelain=v2', '--branch', '--untracked-files=all']))
+      .split('\n')
+      .filter(Boolean);
     const oid = lines.find((line) => line.startsWith('# branch.oid '))?.slice('# branch.oid '.length);
     return { head: oid && oid !== '(initial)' ? oid : undefined, dirty: lines.some((line) => !line.startsWith('#')) };
   }

@@ -8,7 +8,12 @@ export async function countCommits(git: Git, cwd: string, range: string): Promis
 }
 
 /** Commits only `left` has and only `right` has (`rev-list --left-right --count left...right`). */
-export async function aheadBehind(git: Git, cwd: string, left: string, right: string): Promise<{ left: number; right: number }> {
+export async function aheadBehind(
+  git: Git,
+  cwd: string,
+  left: string,
+  right: string,
+): Promise<{ left: number; right: number }> {
   const counts = (await git.value(cwd, ['rev-list', '--left-right', '--count', `${left}...${right}`])).split(/\s+/);
   return { left: Number(counts[0]), right: Number(counts[1]) };
 }

@@ -35,7 +35,12 @@ export async function showFileAt(git: Git, cwd: string, commitish: string, file:
 }
 
 /** The blob of each of `files` (literal paths) in `commit`'s tree; a path the tree lacks is absent from the map. */
-export async function blobsAt(git: Git, cwd: string, commit: string, files: readonly string[]): Promise<Map<string, string>> {
+export async function blobsAt(
+  git: Git,
+  cwd: string,
+  commit: string,
+  files: readonly string[],
+): Promise<Map<string, string>> {
   const blobs = new Map<string, string>();
   if (!files.length) return blobs;
   const output = await git.run(cwd, ['ls-tree', '-z', commit, '--', ...files.map((file) => `:(literal)${file}`)]);
@@ -47,7 +52,10 @@ export async function blobsAt(git: Git, cwd: string, commit: string, files: read
   return blobs;
 }
 
-/** The blob each of `files` in the working tree would be, hashed as stored (no filters: a filter runs a program the repo's config names). */
+/**
+ * The blob each of `files` in the working tree would be, hashed as stored (no filters: a filter runs a program the
+ * repo's config names).
+ */
 export async function worktreeBlobs(git: Git, cwd: string, files: readonly string[]): Promise<Map<string, string>> {
   const blobs = new Map<string, string>();
   if (!files.length) return blobs;

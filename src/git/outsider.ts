@@ -21,11 +21,21 @@ export function catFileBatch(repoPath: string, objects: readonly string[]): Comm
  * `--batch` gives it (`contents`). Output kept as bytes (binaryStdout): trees
  * come as git stores them.
  */
-export function catFileBatchCommand(repoPath: string, requests: readonly { readonly name: string; readonly contents: boolean }[]): Command {
-  return { ...outsiderReadCommand(repoPath, ['cat-file', '--batch-command']), stdin: requests.map(({ name, contents }) => `${contents ? 'contents' : 'info'} ${name}\n`).join(''), binaryStdout: true };
+export function catFileBatchCommand(
+  repoPath: string,
+  requests: readonly { readonly name: string; readonly contents: boolean }[],
+): Command {
+  return {
+    ...outsiderReadCommand(repoPath, ['cat-file', '--batch-command']),
+    stdin: requests.map(({ name, contents }) => `${contents ? 'contents' : 'info'} ${name}\n`).join(''),
+    binaryStdout: true,
+  };
 }
 
-/** `git ls-tree -z <tree>`: the tree's entries, one level, NUL-ended, names as stored (without -z git quotes a name beyond ASCII). */
+/**
+ * `git ls-tree -z <tree>`: the tree's entries, one level, NUL-ended, names as stored (without -z git quotes a name
+ * beyond ASCII).
+ */
 export function lsTree(repoPath: string, tree: string): Command {
   return outsiderReadCommand(repoPath, ['ls-tree', '-z', tree]);
 }

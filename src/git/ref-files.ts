@@ -50,7 +50,12 @@ export function isPlainRefName(ref: string): boolean {
  * git dir, or reftable (no loose or packed refs), reads as all null: a caller
  * must not take "none of them exists" for an answer.
  */
-export async function readRefOids(files: Pick<FsPort, 'readUntrusted'>, root: string, gitDir: string, refs: readonly string[]): Promise<(string | null)[] | undefined> {
+export async function readRefOids(
+  files: Pick<FsPort, 'readUntrusted'>,
+  root: string,
+  gitDir: string,
+  refs: readonly string[],
+): Promise<(string | null)[] | undefined> {
   try {
     let packed: Map<string, string> | undefined;
     const oids: (string | null)[] = [];

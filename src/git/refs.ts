@@ -34,11 +34,20 @@ export async function attachHead(git: Git, cwd: string, branch: string): Promise
 /** Short names of the local branches under `prefix` (e.g. "auto/"). */
 export async function listBranches(git: Git, cwd: string, prefix: string): Promise<string[]> {
   const out = await git.run(cwd, ['for-each-ref', '--format=%(refname:short)', `refs/heads/${prefix}`]);
-  return out.split('\n').map((line) => line.trim()).filter(Boolean);
+  return out
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
 }
 
 /** Creates branch `name` at `at`, without upstream tracking; `force` moves an existing one. */
-export async function createBranch(git: Git, cwd: string, name: string, at: string, options: { force?: boolean } = {}): Promise<void> {
+export async function createBranch(
+  git: Git,
+  cwd: string,
+  name: string,
+  at: string,
+  options: { force?: boolean } = {},
+): Promise<void> {
   await git.run(cwd, ['branch', ...(options.force ? ['--force'] : []), '--no-track', name, at]);
 }
 

@@ -28,7 +28,13 @@ export async function pushBranch(git: Git, cwd: string, remote: string, branch: 
  * Pushes local branch `branch` to `remote`, overwriting it only if it is
  * still at `expected` (undefined: only if it does not exist).
  */
-export async function pushWithLease(git: Git, cwd: string, remote: string, branch: string, expected: string | undefined): Promise<PushAttempt> {
+export async function pushWithLease(
+  git: Git,
+  cwd: string,
+  remote: string,
+  branch: string,
+  expected: string | undefined,
+): Promise<PushAttempt> {
   const lease = `--force-with-lease=${headRef(branch)}:${expected ?? ''}`;
   const result = await git.try(cwd, ['push', '--quiet', lease, remote, `${headRef(branch)}:${headRef(branch)}`]);
   return { ok: result.exitCode === 0, stderr: result.stderr };

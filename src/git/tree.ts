@@ -66,7 +66,9 @@ export async function checkoutDetached(git: Git, cwd: string, commit: string): P
   await git.run(cwd, ['checkout', '--quiet', '--force', '--detach', commit]);
 }
 
-/** A path that differs from HEAD (tracked changes and untracked files), and whether it is gone from the working tree. */
+/**
+ * A path that differs from HEAD (tracked changes and untracked files), and whether it is gone from the working tree.
+ */
 export interface ChangedPath {
   readonly path: string;
   readonly deleted: boolean;
@@ -80,5 +82,9 @@ export async function changedPaths(git: Git, cwd: string): Promise<ChangedPath[]
   return output
     .split('\0')
     .filter((entry) => entry.length > 3)
-    .map((entry) => ({ path: entry.slice(3), deleted: entry[1] === 'D' || (entry[0] === 'D' && entry[1] === ' '), untracked: entry.startsWith('??') }));
+    .map((entry) => ({
+      path: entry.slice(3),
+      deleted: entry[1] === 'D' || (entry[0] === 'D' && entry[1] === ' '),
+      untracked: entry.startsWith('??'),
+    }));
 }

@@ -15,7 +15,15 @@ export interface AddWorktree {
 }
 
 function addArgs(add: AddWorktree): string[] {
-  return ['worktree', 'add', '--quiet', ...(add.noCheckout ? ['--no-checkout'] : []), ...(add.branch ? ['-B', add.branch] : []), add.dir, add.commitish];
+  return [
+    'worktree',
+    'add',
+    '--quiet',
+    ...(add.noCheckout ? ['--no-checkout'] : []),
+    ...(add.branch ? ['-B', add.branch] : []),
+    add.dir,
+    add.commitish,
+  ];
 }
 
 /** Adds a worktree; throws GitError when git refuses. */

@@ -74,7 +74,13 @@ export interface GitHubApi {
   getPull(slug: RepoSlug, number: number): Promise<PullRequest>;
   /** Every check run and commit status on exactly this commit. */
   checksOn(slug: RepoSlug, sha: string): Promise<CommitCheck[]>;
-  mergePull(slug: RepoSlug, number: number, expectedHeadSha: string, method: MergeMethod, text: PullRequestText): Promise<MergeAnswer>;
+  mergePull(
+    slug: RepoSlug,
+    number: number,
+    expectedHeadSha: string,
+    method: MergeMethod,
+    text: PullRequestText,
+  ): Promise<MergeAnswer>;
 }
 
 export interface GitHubConnection {

@@ -41,7 +41,8 @@ export function tokenFromCredentialsFile(text: string, host: string): string | u
     } catch {
       continue;
     }
-    if (url.protocol === 'https:' && url.hostname.toLowerCase() === host.toLowerCase() && url.password) return decodeURIComponent(url.password);
+    if (url.protocol === 'https:' && url.hostname.toLowerCase() === host.toLowerCase() && url.password)
+      return decodeURIComponent(url.password);
   }
   return undefined;
 }

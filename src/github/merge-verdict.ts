@@ -23,17 +23,38 @@ const short = (sha: string) => sha.slice(0, 12);
 export function mergeVerdict(facts: MergeFacts): MergeVerdict {
   const { pr, expectedSha, checks } = facts;
   if (pr.merged) return { kind: 'refuse', reasons: [`pull request #${pr.number} is already merged`] };
-  if (pr.state !== 'open') return { kind: 'refuse', reasons: [`pull request #${pr.number} is closed; run promote --pr to open a new one`] };
+  if (pr.state !== 'open')
+    return { kind: 'refuse', reasons: [`pull request #${pr.number} is closed; run promote --pr to open a new one`] };
   if (pr.headSha !== expectedSha) {
-    return { kind: 'refuse', reasons: [`the pull request's head moved: it is at ${short(pr.headSha)}, staging is at ${short(expectedSha)}; run promote --pr again once both agree (fetch, or wait for the next published drain)`] };
+    return {
+      kind: 'refuse',
+      reasons: [
+        `the pull request's head moved: it is at ${short(pr.headSha)}, staging is at ${short(expectedSha)}; run promote --pr again once both agree (fetch, or wait for the next published drain)`,
+      ],
+    };
   }
   const red = checks.filter((check) => check.state === 'failure');
-  if (red.length) return { kind: 'refuse', reasons: red.map((check) => `${check.kind} "${check.name}" is ${check.conclusion} on ${short(expectedSha)}${check.url ? ` (${check.url})` : ''}`) };
-  if (pr.mergeable === false) return { kind: 'refuse', reasons: [`pull request #${pr.number} is not mergeable (${pr.mergeableState ?? 'conflicts'}); fix the conflict with the base, or discard staging`] };
+  if (red.length)
+    return {
+      kind: 'refuse',
+      reasons: red.map(
+        (check) =>
+          `${check.kind} "${check.name}" is ${check.conclusion} on ${short(expectedSha)}${check.url ? ` (${check.url})` : ''}`,
+      ),
+    };
+  if (pr.mergeable === false)
+    return {
+      kind: 'refuse',
+      reasons: [
+        `pull request #${pr.number} is not mergeable (${pr.mergeableState ?? 'conflicts'}); fix the conflict with the base, or discard staging`,
+      ],
+    };
   const wait: string[] = [];
-  for (const check of checks.filter((entry) => entry.state === 'pending')) wait.push(`${check.kind} "${check.name}" is ${check.conclusion} on ${short(expectedSha)}`);
+  for (const check of checks.filter((entry) => entry.state === 'pending'))
+    wait.push(`${check.kind} "${check.name}" is ${check.conclusion} on ${short(expectedSha)}`);
   const reported = new Set(checks.map((check) => check.name));
-  for (const name of facts.requiredChecks) if (!reported.has(name)) wait.push(`required check "${name}" has not reported on ${short(expectedSha)} yet`);
+  for (const name of facts.requiredChecks)
+    if (!reported.has(name)) wait.push(`required check "${name}" has not reported on ${short(expectedSha)} yet`);
   if (pr.mergeable === null) wait.push(`GitHub is still computing whether #${pr.number} is mergeable`);
   return wait.length ? { kind: 'wait', reasons: wait } : { kind: 'merge' };
 }

@@ -11,7 +11,11 @@ export interface GitHubOrigin extends RepoSlug {
 const NAME = /^[A-Za-z0-9_.-]+$/;
 
 function slugFrom(host: string, path: string): GitHubOrigin | undefined {
-  const parts = path.replace(/^\/+/, '').replace(/\/+$/, '').replace(/\.git$/, '').split('/');
+  const parts = path
+    .replace(/^\/+/, '')
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '')
+    .split('/');
   if (parts.length !== 2) return undefined;
   const [owner, repo] = parts as [string, string];
   if (!NAME.test(owner) || !NAME.test(repo) || /^\.+$/.test(owner) || /^\.+$/.test(repo)) return undefined;
@@ -29,7 +33,8 @@ export function parseOrigin(url: string): GitHubOrigin | undefined {
   } catch {
     return undefined;
   }
-  if (!['https:', 'http:', 'ssh:', 'git+ssh:', 'ssh+git:'].includes(parsed.protocol) || !parsed.hostname) return undefined;
+  if (!['https:', 'http:', 'ssh:', 'git+ssh:', 'ssh+git:'].includes(parsed.protocol) || !parsed.hostname)
+    return undefined;
   return slugFrom(parsed.hostname, decodeURIComponent(parsed.pathname));
 }
 

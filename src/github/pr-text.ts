@@ -28,12 +28,24 @@ const MAX_BODY = 60_000;
 
 /** Markdown table cells: one line, no pipe breaking the table, no HTML. */
 function cell(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ').replace(/\|/g, '\\|').replace(/</g, '&lt;').trim() || '-';
+  return (
+    text
+      .replace(/[\r\n]+/g, ' ')
+      .replace(/\|/g, '\\|')
+      .replace(/</g, '&lt;')
+      .trim() || '-'
+  );
 }
 
 export function pullRequestText(summary: StagingSummary): PullRequestText {
   const count = summary.landed.length;
-  const title = count === 0 ? `agent-runner: ${summary.stagingBranch} (nothing landed yet)` : `agent-runner: ${count} task${count === 1 ? '' : 's'} landed (${summary.landed.map((task) => task.taskId).slice(0, 5).join(', ')}${count > 5 ? ', ...' : ''})`;
+  const title =
+    count === 0
+      ? `agent-runner: ${summary.stagingBranch} (nothing landed yet)`
+      : `agent-runner: ${count} task${count === 1 ? '' : 's'} landed (${summary.landed
+          .map((task) => task.taskId)
+          .slice(0, 5)
+          .join(', ')}${count > 5 ? ', ...' : ''})`;
   const lines = [
     `Staging branch \`${summary.stagingBranch}\` at \`${summary.stagingSha.slice(0, 12)}\`, into \`${summary.baseBranch}\`.`,
     '',
@@ -41,7 +53,8 @@ export function pullRequestText(summary: StagingSummary): PullRequestText {
   ];
   if (count) {
     lines.push('', '| task | title | gate | landing commit |', '|---|---|---|---|');
-    for (const task of summary.landed) lines.push(`| ${cell(task.taskId)} | ${cell(task.title)} | ${cell(task.gate)} | ${task.commit.slice(0, 12)} |`);
+    for (const task of summary.landed)
+      lines.push(`| ${cell(task.taskId)} | ${cell(task.title)} | ${cell(task.gate)} | ${task.commit.slice(0, 12)} |`);
   } else lines.push('', 'Nothing yet.');
   lines.push('', `### Parked (${summary.parked.length})`);
   if (summary.parked.length) {

@@ -40,11 +40,31 @@ export const startDemoGitHub: StartDemoGitHub = async ({ owner, repo, token, rem
     const rest = url.pathname.slice(prefix.length);
     if (method === 'GET' && rest === '/pulls') {
       const head = url.searchParams.get('head');
-      return [200, await Promise.all(pulls.filter((pull) => pull.state === 'open' && (!head || head === `${owner}:${pull.head}`)).map(pullJson))];
+      return [
+        200,
+        await Promise.all(
+          pulls.filter((pull) => pull.state === 'open' && (!head || head === `${owner}:${pull.head}`)).map(pullJson),
+        ),
+      ];
     }
     if (method === 'POST' && rest === '/pulls') {
-      if (pulls.some((pull) => pull.state === 'open' && pull.head === body.head)) return [422, { message: 'Validation Failed', errors: [{ message: `A pull request already exists for ${owner}:${String(body.head)}.` }] }];
-      const pull: Pull = { number: pulls.length + 1, head: String(body.head), base: String(body.base), title: String(body.title), body: String(body.body ?? ''), state: 'open', merged: false };
+      if (pulls.some((pull) => pull.state === 'open' && pull.head === body.head))
+        return [
+          422,
+          {
+            message: 'Validation Failed',
+            errors: [{ message: `A pull request already exists for ${owner}:${String(body.head)}.` }],
+          },
+        ];
+      const pull: Pull = {
+        number: pulls.length + 1,
+        head: String(body.head),
+        base: String(body.base),
+        title: String(body.title),
+        body: String(body.body ?? ''),
+        state: 'open',
+        merged: false,
+      };
       pulls.push(pull);
       return [201, await pullJson(pull)];
     }
@@ -58,7 +78,8 @@ export const startDemoGitHub: StartDemoGitHub = async ({ owner, repo, token, rem
       return [200, await pullJson(pull)];
     }
     if (pull && method === 'PUT' && one![2]) {
-      if (body.sha !== (await remote.branchSha(pull.head))) return [409, { message: 'Head branch was modified. Review and try the merge again.' }];
+      if (body.sha !== (await remote.branchSha(pull.head)))
+        return [409, { message: 'Head branch was modified. Review and try the merge again.' }];
       const sha = await remote.merge(pull.base, pull.head);
       pull.state = 'closed';
       pull.merged = true;
@@ -67,13 +88,40 @@ export const startDemoGitHub: StartDemoGitHub = async ({ owner, repo, token, rem
     const branch = /^\/branches\/(.+)$/.exec(rest);
     if (branch && method === 'GET') {
       const sha = await remote.branchSha(decodeURIComponent(branch[1]!));
-      return sha ? [200, { name: decodeURIComponent(branch[1]!), commit: { sha }, protected: true, protection: { required_status_checks: { contexts: ['demo-ci'], checks: [] } } }] : [404, { message: 'Branch not found' }];
+      return sha
+        ? [
+            200,
+            {
+              name: decodeURIComponent(branch[1]!),
+              commit: { sha },
+              protected: true,
+              protection: { required_status_checks: { contexts: ['demo-ci'], checks: [] } },
+            },
+          ]
+        : [404, { message: 'Branch not found' }];
     }
     const ref = /^\/commits\/([0-9a-f]{40})\/(check-runs|status)$/.exec(rest);
     if (ref && method === 'GET') {
       const check = checks.get(ref[1]!);
       if (ref[2] === 'status') return [200, { state: 'pending', sha: ref[1], statuses: [], total_count: 0 }];
-      return [200, { total_count: check ? 1 : 0, check_runs: check ? [{ id: 1, name: 'demo-ci', head_sha: ref[1], status: check.status, conclusion: check.conclusion, html_url: html('/actions/runs/1') }] : [] }];
+      return [
+        200,
+        {
+          total_count: check ? 1 : 0,
+          check_runs: check
+            ? [
+                {
+                  id: 1,
+                  name: 'demo-ci',
+                  head_sha: ref[1],
+                  status: check.status,
+                  conclusion: check.conclusion,
+                  html_url: html('/actions/runs/1'),
+                },
+              ]
+            : [],
+        },
+      ];
     }
     return [404, { message: 'Not Found' }];
   };
@@ -85,10 +133,15 @@ export const startDemoGitHub: StartDemoGitHub = async ({ owner, repo, token, rem
         let status: number;
         let answer: unknown;
         try {
-          if (request.headers.authorization !== `token ${token}`) [status, answer] = [401, { message: 'Bad credentials' }];
+          if (request.headers.authorization !== `token ${token}`)
+            [status, answer] = [401, { message: 'Bad credentials' }];
           else {
             const text = Buffer.concat(chunks).toString('utf8');
-            [status, answer] = await route(request.method ?? 'GET', new URL(request.url ?? '/', 'http://127.0.0.1'), text ? (JSON.parse(text) as Record<string, unknown>) : {});
+            [status, answer] = await route(
+              request.method ?? 'GET',
+              new URL(request.url ?? '/', 'http://127.0.0.1'),
+              text ? (JSON.parse(text) as Record<string, unknown>) : {},
+            );
           }
         } catch (error) {
           [status, answer] = [500, { message: (error as Error).message }];

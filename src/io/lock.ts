@@ -50,13 +50,18 @@ async function readHolder(lockPath: string): Promise<LockHolder | undefined> {
   }
 }
 
-/** Refuses a lock path that holds anything but a lock directory (a planted link or fifo, a file of another lock scheme). */
+/**
+ * Refuses a lock path that holds anything but a lock directory (a planted link or fifo, a file of another lock scheme).
+ */
 async function refuseNonDirectory(lockPath: string): Promise<void> {
   const found = await fs.lstat(lockPath).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined;
     throw error;
   });
-  if (found && !found.isDirectory()) throw new FailedError(`${lockPath} is not a lock directory; remove it (it is a file, link or fifo no agent-runner lock leaves there)`);
+  if (found && !found.isDirectory())
+    throw new FailedError(
+      `${lockPath} is not a lock directory; remove it (it is a file, link or fifo no agent-runner lock leaves there)`,
+    );
 }
 
 function target(lockPath: string): string {
@@ -88,7 +93,12 @@ export const realLocks: LockPort = {
       if (!holder) await realLocks.breakLock(lockPath, undefined);
       return { acquired: false, holder };
     }
-    const holder: LockHolder = { pid: process.pid, startTime: await realProcess.startTimeOf(process.pid), command, since };
+    const holder: LockHolder = {
+      pid: process.pid,
+      startTime: await realProcess.startTimeOf(process.pid),
+      command,
+      since,
+    };
     await realFs.writeAtomic(holderFile(lockPath), `${JSON.stringify(holder)}\n`, 0o644);
     let released = false;
     return {
@@ -105,7 +115,11 @@ export const realLocks: LockPort = {
   },
 
   async inspect(lockPath) {
-    const locked = await lockfile.check(target(lockPath), { lockfilePath: lockPath, realpath: false, stale: NEVER_STALE_MS });
+    const locked = await lockfile.check(target(lockPath), {
+      lockfilePath: lockPath,
+      realpath: false,
+      stale: NEVER_STALE_MS,
+    });
     return { locked, holder: locked ? await readHolder(lockPath) : undefined };
   },
 
@@ -117,7 +131,8 @@ export const realLocks: LockPort = {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       // A breaker that died mid-break must not block breaking forever.
       const stat = await fs.stat(guard).catch(() => undefined);
-      if (stat && Date.now() - stat.mtimeMs > BREAK_GUARD_STALE_MS) await fs.rm(guard, { recursive: true, force: true });
+      if (stat && Date.now() - stat.mtimeMs > BREAK_GUARD_STALE_MS)
+        await fs.rm(guard, { recursive: true, force: true });
       return false;
     }
     try {
@@ -126,7 +141,13 @@ export const realLocks: LockPort = {
         if (current) return false;
         const lock = await fs.lstat(lockPath).catch(() => undefined);
         if (!lock?.isDirectory() || Date.now() - lock.mtimeMs < HEARTBEAT_STALE_MS) return false;
-      } else if (!current || current.pid !== expected.pid || current.startTime !== expected.startTime || current.since !== expected.since) return false;
+      } else if (
+        !current ||
+        current.pid !== expected.pid ||
+        current.startTime !== expected.startTime ||
+        current.since !== expected.since
+      )
+        return false;
       await fs.rm(holderFile(lockPath), { force: true });
       await fs.rm(lockPath, { recursive: true, force: true });
       return true;

@@ -37,7 +37,8 @@ export const realControl: ProcessControl = {
         continue; // exited meanwhile
       }
       const parsed = parseProcStatus(status);
-      if (parsed && parsed.realUid === uid) found.push({ pid: Number(entry), name: parsed.name, zombie: parsed.zombie });
+      if (parsed && parsed.realUid === uid)
+        found.push({ pid: Number(entry), name: parsed.name, zombie: parsed.zombie });
     }
     return found;
   },
@@ -56,7 +57,8 @@ export const realControl: ProcessControl = {
         if (wanted.has(target)) holding = target;
       }
       if (holding) found.push({ pid: Number(entry), name, file: holding });
-      else if (name === 'git' && inDirs(await readlink(`/proc/${entry}/cwd`).catch(() => ''))) found.push({ pid: Number(entry), name, file: undefined });
+      else if (name === 'git' && inDirs(await readlink(`/proc/${entry}/cwd`).catch(() => '')))
+        found.push({ pid: Number(entry), name, file: undefined });
     }
     return found;
   },

@@ -19,7 +19,17 @@ import type { Command } from '../types.js';
 import { listUntrusted, readUntrusted, statUntrusted } from './untrusted-fs.js';
 import { readToBound } from './read-to-bound.js';
 import { PathError, UnreadableFileError } from '../errors.js';
-import type { Clock, CommandResult, FileStat, FsPort, Ids, OutputHandlers, Ports, ProcessPort, StartedProcess } from '../ports.js';
+import type {
+  Clock,
+  CommandResult,
+  FileStat,
+  FsPort,
+  Ids,
+  OutputHandlers,
+  Ports,
+  ProcessPort,
+  StartedProcess,
+} from '../ports.js';
 
 /** Output beyond this is dropped from captured results (the tail is kept). */
 const MAX_CAPTURE = 16 * 1024 * 1024;
@@ -75,12 +85,20 @@ export const realProcess: ProcessPort = {
       let spawnError = false;
       child.on('error', (error: NodeJS.ErrnoException) => {
         spawnError = true;
-        void spawnFailure(command, error).then((stderr) => resolve({ exitCode: error.code === 'ENOENT' ? 127 : 126, signal: null, stdout: '', stderr }));
+        void spawnFailure(command, error).then((stderr) =>
+          resolve({ exitCode: error.code === 'ENOENT' ? 127 : 126, signal: null, stdout: '', stderr }),
+        );
       });
-      // A command that could not start closes too (exit code -errno), before its failure is worded: the failure answers.
+      // A command that could not start closes too (exit code -errno), before its failure is worded: the failure
+      // answers.
       child.on('close', (exitCode, signal) => {
         if (spawnError) return;
-        resolve({ exitCode, signal, stdout: Buffer.concat(out).toString(command.binaryStdout ? 'latin1' : 'utf8'), stderr: Buffer.concat(err).toString('utf8') });
+        resolve({
+          exitCode,
+          signal,
+          stdout: Buffer.concat(out).toString(command.binaryStdout ? 'latin1' : 'utf8'),
+          stderr: Buffer.concat(err).toString('utf8'),
+        });
       });
     });
   },
@@ -140,7 +158,12 @@ export const realProcess: ProcessPort = {
   },
 
   async which(program: string, pathVariable: string): Promise<string | undefined> {
-    const candidates = program.includes('/') ? [program] : pathVariable.split(':').filter(Boolean).map((dir) => path.join(dir, program));
+    const candidates = program.includes('/')
+      ? [program]
+      : pathVariable
+          .split(':')
+          .filter(Boolean)
+          .map((dir) => path.join(dir, program));
     for (const candidate of candidates) {
       try {
         await fs.access(candidate, fsConstants.X_OK);
@@ -189,8 +212,10 @@ async function readBounded(file: string, maxBytes = MAX_READ_BYTES): Promise<str
   try {
     const stat = fstatSync(fd);
     if (stat.isDirectory()) throw new UnreadableFileError(file, 'is a directory');
-    if (!stat.isFile()) throw new UnreadableFileError(file, 'is not a regular file (a device, FIFO or socket, or a link to one)');
-    if (stat.size > maxBytes) throw new UnreadableFileError(file, `is ${stat.size} bytes, more than the ${maxBytes} any file here may have`);
+    if (!stat.isFile())
+      throw new UnreadableFileError(file, 'is not a regular file (a device, FIFO or socket, or a link to one)');
+    if (stat.size > maxBytes)
+      throw new UnreadableFileError(file, `is ${stat.size} bytes, more than the ${maxBytes} any file here may have`);
     const bytes = await readToBound((chunk) => readSync(fd, chunk, 0, chunk.length, null), stat.size, maxBytes);
     if (bytes === 'grew') throw new UnreadableFileError(file, `grew past the ${maxBytes} bytes any file here may have`);
     return bytes.toString('utf8');
@@ -202,12 +227,16 @@ async function readBounded(file: string, maxBytes = MAX_READ_BYTES): Promise<str
 export const realFs: FsPort = {
   async readText(file) {
     const text = await readBounded(file);
-    if (text === undefined) throw Object.assign(new Error(`ENOENT: no such file or directory, open '${file}'`), { code: 'ENOENT' });
+    if (text === undefined)
+      throw Object.assign(new Error(`ENOENT: no such file or directory, open '${file}'`), { code: 'ENOENT' });
     return text;
   },
   readTextIfExists: (file) => readBounded(file),
   async writeAtomic(file, text, mode = 0o644) {
-    const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+    const temp = path.join(
+      path.dirname(file),
+      `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+    );
     const handle = await fs.open(temp, 'w', mode);
     try {
       await handle.writeFile(text, 'utf8');
@@ -241,8 +270,14 @@ export const realFs: FsPort = {
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? '';
       if (code === 'ENOENT') return undefined;
-      if (code === 'ELOOP') throw new PathError(file, 'is a symbolic link loop', 'point the link at a real file or directory');
-      if (code === 'EACCES') throw new PathError(file, 'cannot be looked at (permission denied)', 'give read and search permission on every directory above it');
+      if (code === 'ELOOP')
+        throw new PathError(file, 'is a symbolic link loop', 'point the link at a real file or directory');
+      if (code === 'EACCES')
+        throw new PathError(
+          file,
+          'cannot be looked at (permission denied)',
+          'give read and search permission on every directory above it',
+        );
       throw error;
     }
   },
@@ -278,7 +313,10 @@ function createIds(): Ids {
       // Wall-clock microseconds: timeOrigin is the wall clock at start, now() the monotonic time since.
       last = Math.max(Math.floor((performance.timeOrigin + performance.now()) * 1000), last + 1);
       const micros = String(last % 1_000_000).padStart(6, '0');
-      const stamp = new Date(Math.floor(last / 1000)).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '');
+      const stamp = new Date(Math.floor(last / 1000))
+        .toISOString()
+        .replace(/[-:]/g, '')
+        .replace(/\.\d+Z$/, '');
       return `${stamp}${micros}Z-${randomBytes(3).toString('hex')}`;
     },
   };

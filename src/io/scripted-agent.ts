@@ -15,7 +15,19 @@ import type { Task } from '../types.js';
 import { parseInstructions } from '../scripted-agent/instructions.js';
 import { IN_PROGRESS, commitMessage, finishedTaskText, planRun, type Step } from '../scripted-agent/plan.js';
 import {
-  assistantEvent, budgetResult, failureLines, initEvent, looksLikeClaudeArgv, rateLimitEvent, reachedBudget, readClaudeArgv, scriptedResetAt, sessionIdFor, successResult, taskIdFromPrompt, usageFor,
+  assistantEvent,
+  budgetResult,
+  failureLines,
+  initEvent,
+  looksLikeClaudeArgv,
+  rateLimitEvent,
+  reachedBudget,
+  readClaudeArgv,
+  scriptedResetAt,
+  sessionIdFor,
+  successResult,
+  taskIdFromPrompt,
+  usageFor,
   type SessionFacts,
 } from '../scripted-agent/claude-stream.js';
 
@@ -31,7 +43,10 @@ export interface ScriptedAgentIo {
 const TASKS_DIR = path.join('backlog', 'tasks');
 
 class AgentFailure extends Error {
-  constructor(message: string, readonly exitCode: number) {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
     super(message);
   }
 }
@@ -40,7 +55,9 @@ function findTaskFile(workspace: string, taskId: string): { file: string; text: 
   const dir = path.join(workspace, TASKS_DIR);
   let names: string[];
   try {
-    names = readdirSync(dir).filter((name) => name.endsWith('.md')).sort();
+    names = readdirSync(dir)
+      .filter((name) => name.endsWith('.md'))
+      .sort();
   } catch {
     throw new AgentFailure(`scripted-agent: ${dir} cannot be read; run it in a workspace with a Backlog.md board`, 2);
   }
@@ -66,11 +83,21 @@ function git(workspace: string, env: Record<string, string>, args: string[]): vo
  * Counts the task's rate-limited sessions in the clone's common git dir, so
  * the count survives the worktree and never shows in a commit.
  */
-function takeRateLimitedSession(workspace: string, env: Record<string, string>, taskId: string, limit: number): boolean {
+function takeRateLimitedSession(
+  workspace: string,
+  env: Record<string, string>,
+  taskId: string,
+  limit: number,
+): boolean {
   if (limit <= 0) return false;
   let common: string;
   try {
-    common = execFileSync('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: workspace, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+    common = execFileSync('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], {
+      cwd: workspace,
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }).trim();
   } catch {
     return false;
   }
@@ -97,7 +124,11 @@ function hangForever(): Promise<never> {
 }
 
 /** Runs the steps; returns an exit code when a step says to stop there, or 'budget' when a spend reached the budget. */
-async function runSteps(workspace: string, steps: readonly Step[], onSpend: (usd: number) => boolean): Promise<number | 'budget' | undefined> {
+async function runSteps(
+  workspace: string,
+  steps: readonly Step[],
+  onSpend: (usd: number) => boolean,
+): Promise<number | 'budget' | undefined> {
   for (const step of steps) {
     switch (step.kind) {
       case 'write': {
@@ -135,9 +166,13 @@ export async function runScriptedAgent(io: ScriptedAgentIo): Promise<number> {
     return 1;
   }
   const taskId = posing ? taskIdFromPrompt(io.stdin) : io.env.AGENT_TASK_ID;
-  const workspace = posing ? io.cwd : io.env.AGENT_WORKSPACE ?? io.cwd;
+  const workspace = posing ? io.cwd : (io.env.AGENT_WORKSPACE ?? io.cwd);
   if (!taskId) {
-    io.err(posing ? 'scripted-agent: the prompt has no "Your task: <ID>" line' : 'scripted-agent: AGENT_TASK_ID is not set; the runner passes the task id there');
+    io.err(
+      posing
+        ? 'scripted-agent: the prompt has no "Your task: <ID>" line'
+        : 'scripted-agent: AGENT_TASK_ID is not set; the runner passes the task id there',
+    );
     return 2;
   }
   const env: Record<string, string> = {};
@@ -148,7 +183,12 @@ export async function runScriptedAgent(io: ScriptedAgentIo): Promise<number> {
     const block = parseInstructions(task.description);
     if (block.problems.length) throw new AgentFailure(`scripted-agent: ${file}: ${block.problems.join('; ')}`, 2);
     const plan = planRun(block.instructions);
-    const facts: SessionFacts = { sessionId: sessionIdFor(task.id, io.stdin), cwd: workspace, model: claudeArgv?.model ?? 'scripted', permissionMode: claudeArgv?.permissionMode ?? 'default' };
+    const facts: SessionFacts = {
+      sessionId: sessionIdFor(task.id, io.stdin),
+      cwd: workspace,
+      model: claudeArgv?.model ?? 'scripted',
+      permissionMode: claudeArgv?.permissionMode ?? 'default',
+    };
     const say = (line: string) => !plan.quiet && io.out(line);
 
     if (posing) say(initEvent(facts));
@@ -181,14 +221,22 @@ export async function runScriptedAgent(io: ScriptedAgentIo): Promise<number> {
     git(workspace, env, ['add', '-A']);
     git(workspace, env, ['commit', '-q', '-m', commitMessage(task, plan.ending)]);
 
-    const summary = plan.ending.kind === 'blocked' ? `${task.id} is blocked: ${plan.ending.reason}` : `${task.id}: ${plan.ending.kind === 'done' ? 'done' : 'worked on, status left In Progress'}`;
+    const summary =
+      plan.ending.kind === 'blocked'
+        ? `${task.id} is blocked: ${plan.ending.reason}`
+        : `${task.id}: ${plan.ending.kind === 'done' ? 'done' : 'worked on, status left In Progress'}`;
     if (posing) {
       say(assistantEvent(facts, summary));
       say(rateLimitEvent(facts, plan.rateLimitEvent ? 'rejected' : 'allowed', scriptedResetAt(Date.now())));
       const total = plan.costUsd ?? spent + usageFor(io.stdin).costUsd;
-      // The last message can take it past the budget too: claude then says so instead of success, the work already done.
+      // The last message can take it past the budget too: claude then says so instead of success, the work already
+      // done.
       const over = reachedBudget(total, budget);
-      say(over ? budgetResult(facts, io.stdin, turns, total, budget!) : successResult(facts, io.stdin, summary, turns, total));
+      say(
+        over
+          ? budgetResult(facts, io.stdin, turns, total, budget!)
+          : successResult(facts, io.stdin, summary, turns, total),
+      );
       if (plan.lingerSeconds > 0) await sleep(plan.lingerSeconds);
       if (over) return 1;
     } else {

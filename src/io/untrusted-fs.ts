@@ -19,7 +19,8 @@ type Kind = 'dir' | 'file';
 
 function components(relative: string, where: string): string[] {
   const parts = relative.split('/').filter((part) => part !== '' && part !== '.');
-  if (path.isAbsolute(relative) || parts.includes('..')) throw new UntrustedPathError(where, 'the path must stay inside its root');
+  if (path.isAbsolute(relative) || parts.includes('..'))
+    throw new UntrustedPathError(where, 'the path must stay inside its root');
   return parts;
 }
 
@@ -43,7 +44,8 @@ async function openWalk(root: string, relative: string, last: Kind): Promise<Fil
   }
   for (let i = 0; i < parts.length; i++) {
     const isLast = i === parts.length - 1;
-    const flags = c.O_RDONLY | c.O_NOFOLLOW | c.O_NONBLOCK | (isLast ? (last === 'dir' ? c.O_DIRECTORY : 0) : c.O_DIRECTORY);
+    const flags =
+      c.O_RDONLY | c.O_NOFOLLOW | c.O_NONBLOCK | (isLast ? (last === 'dir' ? c.O_DIRECTORY : 0) : c.O_DIRECTORY);
     let next: FileHandle;
     try {
       next = await fs.open(`/proc/self/fd/${dir.fd}/${parts[i]}`, flags);
@@ -67,7 +69,15 @@ export async function statUntrusted(root: string, relative: string): Promise<Unt
   try {
     const target = parts.length ? `/proc/self/fd/${parent.fd}/${parts.at(-1)}` : `/proc/self/fd/${parent.fd}`;
     const s = parts.length ? await fs.lstat(target) : await parent.stat();
-    return { size: s.size, mode: s.mode, uid: s.uid, isDirectory: s.isDirectory(), isFile: s.isFile(), isSymlink: s.isSymbolicLink(), mtimeMs: s.mtimeMs };
+    return {
+      size: s.size,
+      mode: s.mode,
+      uid: s.uid,
+      isDirectory: s.isDirectory(),
+      isFile: s.isFile(),
+      isSymlink: s.isSymbolicLink(),
+      mtimeMs: s.mtimeMs,
+    };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
@@ -84,8 +94,13 @@ export async function readUntrusted(root: string, relative: string, maxBytes: nu
     const s = await handle.stat();
     if (!s.isFile()) throw new UntrustedPathError(where, 'is not a regular file');
     if (s.size > maxBytes) throw new UntrustedPathError(where, `is ${s.size} bytes, more than the ${maxBytes} allowed`);
-    const bytes = await readToBound(async (chunk) => (await handle.read(chunk, 0, chunk.length, null)).bytesRead, s.size, maxBytes);
-    if (bytes === 'grew') throw new UntrustedPathError(where, `grew past the ${maxBytes} bytes allowed while being read`);
+    const bytes = await readToBound(
+      async (chunk) => (await handle.read(chunk, 0, chunk.length, null)).bytesRead,
+      s.size,
+      maxBytes,
+    );
+    if (bytes === 'grew')
+      throw new UntrustedPathError(where, `grew past the ${maxBytes} bytes allowed while being read`);
     return bytes.toString('utf8');
   } finally {
     await handle.close();
@@ -98,7 +113,8 @@ export async function listUntrusted(root: string, relative: string, maxEntries: 
   if (!handle) return [];
   try {
     const names = await fs.readdir(`/proc/self/fd/${handle.fd}`);
-    if (names.length > maxEntries) throw new UntrustedPathError(where, `has ${names.length} entries, more than the ${maxEntries} allowed`);
+    if (names.length > maxEntries)
+      throw new UntrustedPathError(where, `has ${names.length} entries, more than the ${maxEntries} allowed`);
     return names;
   } finally {
     await handle.close();

@@ -51,19 +51,29 @@ interface Field {
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string';
-const isArgv = (value: unknown): value is string[] => Array.isArray(value) && value.length > 0 && value.every((item) => isString(item) && item.length > 0);
+const isArgv = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.length > 0 && value.every((item) => isString(item) && item.length > 0);
 const intIn = (min: number, max: number) => (value: unknown) =>
-  Number.isInteger(value) && (value as number) >= min && (value as number) <= max ? undefined : `must be a whole number from ${min} to ${max}`;
-const oneOf = (choices: readonly string[]) => (value: unknown) => (isString(value) && choices.includes(value) ? undefined : `must be one of ${choices.join(', ')}`);
-const nonEmptyString = (value: unknown) => (isString(value) && value.trim() !== '' ? undefined : 'must be a non-empty string');
+  Number.isInteger(value) && (value as number) >= min && (value as number) <= max
+    ? undefined
+    : `must be a whole number from ${min} to ${max}`;
+const oneOf = (choices: readonly string[]) => (value: unknown) =>
+  isString(value) && choices.includes(value) ? undefined : `must be one of ${choices.join(', ')}`;
+const nonEmptyString = (value: unknown) =>
+  isString(value) && value.trim() !== '' ? undefined : 'must be a non-empty string';
 /** Paths inside the repo only: no absolute paths, no climbing out. */
 const repoPath = (value: unknown) => {
   if (!isString(value) || value.trim() === '') return 'must be a path inside the repo';
-  if (path.isAbsolute(value) || path.normalize(value).split(path.sep).includes('..')) return 'must be a relative path inside the repo';
+  if (path.isAbsolute(value) || path.normalize(value).split(path.sep).includes('..'))
+    return 'must be a relative path inside the repo';
   return undefined;
 };
 const safeBranch = (value: unknown) =>
-  isString(value) && /^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$/.test(value) && !value.includes('..') && !value.endsWith('.lock') && !value.endsWith('/')
+  isString(value) &&
+  /^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$/.test(value) &&
+  !value.includes('..') &&
+  !value.endsWith('.lock') &&
+  !value.endsWith('/')
     ? undefined
     : 'must be a plain branch name (letters, digits, . _ / -)';
 
@@ -73,21 +83,60 @@ const FIELDS: readonly Field[] = [
   // Which of these the assistant accepts is checked below, with the assistant known.
   { key: 'effort', check: oneOf(ALL_EFFORTS), fix: `set "effort" to one of ${ALL_EFFORTS.join(', ')}, or remove it` },
   { key: 'workBranchMode', check: oneOf(WORK_BRANCH_MODES), fix: 'set "workBranchMode" to "accumulate" or "reset"' },
-  { key: 'maxParallel', check: intIn(1, MAX_PARALLEL_CEILING), fix: `set "maxParallel" to a number from 1 to ${MAX_PARALLEL_CEILING}` },
-  { key: 'gates', check: repoPath, fix: 'set "gates" to the path of an executable script in the repo, e.g. ".agent/gates.sh"' },
+  {
+    key: 'maxParallel',
+    check: intIn(1, MAX_PARALLEL_CEILING),
+    fix: `set "maxParallel" to a number from 1 to ${MAX_PARALLEL_CEILING}`,
+  },
+  {
+    key: 'gates',
+    check: repoPath,
+    fix: 'set "gates" to the path of an executable script in the repo, e.g. ".agent/gates.sh"',
+  },
   {
     key: 'setup',
-    check: (value) => (isArgv(value) || repoPath(value) === undefined ? undefined : 'must be an argv array like ["npm", "ci"] or the path of a script in the repo'),
+    check: (value) =>
+      isArgv(value) || repoPath(value) === undefined
+        ? undefined
+        : 'must be an argv array like ["npm", "ci"] or the path of a script in the repo',
     fix: 'set "setup" to an argv array or a script path, or remove it',
   },
-  { key: 'agentIdleTimeoutSec', check: intIn(5, 24 * 3600), fix: 'set "agentIdleTimeoutSec" to seconds without output before the agent is stopped (default 480)' },
-  { key: 'agentWallClockSec', check: intIn(10, 7 * 24 * 3600), fix: 'set "agentWallClockSec" to the most seconds one agent session may take' },
-  { key: 'maxAttempts', check: intIn(1, 10), fix: 'set "maxAttempts" to how often a failing task is tried before it is parked (default 2)' },
-  { key: 'maxBatch', check: intIn(1, 64), fix: 'set "maxBatch" to how many finished tasks one gate run may judge together, 1 to 64 (default 8; 1 gates each task alone)' },
-  { key: 'prompt', check: repoPath, fix: 'set "prompt" to the path of the base prompt in the repo, e.g. ".agent/prompt.md"' },
-  { key: 'command', check: (value) => (isArgv(value) ? undefined : 'must be a non-empty argv array of strings'), fix: 'set "command" to the agent argv, e.g. ["./agent.sh"]' },
+  {
+    key: 'agentIdleTimeoutSec',
+    check: intIn(5, 24 * 3600),
+    fix: 'set "agentIdleTimeoutSec" to seconds without output before the agent is stopped (default 480)',
+  },
+  {
+    key: 'agentWallClockSec',
+    check: intIn(10, 7 * 24 * 3600),
+    fix: 'set "agentWallClockSec" to the most seconds one agent session may take',
+  },
+  {
+    key: 'maxAttempts',
+    check: intIn(1, 10),
+    fix: 'set "maxAttempts" to how often a failing task is tried before it is parked (default 2)',
+  },
+  {
+    key: 'maxBatch',
+    check: intIn(1, 64),
+    fix: 'set "maxBatch" to how many finished tasks one gate run may judge together, 1 to 64 (default 8; 1 gates each task alone)',
+  },
+  {
+    key: 'prompt',
+    check: repoPath,
+    fix: 'set "prompt" to the path of the base prompt in the repo, e.g. ".agent/prompt.md"',
+  },
+  {
+    key: 'command',
+    check: (value) => (isArgv(value) ? undefined : 'must be a non-empty argv array of strings'),
+    fix: 'set "command" to the agent argv, e.g. ["./agent.sh"]',
+  },
   { key: 'baseBranch', check: safeBranch, fix: 'set "baseBranch" to the branch agents build on, e.g. "main"' },
-  { key: 'mergeMethod', check: oneOf(MERGE_METHODS), fix: 'set "mergeMethod" to "merge" (keeps each landing commit), "squash" or "rebase"' },
+  {
+    key: 'mergeMethod',
+    check: oneOf(MERGE_METHODS),
+    fix: 'set "mergeMethod" to "merge" (keeps each landing commit), "squash" or "rebase"',
+  },
 ];
 
 export interface ConfigValidation {
@@ -101,13 +150,25 @@ export function validateConfig(json: unknown, file: string = CONFIG_FILE): Confi
   const problems: ConfigProblem[] = [];
   const warnings: ConfigProblem[] = [];
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-    return { config: DEFAULT_CONFIG, problems: [{ file, key: '(root)', problem: 'must be a JSON object', fix: 'write an object like {"assistant": "claude"}' }], warnings };
+    return {
+      config: DEFAULT_CONFIG,
+      problems: [
+        { file, key: '(root)', problem: 'must be a JSON object', fix: 'write an object like {"assistant": "claude"}' },
+      ],
+      warnings,
+    };
   }
   const input = json as Record<string, unknown>;
   const known = new Set(FIELDS.map((field) => field.key as string));
   for (const key of Object.keys(input)) {
     if (key === '$schema' || key.startsWith('//')) continue;
-    if (!known.has(key)) problems.push({ file, key, problem: 'is not a known key', fix: `remove it or use one of ${[...known].join(', ')}` });
+    if (!known.has(key))
+      problems.push({
+        file,
+        key,
+        problem: 'is not a known key',
+        fix: `remove it or use one of ${[...known].join(', ')}`,
+      });
   }
   const config: Record<string, unknown> = { ...DEFAULT_CONFIG };
   for (const field of FIELDS) {
@@ -120,33 +181,65 @@ export function validateConfig(json: unknown, file: string = CONFIG_FILE): Confi
   }
   // Every value written above passed its field's check, which accepts exactly the RepoConfig type of that key.
   const result = config as unknown as RepoConfig;
-  if (result.assistant === 'command' && !result.command && !problems.some((p) => p.key === 'command' || p.key === 'assistant')) {
-    problems.push({ file, key: 'command', problem: 'is required when "assistant" is "command"', fix: 'set "command" to the agent argv, e.g. ["./agent.sh"]' });
+  if (
+    result.assistant === 'command' &&
+    !result.command &&
+    !problems.some((p) => p.key === 'command' || p.key === 'assistant')
+  ) {
+    problems.push({
+      file,
+      key: 'command',
+      problem: 'is required when "assistant" is "command"',
+      fix: 'set "command" to the agent argv, e.g. ["./agent.sh"]',
+    });
   }
   const effortWrong = result.effort === undefined ? undefined : effortProblem(result.assistant, result.effort);
   if (effortWrong && !problems.some((p) => p.key === 'effort' || p.key === 'assistant')) {
-    problems.push({ file, key: 'effort', problem: effortWrong, fix: `set "effort" to one of ${EFFORTS[result.assistant].join(', ')}, or remove it` });
+    problems.push({
+      file,
+      key: 'effort',
+      problem: effortWrong,
+      fix: `set "effort" to one of ${EFFORTS[result.assistant].join(', ')}, or remove it`,
+    });
   }
   if (result.command && result.assistant !== 'command') {
-    warnings.push({ file, key: 'command', problem: `is ignored because "assistant" is "${result.assistant}"`, fix: 'remove it or set "assistant" to "command"' });
+    warnings.push({
+      file,
+      key: 'command',
+      problem: `is ignored because "assistant" is "${result.assistant}"`,
+      fix: 'remove it or set "assistant" to "command"',
+    });
   }
   if (result.agentWallClockSec < result.agentIdleTimeoutSec) {
-    warnings.push({ file, key: 'agentWallClockSec', problem: 'is shorter than agentIdleTimeoutSec, so the idle watchdog never fires', fix: 'raise agentWallClockSec' });
+    warnings.push({
+      file,
+      key: 'agentWallClockSec',
+      problem: 'is shorter than agentIdleTimeoutSec, so the idle watchdog never fires',
+      fix: 'raise agentWallClockSec',
+    });
   }
   return { config: result, problems, warnings };
 }
 
-/** Pure: the config from its text (undefined: no file, the defaults); throws UsageError with every problem. `file` names where it came from. */
+/**
+ * Pure: the config from its text (undefined: no file, the defaults); throws UsageError with every problem. `file` names
+ * where it came from.
+ */
 export function parseRepoConfig(text: string | undefined, file: string): ConfigValidation {
   if (text === undefined) return { config: DEFAULT_CONFIG, problems: [], warnings: [] };
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(configValueError(file, '(file)', `is not valid JSON (${(error as Error).message})`, 'fix the syntax'));
+    throw new UsageError(
+      configValueError(file, '(file)', `is not valid JSON (${(error as Error).message})`, 'fix the syntax'),
+    );
   }
   const validation = validateConfig(json, file);
-  if (validation.problems.length) throw new UsageError(`invalid config, ${validation.problems.length} problem(s):\n${formatProblems(validation.problems)}`);
+  if (validation.problems.length)
+    throw new UsageError(
+      `invalid config, ${validation.problems.length} problem(s):\n${formatProblems(validation.problems)}`,
+    );
   return validation;
 }
 

@@ -21,5 +21,7 @@ export const ALL_EFFORTS: readonly string[] = [...new Set(Object.values(EFFORTS)
 /** Why `effort` is not one `assistant` accepts, or undefined when it is. */
 export function effortProblem(assistant: AssistantName, effort: string): string | undefined {
   const allowed = EFFORTS[assistant];
-  return allowed.includes(effort) ? undefined : `"${effort}" is not an effort ${assistant} accepts (${allowed.join(', ')})`;
+  return allowed.includes(effort)
+    ? undefined
+    : `"${effort}" is not an effort ${assistant} accepts (${allowed.join(', ')})`;
 }

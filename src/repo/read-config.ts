@@ -13,7 +13,14 @@ export async function readRepoConfig(fs: FsPort, workspace: string): Promise<Con
     text = await fs.readTextIfExists(file);
   } catch (error) {
     if (error instanceof PathError) throw error;
-    throw new UsageError(configValueError(file, '(file)', `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, 'make it a plain file the repo user can read, or remove it'));
+    throw new UsageError(
+      configValueError(
+        file,
+        '(file)',
+        `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+        'make it a plain file the repo user can read, or remove it',
+      ),
+    );
   }
   return parseRepoConfig(text, file);
 }

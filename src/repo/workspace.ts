@@ -12,9 +12,11 @@ export async function checkWorkspace(fs: FsPort, cwd: string, workspace: string 
   if (!stat) throw new UsageError(`workspace ${dir} does not exist; pass the path of a git checkout`);
   if (!stat.isDirectory) throw new UsageError(`workspace ${dir} is not a directory; pass the path of a git checkout`);
   const dotGit = await fs.stat(path.join(dir, '.git'));
-  if (!dotGit) throw new UsageError(`workspace ${dir} is not a git repository (no .git); run git init or clone it first`);
+  if (!dotGit)
+    throw new UsageError(`workspace ${dir} is not a git repository (no .git); run git init or clone it first`);
   if (!dotGit.isDirectory) await checkGitFile(fs, dir);
-  // Where the CLI would find the board (backlog/, .backlog/, or backlog.config.yml's folder); a UsageError when nowhere.
+  // Where the CLI would find the board (backlog/, .backlog/, or backlog.config.yml's folder); a UsageError when
+  // nowhere.
   await findBoardOnDisk(fs, dir);
   return dir;
 }
@@ -27,7 +29,9 @@ export async function ensureStateDir(fs: FsPort, dir: string): Promise<void> {
     await fs.writeAtomic(probe, '');
     await fs.remove(probe);
   } catch (error) {
-    throw new UsageError(`state dir ${dir} is not writable (${(error as Error).message}); set AGENT_RUNNER_STATE to a directory you can write`);
+    throw new UsageError(
+      `state dir ${dir} is not writable (${(error as Error).message}); set AGENT_RUNNER_STATE to a directory you can write`,
+    );
   }
 }
 
@@ -36,9 +40,14 @@ async function checkGitFile(fs: FsPort, dir: string): Promise<void> {
   const file = path.join(dir, '.git');
   const text = (await fs.readTextIfExists(file)) ?? '';
   const gitdir = /^gitdir:\s*(.+?)\s*$/m.exec(text)?.[1];
-  if (!gitdir) throw new UsageError(`workspace ${dir}: ${file} is a file without a "gitdir:" line; restore the checkout (git clone it again)`);
+  if (!gitdir)
+    throw new UsageError(
+      `workspace ${dir}: ${file} is a file without a "gitdir:" line; restore the checkout (git clone it again)`,
+    );
   const target = path.resolve(dir, gitdir);
   if (!(await fs.stat(target))?.isDirectory) {
-    throw new UsageError(`workspace ${dir}: ${file} points at ${target}, which does not exist; the repository it belonged to was moved or removed: run \`git worktree prune\` in it, or clone the repo again`);
+    throw new UsageError(
+      `workspace ${dir}: ${file} points at ${target}, which does not exist; the repository it belonged to was moved or removed: run \`git worktree prune\` in it, or clone the repo again`,
+    );
   }
 }

@@ -15,7 +15,10 @@ export interface ClaudeArgv {
 
 /** True when argv is a `claude -p --output-format ...` call. */
 export function looksLikeClaudeArgv(argv: readonly string[]): boolean {
-  return (argv.includes('-p') || argv.includes('--print')) && argv.some((arg) => arg === '--output-format' || arg.startsWith('--output-format='));
+  return (
+    (argv.includes('-p') || argv.includes('--print')) &&
+    argv.some((arg) => arg === '--output-format' || arg.startsWith('--output-format='))
+  );
 }
 
 function optionValue(argv: readonly string[], name: string): string | undefined {
@@ -27,15 +30,23 @@ function optionValue(argv: readonly string[], name: string): string | undefined 
 export function readClaudeArgv(argv: readonly string[]): ClaudeArgv {
   const format = optionValue(argv, '--output-format');
   const model = optionValue(argv, '--model');
-  const permissionMode = argv.includes('--dangerously-skip-permissions') ? 'bypassPermissions' : optionValue(argv, '--permission-mode') ?? 'default';
+  const permissionMode = argv.includes('--dangerously-skip-permissions')
+    ? 'bypassPermissions'
+    : (optionValue(argv, '--permission-mode') ?? 'default');
   const budget = optionValue(argv, '--max-budget-usd');
   const maxBudgetUsd = budget === undefined ? undefined : Number(budget);
   const base = { model, permissionMode, ...(maxBudgetUsd !== undefined ? { maxBudgetUsd } : {}) };
   // claude 2.1.197's own check and words (exit 1).
-  if (maxBudgetUsd !== undefined && !(maxBudgetUsd > 0)) return { ...base, error: 'error: --max-budget-usd must be a positive number greater than 0' };
-  if (format !== 'stream-json') return { ...base, error: `Error: the scripted agent only speaks --output-format stream-json, not ${format ?? '(none)'}` };
+  if (maxBudgetUsd !== undefined && !(maxBudgetUsd > 0))
+    return { ...base, error: 'error: --max-budget-usd must be a positive number greater than 0' };
+  if (format !== 'stream-json')
+    return {
+      ...base,
+      error: `Error: the scripted agent only speaks --output-format stream-json, not ${format ?? '(none)'}`,
+    };
   // claude itself refuses stream-json without --verbose in print mode.
-  if (!argv.includes('--verbose')) return { ...base, error: 'Error: When using --print, --output-format=stream-json requires --verbose' };
+  if (!argv.includes('--verbose'))
+    return { ...base, error: 'Error: When using --print, --output-format=stream-json requires --verbose' };
   return base;
 }
 
@@ -59,15 +70,31 @@ export interface SessionFacts {
 
 export function initEvent(facts: SessionFacts): string {
   return JSON.stringify({
-    type: 'system', subtype: 'init', cwd: facts.cwd, session_id: facts.sessionId, tools: ['Bash', 'Edit', 'Read', 'Write'],
-    mcp_servers: [], model: facts.model, permissionMode: facts.permissionMode, apiKeySource: 'none', claude_code_version: '2.1.197',
+    type: 'system',
+    subtype: 'init',
+    cwd: facts.cwd,
+    session_id: facts.sessionId,
+    tools: ['Bash', 'Edit', 'Read', 'Write'],
+    mcp_servers: [],
+    model: facts.model,
+    permissionMode: facts.permissionMode,
+    apiKeySource: 'none',
+    claude_code_version: '2.1.197',
   });
 }
 
 export function assistantEvent(facts: SessionFacts, text: string, error?: string): string {
   return JSON.stringify({
     type: 'assistant',
-    message: { id: `msg_${facts.sessionId.slice(0, 8)}`, type: 'message', role: 'assistant', model: facts.model, content: [{ type: 'text', text }], stop_reason: 'end_turn', usage: { input_tokens: 0, output_tokens: 0 } },
+    message: {
+      id: `msg_${facts.sessionId.slice(0, 8)}`,
+      type: 'message',
+      role: 'assistant',
+      model: facts.model,
+      content: [{ type: 'text', text }],
+      stop_reason: 'end_turn',
+      usage: { input_tokens: 0, output_tokens: 0 },
+    },
     parent_tool_use_id: null,
     session_id: facts.sessionId,
     ...(error ? { error } : {}),
@@ -75,7 +102,12 @@ export function assistantEvent(facts: SessionFacts, text: string, error?: string
 }
 
 /** Token counts and cost for a prompt: a pure function of its length. */
-export function usageFor(prompt: string): { inputTokens: number; outputTokens: number; cacheReadTokens: number; costUsd: number } {
+export function usageFor(prompt: string): {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  costUsd: number;
+} {
   const inputTokens = Math.ceil(prompt.length / 4);
   const outputTokens = 42;
   const cacheReadTokens = 1000;
@@ -98,18 +130,43 @@ export function scriptedResetAt(now: number): number {
 export function rateLimitEvent(facts: SessionFacts, status: 'allowed' | 'rejected', resetsAt: number): string {
   return JSON.stringify({
     type: 'rate_limit_event',
-    rate_limit_info: { status, resetsAt: Math.floor(resetsAt / 1000), rateLimitType: 'five_hour', ...(status === 'rejected' ? { overageStatus: 'rejected', overageDisabledReason: 'org_level_disabled', isUsingOverage: false } : { isUsingOverage: false }) },
+    rate_limit_info: {
+      status,
+      resetsAt: Math.floor(resetsAt / 1000),
+      rateLimitType: 'five_hour',
+      ...(status === 'rejected'
+        ? { overageStatus: 'rejected', overageDisabledReason: 'org_level_disabled', isUsingOverage: false }
+        : { isUsingOverage: false }),
+    },
     uuid: `${facts.sessionId.slice(0, 24)}${status === 'rejected' ? 'aaaaaaaaaaaa' : 'bbbbbbbbbbbb'}`,
     session_id: facts.sessionId,
   });
 }
 
-export function successResult(facts: SessionFacts, prompt: string, text: string, turns: number, costUsd?: number): string {
+export function successResult(
+  facts: SessionFacts,
+  prompt: string,
+  text: string,
+  turns: number,
+  costUsd?: number,
+): string {
   const usage = usageFor(prompt);
   return JSON.stringify({
-    type: 'result', subtype: 'success', is_error: false, duration_ms: 0, duration_api_ms: 0, num_turns: turns, result: text,
-    session_id: facts.sessionId, total_cost_usd: costUsd ?? usage.costUsd,
-    usage: { input_tokens: usage.inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: usage.cacheReadTokens, output_tokens: usage.outputTokens },
+    type: 'result',
+    subtype: 'success',
+    is_error: false,
+    duration_ms: 0,
+    duration_api_ms: 0,
+    num_turns: turns,
+    result: text,
+    session_id: facts.sessionId,
+    total_cost_usd: costUsd ?? usage.costUsd,
+    usage: {
+      input_tokens: usage.inputTokens,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: usage.cacheReadTokens,
+      output_tokens: usage.outputTokens,
+    },
   });
 }
 
@@ -119,30 +176,70 @@ export function reachedBudget(costUsd: number, maxBudgetUsd: number | undefined)
 }
 
 /** claude 2.1.x's result when the session's cost reached --max-budget-usd (shape from the binary's own schema). */
-export function budgetResult(facts: SessionFacts, prompt: string, turns: number, costUsd: number, maxBudgetUsd: number): string {
+export function budgetResult(
+  facts: SessionFacts,
+  prompt: string,
+  turns: number,
+  costUsd: number,
+  maxBudgetUsd: number,
+): string {
   const usage = usageFor(prompt);
   return JSON.stringify({
-    type: 'result', subtype: 'error_max_budget_usd', duration_ms: 0, duration_api_ms: 0, is_error: true, num_turns: turns, stop_reason: null,
-    session_id: facts.sessionId, total_cost_usd: costUsd,
-    usage: { input_tokens: usage.inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: usage.cacheReadTokens, output_tokens: usage.outputTokens },
-    modelUsage: {}, permission_denials: [], errors: [`Reached maximum budget ($${maxBudgetUsd})`],
+    type: 'result',
+    subtype: 'error_max_budget_usd',
+    duration_ms: 0,
+    duration_api_ms: 0,
+    is_error: true,
+    num_turns: turns,
+    stop_reason: null,
+    session_id: facts.sessionId,
+    total_cost_usd: costUsd,
+    usage: {
+      input_tokens: usage.inputTokens,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: usage.cacheReadTokens,
+      output_tokens: usage.outputTokens,
+    },
+    modelUsage: {},
+    permission_denials: [],
+    errors: [`Reached maximum budget ($${maxBudgetUsd})`],
   });
 }
 
 /** The lines claude prints for each canned failure, after init. */
 export function failureLines(facts: SessionFacts, kind: ClaudeResultKind): string[] {
   const usage = { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 };
-  const result = (fields: Record<string, unknown>) => JSON.stringify({ type: 'result', duration_ms: 0, session_id: facts.sessionId, total_cost_usd: 0, usage, ...fields });
+  const result = (fields: Record<string, unknown>) =>
+    JSON.stringify({
+      type: 'result',
+      duration_ms: 0,
+      session_id: facts.sessionId,
+      total_cost_usd: 0,
+      usage,
+      ...fields,
+    });
   switch (kind) {
     case 'not-logged-in':
       return [
         assistantEvent(facts, 'Not logged in · Please run /login', 'authentication_failed'),
-        result({ subtype: 'success', is_error: true, api_error_status: null, num_turns: 1, result: 'Not logged in · Please run /login' }),
+        result({
+          subtype: 'success',
+          is_error: true,
+          api_error_status: null,
+          num_turns: 1,
+          result: 'Not logged in · Please run /login',
+        }),
       ];
     case 'rate-limited':
       return [
         assistantEvent(facts, "You've hit your limit · resets 7pm (UTC)", 'rate_limit'),
-        result({ subtype: 'success', is_error: true, api_error_status: 429, num_turns: 1, result: "You've hit your limit · resets 7pm (UTC)" }),
+        result({
+          subtype: 'success',
+          is_error: true,
+          api_error_status: 429,
+          num_turns: 1,
+          result: "You've hit your limit · resets 7pm (UTC)",
+        }),
       ];
     case 'max-turns':
       return [result({ subtype: 'error_max_turns', is_error: true, num_turns: 30 })];

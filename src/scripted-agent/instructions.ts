@@ -118,13 +118,15 @@ function parseOne(tokens: readonly string[]): Instruction {
     case 'linger': {
       expectArity(tokens, 2, `${verb} SECONDS`);
       const seconds = Number(first);
-      if (!/^\d+(?:\.\d+)?$/.test(first ?? '') || seconds > 3600) throw new Problem(`${verb} takes seconds from 0 to 3600, not ${first}`);
+      if (!/^\d+(?:\.\d+)?$/.test(first ?? '') || seconds > 3600)
+        throw new Problem(`${verb} takes seconds from 0 to 3600, not ${first}`);
       return { kind: verb, seconds };
     }
     case 'exit': {
       expectArity(tokens, 2, 'exit N');
       const code = Number(first);
-      if (!/^\d{1,3}$/.test(first ?? '') || code > 255) throw new Problem(`exit takes a code from 0 to 255, not ${first}`);
+      if (!/^\d{1,3}$/.test(first ?? '') || code > 255)
+        throw new Problem(`exit takes a code from 0 to 255, not ${first}`);
       return { kind: 'exit', code };
     }
     case 'hang':
@@ -136,7 +138,8 @@ function parseOne(tokens: readonly string[]): Instruction {
       return { kind: verb };
     case 'rate-limit': {
       expectArity(tokens, 2, 'rate-limit N');
-      if (!/^\d{1,2}$/.test(first ?? '')) throw new Problem(`rate-limit takes a number of sessions from 0 to 99, not ${first}`);
+      if (!/^\d{1,2}$/.test(first ?? ''))
+        throw new Problem(`rate-limit takes a number of sessions from 0 to 99, not ${first}`);
       return { kind: 'rate-limit', sessions: Number(first) };
     }
     case 'cost':
@@ -155,7 +158,9 @@ function parseOne(tokens: readonly string[]): Instruction {
       return { kind: 'claude-result', result };
     }
     default:
-      throw new Problem(`unknown instruction ${JSON.stringify(verb ?? '')} (known: write, append, sleep, exit, hang, silent, block, leave-status, claude-result, rate-limit, rate-limit-event, cost, spend, ignore-budget, linger)`);
+      throw new Problem(
+        `unknown instruction ${JSON.stringify(verb ?? '')} (known: write, append, sleep, exit, hang, silent, block, leave-status, claude-result, rate-limit, rate-limit-event, cost, spend, ignore-budget, linger)`,
+      );
   }
 }
 

@@ -8,7 +8,8 @@ import type { ClaudeResultKind, Instruction } from './instructions.js';
 /** The instructions that act, in the order they appear. */
 export type Step = Extract<Instruction, { kind: 'write' | 'append' | 'sleep' | 'exit' | 'hang' | 'spend' }>;
 
-export type Ending = { readonly kind: 'done' } | { readonly kind: 'blocked'; readonly reason: string } | { readonly kind: 'leave-status' };
+export type Ending =
+  { readonly kind: 'done' } | { readonly kind: 'blocked'; readonly reason: string } | { readonly kind: 'leave-status' };
 
 export interface RunPlan {
   readonly steps: readonly Step[];
@@ -76,7 +77,17 @@ export function planRun(instructions: readonly Instruction[]): RunPlan {
         steps.push(instruction);
     }
   }
-  return { steps, quiet, claudeResult, ending, rateLimitSessions, rateLimitEvent, costUsd, honourBudget, lingerSeconds };
+  return {
+    steps,
+    quiet,
+    claudeResult,
+    ending,
+    rateLimitSessions,
+    rateLimitEvent,
+    costUsd,
+    honourBudget,
+    lingerSeconds,
+  };
 }
 
 export const IN_PROGRESS = 'In Progress';
@@ -89,7 +100,10 @@ export function finishedTaskText(text: string, task: Pick<Task, 'acceptanceCrite
     case 'blocked':
       return appendNote(setStatus(text, BLOCKED_STATUS), `Blocked: ${ending.reason}`);
     case 'done':
-      return task.acceptanceCriteria.reduce((current, criterion) => checkCriterion(current, criterion.index), setStatus(text, DONE_STATUS));
+      return task.acceptanceCriteria.reduce(
+        (current, criterion) => checkCriterion(current, criterion.index),
+        setStatus(text, DONE_STATUS),
+      );
   }
 }
 

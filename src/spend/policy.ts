@@ -15,7 +15,11 @@ export interface SpendPolicy {
   readonly taskSpentUsd: Readonly<Record<TaskId, number>>;
 }
 
-export const NO_SPEND_POLICY: Omit<SpendPolicy, 'day'> = { limits: SPEND_DEFAULTS, spentToday: { usd: 0, tokens: 0 }, taskSpentUsd: {} };
+export const NO_SPEND_POLICY: Omit<SpendPolicy, 'day'> = {
+  limits: SPEND_DEFAULTS,
+  spentToday: { usd: 0, tokens: 0 },
+  taskSpentUsd: {},
+};
 
 const amount = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value >= 0;
 const optionalAmount = (value: unknown) => value === undefined || value === null || amount(value);
@@ -33,15 +37,24 @@ export function parseSpendPolicy(text: string): SpendPolicy | string {
   const spent = (value.spentToday ?? { usd: 0, tokens: 0 }) as Record<string, unknown>;
   const tasks = (value.taskSpentUsd ?? {}) as Record<string, unknown>;
   if (typeof value.day !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value.day)) return 'day must be YYYY-MM-DD';
-  if (!['dailyUsd', 'dailyTokens', 'taskUsd'].every((key) => optionalAmount(limits[key]))) return 'limits.dailyUsd, dailyTokens and taskUsd must be numbers >= 0 when set';
+  if (!['dailyUsd', 'dailyTokens', 'taskUsd'].every((key) => optionalAmount(limits[key])))
+    return 'limits.dailyUsd, dailyTokens and taskUsd must be numbers >= 0 when set';
   const min = limits.rateLimitWaitMinSec ?? SPEND_DEFAULTS.rateLimitWaitMinSec;
   const max = limits.rateLimitWaitMaxSec ?? SPEND_DEFAULTS.rateLimitWaitMaxSec;
-  if (!amount(min) || !amount(max) || min < 1 || max < min) return 'limits.rateLimitWaitMinSec must be >= 1 and rateLimitWaitMaxSec >= it';
+  if (!amount(min) || !amount(max) || min < 1 || max < min)
+    return 'limits.rateLimitWaitMinSec must be >= 1 and rateLimitWaitMaxSec >= it';
   if (!amount(spent.usd) || !amount(spent.tokens)) return 'spentToday needs usd and tokens as numbers >= 0';
-  if (typeof tasks !== 'object' || Object.values(tasks).some((usd) => !amount(usd))) return 'taskSpentUsd must map task ids to numbers >= 0';
+  if (typeof tasks !== 'object' || Object.values(tasks).some((usd) => !amount(usd)))
+    return 'taskSpentUsd must map task ids to numbers >= 0';
   const pick = (key: string) => (amount(limits[key]) ? limits[key] : undefined);
   return {
-    limits: { dailyUsd: pick('dailyUsd'), dailyTokens: pick('dailyTokens'), taskUsd: pick('taskUsd'), rateLimitWaitMinSec: min, rateLimitWaitMaxSec: max },
+    limits: {
+      dailyUsd: pick('dailyUsd'),
+      dailyTokens: pick('dailyTokens'),
+      taskUsd: pick('taskUsd'),
+      rateLimitWaitMinSec: min,
+      rateLimitWaitMaxSec: max,
+    },
     day: value.day,
     spentToday: { usd: spent.usd, tokens: spent.tokens },
     taskSpentUsd: tasks as Record<string, number>,

@@ -7,8 +7,17 @@ import type { SpendLimits } from '../types.js';
 /** After this many rate-limit waits for one task, it is blocked instead. */
 export const MAX_RATE_LIMIT_WAITS = 4;
 
-/** No caps; a rate-limit wait of at least a minute, at most an hour (a CLI that gives no time, or a clock that disagrees, can make a drain neither hammer nor sleep for hours). */
-export const SPEND_DEFAULTS: SpendLimits = { dailyUsd: undefined, dailyTokens: undefined, taskUsd: undefined, rateLimitWaitMinSec: 60, rateLimitWaitMaxSec: 3600 };
+/**
+ * No caps; a rate-limit wait of at least a minute, at most an hour (a CLI that gives no time, or a clock that
+ * disagrees, can make a drain neither hammer nor sleep for hours).
+ */
+export const SPEND_DEFAULTS: SpendLimits = {
+  dailyUsd: undefined,
+  dailyTokens: undefined,
+  taskUsd: undefined,
+  rateLimitWaitMinSec: 60,
+  rateLimitWaitMaxSec: 3600,
+};
 
 export const RATE_LIMIT_BLOCK_REASON = 'rate limited; nothing charged';
 
@@ -36,10 +45,16 @@ export type BudgetVerdict = { readonly over: false } | { readonly over: true; re
 /** Pure: whether today's spend is over a daily budget; running tasks finish, nothing new starts. */
 export function dailyBudgetVerdict(limits: Pick<SpendLimits, 'dailyUsd' | 'dailyTokens'>, spent: Spent): BudgetVerdict {
   if (limits.dailyUsd !== undefined && spent.usd >= limits.dailyUsd) {
-    return { over: true, reason: `over its daily budget: ${usd(spent.usd)} of ${usd(limits.dailyUsd)} spent today (UTC); no new task starts until tomorrow` };
+    return {
+      over: true,
+      reason: `over its daily budget: ${usd(spent.usd)} of ${usd(limits.dailyUsd)} spent today (UTC); no new task starts until tomorrow`,
+    };
   }
   if (limits.dailyTokens !== undefined && spent.tokens >= limits.dailyTokens) {
-    return { over: true, reason: `over its daily token budget: ${spent.tokens} of ${limits.dailyTokens} tokens today (UTC); no new task starts until tomorrow` };
+    return {
+      over: true,
+      reason: `over its daily token budget: ${spent.tokens} of ${limits.dailyTokens} tokens today (UTC); no new task starts until tomorrow`,
+    };
   }
   return { over: false };
 }
@@ -71,7 +86,10 @@ export function taskBudgetLeft(taskUsd: number | undefined, spentUsd: number): n
 export function stoppedAtBudget(taskUsd: number | undefined, spentUsd: number): Extract<BudgetVerdict, { over: true }> {
   const verdict = taskBudgetVerdict(taskUsd, spentUsd);
   if (verdict.over) return verdict;
-  return { over: true, reason: `over its budget: ${usd(spentUsd)}${taskUsd === undefined ? '' : ` of ${usd(taskUsd)} (task_usd)`}; the session was stopped at the budget it was given` };
+  return {
+    over: true,
+    reason: `over its budget: ${usd(spentUsd)}${taskUsd === undefined ? '' : ` of ${usd(taskUsd)} (task_usd)`}; the session was stopped at the budget it was given`,
+  };
 }
 
 export interface RateLimitFacts {
@@ -84,7 +102,9 @@ export interface RateLimitFacts {
   readonly maxSec: number;
 }
 
-export type RateLimitVerdict = { readonly kind: 'wait'; readonly until: number; readonly why: string } | { readonly kind: 'block'; readonly reason: string };
+export type RateLimitVerdict =
+  | { readonly kind: 'wait'; readonly until: number; readonly why: string }
+  | { readonly kind: 'block'; readonly reason: string };
 
 /**
  * Pure: how long to hold new sessions after a rate limit. The CLI's reset
@@ -99,8 +119,14 @@ export function rateLimitVerdict(facts: RateLimitFacts): RateLimitVerdict {
   const reset = facts.resetAt === undefined ? Number.NaN : Date.parse(facts.resetAt);
   if (Number.isNaN(reset)) return { kind: 'wait', until: facts.now + max, why: 'no reset time given' };
   const wanted = reset - facts.now;
-  if (wanted < min) return { kind: 'wait', until: facts.now + min, why: wanted < 0 ? `reset ${facts.resetAt} is already past` : `reset ${facts.resetAt}` };
-  if (wanted > max) return { kind: 'wait', until: facts.now + max, why: `reset ${facts.resetAt} is beyond the longest wait` };
+  if (wanted < min)
+    return {
+      kind: 'wait',
+      until: facts.now + min,
+      why: wanted < 0 ? `reset ${facts.resetAt} is already past` : `reset ${facts.resetAt}`,
+    };
+  if (wanted > max)
+    return { kind: 'wait', until: facts.now + max, why: `reset ${facts.resetAt} is beyond the longest wait` };
   return { kind: 'wait', until: reset, why: `reset ${facts.resetAt}` };
 }
 
@@ -114,5 +140,10 @@ export interface ReportedTokens {
 
 /** Tokens a report counts against daily_tokens: the ones it reported. */
 export function reportTokens(report: ReportedTokens): number {
-  return (report.inputTokens ?? 0) + (report.outputTokens ?? 0) + (report.cacheReadTokens ?? 0) + (report.cacheWriteTokens ?? 0);
+  return (
+    (report.inputTokens ?? 0) +
+    (report.outputTokens ?? 0) +
+    (report.cacheReadTokens ?? 0) +
+    (report.cacheWriteTokens ?? 0)
+  );
 }

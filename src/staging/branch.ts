@@ -8,8 +8,23 @@ import type { WorkBranchMode } from '../types.js';
 import { FailedError } from '../errors.js';
 import { stagingWorktree } from '../paths.js';
 import { STAGING_BRANCH, STAGING_REF } from './names.js';
-import { baseConflictMessage, baseStep, nextWorktreeRepair, stagingStart, type WorktreeFacts, type WorktreeRepair } from './verdict.js';
-import { createBranch, currentBranch, headRef, isAncestor, remoteRef, resolveCommit, shortRefName } from '../git/refs.js';
+import {
+  baseConflictMessage,
+  baseStep,
+  nextWorktreeRepair,
+  stagingStart,
+  type WorktreeFacts,
+  type WorktreeRepair,
+} from './verdict.js';
+import {
+  createBranch,
+  currentBranch,
+  headRef,
+  isAncestor,
+  remoteRef,
+  resolveCommit,
+  shortRefName,
+} from '../git/refs.js';
 import { addWorktree, pruneWorktreesOrThrow } from '../git/worktree.js';
 import { abortMerge, abortMergeOrThrow, conflictedFiles, mergeInProgress, mergeWithMessage } from '../git/merge.js';
 import { checkoutForce, isDirty, resetAndClean, resetHard } from '../git/tree.js';
@@ -26,24 +41,42 @@ export interface Refs {
 export async function fetchAndResolveBase(git: Git, workspace: string, base: string, fetch: boolean): Promise<Refs> {
   const origin = await hasRemote(git, workspace, 'origin');
   if (origin && fetch) await fetchPrune(git, workspace, 'origin');
-  const baseRef = origin && (await resolveCommit(git, workspace, remoteRef('origin', base))) ? remoteRef('origin', base) : headRef(base);
+  const baseRef =
+    origin && (await resolveCommit(git, workspace, remoteRef('origin', base)))
+      ? remoteRef('origin', base)
+      : headRef(base);
   if (!(await resolveCommit(git, workspace, baseRef))) {
-    throw new FailedError(`base branch "${base}" does not exist in ${workspace}; set "baseBranch" in .agent/config.json (or base in the registry)`);
+    throw new FailedError(
+      `base branch "${base}" does not exist in ${workspace}; set "baseBranch" in .agent/config.json (or base in the registry)`,
+    );
   }
   return { baseRef, hasOrigin: origin };
 }
 
 /** auto/work as origin has it (published work), when there is an origin. */
 export function publishedStaging(git: Git, workspace: string, refs: Refs): Promise<string | undefined> {
-  return refs.hasOrigin ? resolveCommit(git, workspace, remoteRef('origin', STAGING_BRANCH)) : Promise.resolve(undefined);
+  return refs.hasOrigin
+    ? resolveCommit(git, workspace, remoteRef('origin', STAGING_BRANCH))
+    : Promise.resolve(undefined);
 }
 
 async function worktreeFacts(git: Git, fs: FsPort, dir: string): Promise<WorktreeFacts> {
   if (!(await fs.stat(path.join(dir, '.git')))) return { checkedOut: false };
-  return { checkedOut: true, mergeInProgress: await mergeInProgress(git, dir), branch: await currentBranch(git, dir), dirty: await isDirty(git, dir) };
+  return {
+    checkedOut: true,
+    mergeInProgress: await mergeInProgress(git, dir),
+    branch: await currentBranch(git, dir),
+    dirty: await isDirty(git, dir),
+  };
 }
 
-async function repairWorktree(git: Git, fs: FsPort, workspace: string, dir: string, repair: WorktreeRepair): Promise<void> {
+async function repairWorktree(
+  git: Git,
+  fs: FsPort,
+  workspace: string,
+  dir: string,
+  repair: WorktreeRepair,
+): Promise<void> {
   switch (repair.kind) {
     case 'add':
       await fs.remove(dir);
@@ -61,7 +94,11 @@ async function repairWorktree(git: Git, fs: FsPort, workspace: string, dir: stri
 }
 
 /** Makes sure the staging worktree exists, is on auto/work, and is clean (recovering a killed merge). */
-async function ensureStagingWorktree(git: Git, fs: FsPort, workspace: string): Promise<{ dir: string; recovered: string[] }> {
+async function ensureStagingWorktree(
+  git: Git,
+  fs: FsPort,
+  workspace: string,
+): Promise<{ dir: string; recovered: string[] }> {
   const dir = stagingWorktree(workspace);
   const recovered: string[] = [];
   const done = new Set<WorktreeRepair['kind']>();
@@ -90,10 +127,21 @@ export interface PrepareResult {
  * which holds published, unpromoted work); otherwise merges the base in
  * (accumulate) or recreates it (reset, refused over unpromoted work without force).
  */
-export async function prepareStaging(git: Git, fs: FsPort, workspace: string, refs: Refs, mode: WorkBranchMode, force: boolean): Promise<PrepareResult> {
+export async function prepareStaging(
+  git: Git,
+  fs: FsPort,
+  workspace: string,
+  refs: Refs,
+  mode: WorkBranchMode,
+  force: boolean,
+): Promise<PrepareResult> {
   const baseHead = (await resolveCommit(git, workspace, refs.baseRef))!;
   const exists = (await resolveCommit(git, workspace, STAGING_REF)) !== undefined;
-  const start = stagingStart({ exists, published: exists ? undefined : await publishedStaging(git, workspace, refs), baseHead });
+  const start = stagingStart({
+    exists,
+    published: exists ? undefined : await publishedStaging(git, workspace, refs),
+    baseHead,
+  });
   if (start.kind === 'create') await createBranch(git, workspace, STAGING_BRANCH, start.from);
   const created = start.kind === 'create';
   const { dir, recovered } = await ensureStagingWorktree(git, fs, workspace);
@@ -121,7 +169,15 @@ export async function prepareStaging(git: Git, fs: FsPort, workspace: string, re
     }
   }
   const head = (await resolveCommit(git, dir, 'HEAD'))!;
-  return { created, mergedBase: step.kind === 'merge', reset: step.kind === 'reset', head, baseHead, stagingDir: dir, recovered };
+  return {
+    created,
+    mergedBase: step.kind === 'merge',
+    reset: step.kind === 'reset',
+    head,
+    baseHead,
+    stagingDir: dir,
+    recovered,
+  };
 }
 
 export interface PublishResult {
@@ -130,10 +186,19 @@ export interface PublishResult {
 }
 
 /** Pushes auto/work to origin with a lease on what origin had when we fetched. */
-export async function publishStaging(git: Git, workspace: string, refs: Refs, expectedRemote: string | undefined): Promise<PublishResult> {
+export async function publishStaging(
+  git: Git,
+  workspace: string,
+  refs: Refs,
+  expectedRemote: string | undefined,
+): Promise<PublishResult> {
   if (!refs.hasOrigin) return { pushed: false, reason: 'no origin remote' };
   const result = await pushWithLease(git, workspace, 'origin', STAGING_BRANCH, expectedRemote);
-  if (!result.ok) return { pushed: false, reason: `push of ${STAGING_BRANCH} refused: ${result.stderr.trim().split('\n').slice(-2).join(' ')}` };
+  if (!result.ok)
+    return {
+      pushed: false,
+      reason: `push of ${STAGING_BRANCH} refused: ${result.stderr.trim().split('\n').slice(-2).join(' ')}`,
+    };
   return { pushed: true };
 }
 
@@ -143,9 +208,24 @@ export async function publishStaging(git: Git, workspace: string, refs: Refs, ex
  * empty (contained in auto/work without having landed: it has no commits of
  * its own), or not landed.
  */
-export async function branchOnStaging(git: Git, cwd: string, branch: string): Promise<'landed' | 'empty' | 'not-landed'> {
+export async function branchOnStaging(
+  git: Git,
+  cwd: string,
+  branch: string,
+): Promise<'landed' | 'empty' | 'not-landed'> {
   const tip = await resolveCommit(git, cwd, branch);
   if (!tip || !(await isAncestor(git, cwd, tip, STAGING_REF))) return 'not-landed';
-  const parents = await git.run(cwd, ['log', '--first-parent', '--merges', '--fixed-strings', `--grep=Agent-Runner-Branch: ${branch}`, '--format=%P', '-n', '50', STAGING_REF, '--']);
+  const parents = await git.run(cwd, [
+    'log',
+    '--first-parent',
+    '--merges',
+    '--fixed-strings',
+    `--grep=Agent-Runner-Branch: ${branch}`,
+    '--format=%P',
+    '-n',
+    '50',
+    STAGING_REF,
+    '--',
+  ]);
   return parents.split('\n').some((line) => line.split(' ')[1] === tip) ? 'landed' : 'empty';
 }

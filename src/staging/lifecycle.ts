@@ -14,7 +14,16 @@ import { readBoard } from '../board/read.js';
 import { blockedReason, isParked, parkedReason } from '../board/parking.js';
 import { BLOCKED_STATUS, sameStatus } from '../board/status.js';
 import { attemptsFile, stagingWorktree, workspaceStateDir } from '../paths.js';
-import { createBranch, currentBranch, headRef, isAncestor, remoteRef, resolveCommit, shortRefName, updateRef } from '../git/refs.js';
+import {
+  createBranch,
+  currentBranch,
+  headRef,
+  isAncestor,
+  remoteRef,
+  resolveCommit,
+  shortRefName,
+  updateRef,
+} from '../git/refs.js';
 import { aheadBehind, mergeLog } from '../git/history.js';
 import { abortMergeOrThrow, fastForward, mergeInProgress } from '../git/merge.js';
 import { changedPaths, isDirty, resetAndClean, resetHard } from '../git/tree.js';
@@ -52,7 +61,12 @@ export function parseLandings(log: string): Landing[] {
     if (!commit || !body) continue;
     const task = body.match(/^Agent-Runner-Task: (\S+)$/m)?.[1];
     if (!task) continue;
-    landings.push({ taskId: task, commit: commit.trim(), subject: subject ?? '', gate: body.match(/^Agent-Runner-Gate: (.+)$/m)?.[1] ?? '' });
+    landings.push({
+      taskId: task,
+      commit: commit.trim(),
+      subject: subject ?? '',
+      gate: body.match(/^Agent-Runner-Gate: (.+)$/m)?.[1] ?? '',
+    });
   }
   return landings;
 }
@@ -87,8 +101,12 @@ export async function stagingStatus(input: LifecycleInput): Promise<StagingStatu
     landed = parseLandings(await mergeLog(git, workspace, `${base}..${staging}`, LANDING_LOG_FORMAT));
   }
   const board = staging ? await stagingBoard(input) : undefined;
-  const parked = (board?.tasks ?? []).filter(isParked).map((task) => ({ id: task.id, title: task.title, reason: parkedReason(task) }));
-  const blocked = (board?.tasks ?? []).filter((task) => sameStatus(task.status, BLOCKED_STATUS)).map((task) => ({ id: task.id, title: task.title, reason: blockedReason(task) }));
+  const parked = (board?.tasks ?? [])
+    .filter(isParked)
+    .map((task) => ({ id: task.id, title: task.title, reason: parkedReason(task) }));
+  const blocked = (board?.tasks ?? [])
+    .filter((task) => sameStatus(task.status, BLOCKED_STATUS))
+    .map((task) => ({ id: task.id, title: task.title, reason: blockedReason(task) }));
   return { baseBranch: input.baseBranch, baseRef: refs.baseRef, base, staging, ahead, behind, landed, parked, blocked };
 }
 
@@ -105,7 +123,10 @@ async function pushBase(git: Git, workspace: string, refs: Refs, branch: string)
   const remote = await resolveCommit(git, workspace, remoteRef('origin', branch));
   if (!shouldPushBase({ hasOrigin: refs.hasOrigin, local, remote })) return false;
   const result = await pushBranch(git, workspace, 'origin', branch);
-  if (!result.ok) throw new FailedError(`push of ${branch} to origin failed: ${result.stderr.trim().split('\n').slice(-2).join(' ')}; fetch, then run promote again`);
+  if (!result.ok)
+    throw new FailedError(
+      `push of ${branch} to origin failed: ${result.stderr.trim().split('\n').slice(-2).join(' ')}; fetch, then run promote again`,
+    );
   return true;
 }
 
@@ -128,12 +149,17 @@ export async function promote(input: LifecycleInput, expectStaging?: string): Pr
   const refs = await fetchAndResolveBase(git, workspace, baseBranch, input.fetch);
   const staging = await resolveCommit(git, workspace, STAGING_REF);
   if (expectStaging !== undefined && staging !== expectStaging) {
-    throw new FailedError(`${STAGING_BRANCH} is at ${staging?.slice(0, 12) ?? 'nothing'}, not at the ${expectStaging.slice(0, 12)} you confirmed: it moved since; look again and promote`);
+    throw new FailedError(
+      `${STAGING_BRANCH} is at ${staging?.slice(0, 12) ?? 'nothing'}, not at the ${expectStaging.slice(0, 12)} you confirmed: it moved since; look again and promote`,
+    );
   }
   const remoteBase = (await resolveCommit(git, workspace, refs.baseRef))!;
   const localBase = await resolveCommit(git, workspace, headRef(baseBranch));
   const bases = [];
-  for (const [name, sha] of [[shortRefName(refs.baseRef), remoteBase], [baseBranch, localBase]] as const) {
+  for (const [name, sha] of [
+    [shortRefName(refs.baseRef), remoteBase],
+    [baseBranch, localBase],
+  ] as const) {
     if (sha) bases.push({ name, sha, contained: staging ? await isAncestor(git, workspace, sha, staging) : false });
   }
   const onBase = (await currentBranch(git, workspace)) === baseBranch;
@@ -141,15 +167,41 @@ export async function promote(input: LifecycleInput, expectStaging?: string): Pr
   const dirty = onBase && (await isDirty(git, workspace, 'no'));
   const changesAreStaging = onBase && staging !== undefined && (await checkoutHoldsOnly(git, workspace, staging));
   const untrackedInTheWay = onBase && staging ? await untrackedOverwrittenBy(git, workspace, staging) : [];
-  const verdict = promoteVerdict({ workspace, baseBranch, staging, bases, localBase, remoteBase, checkout: { onBase, dirty, changesAreStaging, untrackedInTheWay } });
+  const verdict = promoteVerdict({
+    workspace,
+    baseBranch,
+    staging,
+    bases,
+    localBase,
+    remoteBase,
+    checkout: { onBase, dirty, changesAreStaging, untrackedInTheWay },
+  });
   if (verdict.kind === 'refuse') throw new FailedError(verdict.message);
   if (verdict.kind === 'fast-forward' && verdict.how === 'checkout') await fastForward(git, workspace, STAGING_REF);
-  if (verdict.kind === 'fast-forward' && verdict.how === 'finish-interrupted') await resetHard(git, workspace, verdict.to);
-  if (verdict.kind === 'fast-forward' && verdict.how === 'ref') await updateRef(git, workspace, headRef(baseBranch), verdict.to, localBase);
+  if (verdict.kind === 'fast-forward' && verdict.how === 'finish-interrupted')
+    await resetHard(git, workspace, verdict.to);
+  if (verdict.kind === 'fast-forward' && verdict.how === 'ref')
+    await updateRef(git, workspace, headRef(baseBranch), verdict.to, localBase);
   const pushed = await pushBase(git, workspace, refs, baseBranch);
-  if (verdict.kind === 'nothing-to-do') return { promoted: false, from: verdict.at, to: verdict.at, pushed, detail: `${baseBranch} is already at ${STAGING_BRANCH}` };
-  const finished = verdict.how === 'finish-interrupted' ? ' (finishing the fast-forward an interrupted promote left half-done in the checkout)' : '';
-  return { promoted: true, from: verdict.from, to: verdict.to, pushed, detail: `${baseBranch} fast-forwarded ${verdict.from.slice(0, 10)}..${verdict.to.slice(0, 10)}${finished}` };
+  if (verdict.kind === 'nothing-to-do')
+    return {
+      promoted: false,
+      from: verdict.at,
+      to: verdict.at,
+      pushed,
+      detail: `${baseBranch} is already at ${STAGING_BRANCH}`,
+    };
+  const finished =
+    verdict.how === 'finish-interrupted'
+      ? ' (finishing the fast-forward an interrupted promote left half-done in the checkout)'
+      : '';
+  return {
+    promoted: true,
+    from: verdict.from,
+    to: verdict.to,
+    pushed,
+    detail: `${baseBranch} fast-forwarded ${verdict.from.slice(0, 10)}..${verdict.to.slice(0, 10)}${finished}`,
+  };
 }
 
 /** More changed paths than this is not a half-done fast-forward worth hashing: the checkout is just dirty. */
@@ -161,7 +213,11 @@ async function checkoutHoldsOnly(git: Git, workspace: string, target: string): P
   if (!changed.length || changed.length > MAX_LEFTOVER_PATHS) return false;
   const present = changed.filter((entry) => !entry.deleted).map((entry) => entry.path);
   const paths = changed.map((entry) => entry.path);
-  return changesMatchTarget(changed, await worktreeBlobs(git, workspace, present), await blobsAt(git, workspace, target, paths));
+  return changesMatchTarget(
+    changed,
+    await worktreeBlobs(git, workspace, present),
+    await blobsAt(git, workspace, target, paths),
+  );
 }
 
 export interface DiscardResult {
@@ -177,7 +233,11 @@ export async function removeAllTaskBranches(input: LifecycleInput): Promise<stri
   // One at a time already: nothing else may be running.
   const refs: RefsLock = { run: (work) => work() };
   for (const branch of branches) {
-    await removeTaskWorktree({ git: input.git, ports: input.ports, workspace: input.workspace, refs }, taskIdOfBranch(branch), true);
+    await removeTaskWorktree(
+      { git: input.git, ports: input.ports, workspace: input.workspace, refs },
+      taskIdOfBranch(branch),
+      true,
+    );
   }
   return branches;
 }
@@ -200,7 +260,8 @@ export async function discard(input: LifecycleInput): Promise<DiscardResult> {
   let pushed = false;
   if (staging && remoteBefore && remoteBefore !== base) {
     const publish = await publishStaging(git, workspace, refs, remoteBefore);
-    if (!publish.pushed) throw new FailedError(`${STAGING_BRANCH} was reset locally, but ${publish.reason}; run discard again`);
+    if (!publish.pushed)
+      throw new FailedError(`${STAGING_BRANCH} was reset locally, but ${publish.reason}; run discard again`);
     pushed = true;
   }
   return { discarded: Boolean(staging) && staging !== base, to: base, removedBranches, pushed };

@@ -20,7 +20,10 @@ export interface TaskBranchDeps {
   readonly ports: { readonly fs: FsPort };
   readonly workspace: string;
   readonly refs: RefsLock;
-  /** A drain's worktrees of finished tasks, kept to be the next task's; without it, a finished task's worktree is removed at once. */
+  /**
+   * A drain's worktrees of finished tasks, kept to be the next task's; without it, a finished task's worktree is
+   * removed at once.
+   */
   readonly spares?: SpareWorktrees;
 }
 
@@ -75,7 +78,11 @@ async function dropWorktree(deps: Omit<TaskBranchDeps, 'refs'>, dir: string): Pr
  * being gone already. With spares, the worktree is kept for the next task
  * instead, and the branch goes when it is reused or released.
  */
-export async function removeTaskWorktree(deps: TaskBranchDeps, taskId: string, deleteTheBranch: boolean): Promise<void> {
+export async function removeTaskWorktree(
+  deps: TaskBranchDeps,
+  taskId: string,
+  deleteTheBranch: boolean,
+): Promise<void> {
   if (deps.spares && (await deps.ports.fs.stat(taskWorktree(deps.workspace, taskId)))?.isDirectory) {
     deps.spares.add({ taskId, deleteBranch: deleteTheBranch });
     return;
@@ -89,7 +96,8 @@ export async function removeTaskWorktree(deps: TaskBranchDeps, taskId: string, d
 /** Removes every spare worktree (and the branches that were to go): the end of a drain. */
 export async function releaseSpares(deps: TaskBranchDeps): Promise<void> {
   const direct = { ...deps, spares: undefined };
-  for (let spare = deps.spares?.take(); spare; spare = deps.spares?.take()) await removeTaskWorktree(direct, spare.taskId, spare.deleteBranch);
+  for (let spare = deps.spares?.take(); spare; spare = deps.spares?.take())
+    await removeTaskWorktree(direct, spare.taskId, spare.deleteBranch);
 }
 
 /**
@@ -104,7 +112,8 @@ async function reuseSpare(deps: TaskBranchDeps, spare: Spare, taskId: string, di
       if (!(await moveWorktree(deps.git, deps.workspace, from, dir))) return false;
     }
     if (!(await checkoutNewBranch(deps.git, dir, taskBranch(taskId), STAGING_REF))) return false;
-    if (spare.deleteBranch && spare.taskId !== taskId) await deleteBranch(deps.git, deps.workspace, taskBranch(spare.taskId));
+    if (spare.deleteBranch && spare.taskId !== taskId)
+      await deleteBranch(deps.git, deps.workspace, taskBranch(spare.taskId));
     return true;
   });
   if (switched) return true;
@@ -123,7 +132,8 @@ export async function cutTaskWorktree(deps: TaskBranchDeps, taskId: string): Pro
   const spare = deps.spares?.take(taskId);
   // Outside the lock, like a fresh checkout: what the last agent left that git does not track.
   // A tree git cannot clean is not reused: the fresh path below removes it first.
-  if (spare && (await reuseSpare(deps, spare, taskId, dir)) && (await cleanEverythingUntracked(deps.git, dir))) return dir;
+  if (spare && (await reuseSpare(deps, spare, taskId, dir)) && (await cleanEverythingUntracked(deps.git, dir)))
+    return dir;
   // Only the cheap ref and bookkeeping part runs under the lock.
   const add = { dir, commitish: STAGING_REF, branch: taskBranch(taskId), noCheckout: true };
   await deps.refs.run(async () => {

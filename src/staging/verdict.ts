@@ -8,7 +8,11 @@ import { STAGING_BRANCH } from './names.js';
 export type StagingStart = { readonly kind: 'create'; readonly from: string } | { readonly kind: 'exists' };
 
 /** Pure: a missing auto/work starts from origin's (published, unpromoted work) or else from the base. */
-export function stagingStart(facts: { readonly exists: boolean; readonly published: string | undefined; readonly baseHead: string }): StagingStart {
+export function stagingStart(facts: {
+  readonly exists: boolean;
+  readonly published: string | undefined;
+  readonly baseHead: string;
+}): StagingStart {
   return facts.exists ? { kind: 'exists' } : { kind: 'create', from: facts.published ?? facts.baseHead };
 }
 
@@ -38,11 +42,16 @@ export function nextWorktreeRepair(facts: WorktreeFacts, done: ReadonlySet<Workt
   if (!facts.checkedOut) return done.has('add') ? { kind: 'ready' } : { kind: 'add' };
   // A fresh worktree is as git made it: nothing to repair.
   if (done.has('add')) return { kind: 'ready' };
-  if (facts.mergeInProgress && !done.has('abort-merge')) return { kind: 'abort-merge', note: 'aborted a merge left half-done in the staging worktree' };
+  if (facts.mergeInProgress && !done.has('abort-merge'))
+    return { kind: 'abort-merge', note: 'aborted a merge left half-done in the staging worktree' };
   if (facts.branch !== STAGING_BRANCH && !done.has('checkout')) {
-    return { kind: 'checkout', note: `staging worktree was on ${facts.branch || 'a detached HEAD'}; put back on ${STAGING_BRANCH}` };
+    return {
+      kind: 'checkout',
+      note: `staging worktree was on ${facts.branch || 'a detached HEAD'}; put back on ${STAGING_BRANCH}`,
+    };
   }
-  if (facts.dirty && !done.has('clean')) return { kind: 'clean', note: 'cleaned uncommitted changes from the staging worktree' };
+  if (facts.dirty && !done.has('clean'))
+    return { kind: 'clean', note: 'cleaned uncommitted changes from the staging worktree' };
   return { kind: 'ready' };
 }
 
@@ -69,7 +78,9 @@ export type BaseStep =
   | { readonly kind: 'refuse'; readonly message: string }
   | { readonly kind: 'merge'; readonly message: string };
 
-/** Pure: how the base comes into auto/work: reset (refused over unpromoted work without force), merged in, or nothing. */
+/**
+ * Pure: how the base comes into auto/work: reset (refused over unpromoted work without force), merged in, or nothing.
+ */
 export function baseStep(facts: BaseFacts): BaseStep {
   if (facts.mode === 'reset' && !facts.created && facts.stagingHead !== facts.baseHead) {
     if (facts.unpromoted !== 0 && !facts.force) {
@@ -94,7 +105,10 @@ export interface PromoteFacts {
   readonly baseBranch: string;
   /** auto/work's tip, when the branch exists. */
   readonly staging: string | undefined;
-  /** Each base ref that exists (the one the base is read from, then the local branch), and whether auto/work contains it. */
+  /**
+   * Each base ref that exists (the one the base is read from, then the local branch), and whether auto/work contains
+   * it.
+   */
   readonly bases: readonly { readonly name: string; readonly sha: string; readonly contained: boolean }[];
   /** The local base branch, when it exists. */
   readonly localBase: string | undefined;
@@ -123,12 +137,21 @@ export type PromoteVerdict =
    * killed promote left half-done in the checkout (reset to auto/work: every
    * change there is already auto/work's).
    */
-  | { readonly kind: 'fast-forward'; readonly from: string; readonly to: string; readonly how: 'checkout' | 'ref' | 'finish-interrupted' };
+  | {
+      readonly kind: 'fast-forward';
+      readonly from: string;
+      readonly to: string;
+      readonly how: 'checkout' | 'ref' | 'finish-interrupted';
+    };
 
 /** Pure: promote only ever fast-forwards the base to auto/work, and never over local edits. */
 export function promoteVerdict(facts: PromoteFacts): PromoteVerdict {
   const { staging } = facts;
-  if (!staging) return { kind: 'refuse', message: `there is no ${STAGING_BRANCH} branch in ${facts.workspace}: nothing to promote (run orchestrate first)` };
+  if (!staging)
+    return {
+      kind: 'refuse',
+      message: `there is no ${STAGING_BRANCH} branch in ${facts.workspace}: nothing to promote (run orchestrate first)`,
+    };
   const moved = facts.bases.find((base) => !base.contained);
   if (moved) {
     return {
@@ -140,11 +163,18 @@ export function promoteVerdict(facts: PromoteFacts): PromoteVerdict {
   if (from === staging) return { kind: 'nothing-to-do', at: staging };
   if (facts.checkout.onBase) {
     if (facts.checkout.changesAreStaging) return { kind: 'fast-forward', from, to: staging, how: 'finish-interrupted' };
-    if (facts.checkout.dirty) return { kind: 'refuse', message: `${facts.workspace} has uncommitted changes on ${facts.baseBranch}; commit or stash them, then promote again` };
+    if (facts.checkout.dirty)
+      return {
+        kind: 'refuse',
+        message: `${facts.workspace} has uncommitted changes on ${facts.baseBranch}; commit or stash them, then promote again`,
+      };
     const inTheWay = facts.checkout.untrackedInTheWay ?? [];
     if (inTheWay.length) {
       const shown = inTheWay.slice(0, 5).join(', ') + (inTheWay.length > 5 ? ` and ${inTheWay.length - 5} more` : '');
-      return { kind: 'refuse', message: `${facts.workspace} has untracked files that ${STAGING_BRANCH} adds (${shown}); move or delete them, then promote again` };
+      return {
+        kind: 'refuse',
+        message: `${facts.workspace} has untracked files that ${STAGING_BRANCH} adds (${shown}); move or delete them, then promote again`,
+      };
     }
     return { kind: 'fast-forward', from, to: staging, how: 'checkout' };
   }
@@ -152,7 +182,11 @@ export function promoteVerdict(facts: PromoteFacts): PromoteVerdict {
 }
 
 /** Pure: the base is pushed after promote when there is an origin and it lags the local base. */
-export function shouldPushBase(facts: { readonly hasOrigin: boolean; readonly local: string | undefined; readonly remote: string | undefined }): boolean {
+export function shouldPushBase(facts: {
+  readonly hasOrigin: boolean;
+  readonly local: string | undefined;
+  readonly remote: string | undefined;
+}): boolean {
   return facts.hasOrigin && facts.local !== facts.remote;
 }
 
@@ -162,6 +196,17 @@ export function shouldPushBase(facts: { readonly hasOrigin: boolean; readonly lo
  * changed paths still present to their blob; `target` maps paths to the
  * target's blob. No changes is not a leftover of anything.
  */
-export function changesMatchTarget(changed: readonly { readonly path: string; readonly deleted: boolean }[], worktree: ReadonlyMap<string, string>, target: ReadonlyMap<string, string>): boolean {
-  return changed.length > 0 && changed.every((entry) => (entry.deleted ? !target.has(entry.path) : worktree.get(entry.path) !== undefined && worktree.get(entry.path) === target.get(entry.path)));
+export function changesMatchTarget(
+  changed: readonly { readonly path: string; readonly deleted: boolean }[],
+  worktree: ReadonlyMap<string, string>,
+  target: ReadonlyMap<string, string>,
+): boolean {
+  return (
+    changed.length > 0 &&
+    changed.every((entry) =>
+      entry.deleted
+        ? !target.has(entry.path)
+        : worktree.get(entry.path) !== undefined && worktree.get(entry.path) === target.get(entry.path),
+    )
+  );
 }

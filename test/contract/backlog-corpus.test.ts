@@ -27,13 +27,27 @@ interface CliTask {
   isReady: boolean;
 }
 
-t.test('Backlog.md\'s own task files: the CLI and we read every field alike', async (t) => {
+t.test("Backlog.md's own task files: the CLI and we read every field alike", async (t) => {
   const repo = gitRepo(t);
   cpSync(path.join(CORPUS, 'backlog'), path.join(repo, 'backlog'), { recursive: true });
   const files = readdirSync(path.join(repo, 'backlog', 'tasks'));
   t.ok(files.length >= 30, `the sample has ${files.length} task files`);
-  const env = { PATH: `${path.dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`, HOME: repo, TZ: 'UTC', NO_COLOR: '1' };
-  const cli = (JSON.parse(execFileSync(BACKLOG, ['task', 'list', '--json'], { cwd: repo, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })) as { tasks: CliTask[] }).tasks;
+  const env = {
+    PATH: `${path.dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+    HOME: repo,
+    TZ: 'UTC',
+    NO_COLOR: '1',
+  };
+  const cli = (
+    JSON.parse(
+      execFileSync(BACKLOG, ['task', 'list', '--json'], {
+        cwd: repo,
+        env,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    ) as { tasks: CliTask[] }
+  ).tasks;
   t.equal(cli.length, files.length, 'the CLI lists every file');
   const board = await readBoard(realFs, repo);
   t.same(board.unreadable, [], 'we read every file the CLI reads');
@@ -56,8 +70,13 @@ t.test('Backlog.md\'s own task files: the CLI and we read every field alike', as
       ['acceptance criteria', task.acceptanceCriteria.length, theirs.acceptanceCriteriaCount],
       ['ready', ready.has(task.id), theirs.isReady],
     ];
-    for (const [name, mine, cliValue] of fields) if (JSON.stringify(mine) !== JSON.stringify(cliValue)) differences.push(`${theirs.id} ${name}: ours ${JSON.stringify(mine)}, the CLI's ${JSON.stringify(cliValue)}`);
+    for (const [name, mine, cliValue] of fields)
+      if (JSON.stringify(mine) !== JSON.stringify(cliValue))
+        differences.push(`${theirs.id} ${name}: ours ${JSON.stringify(mine)}, the CLI's ${JSON.stringify(cliValue)}`);
   }
   t.same(differences, [], 'no field differs');
-  t.ok(board.tasks.some((task) => task.assignee.some((name) => name.startsWith('@'))), 'the sample has the unquoted @handles');
+  t.ok(
+    board.tasks.some((task) => task.assignee.some((name) => name.startsWith('@'))),
+    'the sample has the unquoted @handles',
+  );
 });

@@ -1,5 +1,6 @@
 // Contract: the real Claude Code CLI (2.1.197) accepts the argv claudeAdapter
-// builds (with --max-budget-usd, as for a task with task_usd), and what it prints without credentials comes back from parseResult
+// builds (with --max-budget-usd, as for a task with task_usd), and what it prints without credentials comes back from
+// parseResult
 // as 'not-logged-in'. No credentials, HOME a temp dir, env built by hand.
 // Claude refuses to skip permissions as root, and agents never run as root:
 // as root the test drops to `nobody` (and cuts the network with unshare -n).
@@ -45,9 +46,22 @@ const limits = { idleTimeoutMs: 30_000, wallClockMs: 60_000, killGraceMs: 2000 }
 
 t.test('claude accepts our argv and, without a login, reports not-logged-in', async (t) => {
   const command = claudeAdapter.buildCommand(invocationIn(t));
-  const run = await superviseAgent({ process: realProcess, clock: realClock }, asAgent(command), limits, () => undefined);
-  t.notMatch(run.stderrTail, /unknown option|error: option|cannot be used with root/i, `no argument error (stderr: ${run.stderrTail})`);
-  t.match(run.stdoutLines[0] ?? '', /"type":"system","subtype":"init"/, 'the first line is the init event: the argv parsed');
+  const run = await superviseAgent(
+    { process: realProcess, clock: realClock },
+    asAgent(command),
+    limits,
+    () => undefined,
+  );
+  t.notMatch(
+    run.stderrTail,
+    /unknown option|error: option|cannot be used with root/i,
+    `no argument error (stderr: ${run.stderrTail})`,
+  );
+  t.match(
+    run.stdoutLines[0] ?? '',
+    /"type":"system","subtype":"init"/,
+    'the first line is the init event: the argv parsed',
+  );
   t.match(run.stdoutLines.join('\n'), /"permissionMode":"bypassPermissions"/, 'the permission flag took effect');
   t.equal(run.endedBy, 'exit');
   t.equal(run.exitCode, 1);
@@ -70,25 +84,50 @@ t.test('control: an argv claude does not accept is visible as an argument error'
 
 t.test('control: claude parses --max-budget-usd itself (it refuses 0, as the adapter never passes it)', async (t) => {
   const command = claudeAdapter.buildCommand(invocationIn(t));
-  t.same(command.args.slice(command.args.indexOf('--max-budget-usd'), command.args.indexOf('--max-budget-usd') + 2), ['--max-budget-usd', '0.25'], 'the adapter passed the flag');
-  const zero = { ...command, args: command.args.map((arg, index) => (command.args[index - 1] === '--max-budget-usd' ? '0' : arg)) };
+  t.same(
+    command.args.slice(command.args.indexOf('--max-budget-usd'), command.args.indexOf('--max-budget-usd') + 2),
+    ['--max-budget-usd', '0.25'],
+    'the adapter passed the flag',
+  );
+  const zero = {
+    ...command,
+    args: command.args.map((arg, index) => (command.args[index - 1] === '--max-budget-usd' ? '0' : arg)),
+  };
   const run = await superviseAgent({ process: realProcess, clock: realClock }, asAgent(zero), limits, () => undefined);
-  t.match(run.stderrTail, /--max-budget-usd must be a positive number greater than 0/, 'the flag reached claude\'s own argument check');
+  t.match(
+    run.stderrTail,
+    /--max-budget-usd must be a positive number greater than 0/,
+    "the flag reached claude's own argument check",
+  );
   t.same(run.stdoutLines, []);
   t.equal(run.exitCode, 1);
 });
 
 t.test('the recorded fixture is still what claude prints: the same events, the same usage keys', async (t) => {
   const command = claudeAdapter.buildCommand(invocationIn(t));
-  const run = await superviseAgent({ process: realProcess, clock: realClock }, asAgent(command), limits, () => undefined);
-  const fixture = readFileSync(path.join(root, 'test/fixtures/agents/claude-2.1.197-not-logged-in.jsonl'), 'utf8').split('\n').filter(Boolean);
-  const shape = (lines: readonly string[]) => lines.map((line) => JSON.parse(line) as Record<string, unknown>).map((event) => ({
-    type: event.type,
-    subtype: event.subtype ?? null,
-    usage: event.type === 'result' ? Object.keys(event.usage as object).sort() : null,
-    cost: event.type === 'result' ? typeof event.total_cost_usd : null,
-  }));
-  t.same(shape(run.stdoutLines), shape(fixture), 'event types, result usage keys and the cost field match the recorded output');
+  const run = await superviseAgent(
+    { process: realProcess, clock: realClock },
+    asAgent(command),
+    limits,
+    () => undefined,
+  );
+  const fixture = readFileSync(path.join(root, 'test/fixtures/agents/claude-2.1.197-not-logged-in.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean);
+  const shape = (lines: readonly string[]) =>
+    lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .map((event) => ({
+        type: event.type,
+        subtype: event.subtype ?? null,
+        usage: event.type === 'result' ? Object.keys(event.usage as object).sort() : null,
+        cost: event.type === 'result' ? typeof event.total_cost_usd : null,
+      }));
+  t.same(
+    shape(run.stdoutLines),
+    shape(fixture),
+    'event types, result usage keys and the cost field match the recorded output',
+  );
   const result = claudeAdapter.parseResult(run);
   t.same(result.usage, { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, 'usage is reported (zeros), not unknown');
   t.equal(typeof result.model, 'string', 'the init event names the model');

@@ -22,15 +22,18 @@ function isolated(command: Command): Command {
 }
 
 function groupMembers(pgid: number): number[] {
-  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number).filter((pid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return Number(fields[2]) === pgid && fields[0] !== 'Z';
-    } catch {
-      return false;
-    }
-  });
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return Number(fields[2]) === pgid && fields[0] !== 'Z';
+      } catch {
+        return false;
+      }
+    });
 }
 
 function invocationIn(t: Parameters<typeof tempDir>[0]) {
@@ -58,21 +61,41 @@ t.test('codex accepts our argv and only the watchdog ends it; its group is gone 
   });
   const started = Date.now();
   const run = await superviseAgent(
-    { process: { ...realProcess, start: (cmd, handlers) => { const child = realProcess.start(cmd, handlers); pid = child.pid; return child; } }, clock: realClock },
+    {
+      process: {
+        ...realProcess,
+        start: (cmd, handlers) => {
+          const child = realProcess.start(cmd, handlers);
+          pid = child.pid;
+          return child;
+        },
+      },
+      clock: realClock,
+    },
     isolated(command),
     { idleTimeoutMs: 5000, wallClockMs: 12_000, killGraceMs: 2000 },
     () => undefined,
   );
   const elapsed = Date.now() - started;
   t.notMatch(run.stderrTail, /unexpected argument|Usage: codex|error: invalid value/i, 'no argument error');
-  t.match(run.stdoutLines[0] ?? '', /^\{"type":"thread.started","thread_id":"[0-9a-f-]+"\}$/, 'the first event is thread.started: the argv parsed and the prompt came in on stdin');
+  t.match(
+    run.stdoutLines[0] ?? '',
+    /^\{"type":"thread.started","thread_id":"[0-9a-f-]+"\}$/,
+    'the first event is thread.started: the argv parsed and the prompt came in on stdin',
+  );
   t.ok(['idle-timeout', 'wall-clock'].includes(run.endedBy), `ended by the watchdog (${run.endedBy})`);
   t.ok(elapsed < 20_000, `within the limits (${elapsed} ms)`);
   const result = codexAdapter.parseResult(run);
   t.equal(result.ok, false);
   t.equal(result.failure, run.endedBy);
-  const types = (lines: readonly string[]) => lines.filter((line) => line.startsWith('{')).slice(0, 3).map((line) => (JSON.parse(line) as { type: string }).type);
-  const fixture = readFileSync(path.join(root, 'test/fixtures/agents/codex-0.171-no-network.jsonl'), 'utf8').split('\n').filter(Boolean);
+  const types = (lines: readonly string[]) =>
+    lines
+      .filter((line) => line.startsWith('{'))
+      .slice(0, 3)
+      .map((line) => (JSON.parse(line) as { type: string }).type);
+  const fixture = readFileSync(path.join(root, 'test/fixtures/agents/codex-0.171-no-network.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean);
   t.same(types(run.stdoutLines), types(fixture), 'the recorded no-network output is still what codex prints first');
   t.equal(result.usage, undefined, 'no turn completed: usage unknown, not zero');
   t.match(result.sessionId ?? '', /^[0-9a-f-]{36}$/);
@@ -84,7 +107,12 @@ t.test('codex accepts our argv and only the watchdog ends it; its group is gone 
 t.test('control: an argv codex does not accept is visible as an argument error', async (t) => {
   const command = codexAdapter.buildCommand(invocationIn(t));
   const bogus = { ...command, args: [...command.args.slice(0, 2), '--no-such-flag', ...command.args.slice(2)] };
-  const run = await superviseAgent({ process: realProcess, clock: realClock }, isolated(bogus), { idleTimeoutMs: 10_000, wallClockMs: 20_000, killGraceMs: 1000 }, () => undefined);
+  const run = await superviseAgent(
+    { process: realProcess, clock: realClock },
+    isolated(bogus),
+    { idleTimeoutMs: 10_000, wallClockMs: 20_000, killGraceMs: 1000 },
+    () => undefined,
+  );
   t.match(run.stderrTail, /unexpected argument '--no-such-flag'/);
   t.equal(run.endedBy, 'exit');
   t.equal(run.exitCode, 2);

@@ -25,7 +25,14 @@ t.test('nft -c accepts the ruleset (as root, or in a user namespace)', async (t)
     return;
   }
   // Without root, unshare -rn gives nft the capabilities it wants to check.
-  const wrap = process.getuid?.() === 0 ? undefined : (command: import('../../src/types.js').Command) => ({ ...command, program: 'unshare', args: ['-rn', command.program, ...command.args] });
+  const wrap =
+    process.getuid?.() === 0
+      ? undefined
+      : (command: import('../../src/types.js').Command) => ({
+          ...command,
+          program: 'unshare',
+          args: ['-rn', command.program, ...command.args],
+        });
   t.equal(await checkRuleset({ ...ports, ...(wrap ? { wrap } : {}) }, egressRuleset(repos, uids)), undefined);
 });
 
@@ -38,8 +45,17 @@ t.test('in a namespace: loads, lists back equal, re-applies in place, refuses ga
   t.same(rulesetDifferences(await listEgressTable(deps), ruleset), []);
   const changed = egressRuleset([repos[0]!], uids);
   await applyRuleset(deps, changed);
-  t.same(rulesetDifferences(await listEgressTable(deps), changed), [], 'the second apply replaced the table, no duplicates');
-  const broken = { nftables: [...changed.nftables, { add: { rule: { family: 'inet', table: 'agent_runner', chain: 'nope', expr: [{ accept: null }] } } }] };
+  t.same(
+    rulesetDifferences(await listEgressTable(deps), changed),
+    [],
+    'the second apply replaced the table, no duplicates',
+  );
+  const broken = {
+    nftables: [
+      ...changed.nftables,
+      { add: { rule: { family: 'inet', table: 'agent_runner', chain: 'nope', expr: [{ accept: null }] } } },
+    ],
+  };
   await t.rejects(applyRuleset(deps, broken), FailedError);
   t.same(rulesetDifferences(await listEgressTable(deps), changed), [], 'a refused batch left the previous table');
   t.equal(ns.exec(['nft', 'list', 'tables']).stdout, 'table inet agent_runner\n');

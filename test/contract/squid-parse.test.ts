@@ -25,7 +25,10 @@ t.test('squid -k parse', async (t) => {
     return;
   }
   const ports = realPorts();
-  const good = write(tempDir(t), [aRepo('alpha', { proxyPort: 700, allow: ['github.com', '.npmjs.org'] }), aRepo('beta', { proxyPort: 701 })]);
+  const good = write(tempDir(t), [
+    aRepo('alpha', { proxyPort: 700, allow: ['github.com', '.npmjs.org'] }),
+    aRepo('beta', { proxyPort: 701 }),
+  ]);
   t.equal(await parseSquidConfig(ports, good), undefined, 'the generated config parses');
   const broken = write(tempDir(t), [aRepo('alpha', { proxyPort: 700, allow: ['registry.npmjs.org', '.npmjs.org'] })]);
   const error = await parseSquidConfig(ports, broken);

@@ -19,7 +19,10 @@ function fleetFixture(t: Test): { config: string; state: string } {
   const state = path.join(dir, 'state');
   mkdirSync(state);
   const config = path.join(dir, 'registry.toml');
-  writeFileSync(config, `[repos.alpha]\npath = "${alpha}"\nproxy_port = 700\n\n[repos.beta]\npath = "${beta}"\nproxy_port = 701\n`);
+  writeFileSync(
+    config,
+    `[repos.alpha]\npath = "${alpha}"\nproxy_port = 700\n\n[repos.beta]\npath = "${beta}"\nproxy_port = 701\n`,
+  );
   return { config, state };
 }
 
@@ -30,9 +33,25 @@ function fleetFixture(t: Test): { config: string; state: string } {
  */
 function startDashboard(tmux: Tmux, fixture: { config: string; state: string }): void {
   tmux.run(
-    'new-session', '-d', '-x', '120', '-y', '30', '-s', 'tui', '-c', ROOT,
-    '-e', `AGENT_RUNNER_CONFIG=${fixture.config}`, '-e', `AGENT_RUNNER_STATE=${fixture.state}`,
-    'sh', '-c', '"$0" "$1" tui --interval 1; echo "dashboard exited with $?"; exec cat', process.execPath, BIN,
+    'new-session',
+    '-d',
+    '-x',
+    '120',
+    '-y',
+    '30',
+    '-s',
+    'tui',
+    '-c',
+    ROOT,
+    '-e',
+    `AGENT_RUNNER_CONFIG=${fixture.config}`,
+    '-e',
+    `AGENT_RUNNER_STATE=${fixture.state}`,
+    'sh',
+    '-c',
+    '"$0" "$1" tui --interval 1; echo "dashboard exited with $?"; exec cat',
+    process.execPath,
+    BIN,
   );
 }
 
@@ -44,7 +63,11 @@ function dashboardPid(tmux: Tmux): number {
 
 /** The terminal as the dashboard left it: normal screen, cursor shown, table gone, the shell went on. */
 async function assertRestored(t: Test, tmux: Tmux): Promise<void> {
-  const screen = await tmux.waitFor('the shell after the dashboard', (text) => /^dashboard exited with \d+$/m.test(text), 10_000);
+  const screen = await tmux.waitFor(
+    'the shell after the dashboard',
+    (text) => /^dashboard exited with \d+$/m.test(text),
+    10_000,
+  );
   t.match(screen, /^dashboard exited with 0$/m, 'exit code 0');
   t.notMatch(screen, /REPO +ON +WATCHER/, 'the dashboard is gone from the pane');
   t.equal(tmux.pane('#{alternate_on}'), '0', 'back on the normal screen');
@@ -56,18 +79,33 @@ t.test('the dashboard under tmux: table, selection, quit', async (t) => {
   const tmux = tmuxServer(t, 'keys');
   startDashboard(tmux, fleetFixture(t));
 
-  const first = await tmux.waitFor('both repos', (screen) => /^│alpha +yes +absent/m.test(screen) && /^│beta +yes +absent/m.test(screen));
+  const first = await tmux.waitFor(
+    'both repos',
+    (screen) => /^│alpha +yes +absent/m.test(screen) && /^│beta +yes +absent/m.test(screen),
+  );
   t.match(first, /^agent-runner fleet: 2 repos, 0 running, 0 with problems {2}\(/m, 'the title counts the repos');
-  t.match(first, /^│REPO {3}ON {3}WATCHER {2}BEAT {2}RUN {2}QUEUE {2}STAGING {2}READY {2}PARKED {2}LAST RUN {2}TODAY {2}ERR +│$/m, 'column headers');
+  t.match(
+    first,
+    /^│REPO {3}ON {3}WATCHER {2}BEAT {2}RUN {2}QUEUE {2}STAGING {2}READY {2}PARKED {2}LAST RUN {2}TODAY {2}ERR +│$/m,
+    'column headers',
+  );
   t.match(first, /^┌─ repos ─+┐$/m, 'box lines are drawn as Unicode, not as "lqqqk"');
   t.match(first, /^┌─ alpha ─+┐$/m, 'the first repo is selected');
   t.match(first, /^│staging {3}no auto\/work branch +│$/m);
-  t.match(first, /^\? help {2}q quit {2}enter open {2}\/ filter {2}d e p x w {2}\| {2}read \d+s ago/m, 'the footer names the keys');
+  t.match(
+    first,
+    /^\? help {2}q quit {2}enter open {2}\/ filter {2}d e p x w {2}\| {2}read \d+s ago/m,
+    'the footer names the keys',
+  );
   t.equal(tmux.pane('#{alternate_on}'), '1', 'the dashboard draws on the alternate screen');
 
   tmux.run('send-keys', '-t', 'tui', 'Down');
   const second = await tmux.waitFor('the details of beta', (screen) => /^┌─ beta ─+┐$/m.test(screen));
-  t.match(second, new RegExp(`^│repo +\\S+ +user agent-beta +base main`, 'm'), 'the details pane shows the second repo');
+  t.match(
+    second,
+    new RegExp(`^│repo +\\S+ +user agent-beta +base main`, 'm'),
+    'the details pane shows the second repo',
+  );
   t.notMatch(second, /┌─ alpha ─/);
 
   tmux.run('send-keys', '-t', 'tui', 'Up');
@@ -95,7 +133,10 @@ t.test('a fleet that cannot be read shows in the footer; the dashboard keeps run
   // A directory where the registry file should be: the read names it.
   startDashboard(tmux, { ...fixture, config: path.dirname(fixture.config) });
   const screen = await tmux.waitFor('the error in the footer', (text) => /cannot read the fleet: \S+: is a/.test(text));
-  t.match(screen, /^\? help {2}q quit {2}enter open {2}\/ filter {2}d e p x w {2}\| {2}cannot read the fleet: \S+: is a/m);
+  t.match(
+    screen,
+    /^\? help {2}q quit {2}enter open {2}\/ filter {2}d e p x w {2}\| {2}cannot read the fleet: \S+: is a/m,
+  );
   tmux.run('send-keys', '-t', 'tui', 'r');
   await new Promise((resolve) => setTimeout(resolve, 1500));
   t.match(tmux.screen(), /cannot read the fleet: \S+: is a/, 'still running after more failed reads');

@@ -48,11 +48,29 @@ let counter = 0;
 
 /** A repo user as provisioning makes it: marked as agent-runner's, for `repo`. */
 export function createUser(t: Test, name: string, home: string, repo: string): void {
-  execFileSync('useradd', ['--home-dir', home, '--create-home', '--shell', '/usr/sbin/nologin', '--user-group', '--comment', accountComment(repo), name], { stdio: 'pipe' });
+  execFileSync(
+    'useradd',
+    [
+      '--home-dir',
+      home,
+      '--create-home',
+      '--shell',
+      '/usr/sbin/nologin',
+      '--user-group',
+      '--comment',
+      accountComment(repo),
+      name,
+    ],
+    { stdio: 'pipe' },
+  );
   t.teardown(() => {
     // As the user itself: kill(-1) from its uid reaches only its own processes.
     try {
-      execFileSync('setpriv', [`--reuid=${name}`, `--regid=${name}`, '--init-groups', '--', 'kill', '-s', 'KILL', '--', '-1'], { stdio: 'ignore' });
+      execFileSync(
+        'setpriv',
+        [`--reuid=${name}`, `--regid=${name}`, '--init-groups', '--', 'kill', '-s', 'KILL', '--', '-1'],
+        { stdio: 'ignore' },
+      );
     } catch {
       // nothing left running
     }
@@ -60,7 +78,11 @@ export function createUser(t: Test, name: string, home: string, repo: string): v
   });
 }
 
-export function controlFixture(t: Test, tasks: readonly FixtureTask[], options: { registryExtra?: string; schedule?: string; gates?: string } = {}): ControlFixture {
+export function controlFixture(
+  t: Test,
+  tasks: readonly FixtureTask[],
+  options: { registryExtra?: string; schedule?: string; gates?: string } = {},
+): ControlFixture {
   const name = `ctl${process.pid % 10000}x${++counter}`;
   const user = `agent-${name}`;
   const root = tempDir(t, 'agent-runner-control-');
@@ -70,7 +92,11 @@ export function controlFixture(t: Test, tasks: readonly FixtureTask[], options: 
   chmodSync(probeOut, 0o777);
   const agent = path.join(root, 'probe-agent.sh');
   writeFileSync(agent, probeAgent(probeOut), { mode: 0o755 });
-  const fixture = drainFixture(t, tasks, { agent: ['/bin/sh', agent], config: { maxParallel: 4 }, ...(options.gates ? { gates: options.gates } : {}) });
+  const fixture = drainFixture(t, tasks, {
+    agent: ['/bin/sh', agent],
+    config: { maxParallel: 4 },
+    ...(options.gates ? { gates: options.gates } : {}),
+  });
   createUser(t, user, path.join(root, 'home'), name);
   // The clone and its origin belong to the repo user, as provisioning leaves them.
   // Both live in one temp folder (origin.git and clone), which the user must be able to enter.
@@ -84,7 +110,14 @@ export function controlFixture(t: Test, tasks: readonly FixtureTask[], options: 
     registry,
     `[repos.${name}]\npath = "${fixture.clone}"\nuser = "${user}"\nproxy_port = ${700 + (counter % 300)}\nschedule = "${options.schedule ?? '* * * * *'}"\nenv = { PROBE_MARKER = "from-registry" }\n${options.registryExtra ?? ''}`,
   );
-  const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/root', AGENT_RUNNER_STATE: state, AGENT_RUNNER_CONFIG: registry, LANG: 'C.UTF-8', ROOT_SECRET_MARKER: 'must-not-leak' };
+  const env = {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: '/root',
+    AGENT_RUNNER_STATE: state,
+    AGENT_RUNNER_CONFIG: registry,
+    LANG: 'C.UTF-8',
+    ROOT_SECRET_MARKER: 'must-not-leak',
+  };
   return { name, user, clone: fixture.clone, origin: fixture.origin, state, registry, probeOut, env };
 }
 
@@ -95,13 +128,22 @@ export interface Finished {
   readonly stderr: string;
 }
 
-export function startBin(fixture: ControlFixture, bin: string, args: readonly string[]): { child: ChildProcess; done: Promise<Finished> } {
-  const child = spawn(process.execPath, [path.join(BIN, bin), ...args], { env: fixture.env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startBin(
+  fixture: ControlFixture,
+  bin: string,
+  args: readonly string[],
+): { child: ChildProcess; done: Promise<Finished> } {
+  const child = spawn(process.execPath, [path.join(BIN, bin), ...args], {
+    env: fixture.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));
   child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const done = new Promise<Finished>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const done = new Promise<Finished>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
   return { child, done };
 }
 
@@ -121,12 +163,22 @@ export function alive(pid: number): boolean {
 
 /** git as root in a repo the test user owns (read-only use). */
 export function rootGit(dir: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'safe.directory=*', '-C', dir, ...args], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' } }).trim();
+  return execFileSync('git', ['-c', 'safe.directory=*', '-C', dir, ...args], {
+    encoding: 'utf8',
+    env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' },
+  }).trim();
 }
 
 /** Task ids landed on a ref, from the merge commits' trailers. */
 export function landed(dir: string, ref: string, base = 'main'): string[] {
-  return rootGit(dir, 'log', '--merges', '--reverse', '--format=%(trailers:key=Agent-Runner-Task,valueonly)', `${base}..${ref}`)
+  return rootGit(
+    dir,
+    'log',
+    '--merges',
+    '--reverse',
+    '--format=%(trailers:key=Agent-Runner-Task,valueonly)',
+    `${base}..${ref}`,
+  )
     .split('\n')
     .map((line) => line.trim())
     .filter(Boolean);

@@ -23,20 +23,38 @@ export interface DrainFixture {
   readonly env: Record<string, string>;
 }
 
-export const BLOCKED_CONFIG = 'project_name: "test"\ndefault_status: "To Do"\nstatuses: ["To Do", "In Progress", "Blocked", "Done"]\nlabels: []\ndate_format: yyyy-mm-dd\n';
+export const BLOCKED_CONFIG =
+  'project_name: "test"\ndefault_status: "To Do"\nstatuses: ["To Do", "In Progress", "Blocked", "Done"]\nlabels: []\ndate_format: yyyy-mm-dd\n';
 
-export const RED_ON_BROKEN_GATE = '#!/bin/sh\nif [ -e BROKEN ]; then echo "gate: BROKEN present: $(cat BROKEN)" >&2; exit 1; fi\necho "gate: ok"\n';
+export const RED_ON_BROKEN_GATE =
+  '#!/bin/sh\nif [ -e BROKEN ]; then echo "gate: BROKEN present: $(cat BROKEN)" >&2; exit 1; fi\necho "gate: ok"\n';
 
 export function taskFiles(tasks: readonly FixtureTask[]): Record<string, string> {
-  return Object.fromEntries(tasks.map((task) => [path.join('backlog/tasks', taskFileName(task.id, task.title)), renderTaskFile({ ...task, createdDate: '2026-11-29 10:00' })]));
+  return Object.fromEntries(
+    tasks.map((task) => [
+      path.join('backlog/tasks', taskFileName(task.id, task.title)),
+      renderTaskFile({ ...task, createdDate: '2026-11-29 10:00' }),
+    ]),
+  );
 }
 
 export function drainFixture(
   t: Test,
   tasks: readonly FixtureTask[],
-  options: { config?: Record<string, unknown>; gates?: string; files?: Record<string, string>; agent?: readonly string[] } = {},
+  options: {
+    config?: Record<string, unknown>;
+    gates?: string;
+    files?: Record<string, string>;
+    agent?: readonly string[];
+  } = {},
 ): DrainFixture {
-  const config = { assistant: 'command', command: options.agent ?? [SCRIPTED_AGENT], maxParallel: 3, agentIdleTimeoutSec: 30, ...options.config };
+  const config = {
+    assistant: 'command',
+    command: options.agent ?? [SCRIPTED_AGENT],
+    maxParallel: 3,
+    agentIdleTimeoutSec: 30,
+    ...options.config,
+  };
   const { origin, clone } = originAndClone(t, {
     'README.md': '# fixture\n',
     'backlog/config.yml': BLOCKED_CONFIG,
@@ -67,12 +85,20 @@ export interface CliRun {
 }
 
 /** Starts the real CLI; `detached` puts it in its own process group, so a test can kill the group. */
-export function startOrchestrate(fixture: DrainFixture, args: readonly string[] = [], detached = false): { child: ChildProcess; done: Promise<CliRun> } {
-  const child = spawn(process.execPath, [AGENT_RUNNER, 'orchestrate', '--workspace', fixture.clone, '--json', '--progress', 'json', ...args], {
-    env: fixture.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached,
-  });
+export function startOrchestrate(
+  fixture: DrainFixture,
+  args: readonly string[] = [],
+  detached = false,
+): { child: ChildProcess; done: Promise<CliRun> } {
+  const child = spawn(
+    process.execPath,
+    [AGENT_RUNNER, 'orchestrate', '--workspace', fixture.clone, '--json', '--progress', 'json', ...args],
+    {
+      env: fixture.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached,
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));
@@ -94,18 +120,33 @@ export function runOrchestrate(fixture: DrainFixture, args: readonly string[] = 
 }
 
 export function runCli(fixture: DrainFixture, args: readonly string[]): Promise<CliRun> {
-  const child = spawn(process.execPath, [AGENT_RUNNER, ...args], { env: fixture.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [AGENT_RUNNER, ...args], {
+    env: fixture.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
   child.stderr.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr, events: [] })));
+  return new Promise((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr, events: [] })),
+  );
 }
 
 /** Landed task ids on a ref, oldest first, from the merge commits' trailers. */
 export function landedOn(repo: string, ref: string, base = 'main'): string[] {
-  const log = git(repo, 'log', '--merges', '--reverse', '--format=%(trailers:key=Agent-Runner-Task,valueonly)', `${base}..${ref}`);
-  return log.split('\n').map((line) => line.trim()).filter(Boolean);
+  const log = git(
+    repo,
+    'log',
+    '--merges',
+    '--reverse',
+    '--format=%(trailers:key=Agent-Runner-Task,valueonly)',
+    `${base}..${ref}`,
+  );
+  return log
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
 }
 
 /** A task's frontmatter status and labels as committed on a ref. */

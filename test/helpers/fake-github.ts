@@ -8,7 +8,15 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Test } from 'tap';
-import { componentSchema, exampleOf, findOperation, merged, requestErrors, responseErrors, type MatchedOperation } from './openapi.js';
+import {
+  componentSchema,
+  exampleOf,
+  findOperation,
+  merged,
+  requestErrors,
+  responseErrors,
+  type MatchedOperation,
+} from './openapi.js';
 
 export interface FakeCheck {
   readonly name: string;
@@ -100,7 +108,13 @@ export class FakeGitHub {
       body: pull.body,
       head: ref(pull.head, sha),
       base: ref(pull.base, this.options.branchSha(pull.base) ?? ''),
-      ...(simple ? { merged_at: pull.merged ? isoNow() : null } : { merged: pull.merged, mergeable: pull.mergeable, mergeable_state: pull.mergeable === false ? 'dirty' : pull.mergeable === null ? 'unknown' : 'clean' }),
+      ...(simple
+        ? { merged_at: pull.merged ? isoNow() : null }
+        : {
+            merged: pull.merged,
+            mergeable: pull.mergeable,
+            mergeable_state: pull.mergeable === false ? 'dirty' : pull.mergeable === null ? 'unknown' : 'clean',
+          }),
     });
   }
 
@@ -124,13 +138,29 @@ export class FakeGitHub {
     const method = request.method ?? 'GET';
     const match = findOperation(method, pathname);
     const answer = (status: number, json: unknown, headers: Record<string, string> = {}) => {
-      if (match) for (const problem of responseErrors(match, status, json)) this.problems.push(`answer to ${method} ${pathname}: ${problem}`);
-      this.requests.push({ method, path: `${pathname}${url.search}`, operationId: match?.operation.operationId, body, status });
-      response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-github-media-type': 'github.v3', ...headers });
+      if (match)
+        for (const problem of responseErrors(match, status, json))
+          this.problems.push(`answer to ${method} ${pathname}: ${problem}`);
+      this.requests.push({
+        method,
+        path: `${pathname}${url.search}`,
+        operationId: match?.operation.operationId,
+        body,
+        status,
+      });
+      response.writeHead(status, {
+        'content-type': 'application/json; charset=utf-8',
+        'x-github-media-type': 'github.v3',
+        ...headers,
+      });
       response.end(json === undefined ? '' : JSON.stringify(json));
     };
-    const error = (status: number, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
-      answer(status, { message, documentation_url: 'https://docs.github.com/rest', ...extra }, headers);
+    const error = (
+      status: number,
+      message: string,
+      extra: Record<string, unknown> = {},
+      headers: Record<string, string> = {},
+    ) => answer(status, { message, documentation_url: 'https://docs.github.com/rest', ...extra }, headers);
     if (!match) {
       this.problems.push(`${method} ${pathname} is not an operation of GitHub's REST API`);
       return error(404, 'Not Found');
@@ -140,7 +170,10 @@ export class FakeGitHub {
       this.problems.push(...invalid.map((problem) => `request ${method} ${pathname}: ${problem}`));
       return error(400, `request does not match GitHub's description: ${invalid.join('; ')}`);
     }
-    if (request.headers.authorization !== `token ${this.options.token}` && request.headers.authorization !== `Bearer ${this.options.token}`) {
+    if (
+      request.headers.authorization !== `token ${this.options.token}` &&
+      request.headers.authorization !== `Bearer ${this.options.token}`
+    ) {
       return match.operation.responses['401'] || match.operation.responses['403'] || match.operation.responses['404']
         ? error(match.operation.responses['404'] ? 404 : 403, 'Bad credentials')
         : error(404, 'Not Found');
@@ -151,23 +184,68 @@ export class FakeGitHub {
     if (this.rateLimitNext?.operationId === id) {
       const reset = Math.floor(Date.now() / 1000) + this.rateLimitNext.resetInSec;
       this.rateLimitNext = undefined;
-      return error(403, 'API rate limit exceeded for user ID 1.', {}, { 'x-ratelimit-limit': '5000', 'x-ratelimit-remaining': '0', 'x-ratelimit-used': '5000', 'x-ratelimit-reset': String(reset), 'x-ratelimit-resource': 'core' });
+      return error(
+        403,
+        'API rate limit exceeded for user ID 1.',
+        {},
+        {
+          'x-ratelimit-limit': '5000',
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-used': '5000',
+          'x-ratelimit-reset': String(reset),
+          'x-ratelimit-resource': 'core',
+        },
+      );
     }
     this.route(match, id, url.searchParams, body as Record<string, unknown> | undefined, answer, error);
   }
 
-  private route(match: MatchedOperation, id: string, query: URLSearchParams, body: Record<string, unknown> | undefined, answer: (status: number, json: unknown) => void, error: (status: number, message: string, extra?: Record<string, unknown>) => void): void {
+  private route(
+    match: MatchedOperation,
+    id: string,
+    query: URLSearchParams,
+    body: Record<string, unknown> | undefined,
+    answer: (status: number, json: unknown) => void,
+    error: (status: number, message: string, extra?: Record<string, unknown>) => void,
+  ): void {
     const { owner, repo } = this.options;
     switch (id) {
       case 'repos/get':
-        return answer(200, merged(exampleOf(componentSchema('full-repository')), { name: repo, full_name: `${owner}/${repo}`, default_branch: 'main', html_url: this.html(''), permissions: this.permissions }));
+        return answer(
+          200,
+          merged(exampleOf(componentSchema('full-repository')), {
+            name: repo,
+            full_name: `${owner}/${repo}`,
+            default_branch: 'main',
+            html_url: this.html(''),
+            permissions: this.permissions,
+          }),
+        );
       case 'repos/get-branch': {
         const name = match.params.branch!;
         const sha = this.options.branchSha(name);
         if (!sha) return error(404, 'Branch not found');
         const required = this.protectedBranches.get(name);
-        const protection = required ? { enabled: true, required_status_checks: { enforcement_level: 'everyone', contexts: [...required], checks: required.map((context) => ({ context, app_id: null })) } } : { enabled: false, required_status_checks: { enforcement_level: 'off', contexts: [], checks: [] } };
-        return answer(200, merged(exampleOf(componentSchema('branch-with-protection')), { name, commit: merged(exampleOf(componentSchema('commit')), { sha }), protected: Boolean(required), protection, protection_url: this.html(`/branches/${name}/protection`) }));
+        const protection = required
+          ? {
+              enabled: true,
+              required_status_checks: {
+                enforcement_level: 'everyone',
+                contexts: [...required],
+                checks: required.map((context) => ({ context, app_id: null })),
+              },
+            }
+          : { enabled: false, required_status_checks: { enforcement_level: 'off', contexts: [], checks: [] } };
+        return answer(
+          200,
+          merged(exampleOf(componentSchema('branch-with-protection')), {
+            name,
+            commit: merged(exampleOf(componentSchema('commit')), { sha }),
+            protected: Boolean(required),
+            protection,
+            protection_url: this.html(`/branches/${name}/protection`),
+          }),
+        );
       }
       case 'pulls/list': {
         const head = query.get('head');
@@ -175,18 +253,48 @@ export class FakeGitHub {
         const state = query.get('state') ?? 'open';
         const hidden = this.hideFromListOnce;
         this.hideFromListOnce = false;
-        const found = hidden ? [] : this.pulls.filter((pull) => (state === 'all' || pull.state === state) && (!head || `${owner}:${pull.head}` === head) && (!base || pull.base === base));
-        return answer(200, found.map((pull) => this.pullJson(pull, true)));
+        const found = hidden
+          ? []
+          : this.pulls.filter(
+              (pull) =>
+                (state === 'all' || pull.state === state) &&
+                (!head || `${owner}:${pull.head}` === head) &&
+                (!base || pull.base === base),
+            );
+        return answer(
+          200,
+          found.map((pull) => this.pullJson(pull, true)),
+        );
       }
       case 'pulls/create': {
         if (!this.canWrite) return error(403, 'Resource not accessible by personal access token');
         const head = String(body?.head);
         const base = String(body?.base);
-        if (!this.options.branchSha(head)) return error(422, 'Validation Failed', { errors: [{ resource: 'PullRequest', field: 'head', code: 'invalid' }] });
+        if (!this.options.branchSha(head))
+          return error(422, 'Validation Failed', {
+            errors: [{ resource: 'PullRequest', field: 'head', code: 'invalid' }],
+          });
         if (this.pulls.some((pull) => pull.state === 'open' && pull.head === head && pull.base === base)) {
-          return error(422, 'Validation Failed', { errors: [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${owner}:${head}.` }] });
+          return error(422, 'Validation Failed', {
+            errors: [
+              {
+                resource: 'PullRequest',
+                code: 'custom',
+                message: `A pull request already exists for ${owner}:${head}.`,
+              },
+            ],
+          });
         }
-        const pull: FakePull = { number: this.pulls.length + 1, head, base, title: String(body?.title ?? ''), body: String(body?.body ?? ''), state: 'open', merged: false, mergeable: true };
+        const pull: FakePull = {
+          number: this.pulls.length + 1,
+          head,
+          base,
+          title: String(body?.title ?? ''),
+          body: String(body?.body ?? ''),
+          state: 'open',
+          merged: false,
+          mergeable: true,
+        };
         this.pulls.push(pull);
         return answer(201, this.pullJson(pull));
       }
@@ -204,7 +312,8 @@ export class FakeGitHub {
         }
         this.beforeMerge?.();
         if (pull.state !== 'open' || pull.mergeable !== true) return error(405, 'Pull Request is not mergeable');
-        if (body?.sha !== undefined && body.sha !== this.headSha(pull)) return error(409, 'Head branch was modified. Review and try the merge again.');
+        if (body?.sha !== undefined && body.sha !== this.headSha(pull))
+          return error(409, 'Head branch was modified. Review and try the merge again.');
         const sha = this.options.merge(pull.base, pull.head, String(body?.merge_method ?? 'merge'));
         pull.state = 'closed';
         pull.merged = true;
@@ -212,14 +321,49 @@ export class FakeGitHub {
       }
       case 'checks/list-for-ref': {
         const runs = (this.checks.get(match.params.ref!) ?? []).map((check, i) =>
-          merged(exampleOf(componentSchema('check-run')), { id: i + 1, name: check.name, head_sha: match.params.ref, status: check.status, conclusion: check.conclusion, html_url: this.html(`/runs/${i + 1}`), started_at: isoNow(), completed_at: check.status === 'completed' ? isoNow() : null }),
+          merged(exampleOf(componentSchema('check-run')), {
+            id: i + 1,
+            name: check.name,
+            head_sha: match.params.ref,
+            status: check.status,
+            conclusion: check.conclusion,
+            html_url: this.html(`/runs/${i + 1}`),
+            started_at: isoNow(),
+            completed_at: check.status === 'completed' ? isoNow() : null,
+          }),
         );
         return answer(200, { total_count: runs.length, check_runs: runs });
       }
       case 'repos/get-combined-status-for-ref': {
-        const statuses = (this.statuses.get(match.params.ref!) ?? []).map((status, i) => merged(exampleOf(componentSchema('simple-commit-status')), { id: i + 1, context: status.context, state: status.state, target_url: this.html(`/status/${i + 1}`) }));
-        const state = statuses.some((status) => (status as { state: string }).state === 'failure' || (status as { state: string }).state === 'error') ? 'failure' : statuses.some((status) => (status as { state: string }).state === 'pending') ? 'pending' : 'success';
-        return answer(200, merged(exampleOf(componentSchema('combined-commit-status')), { state, sha: match.params.ref, total_count: statuses.length, statuses, repository: merged(exampleOf(componentSchema('minimal-repository')), { name: repo, full_name: `${owner}/${repo}` }) }));
+        const statuses = (this.statuses.get(match.params.ref!) ?? []).map((status, i) =>
+          merged(exampleOf(componentSchema('simple-commit-status')), {
+            id: i + 1,
+            context: status.context,
+            state: status.state,
+            target_url: this.html(`/status/${i + 1}`),
+          }),
+        );
+        const state = statuses.some(
+          (status) =>
+            (status as { state: string }).state === 'failure' || (status as { state: string }).state === 'error',
+        )
+          ? 'failure'
+          : statuses.some((status) => (status as { state: string }).state === 'pending')
+            ? 'pending'
+            : 'success';
+        return answer(
+          200,
+          merged(exampleOf(componentSchema('combined-commit-status')), {
+            state,
+            sha: match.params.ref,
+            total_count: statuses.length,
+            statuses,
+            repository: merged(exampleOf(componentSchema('minimal-repository')), {
+              name: repo,
+              full_name: `${owner}/${repo}`,
+            }),
+          }),
+        );
       }
       default:
         this.problems.push(`the fake does not answer ${id}`);

@@ -29,7 +29,14 @@ export function fakeLocks(self: { pid: number; startTime: string | undefined }):
     async breakLock(path, expected) {
       const current = held.get(path);
       // No heartbeat here: a lock with no holder record is never stale.
-      if (expected === undefined || !current || current.pid !== expected.pid || current.startTime !== expected.startTime || current.since !== expected.since) return false;
+      if (
+        expected === undefined ||
+        !current ||
+        current.pid !== expected.pid ||
+        current.startTime !== expected.startTime ||
+        current.since !== expected.since
+      )
+        return false;
       held.delete(path);
       return true;
     },

@@ -36,7 +36,9 @@ export function fakeClock(start = 1_800_000_000_000): FakeClock {
     advance(ms) {
       const target = now + ms;
       for (;;) {
-        const due = timers.filter((timer) => !timer.cancelled && timer.at <= target).sort((a, b) => a.at - b.at || a.id - b.id)[0];
+        const due = timers
+          .filter((timer) => !timer.cancelled && timer.at <= target)
+          .sort((a, b) => a.at - b.at || a.id - b.id)[0];
         if (!due) break;
         due.cancelled = true;
         now = due.at;
@@ -97,7 +99,9 @@ export function fakeProcess(options: FakeProcessOptions = {}): FakeProcess {
     },
     start(command: Command, handlers: OutputHandlers): StartedProcess {
       let resolveExit!: (value: { exitCode: number | null; signal: string | null }) => void;
-      const exited = new Promise<{ exitCode: number | null; signal: string | null }>((resolve) => (resolveExit = resolve));
+      const exited = new Promise<{ exitCode: number | null; signal: string | null }>(
+        (resolve) => (resolveExit = resolve),
+      );
       let done = false;
       const process: FakeRunningProcess = {
         command,

@@ -26,13 +26,26 @@ export function aRepo(name: string, change: Partial<FleetRepo> = {}): FleetRepo 
 }
 
 export function aFleet(repos: FleetRepo[], change: Partial<Fleet> = {}): Fleet {
-  return { generatedAt: new Date(READ_AT).toISOString(), registry: '/etc/agent-runner/registry.toml', problems: [], repos, ...change };
+  return {
+    generatedAt: new Date(READ_AT).toISOString(),
+    registry: '/etc/agent-runner/registry.toml',
+    problems: [],
+    repos,
+    ...change,
+  };
 }
 
 /** A repo with a run in progress on `tasks`. */
 export function aBusyRepo(name: string, tasks: readonly string[] = ['TASK-4']): FleetRepo {
   return aRepo(name, {
     watcher: { state: 'running', pid: 77, heartbeatAgeSec: 10, lastTick: '2026-01-01T00:59:00.000Z', lastError: null },
-    run: { id: 'R2', trigger: 'watch', jobId: null, startedAt: '2026-01-01T00:55:00.000Z', elapsedSec: 300, runningTasks: tasks },
+    run: {
+      id: 'R2',
+      trigger: 'watch',
+      jobId: null,
+      startedAt: '2026-01-01T00:55:00.000Z',
+      elapsedSec: 300,
+      runningTasks: tasks,
+    },
   });
 }

@@ -8,7 +8,19 @@ import type { Test } from 'tap';
 
 export function gitDaemon(t: Test, baseDir: string): { url: (repo: string) => string; ready: () => Promise<void> } {
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const daemon = spawn('git', ['daemon', '--reuseaddr', '--export-all', `--base-path=${baseDir}`, '--listen=127.0.0.1', `--port=${port}`, baseDir], { stdio: 'ignore', detached: true });
+  const daemon = spawn(
+    'git',
+    [
+      'daemon',
+      '--reuseaddr',
+      '--export-all',
+      `--base-path=${baseDir}`,
+      '--listen=127.0.0.1',
+      `--port=${port}`,
+      baseDir,
+    ],
+    { stdio: 'ignore', detached: true },
+  );
   t.teardown(() => {
     try {
       if (daemon.pid) process.kill(-daemon.pid, 'SIGKILL');

@@ -63,7 +63,11 @@ export async function gitHubFixture(t: Test, options: FixtureOptions = {}): Prom
 
   const sha = (branch: string) => {
     try {
-      return execFileSync('git', ['--git-dir', bare, 'rev-parse', '--verify', '-q', `refs/heads/${branch}^{commit}`], { encoding: 'utf8' }).trim() || undefined;
+      return (
+        execFileSync('git', ['--git-dir', bare, 'rev-parse', '--verify', '-q', `refs/heads/${branch}^{commit}`], {
+          encoding: 'utf8',
+        }).trim() || undefined
+      );
     } catch {
       return undefined;
     }
@@ -74,13 +78,27 @@ export async function gitHubFixture(t: Test, options: FixtureOptions = {}): Prom
     git(staging, 'add', '-A');
     git(staging, 'commit', '-q', '-m', title);
     git(staging, 'checkout', '-q', 'auto/work');
-    git(staging, 'merge', '-q', '--no-ff', `auto/${taskId}`, '-m', `Land ${taskId}: ${title}\n\nAgent-Runner-Task: ${taskId}\nAgent-Runner-Gate: passed (.agent/gates.sh)`);
+    git(
+      staging,
+      'merge',
+      '-q',
+      '--no-ff',
+      `auto/${taskId}`,
+      '-m',
+      `Land ${taskId}: ${title}\n\nAgent-Runner-Task: ${taskId}\nAgent-Runner-Gate: passed (.agent/gates.sh)`,
+    );
     git(staging, 'push', '-q', 'origin', 'auto/work');
     return git(staging, 'rev-parse', 'auto/work');
   };
   // TASK-2 is parked on staging's board (label and note, as the drain writes them).
   writeFiles(staging, {
-    'backlog/tasks/task-2 - Risky thing.md': taskFileText({ id: 'TASK-2', title: 'Risky thing', createdDate: created, labels: ['parked'], notes: 'Parked: gate red twice (branch auto/TASK-2)' }),
+    'backlog/tasks/task-2 - Risky thing.md': taskFileText({
+      id: 'TASK-2',
+      title: 'Risky thing',
+      createdDate: created,
+      labels: ['parked'],
+      notes: 'Parked: gate red twice (branch auto/TASK-2)',
+    }),
   });
   git(staging, 'commit', '-q', '-am', 'Park TASK-2');
   land('TASK-1', 'Add widgets');
@@ -98,16 +116,33 @@ export async function gitHubFixture(t: Test, options: FixtureOptions = {}): Prom
     branchSha: sha,
     prefix: options.prefix,
     merge: (base, head, method) => {
-      const run = (...args: string[]) => execFileSync('git', ['--git-dir', bare, ...args], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', GIT_AUTHOR_NAME: 'GitHub', GIT_AUTHOR_EMAIL: 'noreply@github.invalid', GIT_COMMITTER_NAME: 'GitHub', GIT_COMMITTER_EMAIL: 'noreply@github.invalid' } }).trim();
+      const run = (...args: string[]) =>
+        execFileSync('git', ['--git-dir', bare, ...args], {
+          encoding: 'utf8',
+          env: {
+            PATH: '/usr/bin:/bin',
+            GIT_AUTHOR_NAME: 'GitHub',
+            GIT_AUTHOR_EMAIL: 'noreply@github.invalid',
+            GIT_COMMITTER_NAME: 'GitHub',
+            GIT_COMMITTER_EMAIL: 'noreply@github.invalid',
+          },
+        }).trim();
       const tree = run('rev-parse', `refs/heads/${head}^{tree}`);
-      const parents = method === 'merge' ? ['-p', `refs/heads/${base}`, '-p', `refs/heads/${head}`] : ['-p', `refs/heads/${base}`];
+      const parents =
+        method === 'merge' ? ['-p', `refs/heads/${base}`, '-p', `refs/heads/${head}`] : ['-p', `refs/heads/${base}`];
       const commit = run('commit-tree', tree, ...parents, '-m', `${method} pull request`);
       run('update-ref', `refs/heads/${base}`, commit);
       return commit;
     },
   });
   const apiUrl = await fake.start(t);
-  const env = { HOME: home, USER: 'root', PATH: '/usr/local/bin:/usr/bin:/bin', AGENT_RUNNER_STATE: path.join(root, 'state'), AGENT_RUNNER_CONFIG: path.join(root, 'no-registry.toml') };
+  const env = {
+    HOME: home,
+    USER: 'root',
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    AGENT_RUNNER_STATE: path.join(root, 'state'),
+    AGENT_RUNNER_CONFIG: path.join(root, 'no-registry.toml'),
+  };
   return {
     workspace,
     bare,

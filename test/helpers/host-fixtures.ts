@@ -31,7 +31,11 @@ export function aRepo(name: string, overrides: Partial<RegistryRepo> = {}): Regi
 }
 
 export function squidLayoutUnder(root: string): SquidLayout {
-  return { configFile: path.join(root, 'etc', 'squid.conf'), allowlistDir: path.join(root, 'etc', 'allow'), stateDir: path.join(root, 'state', 'squid') };
+  return {
+    configFile: path.join(root, 'etc', 'squid.conf'),
+    allowlistDir: path.join(root, 'etc', 'allow'),
+    stateDir: path.join(root, 'state', 'squid'),
+  };
 }
 
 /** What provision reads on a host where nothing of the repo exists yet. */

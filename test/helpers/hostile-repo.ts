@@ -8,7 +8,17 @@
 // root-owned directory, a root process) is made here too. Everything is
 // removed in t.teardown, pass or fail; processes are ended by pid.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import type { Test } from 'tap';
@@ -57,7 +67,9 @@ export function makeVictim(t: Test): Victim {
   const rootDir = path.join(root, 'root-dir');
   mkdirSync(rootDir, { mode: 0o755 });
   // A board config a root-side writer would want to change (no Blocked), so a followed link shows.
-  writeFileSync(path.join(rootDir, 'config.yml'), 'project_name: "root"\nstatuses: ["To Do", "Done"]\n', { mode: 0o644 });
+  writeFileSync(path.join(rootDir, 'config.yml'), 'project_name: "root"\nstatuses: ["To Do", "Done"]\n', {
+    mode: 0o644,
+  });
   const pid = startSleeper(t);
   const files = [credentials, rootOnlyFile, path.join(rootDir, 'config.yml')];
   return {
@@ -69,7 +81,10 @@ export function makeVictim(t: Test): Victim {
     rootDir,
     pid,
     startTime: startTimeOf(pid),
-    snapshot: () => ({ ...Object.fromEntries(files.map((file) => [file, existsSync(file) ? readFileSync(file, 'utf8') : '(missing)'])), [rootDir]: readdirSync(rootDir).sort().join(',') }),
+    snapshot: () => ({
+      ...Object.fromEntries(files.map((file) => [file, existsSync(file) ? readFileSync(file, 'utf8') : '(missing)'])),
+      [rootDir]: readdirSync(rootDir).sort().join(','),
+    }),
   };
 }
 
@@ -120,7 +135,23 @@ export interface Kit extends Programs {
   asUser(argv: readonly string[], cwd?: string): { status: number | null; stdout: string; stderr: string };
 }
 
-const HOOKS = ['pre-commit', 'prepare-commit-msg', 'commit-msg', 'post-commit', 'pre-rebase', 'post-checkout', 'post-merge', 'pre-push', 'reference-transaction', 'post-rewrite', 'pre-auto-gc', 'post-index-change', 'push-to-checkout', 'fsmonitor-watchman', 'pre-merge-commit'];
+const HOOKS = [
+  'pre-commit',
+  'prepare-commit-msg',
+  'commit-msg',
+  'post-commit',
+  'pre-rebase',
+  'post-checkout',
+  'post-merge',
+  'pre-push',
+  'reference-transaction',
+  'post-rewrite',
+  'pre-auto-gc',
+  'post-index-change',
+  'push-to-checkout',
+  'fsmonitor-watchman',
+  'pre-merge-commit',
+];
 
 /** The planted program: who ran it, then TIOCSTI of a command that would create injectedFile. */
 function programText(markerDir: string, label: string, injectedFile: string): string {
@@ -155,12 +186,20 @@ export function hostilePrograms(t: Test): Programs & { readonly base: string } {
       return readdirSync(markerDir)
         .map((name) => /^(.+)\.(\d+)$/.exec(name))
         .filter((match): match is RegExpExecArray => match !== null)
-        .map((match) => ({ label: match[1]!, uid: Number(match[2]), text: readFileSync(path.join(markerDir, match[0]), 'utf8') }));
+        .map((match) => ({
+          label: match[1]!,
+          uid: Number(match[2]),
+          text: readFileSync(path.join(markerDir, match[0]), 'utf8'),
+        }));
     },
   };
 }
 
-export function hostileKit(t: Test, target: Target, made: Programs & { readonly base: string } = hostilePrograms(t)): Kit {
+export function hostileKit(
+  t: Test,
+  target: Target,
+  made: Programs & { readonly base: string } = hostilePrograms(t),
+): Kit {
   const uid = Number(execFileSync('id', ['-u', target.user], { encoding: 'utf8' }).trim());
   const { base, program } = made;
   const squatters: number[] = [];
@@ -178,9 +217,25 @@ export function hostileKit(t: Test, target: Target, made: Programs & { readonly 
     rmSync(at, { recursive: true, force: true });
     mkdirSync(path.dirname(at), { recursive: true });
   };
-  const gitAsUser = (...args: string[]) => asUser(['git', '-c', 'core.hooksPath=/dev/null', '-C', target.clone, ...args]);
+  const gitAsUser = (...args: string[]) =>
+    asUser(['git', '-c', 'core.hooksPath=/dev/null', '-C', target.clone, ...args]);
   const asUser = (argv: readonly string[], cwd = '/') => {
-    const result = spawnSync('setsid', ['setpriv', `--reuid=${target.user}`, `--regid=${target.user}`, '--init-groups', '--', '/usr/bin/env', '-i', `HOME=${target.home}`, 'PATH=/usr/local/bin:/usr/bin:/bin', ...argv], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    const result = spawnSync(
+      'setsid',
+      [
+        'setpriv',
+        `--reuid=${target.user}`,
+        `--regid=${target.user}`,
+        '--init-groups',
+        '--',
+        '/usr/bin/env',
+        '-i',
+        `HOME=${target.home}`,
+        'PATH=/usr/local/bin:/usr/bin:/bin',
+        ...argv,
+      ],
+      { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 },
+    );
     return { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr ?? '' };
   };
   const kit: Kit = {
@@ -205,7 +260,8 @@ export function hostileKit(t: Test, target: Target, made: Programs & { readonly 
     },
     hostileGitConfig(options = {}) {
       const hooks = path.join(target.clone, '.git', 'hooks');
-      for (const hook of HOOKS) writeFileSync(path.join(hooks, hook), `#!/bin/sh\nexec ${program(`hook-${hook}`)} "$@"\n`, { mode: 0o755 });
+      for (const hook of HOOKS)
+        writeFileSync(path.join(hooks, hook), `#!/bin/sh\nexec ${program(`hook-${hook}`)} "$@"\n`, { mode: 0o755 });
       const settings: [string, string][] = [
         ['core.fsmonitor', program('fsmonitor')],
         ['core.hooksPath', hooks],
@@ -218,18 +274,31 @@ export function hostileKit(t: Test, target: Target, made: Programs & { readonly 
         ['protocol.ext.allow', 'always'],
         ['remote.evil.url', `ext::${program('ext-remote')} %S`],
         ['diff.external', program('diff-external')],
-        ...(options.filters ? ([['filter.hostile.clean', program('filter-clean')], ['filter.hostile.smudge', program('filter-smudge')], ['filter.hostile.process', program('filter-process')]] as [string, string][]) : []),
+        ...(options.filters
+          ? ([
+              ['filter.hostile.clean', program('filter-clean')],
+              ['filter.hostile.smudge', program('filter-smudge')],
+              ['filter.hostile.process', program('filter-process')],
+            ] as [string, string][])
+          : []),
         ['gpg.program', program('gpg')],
         ['uploadpack.packObjectsHook', program('pack-objects-hook')],
         ['include.path', path.join(base, 'included.gitconfig')],
       ];
-      writeFileSync(path.join(base, 'included.gitconfig'), `[alias]\n\tstatus = !${program('alias')}\n[core]\n\tfsmonitor = ${program('fsmonitor-included')}\n`, { mode: 0o644 });
+      writeFileSync(
+        path.join(base, 'included.gitconfig'),
+        `[alias]\n\tstatus = !${program('alias')}\n[core]\n\tfsmonitor = ${program('fsmonitor-included')}\n`,
+        { mode: 0o644 },
+      );
       for (const [key, value] of settings) {
         const set = gitAsUser('config', '--local', key, value);
         if (set.status !== 0) throw new Error(`git config ${key} as ${target.user}: ${set.stderr}`);
       }
       mkdirSync(path.join(target.clone, '.git', 'info'), { recursive: true });
-      writeFileSync(path.join(target.clone, '.git', 'info', 'attributes'), options.filters ? '* filter=hostile diff=hostile\n' : '* diff=hostile\n');
+      writeFileSync(
+        path.join(target.clone, '.git', 'info', 'attributes'),
+        options.filters ? '* filter=hostile diff=hostile\n' : '* diff=hostile\n',
+      );
       execFileSync('chown', ['-R', '-h', `${target.user}:${target.user}`, path.join(target.clone, '.git')]);
     },
     workspaceState(workspace) {
@@ -246,7 +315,18 @@ export function hostileKit(t: Test, target: Target, made: Programs & { readonly 
     },
     async squatPorts(ports, prefix = []) {
       for (const port of ports) {
-        const argv = [...prefix, 'setpriv', `--reuid=${target.user}`, `--regid=${target.user}`, '--init-groups', '--', '/usr/bin/perl', '-MIO::Socket::INET', '-e', `my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => ${port}, Listen => 5, ReuseAddr => 1) or die "bind ${port}: $!"; print "listening\\n"; $| = 1; sleep 3600`];
+        const argv = [
+          ...prefix,
+          'setpriv',
+          `--reuid=${target.user}`,
+          `--regid=${target.user}`,
+          '--init-groups',
+          '--',
+          '/usr/bin/perl',
+          '-MIO::Socket::INET',
+          '-e',
+          `my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => ${port}, Listen => 5, ReuseAddr => 1) or die "bind ${port}: $!"; print "listening\\n"; $| = 1; sleep 3600`,
+        ];
         const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
         squatters.push(child.pid!);
         // Unref only once it listens: a squatter that fails at once must still be heard exiting.

@@ -7,7 +7,12 @@ import { importsOf, readSource, resolveImport } from './source-imports.js';
 export type ImportGraph = ReadonlyMap<string, readonly string[]>;
 
 export function importGraph(files: readonly string[]): ImportGraph {
-  return new Map(files.map((file) => [file, importsOf(readSource(file)).map((specifier) => resolveImport(file, specifier) ?? specifier)]));
+  return new Map(
+    files.map((file) => [
+      file,
+      importsOf(readSource(file)).map((specifier) => resolveImport(file, specifier) ?? specifier),
+    ]),
+  );
 }
 
 /** Everything `start` reaches, each with the file that imports it on a shortest route (start: undefined). */

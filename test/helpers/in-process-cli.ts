@@ -9,7 +9,10 @@ import { startDemoGitHub } from '../../src/io/demo-github.js';
 
 const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/agent-runner');
 
-export async function cli(env: Record<string, string>, args: string[]): Promise<{ code: number; out: string; err: string }> {
+export async function cli(
+  env: Record<string, string>,
+  args: string[],
+): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
   const code = await runCli(args, {
@@ -20,7 +23,7 @@ export async function cli(env: Record<string, string>, args: string[]): Promise<
     out: (text) => void (out += text),
     err: (text) => void (err += text),
     uid: process.getuid?.() ?? -1,
-      terminate: new AbortController().signal,
+    terminate: new AbortController().signal,
     selfBin,
     github: octokitConnector(),
     demoGitHub: startDemoGitHub,

@@ -26,7 +26,8 @@ export async function pidFrom(file: string, timeoutMs: number, what: string): Pr
 
 export function killGroup(pid: number): void {
   // kill(-0) is kill(0): this test's own process group, and the test runner with it.
-  if (!Number.isInteger(pid) || pid <= 1) throw new Error(`refusing to kill process group ${pid}: not a pid this test started`);
+  if (!Number.isInteger(pid) || pid <= 1)
+    throw new Error(`refusing to kill process group ${pid}: not a pid this test started`);
   try {
     process.kill(-pid, 'SIGKILL');
   } catch {
@@ -34,7 +35,10 @@ export function killGroup(pid: number): void {
   }
 }
 
-/** killGroup for a teardown: only while the pid is still the process it was now, never a later process given the same pid. */
+/**
+ * killGroup for a teardown: only while the pid is still the process it was now, never a later process given the same
+ * pid.
+ */
 export function killGroupIfSame(pid: number): () => void {
   const identity = startTimeOrUndefined(pid);
   return () => {
@@ -87,5 +91,7 @@ export function hangingGit(control: string, subcommand: string, lock: string, be
 
 /** Every git lock file under a git dir. */
 export function gitLocksUnder(gitDir: string): string[] {
-  return execFileSync('find', [gitDir, '-name', '*.lock', '-type', 'f'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  return execFileSync('find', [gitDir, '-name', '*.lock', '-type', 'f'], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean);
 }

@@ -19,9 +19,15 @@ async function main(): Promise<void> {
   const attemptAt = Date.now();
   let lock;
   try {
-    lock = await acquireLock({ locks: realLocks, process: realProcess, clock: realClock }, lockPath, { command: 'racer', wait: false, what: 'the race lock' });
+    lock = await acquireLock({ locks: realLocks, process: realProcess, clock: realClock }, lockPath, {
+      command: 'racer',
+      wait: false,
+      what: 'the race lock',
+    });
   } catch (error) {
-    process.stdout.write(`${JSON.stringify({ pid: process.pid, attemptAt, acquired: false, busy: error instanceof BusyError, error: (error as Error).message })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ pid: process.pid, attemptAt, acquired: false, busy: error instanceof BusyError, error: (error as Error).message })}\n`,
+    );
     return;
   }
   let alone = true;

@@ -109,7 +109,10 @@ export function killSquidByPidFile(pidFile: string, instance: string): void {
   const text = run(['cat', pidFile]).stdout.trim();
   if (/^\d+$/.test(text)) {
     const master = Number(text);
-    const kids = run(['pgrep', '-P', String(master)]).stdout.split('\n').filter((line) => /^\d+$/.test(line)).map(Number);
+    const kids = run(['pgrep', '-P', String(master)])
+      .stdout.split('\n')
+      .filter((line) => /^\d+$/.test(line))
+      .map(Number);
     for (const pid of [master, ...kids]) {
       try {
         process.kill(pid, 'SIGKILL');
@@ -119,5 +122,6 @@ export function killSquidByPidFile(pidFile: string, instance: string): void {
     }
   }
   // A running Squid keeps what it mapped: unlinking is safe whether or not it has died yet.
-  for (const name of readdirSync('/dev/shm')) if (name.startsWith(`${instance}-cf__`)) rmSync(path.join('/dev/shm', name), { force: true });
+  for (const name of readdirSync('/dev/shm'))
+    if (name.startsWith(`${instance}-cf__`)) rmSync(path.join('/dev/shm', name), { force: true });
 }

@@ -4,7 +4,18 @@
 // (so users created on the host before exist inside). Always powered off and
 // removed in teardown, pass or fail.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import type { Test } from 'tap';
@@ -15,7 +26,10 @@ export interface Container {
   /** PID of the container's systemd, as the host sees it. */
   readonly pid: number;
   /** Runs a command inside the container (all namespaces of its PID 1). */
-  exec(args: readonly string[], options?: { check?: boolean }): { status: number | null; stdout: string; stderr: string };
+  exec(
+    args: readonly string[],
+    options?: { check?: boolean },
+  ): { status: number | null; stdout: string; stderr: string };
   /**
    * `systemctl reboot` inside, then boots again on the same root (nspawn
    * exits 133 when its container reboots; systemd-nspawn@.service restarts
@@ -29,7 +43,10 @@ const DROP_WANTS = /postgresql|squid|getty|timers|e2scrub|remote-fs/;
 /** The units with /opt/agent-runner replaced by `installRoot`, written into `dir`, as provisioning installs them. */
 export function unitsFor(dir: string, installRoot: string, projectRoot: string): void {
   for (const name of ['agent-runner-watch@.service', 'agent-runner-egress.service', 'agent-runner-proxy.service']) {
-    writeFileSync(path.join(dir, name), readFileSync(path.join(projectRoot, 'systemd', name), 'utf8').replaceAll('/opt/agent-runner', installRoot));
+    writeFileSync(
+      path.join(dir, name),
+      readFileSync(path.join(projectRoot, 'systemd', name), 'utf8').replaceAll('/opt/agent-runner', installRoot),
+    );
   }
 }
 
@@ -60,7 +77,10 @@ function childPidOf(parent: number): number | undefined {
  * (read-write); `bindsReadOnly` likewise, read-only. `prepare` may write into
  * root/etc before boot.
  */
-export async function bootContainer(t: Test, options: { binds?: readonly string[]; bindsReadOnly?: readonly string[]; prepare?: (root: string) => void }): Promise<Container> {
+export async function bootContainer(
+  t: Test,
+  options: { binds?: readonly string[]; bindsReadOnly?: readonly string[]; prepare?: (root: string) => void },
+): Promise<Container> {
   const root = mkdtempSync('/tmp/agent-runner-nspawn-');
   // mkdtemp makes it 0700: as the container's "/", users other than root could not reach libc.
   chmodSync(root, 0o755);
@@ -88,8 +108,14 @@ export async function bootContainer(t: Test, options: { binds?: readonly string[
     if (pid && systemdIsAlive(pid)) process.kill(pid, 'SIGKILL');
     rmSync(root, { recursive: true, force: true });
   });
-  for (const dir of ['usr', 'var', 'tmp', 'dev', 'proc', 'sys', 'run', 'root', 'home']) mkdirSync(path.join(root, dir), { recursive: true });
-  for (const [link, target] of [['bin', 'usr/bin'], ['lib', 'usr/lib'], ['lib64', 'usr/lib64'], ['sbin', 'usr/sbin']] as const) {
+  for (const dir of ['usr', 'var', 'tmp', 'dev', 'proc', 'sys', 'run', 'root', 'home'])
+    mkdirSync(path.join(root, dir), { recursive: true });
+  for (const [link, target] of [
+    ['bin', 'usr/bin'],
+    ['lib', 'usr/lib'],
+    ['lib64', 'usr/lib64'],
+    ['sbin', 'usr/sbin'],
+  ] as const) {
     if (existsSync(`/usr/${target.slice(4)}`)) symlinkSync(target, path.join(root, link));
   }
   cpSync('/etc', path.join(root, 'etc'), { recursive: true, verbatimSymlinks: true });
@@ -103,10 +129,22 @@ export async function bootContainer(t: Test, options: { binds?: readonly string[
       rmSync(path.join(systemDir, wants), { recursive: true, force: true });
       continue;
     }
-    for (const unit of readdirSync(path.join(systemDir, wants))) if (DROP_WANTS.test(unit)) rmSync(path.join(systemDir, wants, unit), { force: true });
+    for (const unit of readdirSync(path.join(systemDir, wants)))
+      if (DROP_WANTS.test(unit)) rmSync(path.join(systemDir, wants, unit), { force: true });
   }
   options.prepare?.(root);
-  const args = ['-D', root, '--bind-ro=/usr', '--private-network', '--register=no', '--keep-unit', '-M', name, '--console=read-only', '-q'];
+  const args = [
+    '-D',
+    root,
+    '--bind-ro=/usr',
+    '--private-network',
+    '--register=no',
+    '--keep-unit',
+    '-M',
+    name,
+    '--console=read-only',
+    '-q',
+  ];
   for (const bind of options.binds ?? []) args.push(`--bind=${bind}`);
   for (const bind of options.bindsReadOnly ?? []) args.push(`--bind-ro=${bind}`);
   args.push('-b');
@@ -115,7 +153,10 @@ export async function bootContainer(t: Test, options: { binds?: readonly string[
     return { status: result.status, stdout: result.stdout, stderr: result.stderr };
   };
   const boot = async () => {
-    const nspawn = spawn('systemd-nspawn', args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SYSTEMD_NSPAWN_UNIFIED_HIERARCHY: '1' } });
+    const nspawn = spawn('systemd-nspawn', args, {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, SYSTEMD_NSPAWN_UNIFIED_HIERARCHY: '1' },
+    });
     booted.nspawn = nspawn;
     let stderr = '';
     nspawn.stderr.on('data', (chunk) => (stderr += chunk));
@@ -132,7 +173,8 @@ export async function bootContainer(t: Test, options: { binds?: readonly string[
     // limits), and nothing tested here needs it.
     let state = exec(['systemctl', 'is-system-running']);
     while (!/^(starting|running|degraded)/.test(state.stdout)) {
-      if (Date.now() > deadline) throw new Error(`the container's systemd did not answer: ${state.stdout.trim()} ${state.stderr.trim()}`);
+      if (Date.now() > deadline)
+        throw new Error(`the container's systemd did not answer: ${state.stdout.trim()} ${state.stderr.trim()}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
       state = exec(['systemctl', 'is-system-running']);
     }

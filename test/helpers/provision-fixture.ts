@@ -23,11 +23,21 @@ export interface ProvisionFixture {
   readonly provisionArgs: string[];
 }
 
-export async function provisionFixture(t: Test, files: Readonly<Record<string, string>>, prefix: string): Promise<ProvisionFixture> {
+export async function provisionFixture(
+  t: Test,
+  files: Readonly<Record<string, string>>,
+  prefix: string,
+): Promise<ProvisionFixture> {
   const ns = netns(t);
   const root = tempDir(t, `agent-runner-${prefix}-`);
   chmodSync(root, 0o755);
-  const env = { AGENT_RUNNER_CONFIG: path.join(root, 'etc', 'registry.toml'), AGENT_RUNNER_STATE: path.join(root, 'state'), PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/root', LANG: 'C.UTF-8' };
+  const env = {
+    AGENT_RUNNER_CONFIG: path.join(root, 'etc', 'registry.toml'),
+    AGENT_RUNNER_STATE: path.join(root, 'state'),
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: '/root',
+    LANG: 'C.UTF-8',
+  };
   const { origin } = originAndClone(t, files);
   const daemon = gitDaemon(t, path.dirname(origin));
   await daemon.ready();
@@ -38,5 +48,13 @@ export async function provisionFixture(t: Test, files: Readonly<Record<string, s
     killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'), squidInstanceInNetns(ns.name));
     spawnSync('userdel', ['--force', '--remove', user]);
   });
-  return { ns: ns.name, env, name, user, home, clone: path.join(home, name), provisionArgs: ['provision', 'repo', name, '--url', daemon.url('origin.git'), '--netns', ns.name] };
+  return {
+    ns: ns.name,
+    env,
+    name,
+    user,
+    home,
+    clone: path.join(home, name),
+    provisionArgs: ['provision', 'repo', name, '--url', daemon.url('origin.git'), '--netns', ns.name],
+  };
 }

@@ -25,7 +25,12 @@ export const GIT_TEST_ENV: Record<string, string> = {
 };
 
 export function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], { cwd, env: GIT_TEST_ENV, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  return execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], {
+    cwd,
+    env: GIT_TEST_ENV,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).trim();
 }
 
 /** Writes files (creating folders) relative to root. */

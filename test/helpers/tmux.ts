@@ -19,7 +19,12 @@ export function tmuxServer(t: Test, name: string): Tmux {
   const env: NodeJS.ProcessEnv = { ...process.env, LANG: 'C.UTF-8', TERM: 'xterm-256color' };
   delete env.TMUX;
   let server: { pid: number; socketPath: string } | undefined;
-  const run = (...args: string[]) => execFileSync('tmux', ['-u', '-f', '/dev/null', '-L', socket, ...args], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const run = (...args: string[]) =>
+    execFileSync('tmux', ['-u', '-f', '/dev/null', '-L', socket, ...args], {
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   t.teardown(() => {
     if (!server) return;
     try {
@@ -60,7 +65,6 @@ export function tmuxServer(t: Test, name: string): Tmux {
   };
   return tmux;
 }
-
 
 /** tmux must be there in CI; elsewhere the test skips with the reason. */
 export function tmuxMayRun(t: Test): boolean {

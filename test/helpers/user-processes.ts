@@ -31,7 +31,9 @@ export function startTimeOf(pid: number): string {
 
 /** Starts `sleep 1000` (as `user` when given, via setpriv); killed by pid in teardown. */
 export function startSleeper(t: Test, user?: string): number {
-  const command = user ? ['setpriv', '--reuid', user, '--regid', user, '--init-groups', '--', 'sleep', '1000'] : ['sleep', '1000'];
+  const command = user
+    ? ['setpriv', '--reuid', user, '--regid', user, '--init-groups', '--', 'sleep', '1000']
+    : ['sleep', '1000'];
   const child = spawn(command[0]!, command.slice(1), { detached: true, stdio: 'ignore' });
   child.unref();
   const pid = child.pid!;

@@ -12,7 +12,14 @@ export function agentFailed(failure: AgentFailure, detail: string): { outcome: W
 }
 
 export function anAgentEnd(fields: Partial<AgentFacts> = {}): AgentFacts {
-  return { outcome: { kind: 'done' }, failure: undefined, stopped: false, attempts: undefined, maxAttempts: 2, ...fields };
+  return {
+    outcome: { kind: 'done' },
+    failure: undefined,
+    stopped: false,
+    attempts: undefined,
+    maxAttempts: 2,
+    ...fields,
+  };
 }
 
 export function attemptsSoFar(failures: number, conflictRetried = false): AttemptRecord {
@@ -27,21 +34,44 @@ export const integration = {
   landed: (commit = 'c0ffee'): IntegrationOutcome => ({ kind: 'landed', commit, gate: aGate() }),
   alreadyLanded: (commit = 'c0ffee'): IntegrationOutcome => ({ kind: 'already-landed', commit }),
   conflict: (...files: string[]): IntegrationOutcome => ({ kind: 'conflict', files }),
-  protectedPaths: (reason = 'changes .agent/'): IntegrationOutcome => ({ kind: 'protected-paths', paths: ['.agent/gates.sh'], reason }),
-  red: (gate: Partial<GateResult> = {}): IntegrationOutcome => ({ kind: 'gate-failed', gate: aGate({ ok: false, detail: 'gates exited 1', ...gate }) }),
+  protectedPaths: (reason = 'changes .agent/'): IntegrationOutcome => ({
+    kind: 'protected-paths',
+    paths: ['.agent/gates.sh'],
+    reason,
+  }),
+  red: (gate: Partial<GateResult> = {}): IntegrationOutcome => ({
+    kind: 'gate-failed',
+    gate: aGate({ ok: false, detail: 'gates exited 1', ...gate }),
+  }),
 };
 
 export function baseFacts(fields: Partial<BaseFacts> = {}): BaseFacts {
   return {
-    mode: 'accumulate', created: false, stagingHead: 'S', baseHead: 'B', unpromoted: 0, baseContained: true, force: false,
-    baseName: 'origin/main', stagingDir: '/w/.repo.worktrees/staging', ...fields,
+    mode: 'accumulate',
+    created: false,
+    stagingHead: 'S',
+    baseHead: 'B',
+    unpromoted: 0,
+    baseContained: true,
+    force: false,
+    baseName: 'origin/main',
+    stagingDir: '/w/.repo.worktrees/staging',
+    ...fields,
   };
 }
 
 export function promoteFacts(fields: Partial<PromoteFacts> = {}): PromoteFacts {
   return {
-    workspace: '/w/repo', baseBranch: 'main', staging: 'S', localBase: 'B', remoteBase: 'B',
-    bases: [{ name: 'origin/main', sha: 'B', contained: true }, { name: 'main', sha: 'B', contained: true }],
-    checkout: { onBase: false, dirty: false }, ...fields,
+    workspace: '/w/repo',
+    baseBranch: 'main',
+    staging: 'S',
+    localBase: 'B',
+    remoteBase: 'B',
+    bases: [
+      { name: 'origin/main', sha: 'B', contained: true },
+      { name: 'main', sha: 'B', contained: true },
+    ],
+    checkout: { onBase: false, dirty: false },
+    ...fields,
   };
 }

@@ -13,7 +13,13 @@ import { drainFixture, AGENT_RUNNER } from '../helpers/drain-fixture.js';
 import { git, tempDir } from '../helpers/temp.js';
 import { EXIT } from '../../src/errors.js';
 
-function clean(t: Test, result: { code: number; err: string }, code: number, message: RegExp | string, what: string): void {
+function clean(
+  t: Test,
+  result: { code: number; err: string },
+  code: number,
+  message: RegExp | string,
+  what: string,
+): void {
   t.equal(result.code, code, `${what}: exit ${code}`);
   t.match(result.err, message, `${what}: says what and where`);
   t.notMatch(result.err, /internal error|\n\s+at /, `${what}: no stack trace`);
@@ -24,11 +30,23 @@ t.test('.agent/config.json that is a directory or a link to /dev/zero', async (t
   const config = path.join(fixture.clone, '.agent/config.json');
   rmSync(config);
   mkdirSync(config);
-  clean(t, await cli(fixture.env, ['orchestrate', '--workspace', fixture.clone]), EXIT.usage, /config\.json: is a directory/, 'a directory');
+  clean(
+    t,
+    await cli(fixture.env, ['orchestrate', '--workspace', fixture.clone]),
+    EXIT.usage,
+    /config\.json: is a directory/,
+    'a directory',
+  );
   rmSync(config, { recursive: true });
   symlinkSync('/dev/zero', config);
   const started = Date.now();
-  clean(t, await cli(fixture.env, ['orchestrate', '--workspace', fixture.clone]), EXIT.usage, /config\.json: is not a regular file/, 'a link to /dev/zero');
+  clean(
+    t,
+    await cli(fixture.env, ['orchestrate', '--workspace', fixture.clone]),
+    EXIT.usage,
+    /config\.json: is not a regular file/,
+    'a link to /dev/zero',
+  );
   t.ok(Date.now() - started < 5000, 'answered at once, nothing read');
 });
 
@@ -36,15 +54,30 @@ t.test('a registry that is a directory, or that cannot be read', async (t) => {
   const dir = tempDir(t);
   const registry = path.join(dir, 'registry.toml');
   mkdirSync(registry);
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', AGENT_RUNNER_CONFIG: registry, AGENT_RUNNER_STATE: path.join(dir, 'state') };
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    AGENT_RUNNER_CONFIG: registry,
+    AGENT_RUNNER_STATE: path.join(dir, 'state'),
+  };
   clean(t, await cli(env, ['fleet']), EXIT.usage, /registry\.toml: is a directory/, 'a directory');
   rmSync(registry, { recursive: true });
   writeFileSync(registry, '[repos.web]\npath = "/srv/web"\nproxy_port = 700\n', { mode: 0o600 });
   chmodSync(dir, 0o755);
   // Root reads anything; an operator without the right does not.
-  const asNobody = spawnSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, AGENT_RUNNER, 'fleet'], { env, encoding: 'utf8' });
-  // (tap's process tracker, which it injects into children, cannot write its own dir as nobody: only our first line counts.)
-  clean(t, { code: asNobody.status ?? -1, err: asNobody.stderr.split('\n')[0]! }, EXIT.usage, /registry\.toml: cannot be read \(permission denied\)/, 'unreadable');
+  const asNobody = spawnSync(
+    'setpriv',
+    ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, AGENT_RUNNER, 'fleet'],
+    { env, encoding: 'utf8' },
+  );
+  // (tap's process tracker, which it injects into children, cannot write its own dir as nobody: only our first line
+  // counts.)
+  clean(
+    t,
+    { code: asNobody.status ?? -1, err: asNobody.stderr.split('\n')[0]! },
+    EXIT.usage,
+    /registry\.toml: cannot be read \(permission denied\)/,
+    'unreadable',
+  );
 });
 
 t.test('a workspace that is a symlink loop, or whose .git file points at a missing gitdir', async (t) => {
@@ -53,17 +86,36 @@ t.test('a workspace that is a symlink loop, or whose .git file points at a missi
   const loop = path.join(dir, 'loop');
   symlinkSync(loop, loop);
   clean(t, await cli(fixture.env, ['next', '--workspace', loop]), EXIT.usage, /loop: is a symbolic link loop/, 'ELOOP');
-  clean(t, await cli(fixture.env, ['orchestrate', '--workspace', loop]), EXIT.usage, /loop: is a symbolic link loop/, 'ELOOP (orchestrate)');
+  clean(
+    t,
+    await cli(fixture.env, ['orchestrate', '--workspace', loop]),
+    EXIT.usage,
+    /loop: is a symbolic link loop/,
+    'ELOOP (orchestrate)',
+  );
   rmSync(path.join(fixture.clone, '.git'), { recursive: true });
   writeFileSync(path.join(fixture.clone, '.git'), `gitdir: ${path.join(dir, 'gone/.git/worktrees/clone')}\n`);
-  clean(t, await cli(fixture.env, ['orchestrate', '--workspace', fixture.clone]), EXIT.usage, /\.git points at .*gone\/\.git\/worktrees\/clone, which does not exist/, 'a .git file to a missing gitdir');
+  clean(
+    t,
+    await cli(fixture.env, ['orchestrate', '--workspace', fixture.clone]),
+    EXIT.usage,
+    /\.git points at .*gone\/\.git\/worktrees\/clone, which does not exist/,
+    'a .git file to a missing gitdir',
+  );
 });
 
 t.test('a registered repo whose path does not exist is named, not "spawn git ENOENT"', async (t) => {
   const dir = tempDir(t);
   const registry = path.join(dir, 'registry.toml');
   writeFileSync(registry, `[repos.ghost]\npath = "${path.join(dir, 'nowhere')}"\nproxy_port = 700\n`, { mode: 0o600 });
-  const result = await cli({ PATH: process.env.PATH ?? '/usr/bin:/bin', AGENT_RUNNER_CONFIG: registry, AGENT_RUNNER_STATE: path.join(dir, 'state') }, ['fleet', '--json']);
+  const result = await cli(
+    {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      AGENT_RUNNER_CONFIG: registry,
+      AGENT_RUNNER_STATE: path.join(dir, 'state'),
+    },
+    ['fleet', '--json'],
+  );
   const fleet = JSON.parse(result.out) as { repos: { name: string; errors: string[] }[] };
   const errors = fleet.repos.find((repo) => repo.name === 'ghost')!.errors.join('\n');
   t.match(errors, /nowhere: the directory does not exist/);

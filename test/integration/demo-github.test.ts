@@ -12,7 +12,13 @@ t.test('agent-runner demo --github opens, waits for CI, then merges the pull req
   t.equal(result.status, 0, result.stderr.slice(-1500));
   const demo = JSON.parse(result.stdout) as {
     promotion?: unknown;
-    github: { opened: { action: string; pr: { number: number } }; waited: string; merged: { action: string; mergeSha: string }; baseBefore: string; baseAfter: string };
+    github: {
+      opened: { action: string; pr: { number: number } };
+      waited: string;
+      merged: { action: string; mergeSha: string };
+      baseBefore: string;
+      baseAfter: string;
+    };
   };
   t.equal(demo.promotion, undefined, 'the base was not pushed directly');
   t.equal(demo.github.opened.action, 'opened');

@@ -26,26 +26,63 @@ t.test('agent-runner demo walks every path and promotes', async (t) => {
   t.same(demo.mismatches, []);
   t.same(
     Object.fromEntries(demo.summary.tasks.map((task) => [task.id, task.outcome])),
-    { 'TASK-1': 'landed', 'TASK-2': 'landed', 'TASK-3': 'landed', 'TASK-4': 'landed', 'TASK-5': 'landed', 'TASK-6': 'landed', 'TASK-7': 'parked', 'TASK-8': 'blocked' },
+    {
+      'TASK-1': 'landed',
+      'TASK-2': 'landed',
+      'TASK-3': 'landed',
+      'TASK-4': 'landed',
+      'TASK-5': 'landed',
+      'TASK-6': 'landed',
+      'TASK-7': 'parked',
+      'TASK-8': 'blocked',
+    },
     'every task has the outcome the demo promises; TASK-9 (needs a human) never started',
   );
   t.match(result.stderr, /retrying: merge conflict in VERSION/, 'the conflicting pair is retried');
-  t.same(demo.status.parked.map((task) => task.id), ['TASK-7']);
-  t.same(demo.status.blocked.map((task) => task.id), ['TASK-8']);
+  t.same(
+    demo.status.parked.map((task) => task.id),
+    ['TASK-7'],
+  );
+  t.same(
+    demo.status.blocked.map((task) => task.id),
+    ['TASK-8'],
+  );
   t.equal(demo.status.landed.length, 6);
   t.same([demo.promotion.promoted, demo.promotion.pushed], [true, true]);
   t.match(result.stderr, /TASK-3 rate limited; no new claude session until/, 'TASK-3 waits out a rate limit');
-  t.same(demo.ledger.filter((record) => record.rateLimited).map((record) => record.task), ['TASK-3'], 'the ledger has the rate-limited session, uncharged');
-  t.ok(demo.ledger.every((record) => record.assistant === 'claude' && typeof record.costUsd === 'number'), 'the scripted agent reports usage and cost as claude');
-  t.same([...new Set(demo.ledger.map((record) => record.task))].sort(), ['TASK-1', 'TASK-2', 'TASK-3', 'TASK-4', 'TASK-5', 'TASK-6', 'TASK-7', 'TASK-8']);
+  t.same(
+    demo.ledger.filter((record) => record.rateLimited).map((record) => record.task),
+    ['TASK-3'],
+    'the ledger has the rate-limited session, uncharged',
+  );
+  t.ok(
+    demo.ledger.every((record) => record.assistant === 'claude' && typeof record.costUsd === 'number'),
+    'the scripted agent reports usage and cost as claude',
+  );
+  t.same([...new Set(demo.ledger.map((record) => record.task))].sort(), [
+    'TASK-1',
+    'TASK-2',
+    'TASK-3',
+    'TASK-4',
+    'TASK-5',
+    'TASK-6',
+    'TASK-7',
+    'TASK-8',
+  ]);
   t.notOk(existsSync(demo.root), 'the temp dir is removed without --keep');
   t.ok(seconds < 30, `finishes in under 30 s (${seconds.toFixed(1)} s)`);
 });
 
 t.test('the demo ends with the ledger table', async (t) => {
-  const result = spawnSync(process.execPath, [AGENT_RUNNER, 'demo'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent' }, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [AGENT_RUNNER, 'demo'], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent' },
+    encoding: 'utf8',
+  });
   t.equal(result.status, 0, result.stderr.slice(-1000));
-  t.match(result.stdout, /ledger \(agent-runner ledger --by task\):\nTASK +SESSIONS +INPUT +OUTPUT +CACHE READ +CACHE WRITE +COST +WALL +RATE LIMITED\n/);
+  t.match(
+    result.stdout,
+    /ledger \(agent-runner ledger --by task\):\nTASK +SESSIONS +INPUT +OUTPUT +CACHE READ +CACHE WRITE +COST +WALL +RATE LIMITED\n/,
+  );
   t.match(result.stdout, /\ndemo TASK-3 +2 +.* 1\n/, 'TASK-3: two sessions, one rate limited');
   t.match(result.stdout, /\ntotal +\d+ +\d+ +\d+ +\d+ +\d+ +\$\d/);
 });

@@ -33,12 +33,20 @@ function checkout(t: Test): string {
 function fleetReader(t: Test, repos: Record<string, string>) {
   const dir = tempDir(t);
   const registry = path.join(dir, 'registry.toml');
-  writeFileSync(registry, Object.entries(repos).map(([name, repoPath], i) => `[repos.${name}]\npath = "${repoPath}"\nproxy_port = ${700 + i}\n`).join('\n'));
+  writeFileSync(
+    registry,
+    Object.entries(repos)
+      .map(([name, repoPath], i) => `[repos.${name}]\npath = "${repoPath}"\nproxy_port = ${700 + i}\n`)
+      .join('\n'),
+  );
   const state = path.join(dir, 'state');
   mkdirSync(state);
   const ports = realControlPorts();
   const counter = { git: 0 };
-  const process: ProcessPort = { ...ports.process, run: (command) => ((counter.git += command.program === 'git' ? 1 : 0), ports.process.run(command)) };
+  const process: ProcessPort = {
+    ...ports.process,
+    run: (command) => ((counter.git += command.program === 'git' ? 1 : 0), ports.process.run(command)),
+  };
   const deps: FleetDeps = { fs: ports.fs, process, locks: ports.locks, scheduler: ports.scheduler };
   const read = async (): Promise<Fleet> => {
     counter.git = 0;
@@ -47,7 +55,8 @@ function fleetReader(t: Test, repos: Record<string, string>) {
   return { read, counter, state };
 }
 
-const rows = (fleet: Fleet) => fleet.repos.map(({ name, board, staging, errors }) => ({ name, board, staging, errors }));
+const rows = (fleet: Fleet) =>
+  fleet.repos.map(({ name, board, staging, errors }) => ({ name, board, staging, errors }));
 
 t.test('ref files read as data: loose, packed, loose over packed; anything else is left to git', async (t) => {
   const fs = realPorts().fs;
@@ -59,7 +68,11 @@ t.test('ref files read as data: loose, packed, loose over packed; anything else 
   t.same(await readRefOids(fs, repo, '.git', REFS), [work, null, main], 'packed');
   git(repo, 'commit', '-q', '--allow-empty', '-m', 'after packing');
   const moved = git(repo, 'rev-parse', 'main');
-  t.same(await readRefOids(fs, repo, '.git', REFS), [work, null, moved], 'a loose ref wins over its packed line, as in git');
+  t.same(
+    await readRefOids(fs, repo, '.git', REFS),
+    [work, null, moved],
+    'a loose ref wins over its packed line, as in git',
+  );
 
   const symbolic = checkout(t);
   writeFileSync(path.join(symbolic, '.git', 'refs', 'heads', 'main'), 'ref: refs/heads/auto/work\n');
@@ -76,11 +89,19 @@ t.test('ref files read as data: loose, packed, loose over packed; anything else 
   writeFileSync(path.join(gitFile, '.git'), `gitdir: ${path.join(repo, '.git')}\n`);
   t.equal(await readRefOids(fs, gitFile, '.git', REFS), undefined, 'a .git file: git decides');
 
-  t.same(await readRefOids(fs, tempDir(t), '.git', REFS), [null, null, null], 'no .git: none exists (never a cache hit)');
+  t.same(
+    await readRefOids(fs, tempDir(t), '.git', REFS),
+    [null, null, null],
+    'no .git: none exists (never a cache hit)',
+  );
 
   const fifo = checkout(t);
   execFileSync('mkfifo', [path.join(fifo, '.git', 'packed-refs')]);
-  t.equal(await readRefOids(fs, fifo, '.git', REFS), undefined, 'a FIFO where packed-refs should be: refused at once, not waited on');
+  t.equal(
+    await readRefOids(fs, fifo, '.git', REFS),
+    undefined,
+    'a FIFO where packed-refs should be: refused at once, not waited on',
+  );
 
   const huge = checkout(t);
   writeFileSync(path.join(huge, '.git', 'packed-refs'), `${'e'.repeat(40)} refs/tags/x\n`.repeat(120_000));
@@ -95,8 +116,18 @@ t.test('a second fleet answers from the cache with no git process, and the same 
   const cold = await read();
   t.ok(counter.git >= 2, `the first read runs git (${counter.git} processes)`);
   t.same(rows(cold), [
-    { name: 'one', board: { ready: 1, parked: 0, unreadable: 0, total: 2 }, staging: { exists: true, ahead: 1, behind: 0 }, errors: [] },
-    { name: 'two', board: { ready: 1, parked: 0, unreadable: 0, total: 2 }, staging: { exists: true, ahead: 1, behind: 0 }, errors: [] },
+    {
+      name: 'one',
+      board: { ready: 1, parked: 0, unreadable: 0, total: 2 },
+      staging: { exists: true, ahead: 1, behind: 0 },
+      errors: [],
+    },
+    {
+      name: 'two',
+      board: { ready: 1, parked: 0, unreadable: 0, total: 2 },
+      staging: { exists: true, ahead: 1, behind: 0 },
+      errors: [],
+    },
   ]);
   const warm = await read();
   t.equal(counter.git, 0, 'no git process when nothing moved');
@@ -111,17 +142,29 @@ t.test('a ref that moved is read again: new commits, new rows', async (t) => {
   const { read, counter } = fleetReader(t, { web: repo });
   await read();
   git(repo, 'checkout', '-q', 'auto/work');
-  writeFileSync(path.join(repo, 'backlog', 'tasks', 'task-3 - Three.md'), '---\nid: TASK-3\ntitle: Three\nstatus: To Do\n---\n');
+  writeFileSync(
+    path.join(repo, 'backlog', 'tasks', 'task-3 - Three.md'),
+    '---\nid: TASK-3\ntitle: Three\nstatus: To Do\n---\n',
+  );
   git(repo, 'add', '-A');
   git(repo, 'commit', '-q', '-m', 'filed');
   git(repo, 'checkout', '-q', 'main');
   git(repo, 'commit', '-q', '--allow-empty', '-m', 'base moved');
   const after = await read();
   t.ok(counter.git > 0, 'read through git again');
-  t.same(rows(after)[0], { name: 'web', board: { ready: 2, parked: 0, unreadable: 0, total: 3 }, staging: { exists: true, ahead: 2, behind: 1 }, errors: [] });
+  t.same(rows(after)[0], {
+    name: 'web',
+    board: { ready: 2, parked: 0, unreadable: 0, total: 3 },
+    staging: { exists: true, ahead: 2, behind: 1 },
+    errors: [],
+  });
   git(repo, 'branch', '-D', 'auto/work');
   const none = await read();
-  t.same(none.repos[0]!.staging, { exists: false, ahead: 0, behind: 0 }, 'auto/work deleted: no staging, not the cached one');
+  t.same(
+    none.repos[0]!.staging,
+    { exists: false, ahead: 0, behind: 0 },
+    'auto/work deleted: no staging, not the cached one',
+  );
 });
 
 t.test('a cache file that is not one is a slower read, never a wrong row', async (t) => {
@@ -147,6 +190,11 @@ t.test('a repo whose .git went away shows its own error; the other repo is answe
   const fleet = await read();
   t.ok(fleet.repos[0]!.errors.length > 0, `its row says what is wrong: ${fleet.repos[0]!.errors.join('; ')}`);
   t.equal(fleet.repos[0]!.board, null, 'no cached board shown for it');
-  t.same(rows(fleet)[1], { name: 'fine', board: { ready: 1, parked: 0, unreadable: 0, total: 2 }, staging: { exists: true, ahead: 1, behind: 0 }, errors: [] });
+  t.same(rows(fleet)[1], {
+    name: 'fine',
+    board: { ready: 1, parked: 0, unreadable: 0, total: 2 },
+    staging: { exists: true, ahead: 1, behind: 0 },
+    errors: [],
+  });
   t.ok(counter.git > 0 && counter.git <= 3, `only the broken repo ran git (${counter.git})`);
 });

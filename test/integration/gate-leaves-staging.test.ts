@@ -44,18 +44,48 @@ for (const maxBatch of [1, 8]) {
     t.equal(run.code, 0, run.stderr.slice(-800));
     const summary = JSON.parse(run.stdout) as Summary;
     const outcomes = Object.fromEntries(summary.tasks.map((task) => [task.id, task.outcome]));
-    t.same(outcomes, { 'TASK-1': 'landed', 'TASK-2': 'landed', 'TASK-3': 'landed', 'TASK-4': 'parked', 'TASK-5': 'landed' });
-    t.match(summary.tasks.find((task) => task.id === 'TASK-4')?.reason, /the gates script moved HEAD/, 'the task the gate committed over is parked for it');
-    if (maxBatch > 1) t.ok(summary.gates.some((gate) => gate.tasks.length > 1), `some gate run judged several tasks together (${JSON.stringify(summary.gates)})`);
-    else t.ok(summary.gates.every((gate) => gate.tasks.length === 1), 'every gate run judged one task');
+    t.same(outcomes, {
+      'TASK-1': 'landed',
+      'TASK-2': 'landed',
+      'TASK-3': 'landed',
+      'TASK-4': 'parked',
+      'TASK-5': 'landed',
+    });
+    t.match(
+      summary.tasks.find((task) => task.id === 'TASK-4')?.reason,
+      /the gates script moved HEAD/,
+      'the task the gate committed over is parked for it',
+    );
+    if (maxBatch > 1)
+      t.ok(
+        summary.gates.some((gate) => gate.tasks.length > 1),
+        `some gate run judged several tasks together (${JSON.stringify(summary.gates)})`,
+      );
+    else
+      t.ok(
+        summary.gates.every((gate) => gate.tasks.length === 1),
+        'every gate run judged one task',
+      );
 
     t.same([...landedOn(fixture.clone, 'auto/work', base)].sort(), ['TASK-1', 'TASK-2', 'TASK-3', 'TASK-5']);
-    t.equal(git(fixture.clone, 'log', '--format=%s', '--grep', 'the gate committed', 'auto/work'), '', "the gate's commit is not on auto/work");
+    t.equal(
+      git(fixture.clone, 'log', '--format=%s', '--grep', 'the gate committed', 'auto/work'),
+      '',
+      "the gate's commit is not on auto/work",
+    );
     t.equal(git(fixture.clone, 'show', 'auto/work:README.md'), '# fixture', "the gate's edit is not on auto/work");
-    t.equal(git(fixture.clone, 'ls-tree', '-r', '--name-only', 'auto/work', '--', 'gate-junk.txt', 'build', 'COMMIT_ME'), '', "nor the files it made, nor the parked task's");
+    t.equal(
+      git(fixture.clone, 'ls-tree', '-r', '--name-only', 'auto/work', '--', 'gate-junk.txt', 'build', 'COMMIT_ME'),
+      '',
+      "nor the files it made, nor the parked task's",
+    );
 
     const staging = stagingWorktree(fixture.clone);
-    t.equal(git(staging, 'status', '--porcelain', '--untracked-files=all'), '', 'the staging worktree is clean after the drain');
+    t.equal(
+      git(staging, 'status', '--porcelain', '--untracked-files=all'),
+      '',
+      'the staging worktree is clean after the drain',
+    );
     t.equal(git(staging, 'symbolic-ref', 'HEAD'), 'refs/heads/auto/work', 'and on auto/work, not detached');
     t.equal(git(staging, 'rev-parse', 'HEAD'), git(fixture.clone, 'rev-parse', 'auto/work'));
   });

@@ -19,9 +19,16 @@ function repoWith(f: GitHubFixture, extra: string) {
   return registry.repos[0]!;
 }
 
-async function doctor(f: GitHubFixture, extra = 'promote = "pr"\n', home = f.env.HOME!): Promise<{ checks: Check[]; byName: Map<string, Check> }> {
+async function doctor(
+  f: GitHubFixture,
+  extra = 'promote = "pr"\n',
+  home = f.env.HOME!,
+): Promise<{ checks: Check[]; byName: Map<string, Check> }> {
   const repo = repoWith(f, extra);
-  const checks = await githubChecks({ fs: realPorts().fs, github: octokitConnector(), onWait: () => undefined }, { repo, home, originUrl: repo.url });
+  const checks = await githubChecks(
+    { fs: realPorts().fs, github: octokitConnector(), onWait: () => undefined },
+    { repo, home, originUrl: repo.url },
+  );
   return { checks, byName: new Map(checks.map((check) => [check.name, check])) };
 }
 
@@ -29,9 +36,16 @@ t.test('a token that can do everything, on a protected base with required checks
   const f = await gitHubFixture(t);
   f.fake.protectedBranches.set('main', ['ci', 'lint']);
   const { checks, byName } = await doctor(f);
-  t.same(checks.filter((check) => !check.ok), [], 'every check passes');
+  t.same(
+    checks.filter((check) => !check.ok),
+    [],
+    'every check passes',
+  );
   t.match(byName.get('GitHub origin')!.detail, /acme\/widgets on github\.example\.invalid/);
-  t.match(byName.get('base protection fits promote')!.detail, /main is protected; required checks: ci, lint; promote = "pr"/);
+  t.match(
+    byName.get('base protection fits promote')!.detail,
+    /main is protected; required checks: ci, lint; promote = "pr"/,
+  );
   t.match(byName.get('token can push auto/work')!.detail, /push permission on acme\/widgets/);
   t.notMatch(JSON.stringify(checks), /ghp_/, 'the token is in no detail');
   t.same(f.fake.problems, []);
@@ -64,9 +78,11 @@ t.test('a missing base branch', async (t) => {
   t.match(byName.get('base branch exists on GitHub')!.detail, /no branch trunk in acme\/widgets/);
 });
 
-t.test('a wrong token: GitHub\'s answer and the request', async (t) => {
+t.test("a wrong token: GitHub's answer and the request", async (t) => {
   const f = await gitHubFixture(t);
-  writeFileSync(path.join(f.env.HOME!, '.git-credentials'), 'https://x-access-token:wrong@github.example.invalid\n', { mode: 0o600 });
+  writeFileSync(path.join(f.env.HOME!, '.git-credentials'), 'https://x-access-token:wrong@github.example.invalid\n', {
+    mode: 0o600,
+  });
   const { byName } = await doctor(f);
   const read = byName.get('token can read the repo')!;
   t.equal(read.ok, false);

@@ -32,8 +32,16 @@ t.test('opens a pull request from auto/work listing landed and parked tasks, the
   t.equal(pull.base, 'main');
   t.match(pull.title, /1 task landed \(TASK-1\)/);
   const landing = git(f.workspace, 'rev-parse', 'origin/auto/work');
-  t.match(pull.body, new RegExp(`\\| TASK-1 \\| Add widgets \\| passed \\(\\.agent/gates\\.sh\\) \\| ${landing.slice(0, 12)} \\|`), 'landed task: id, title, gate, landing commit');
-  t.match(pull.body, /### Parked \(1\)[\s\S]*\| TASK-2 \| Risky thing \| gate red twice \(branch auto\/TASK-2\) \|/, 'the parked task and why');
+  t.match(
+    pull.body,
+    new RegExp(`\\| TASK-1 \\| Add widgets \\| passed \\(\\.agent/gates\\.sh\\) \\| ${landing.slice(0, 12)} \\|`),
+    'landed task: id, title, gate, landing commit',
+  );
+  t.match(
+    pull.body,
+    /### Parked \(1\)[\s\S]*\| TASK-2 \| Risky thing \| gate red twice \(branch auto\/TASK-2\) \|/,
+    'the parked task and why',
+  );
 
   f.land('TASK-3', 'Add gadgets');
   git(f.workspace, 'fetch', '-q', 'origin');
@@ -45,18 +53,30 @@ t.test('opens a pull request from auto/work listing landed and parked tasks, the
   t.match(f.fake.pulls[0]!.body, /\| TASK-3 \| Add gadgets \|/, 'the body is rewritten');
   t.equal(f.fake.requests.filter((request) => request.operationId === 'pulls/create').length, 1, 'created once');
   t.equal(f.fake.requests.filter((request) => request.operationId === 'pulls/update').length, 1, 'updated once');
-  t.same(f.fake.problems, [], 'every request and answer matched GitHub\'s description');
+  t.same(f.fake.problems, [], "every request and answer matched GitHub's description");
 });
 
 t.test('a pull request that already exists (422) is updated, not duplicated', async (t) => {
   const f = await gitHubFixture(t);
   // Someone opened it between our look and our create: the list misses it once.
-  f.fake.pulls.push({ number: 1, head: 'auto/work', base: 'main', title: 'old', body: 'old', state: 'open', merged: false, mergeable: true });
+  f.fake.pulls.push({
+    number: 1,
+    head: 'auto/work',
+    base: 'main',
+    title: 'old',
+    body: 'old',
+    state: 'open',
+    merged: false,
+    mergeable: true,
+  });
   f.fake.hideFromListOnce = true;
   const result = await f.promote('--pr', '--json');
   t.equal(result.code, 0, result.err);
   t.equal(json(result.out).action, 'updated');
-  t.ok(f.fake.requests.some((request) => request.operationId === 'pulls/create' && request.status === 422), 'GitHub said it already exists');
+  t.ok(
+    f.fake.requests.some((request) => request.operationId === 'pulls/create' && request.status === 422),
+    'GitHub said it already exists',
+  );
   t.equal(f.fake.pulls.length, 1);
   t.match(f.fake.pulls[0]!.title, /TASK-1/);
   t.same(f.fake.problems, []);
@@ -66,7 +86,10 @@ t.test('merge: every required check and status green on the exact head, merged w
   const f = await gitHubFixture(t);
   const head = f.sha('auto/work')!;
   f.fake.protectedBranches.set('main', ['ci', 'lint']);
-  f.fake.checks.set(head, [{ name: 'ci', status: 'completed', conclusion: 'success' }, { name: 'docs', status: 'completed', conclusion: 'skipped' }]);
+  f.fake.checks.set(head, [
+    { name: 'ci', status: 'completed', conclusion: 'success' },
+    { name: 'docs', status: 'completed', conclusion: 'skipped' },
+  ]);
   f.fake.statuses.set(head, [{ context: 'lint', state: 'success' }]);
   const result = await f.promote('--pr', '--merge', '--json');
   t.equal(result.code, 0, result.err);
@@ -74,7 +97,11 @@ t.test('merge: every required check and status green on the exact head, merged w
   t.equal(merged.action, 'merged');
   const mergeRequest = f.fake.requests.find((request) => request.operationId === 'pulls/merge')!;
   t.same((mergeRequest.body as { sha: string }).sha, head, 'the merge names the expected head sha');
-  t.equal((mergeRequest.body as { merge_method: string }).merge_method, 'merge', 'default method keeps each landing commit');
+  t.equal(
+    (mergeRequest.body as { merge_method: string }).merge_method,
+    'merge',
+    'default method keeps each landing commit',
+  );
   execFileSync('git', ['--git-dir', f.bare, 'merge-base', '--is-ancestor', head, 'refs/heads/main']);
   t.pass('origin main now contains the staging head');
   t.same(f.fake.problems, []);
@@ -89,7 +116,11 @@ t.test('merge method comes from the repo config', async (t) => {
   f.fake.checks.set(head, [{ name: 'ci', status: 'completed', conclusion: 'success' }]);
   const result = await f.promote('--pr', '--merge', '--json');
   t.equal(result.code, 0, result.err);
-  t.equal((f.fake.requests.find((request) => request.operationId === 'pulls/merge')!.body as { merge_method: string }).merge_method, 'squash');
+  t.equal(
+    (f.fake.requests.find((request) => request.operationId === 'pulls/merge')!.body as { merge_method: string })
+      .merge_method,
+    'squash',
+  );
   t.equal(f.sha('auto/work'), f.sha('main'), 'after a squash, staging starts again from the new base');
 });
 
@@ -103,7 +134,10 @@ t.test('a pending check waits (exit 75) and says so; a missing required check is
   t.match(result.err, /check-run "ci" is in_progress/);
   t.match(result.err, /required check "e2e" has not reported/);
   t.match(result.err, /try again later/);
-  t.notOk(f.fake.requests.some((request) => request.operationId === 'pulls/merge'), 'no merge was requested');
+  t.notOk(
+    f.fake.requests.some((request) => request.operationId === 'pulls/merge'),
+    'no merge was requested',
+  );
   t.same(f.fake.problems, []);
 });
 
@@ -138,7 +172,19 @@ t.test('a head that moved while merging is never merged (409 on the expected sha
     // Another push lands on auto/work between our checks and our merge.
     const other = `${f.workspace}-other`;
     execFileSync('git', ['clone', '-q', '-b', 'auto/work', f.bare, other]);
-    execFileSync('git', ['-C', other, '-c', 'user.name=x', '-c', 'user.email=x@x', 'commit', '-q', '--allow-empty', '-m', 'moved']);
+    execFileSync('git', [
+      '-C',
+      other,
+      '-c',
+      'user.name=x',
+      '-c',
+      'user.email=x@x',
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'moved',
+    ]);
     execFileSync('git', ['-C', other, 'push', '-q', 'origin', 'auto/work']);
   };
   const result = await f.promote('--pr', '--merge');
@@ -150,7 +196,16 @@ t.test('a head that moved while merging is never merged (409 on the expected sha
 
 t.test('a head that moved before the merge is refused before any merge request', async (t) => {
   const f = await gitHubFixture(t);
-  f.fake.pulls.push({ number: 1, head: 'auto/work', base: 'main', title: 't', body: 'b', state: 'open', merged: false, mergeable: true });
+  f.fake.pulls.push({
+    number: 1,
+    head: 'auto/work',
+    base: 'main',
+    title: 't',
+    body: 'b',
+    state: 'open',
+    merged: false,
+    mergeable: true,
+  });
   const realSha = f.sha('auto/work')!;
   f.fake.headOverride = '1234567890abcdef1234567890abcdef12345678';
   f.fake.checks.set(realSha, [{ name: 'ci', status: 'completed', conclusion: 'success' }]);
@@ -160,12 +215,15 @@ t.test('a head that moved before the merge is refused before any merge request',
   t.notOk(f.fake.requests.some((request) => request.operationId === 'pulls/merge'));
 });
 
-t.test('a token that cannot write: GitHub\'s message and the failing request', async (t) => {
+t.test("a token that cannot write: GitHub's message and the failing request", async (t) => {
   const f = await gitHubFixture(t);
   f.fake.canWrite = false;
   const result = await f.promote('--pr');
   t.equal(result.code, 1);
-  t.match(result.err, /GitHub answered 403 to POST \/repos\/acme\/widgets\/pulls: Resource not accessible by personal access token/);
+  t.match(
+    result.err,
+    /GitHub answered 403 to POST \/repos\/acme\/widgets\/pulls: Resource not accessible by personal access token/,
+  );
   t.notMatch(result.err + result.out, /ghp_/, 'the token is never printed');
 });
 
@@ -176,7 +234,10 @@ t.test('a rate limit with a reset time is waited out and shown as waiting', asyn
   t.equal(result.code, 0, result.err);
   t.match(result.err, /waiting \d+ s for GitHub's rate limit on POST \/repos\/acme\/widgets\/pulls/);
   t.equal(json(result.out).action, 'opened');
-  t.same(f.fake.requests.filter((request) => request.operationId === 'pulls/create').map((request) => request.status), [403, 201]);
+  t.same(
+    f.fake.requests.filter((request) => request.operationId === 'pulls/create').map((request) => request.status),
+    [403, 201],
+  );
   t.same(f.fake.problems, []);
 });
 
@@ -206,7 +267,11 @@ for (const [name, originUrl] of [
     const f = await gitHubFixture(t, { originUrl });
     const result = await f.promote('--pr', '--json');
     t.equal(result.code, 0, result.err);
-    t.ok(f.fake.requests.some((request) => request.operationId === 'pulls/create' && request.path === '/repos/acme/widgets/pulls'));
+    t.ok(
+      f.fake.requests.some(
+        (request) => request.operationId === 'pulls/create' && request.path === '/repos/acme/widgets/pulls',
+      ),
+    );
   });
 }
 
@@ -224,16 +289,32 @@ t.test('no token in the credential store: exit 2 with the fix', async (t) => {
 t.test('status --pr shows the pull request and the checks on the staging head', async (t) => {
   const f = await gitHubFixture(t);
   const head = f.sha('auto/work')!;
-  f.fake.checks.set(head, [{ name: 'ci', status: 'completed', conclusion: 'success' }, { name: 'e2e', status: 'in_progress', conclusion: null }]);
+  f.fake.checks.set(head, [
+    { name: 'ci', status: 'completed', conclusion: 'success' },
+    { name: 'e2e', status: 'in_progress', conclusion: null },
+  ]);
   t.equal((await f.promote('--pr')).code, 0);
-  const human = await cli(f.env, ['status', '--workspace', f.workspace, '--pr', '--github-api', f.apiUrl, '--no-fetch']);
+  const human = await cli(f.env, [
+    'status',
+    '--workspace',
+    f.workspace,
+    '--pr',
+    '--github-api',
+    f.apiUrl,
+    '--no-fetch',
+  ]);
   t.equal(human.code, 0, human.err);
   t.match(human.out, /pr {7}#1 open, mergeable: https:\/\/github\.example\.invalid\/acme\/widgets\/pull\/1/);
   t.match(human.out, new RegExp(`checks {3}on ${head.slice(0, 12)}: ci success, e2e in_progress`));
   const asJson = await cli(f.env, ['status', '--workspace', f.workspace, '--pr', '--github-api', f.apiUrl, '--json']);
-  const status = JSON.parse(asJson.out) as { pullRequest: { number: number; headSha: string; checks: { name: string; state: string }[] } };
+  const status = JSON.parse(asJson.out) as {
+    pullRequest: { number: number; headSha: string; checks: { name: string; state: string }[] };
+  };
   t.equal(status.pullRequest.number, 1);
   t.equal(status.pullRequest.headSha, head);
-  t.same(status.pullRequest.checks.map((check) => `${check.name}:${check.state}`), ['ci:success', 'e2e:pending']);
+  t.same(
+    status.pullRequest.checks.map((check) => `${check.name}:${check.state}`),
+    ['ci:success', 'e2e:pending'],
+  );
   t.same(f.fake.problems, []);
 });

@@ -15,7 +15,15 @@ const OID = 'a'.repeat(40);
 t.test('pure: HEAD and .git files as git writes them, nothing else', async (t) => {
   t.same(parseHeadFile(`${OID}\n`), { oid: OID });
   t.same(parseHeadFile('ref: refs/heads/auto/work\n'), { ref: 'refs/heads/auto/work' });
-  for (const text of ['ref: refs/heads/../../x\n', 'ref: HEAD\n', 'ref: refs/heads//x\n', `${OID}\n\n`, '', 'garbage\n']) t.equal(parseHeadFile(text), undefined, JSON.stringify(text));
+  for (const text of [
+    'ref: refs/heads/../../x\n',
+    'ref: HEAD\n',
+    'ref: refs/heads//x\n',
+    `${OID}\n\n`,
+    '',
+    'garbage\n',
+  ])
+    t.equal(parseHeadFile(text), undefined, JSON.stringify(text));
   t.equal(gitDirFromFile('/w/t', 'gitdir: /r/.git/worktrees/t\n'), '/r/.git/worktrees/t');
   t.equal(gitDirFromFile('/w/t', 'gitdir: ../r/.git\n'), '/w/r/.git');
   t.equal(gitDirFromFile('/w/t', 'nonsense\n'), undefined);
@@ -34,7 +42,11 @@ t.test('the commit git names, or undefined', async (t) => {
   const withoutFiles = new Git(realProcess, { env: GIT_TEST_ENV });
   const same = async (dir: string, what: string) => {
     t.equal(await headFromFiles(files, dir), revParse(dir), what);
-    t.equal(await withFiles.resolve(dir, 'HEAD'), await withoutFiles.resolve(dir, 'HEAD'), `${what}: Git.resolve agrees`);
+    t.equal(
+      await withFiles.resolve(dir, 'HEAD'),
+      await withoutFiles.resolve(dir, 'HEAD'),
+      `${what}: Git.resolve agrees`,
+    );
   };
 
   await same(repo, 'a branch as a loose ref');

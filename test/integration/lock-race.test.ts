@@ -24,8 +24,15 @@ interface Outcome {
   readonly error?: string;
 }
 
-function racer(lock: string, inside: string, barrier: string, holdMs: number): { pid: number; ready: () => boolean; done: Promise<Outcome> } {
-  const child = spawn(process.execPath, [RACER, lock, inside, barrier, String(holdMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+function racer(
+  lock: string,
+  inside: string,
+  barrier: string,
+  holdMs: number,
+): { pid: number; ready: () => boolean; done: Promise<Outcome> } {
+  const child = spawn(process.execPath, [RACER, lock, inside, barrier, String(holdMs)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk) => (out += chunk));
@@ -54,15 +61,25 @@ async function race(t: Test, lock: string, inside: string): Promise<void> {
   t.same(late, [], 'every contender tried while the first holder still held the lock (else the round proves nothing)');
   const holders = outcomes.filter((outcome) => outcome.acquired);
   t.equal(holders.length, 1, `exactly one holder (${holders.length} of ${CONTENDERS})`);
-  t.ok(holders.every((holder) => holder.alone), 'and it was alone while it held the lock');
+  t.ok(
+    holders.every((holder) => holder.alone),
+    'and it was alone while it held the lock',
+  );
   const others = outcomes.filter((outcome) => !outcome.acquired);
-  t.ok(others.every((outcome) => outcome.busy), `every other contender was told busy (${others.filter((o) => !o.busy).map((o) => o.error).join('; ')})`);
+  t.ok(
+    others.every((outcome) => outcome.busy),
+    `every other contender was told busy (${others
+      .filter((o) => !o.busy)
+      .map((o) => o.error)
+      .join('; ')})`,
+  );
   t.notOk(existsSync(lock), 'the lock is gone once its holder released it');
 }
 
 t.test('a free lock: one holder', async (t) => {
   const dir = tempDir(t, 'agent-runner-lock-race-');
-  for (let round = 0; round < ROUNDS; round++) await t.test(`round ${round + 1}`, (t) => race(t, path.join(dir, 'drain.lock'), path.join(dir, 'inside')));
+  for (let round = 0; round < ROUNDS; round++)
+    await t.test(`round ${round + 1}`, (t) => race(t, path.join(dir, 'drain.lock'), path.join(dir, 'inside')));
 });
 
 t.test('a lock whose holder was killed holding it: one holder takes it over', async (t) => {
@@ -74,7 +91,11 @@ t.test('a lock whose holder was killed holding it: one holder takes it over', as
       writeFileSync(go, '');
       const holder = racer(lock, path.join(dir, 'victim-inside'), go, 600_000);
       await waitFor(() => existsSync(`${lock}.holder.json`), 20_000, 'the first holder to record itself');
-      t.equal(JSON.parse(readFileSync(`${lock}.holder.json`, 'utf8')).pid, holder.pid, 'the planted holder recorded itself');
+      t.equal(
+        JSON.parse(readFileSync(`${lock}.holder.json`, 'utf8')).pid,
+        holder.pid,
+        'the planted holder recorded itself',
+      );
       process.kill(holder.pid, 'SIGKILL');
       await holder.done.catch(() => undefined);
       await race(t, lock, path.join(dir, 'inside'));

@@ -10,7 +10,8 @@ import { tempDir } from '../helpers/temp.js';
 import { transcriptFile } from '../../src/paths.js';
 
 const BIN = path.join(PROJECT_ROOT, 'bin', 'agent-runner');
-const event = (line: string, at = '2026-01-01T10:00:00.000Z') => `${JSON.stringify({ time: at, event: 'output', stream: 'stdout', line })}\n`;
+const event = (line: string, at = '2026-01-01T10:00:00.000Z') =>
+  `${JSON.stringify({ time: at, event: 'output', stream: 'stdout', line })}\n`;
 
 function setup(t: Test) {
   const root = tempDir(t);
@@ -19,10 +20,18 @@ function setup(t: Test) {
   mkdirSync(workspace);
   const file = transcriptFile(state, workspace, '20260101T100000Z-aa', 'TASK-1');
   mkdirSync(path.dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify({ time: '2026-01-01T09:59:59.000Z', event: 'run-start', assistant: 'command', model: 'm' })}\n${event('first line')}`);
+  writeFileSync(
+    file,
+    `${JSON.stringify({ time: '2026-01-01T09:59:59.000Z', event: 'run-start', assistant: 'command', model: 'm' })}\n${event('first line')}`,
+  );
   // An older transcript of another task: not the one asked for.
   writeFileSync(transcriptFile(state, workspace, '20251231T000000Z-zz', 'TASK-2'), event('other task'));
-  return { workspace, state, file, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', AGENT_RUNNER_STATE: state, LANG: 'C.UTF-8' } };
+  return {
+    workspace,
+    state,
+    file,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', AGENT_RUNNER_STATE: state, LANG: 'C.UTF-8' },
+  };
 }
 
 function start(env: Record<string, string>, args: string[]) {
@@ -31,7 +40,9 @@ function start(env: Record<string, string>, args: string[]) {
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
   child.stderr.on('data', (chunk) => (stderr += chunk));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
   return { child, done, out: () => stdout, err: () => stderr };
 }
 
@@ -73,8 +84,18 @@ t.test('logs -f follows a growing transcript and exits 0 on SIGINT', async (t) =
   t.notMatch(follow.out(), /third/, 'half a line is not printed');
   appendFileSync(s.file, half.slice(20));
   await until('the completed line', () => follow.out().includes('third line'));
-  t.equal(follow.out().split('\n').filter((line) => line.includes('third line')).length, 1, 'printed once');
+  t.equal(
+    follow
+      .out()
+      .split('\n')
+      .filter((line) => line.includes('third line')).length,
+    1,
+    'printed once',
+  );
   follow.child.kill('SIGINT');
-  const ended = await Promise.race([follow.done, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 5000))]);
+  const ended = await Promise.race([
+    follow.done,
+    new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 5000)),
+  ]);
   t.same(ended, { code: 0, signal: null }, 'SIGINT ends the follow with exit 0');
 });

@@ -14,7 +14,17 @@ t.test('orchestrate --max-parallel above the ceiling is a usage error', async (t
   mkdirSync(path.join(workspace, '.git'));
   mkdirSync(path.join(workspace, 'backlog'));
   const state = tempDir(t, 'agent-runner-state-');
-  const result = await cli({ PATH: '/usr/bin:/bin', AGENT_RUNNER_STATE: state }, ['orchestrate', '--workspace', workspace, '--drain', '--max-parallel', String(MAX_PARALLEL_CEILING + 1)]);
+  const result = await cli({ PATH: '/usr/bin:/bin', AGENT_RUNNER_STATE: state }, [
+    'orchestrate',
+    '--workspace',
+    workspace,
+    '--drain',
+    '--max-parallel',
+    String(MAX_PARALLEL_CEILING + 1),
+  ]);
   t.equal(result.code, EXIT.usage);
-  t.match(result.err, `--max-parallel must be a whole number from 1 to ${MAX_PARALLEL_CEILING}, not "${MAX_PARALLEL_CEILING + 1}"`);
+  t.match(
+    result.err,
+    `--max-parallel must be a whole number from 1 to ${MAX_PARALLEL_CEILING}, not "${MAX_PARALLEL_CEILING + 1}"`,
+  );
 });

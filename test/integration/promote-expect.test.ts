@@ -20,11 +20,19 @@ t.test('promote refuses a moved auto/work and lands the confirmed one', async (t
   git(fixture.clone, 'commit', '-q', '-m', 'b: landed after the confirmation was shown');
   const now = git(fixture.clone, 'rev-parse', 'HEAD').trim();
   git(fixture.clone, 'checkout', '-q', 'main');
-  const promote = (...args: string[]) => spawnSync(process.execPath, [path.join(PROJECT_ROOT, 'bin', 'agent-runner'), 'promote', '--workspace', fixture.clone, ...args], { env: fixture.env, encoding: 'utf8' });
+  const promote = (...args: string[]) =>
+    spawnSync(
+      process.execPath,
+      [path.join(PROJECT_ROOT, 'bin', 'agent-runner'), 'promote', '--workspace', fixture.clone, ...args],
+      { env: fixture.env, encoding: 'utf8' },
+    );
 
   const moved = promote('--expect-staging', shown, '--json');
   t.equal(moved.status, 1, 'refused');
-  t.match(moved.stderr, new RegExp(`auto/work is at ${now.slice(0, 12)}, not at the ${shown.slice(0, 12)} you confirmed`));
+  t.match(
+    moved.stderr,
+    new RegExp(`auto/work is at ${now.slice(0, 12)}, not at the ${shown.slice(0, 12)} you confirmed`),
+  );
   t.equal(git(fixture.clone, 'rev-parse', 'main').trim() === now, false, 'main did not move');
   const bad = promote('--expect-staging', 'HEAD');
   t.equal(bad.status, 2, 'not a commit id: usage error');

@@ -14,13 +14,19 @@ import { taskFileName } from '../../src/board/render.js';
 
 t.test('killed during the fast-forward: the next promote finishes it', async (t) => {
   const control = tempDir(t, 'agent-runner-promote-kill-');
-  const fixture = drainFixture(t, [{ id: 'TASK-1', title: 'Add alpha', description: 'agent: write alpha.txt "alpha"' }]);
+  const fixture = drainFixture(t, [
+    { id: 'TASK-1', title: 'Add alpha', description: 'agent: write alpha.txt "alpha"' },
+  ]);
   const drained = await runOrchestrate(fixture);
   t.equal(drained.code, 0, drained.stderr.slice(-500));
   const taskFile = path.join('backlog/tasks', taskFileName('TASK-1', 'Add alpha'));
   const written = `$REAL_GIT show auto/work:alpha.txt > alpha.txt; $REAL_GIT show 'auto/work:${taskFile}' > '${taskFile}'`;
   const bin = hangingGit(control, '--ff-only', 'index.lock', written);
-  const child = spawn(process.execPath, [AGENT_RUNNER, 'promote', '--workspace', fixture.clone], { env: { ...fixture.env, PATH: `${bin}:${fixture.env.PATH}` }, stdio: 'ignore', detached: true });
+  const child = spawn(process.execPath, [AGENT_RUNNER, 'promote', '--workspace', fixture.clone], {
+    env: { ...fixture.env, PATH: `${bin}:${fixture.env.PATH}` },
+    stdio: 'ignore',
+    detached: true,
+  });
   const gitPid = await pidFrom(path.join(control, 'git-pid'), 30000, 'the fast-forward to take the index lock');
   t.teardown(killGroupIfSame(gitPid));
   killGroup(child.pid!);
@@ -33,15 +39,29 @@ t.test('killed during the fast-forward: the next promote finishes it', async (t)
 
   const again = await runCli(fixture, ['promote', '--workspace', fixture.clone]);
   t.equal(again.code, 0, again.stderr.slice(-500));
-  t.match(again.stderr, `removed git lock ${lock} left by a git that was killed (no process holds it)`, 'the stale lock is removed, and named');
-  t.match(again.stdout, /finishing the fast-forward an interrupted promote left half-done/, 'the half-done fast-forward is finished, and said so');
-  t.equal(git(fixture.clone, 'rev-parse', 'main'), git(fixture.clone, 'rev-parse', 'auto/work'), 'main is at auto/work');
+  t.match(
+    again.stderr,
+    `removed git lock ${lock} left by a git that was killed (no process holds it)`,
+    'the stale lock is removed, and named',
+  );
+  t.match(
+    again.stdout,
+    /finishing the fast-forward an interrupted promote left half-done/,
+    'the half-done fast-forward is finished, and said so',
+  );
+  t.equal(
+    git(fixture.clone, 'rev-parse', 'main'),
+    git(fixture.clone, 'rev-parse', 'auto/work'),
+    'main is at auto/work',
+  );
   t.equal(git(fixture.clone, 'status', '--porcelain'), '', 'the checkout is clean');
   t.same(gitLocksUnder(path.join(fixture.clone, '.git')), [], 'no git lock is left');
 });
 
 t.test("an operator's own edit is not a half-done fast-forward: promote refuses", async (t) => {
-  const fixture = drainFixture(t, [{ id: 'TASK-1', title: 'Add alpha', description: 'agent: write alpha.txt "alpha"' }]);
+  const fixture = drainFixture(t, [
+    { id: 'TASK-1', title: 'Add alpha', description: 'agent: write alpha.txt "alpha"' },
+  ]);
   const drained = await runOrchestrate(fixture);
   t.equal(drained.code, 0, drained.stderr.slice(-500));
   writeFileSync(path.join(fixture.clone, 'README.md'), 'my own edit\n');

@@ -28,14 +28,41 @@ async function listen(t: Test, server: http.Server | https.Server): Promise<numb
 
 t.test('https through a CONNECT proxy, and a refused CONNECT', async (t) => {
   const dir = tempDir(t);
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'), '-subj', `/CN=${HOST}`, '-days', '1', '-addext', `subjectAltName=DNS:${HOST}`], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      path.join(dir, 'key.pem'),
+      '-out',
+      path.join(dir, 'cert.pem'),
+      '-subj',
+      `/CN=${HOST}`,
+      '-days',
+      '1',
+      '-addext',
+      `subjectAltName=DNS:${HOST}`,
+    ],
+    { stdio: 'ignore' },
+  );
   const cert = readFileSync(path.join(dir, 'cert.pem'), 'utf8');
   const api = https.createServer({ key: readFileSync(path.join(dir, 'key.pem')), cert }, (request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       response.writeHead(201, { 'content-type': 'application/json', 'x-ratelimit-remaining': '4999' });
-      response.end(JSON.stringify({ method: request.method, url: request.url, body: Buffer.concat(chunks).toString('utf8'), auth: request.headers.authorization }));
+      response.end(
+        JSON.stringify({
+          method: request.method,
+          url: request.url,
+          body: Buffer.concat(chunks).toString('utf8'),
+          auth: request.headers.authorization,
+        }),
+      );
     });
   });
   const apiPort = await listen(t, api);
@@ -55,13 +82,25 @@ t.test('https through a CONNECT proxy, and a refused CONNECT', async (t) => {
   });
   const proxyPort = await listen(t, proxy);
   const fetchVia = proxyFetch(`http://127.0.0.1:${proxyPort}`, undefined, cert);
-  const response = await fetchVia(`https://${HOST}:${apiPort}/repos/acme/widgets/pulls?state=open`, { method: 'POST', headers: { authorization: 'token abc', 'content-type': 'application/json' }, body: '{"title":"x"}' });
+  const response = await fetchVia(`https://${HOST}:${apiPort}/repos/acme/widgets/pulls?state=open`, {
+    method: 'POST',
+    headers: { authorization: 'token abc', 'content-type': 'application/json' },
+    body: '{"title":"x"}',
+  });
   t.equal(response.status, 201);
   t.equal(response.headers.get('x-ratelimit-remaining'), '4999');
-  t.same(await response.json(), { method: 'POST', url: '/repos/acme/widgets/pulls?state=open', body: '{"title":"x"}', auth: 'token abc' });
+  t.same(await response.json(), {
+    method: 'POST',
+    url: '/repos/acme/widgets/pulls?state=open',
+    body: '{"title":"x"}',
+    auth: 'token abc',
+  });
   t.same(tunnels, [`${HOST}:${apiPort}`], 'one CONNECT to the API host, through the proxy');
 
   refuse = true;
-  await t.rejects(fetchVia(`https://${HOST}:${apiPort}/x`), /refused CONNECT api\.proxytest\.invalid:\d+ \(403\); is api\.proxytest\.invalid on the repo's allowlist\?/);
+  await t.rejects(
+    fetchVia(`https://${HOST}:${apiPort}/x`),
+    /refused CONNECT api\.proxytest\.invalid:\d+ \(403\); is api\.proxytest\.invalid on the repo's allowlist\?/,
+  );
   t.equal(proxyFetch(undefined, undefined), fetch, 'no proxy: plain fetch');
 });

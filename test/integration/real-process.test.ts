@@ -11,19 +11,51 @@ import type { Command } from '../../src/types.js';
 import { tempDir } from '../helpers/temp.js';
 
 const ENV = { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' };
-const sh = (script: string, extra: Partial<Command> = {}): Command => ({ program: 'sh', args: ['-c', script], env: ENV, cwd: '/', ...extra });
+const sh = (script: string, extra: Partial<Command> = {}): Command => ({
+  program: 'sh',
+  args: ['-c', script],
+  env: ENV,
+  cwd: '/',
+  ...extra,
+});
 
 t.test('output, input, exit codes and signals come back exactly', async (t) => {
   const dir = tempDir(t);
   const bytes = path.join(dir, 'bytes');
   writeFileSync(bytes, Buffer.from(Array.from({ length: 256 }, (_, index) => index)));
-  t.same(await realProcess.run({ program: 'printf', args: ['%s|%s\n', 'a b', 'ü'], env: ENV, cwd: dir }), { exitCode: 0, signal: null, stdout: 'a b|ü\n', stderr: '' }, 'arguments with spaces, UTF-8 output');
-  t.equal((await realProcess.run({ program: 'od', args: ['-An', '-c'], env: ENV, cwd: dir, stdin: 'a\0b' })).stdout.replace(/\s+/g, ' ').trim(), 'a \\0 b', 'input with a NUL arrives whole');
-  t.same(await realProcess.run(sh('cat; readlink /proc/self/fd/0')), { exitCode: 0, signal: null, stdout: '/dev/null\n', stderr: '' }, 'no input: stdin is /dev/null');
-  t.same(await realProcess.run(sh('echo out; echo err >&2; exit 3')), { exitCode: 3, signal: null, stdout: 'out\n', stderr: 'err\n' }, 'exit code, stdout and stderr apart');
-  t.same(await realProcess.run(sh('kill -TERM $$')), { exitCode: null, signal: 'SIGTERM', stdout: '', stderr: '' }, 'killed by a signal');
+  t.same(
+    await realProcess.run({ program: 'printf', args: ['%s|%s\n', 'a b', 'ü'], env: ENV, cwd: dir }),
+    { exitCode: 0, signal: null, stdout: 'a b|ü\n', stderr: '' },
+    'arguments with spaces, UTF-8 output',
+  );
+  t.equal(
+    (await realProcess.run({ program: 'od', args: ['-An', '-c'], env: ENV, cwd: dir, stdin: 'a\0b' })).stdout
+      .replace(/\s+/g, ' ')
+      .trim(),
+    'a \\0 b',
+    'input with a NUL arrives whole',
+  );
+  t.same(
+    await realProcess.run(sh('cat; readlink /proc/self/fd/0')),
+    { exitCode: 0, signal: null, stdout: '/dev/null\n', stderr: '' },
+    'no input: stdin is /dev/null',
+  );
+  t.same(
+    await realProcess.run(sh('echo out; echo err >&2; exit 3')),
+    { exitCode: 3, signal: null, stdout: 'out\n', stderr: 'err\n' },
+    'exit code, stdout and stderr apart',
+  );
+  t.same(
+    await realProcess.run(sh('kill -TERM $$')),
+    { exitCode: null, signal: 'SIGTERM', stdout: '', stderr: '' },
+    'killed by a signal',
+  );
   const binary = await realProcess.run({ program: 'cat', args: [bytes], env: ENV, cwd: dir, binaryStdout: true });
-  t.same([...Buffer.from(binary.stdout, 'latin1')], Array.from({ length: 256 }, (_, index) => index), 'binary output, byte for byte');
+  t.same(
+    [...Buffer.from(binary.stdout, 'latin1')],
+    Array.from({ length: 256 }, (_, index) => index),
+    'binary output, byte for byte',
+  );
 });
 
 t.test('a new session, no terminal, default signal handling', async (t) => {
@@ -32,7 +64,12 @@ t.test('a new session, no terminal, default signal handling', async (t) => {
   const pid = Number(stat.slice(0, stat.indexOf(' ')));
   t.equal(Number(fields[3]), pid, 'it leads its own session');
   t.equal(Number(fields[4]), 0, 'with no controlling terminal');
-  t.match((await realProcess.run({ program: 'grep', args: ['-E', '^Sig(Blk|Ign)', '/proc/self/status'], env: ENV, cwd: '/' })).stdout, /^SigBlk:\t0+\nSigIgn:\t0+\n$/, 'no signal blocked or ignored');
+  t.match(
+    (await realProcess.run({ program: 'grep', args: ['-E', '^Sig(Blk|Ign)', '/proc/self/status'], env: ENV, cwd: '/' }))
+      .stdout,
+    /^SigBlk:\t0+\nSigIgn:\t0+\n$/,
+    'no signal blocked or ignored',
+  );
 });
 
 t.test('a command that cannot start: its failure, in words, every time', async (t) => {
@@ -49,9 +86,25 @@ t.test('a command that cannot start: its failure, in words, every time', async (
     const key = JSON.stringify(results);
     seen.set(key, (seen.get(key) ?? 0) + 1);
   }
-  t.same([...seen.keys()].map((key) => JSON.parse(key) as unknown), [[
-      { exitCode: 127, signal: null, stdout: '', stderr: 'no-such-program-here: spawn no-such-program-here ENOENT' },
-      { exitCode: 127, signal: null, stdout: '', stderr: `true: cannot start in ${path.join(dir, 'gone')}: the directory does not exist` },
-      { exitCode: 126, signal: null, stdout: '', stderr: `${path.join(dir, 'not-executable')}: spawn ${path.join(dir, 'not-executable')} EACCES` },
-    ]], 'the same answers in all 100 attempts');
+  t.same(
+    [...seen.keys()].map((key) => JSON.parse(key) as unknown),
+    [
+      [
+        { exitCode: 127, signal: null, stdout: '', stderr: 'no-such-program-here: spawn no-such-program-here ENOENT' },
+        {
+          exitCode: 127,
+          signal: null,
+          stdout: '',
+          stderr: `true: cannot start in ${path.join(dir, 'gone')}: the directory does not exist`,
+        },
+        {
+          exitCode: 126,
+          signal: null,
+          stdout: '',
+          stderr: `${path.join(dir, 'not-executable')}: spawn ${path.join(dir, 'not-executable')} EACCES`,
+        },
+      ],
+    ],
+    'the same answers in all 100 attempts',
+  );
 });

@@ -7,7 +7,15 @@ import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'n
 import * as path from 'node:path';
 import { realFs } from '../../src/io/real-ports.js';
 import { pruneRootRecords } from '../../src/control/retention/prune.js';
-import { runFile, spoolJobFile, transcriptFile, workspaceStateDir, drainHistoryFile, lastDrainFile, attemptsFile } from '../../src/paths.js';
+import {
+  runFile,
+  spoolJobFile,
+  transcriptFile,
+  workspaceStateDir,
+  drainHistoryFile,
+  lastDrainFile,
+  attemptsFile,
+} from '../../src/paths.js';
 import { drainFixture, PROJECT_ROOT } from '../helpers/drain-fixture.js';
 import { tempDir } from '../helpers/temp.js';
 import { spawnSync } from 'node:child_process';
@@ -26,14 +34,34 @@ function write(file: string, text: string, ageDays: number): void {
 t.test("root's records: old finished runs and jobs go, running runs and queued jobs stay", async (t) => {
   const state = tempDir(t);
   const run = (id: string, status: string, endedDaysAgo: number | undefined, fileAge: number) =>
-    write(runFile(state, 'web', id), JSON.stringify({ id, status, startedAt: iso(100), ...(endedDaysAgo === undefined ? {} : { endedAt: iso(endedDaysAgo) }) }), fileAge);
+    write(
+      runFile(state, 'web', id),
+      JSON.stringify({
+        id,
+        status,
+        startedAt: iso(100),
+        ...(endedDaysAgo === undefined ? {} : { endedAt: iso(endedDaysAgo) }),
+      }),
+      fileAge,
+    );
   run('old-finished', 'finished', 40, 1);
   run('old-interrupted', 'interrupted', 31, 31);
   run('young', 'finished', 3, 3);
   run('ancient-running', 'running', undefined, 400);
   write(runFile(state, 'web', 'garbled'), '{not json', 90);
   const job = (where: string, id: string, finishedDaysAgo: number | undefined, fileAge: number) =>
-    write(spoolJobFile(state, 'web', where, id), JSON.stringify({ id, work: { kind: 'drain' }, attempt: 1, ...(finishedDaysAgo === undefined ? {} : { result: { outcome: 'succeeded', finishedAt: iso(finishedDaysAgo) } }) }), fileAge);
+    write(
+      spoolJobFile(state, 'web', where, id),
+      JSON.stringify({
+        id,
+        work: { kind: 'drain' },
+        attempt: 1,
+        ...(finishedDaysAgo === undefined
+          ? {}
+          : { result: { outcome: 'succeeded', finishedAt: iso(finishedDaysAgo) } }),
+      }),
+      fileAge,
+    );
   job('done', 'J-old', 35, 35);
   job('done', 'J-young', 2, 2);
   job('failed', 'J-failed-old', 60, 1);
@@ -42,12 +70,20 @@ t.test("root's records: old finished runs and jobs go, running runs and queued j
 
   const pruned = await pruneRootRecords(realFs, state, 'web', 30, NOW);
   t.same(pruned, { runRecords: 3, jobs: 2 });
-  t.same(readdirSync(path.dirname(runFile(state, 'web', 'x'))).sort(), ['ancient-running.json', 'young.json'], 'a running run is kept however old; an unreadable record goes by its file time');
+  t.same(
+    readdirSync(path.dirname(runFile(state, 'web', 'x'))).sort(),
+    ['ancient-running.json', 'young.json'],
+    'a running run is kept however old; an unreadable record goes by its file time',
+  );
   t.same(readdirSync(path.dirname(spoolJobFile(state, 'web', 'done', 'x'))), ['J-young.json']);
   t.same(readdirSync(path.dirname(spoolJobFile(state, 'web', 'failed', 'x'))), []);
   t.ok(existsSync(spoolJobFile(state, 'web', 'queue', 'J-queued-old')), 'queued jobs are never removed');
   t.ok(existsSync(spoolJobFile(state, 'web', 'running', 'J-running-old')), 'running jobs are never removed');
-  t.same(await pruneRootRecords(realFs, state, 'web', 30, NOW), { runRecords: 0, jobs: 0 }, 'a second pass finds nothing');
+  t.same(
+    await pruneRootRecords(realFs, state, 'web', 30, NOW),
+    { runRecords: 0, jobs: 0 },
+    'a second pass finds nothing',
+  );
 });
 
 t.test("gc --retention-only removes the workspace's old transcripts and drain summaries, nothing else", async (t) => {
@@ -59,13 +95,30 @@ t.test("gc --retention-only removes the workspace's old transcripts and drain su
   write(drainHistoryFile(ws, 'R-new'), JSON.stringify({ runId: 'R-new', endedAt: iso(1) }), 1);
   write(lastDrainFile(ws), '{}', 400);
   write(attemptsFile(ws), '{}', 400);
-  const gc = spawnSync(process.execPath, [path.join(PROJECT_ROOT, 'bin', 'agent-runner'), 'gc', '--workspace', fixture.clone, '--retention-only', '--retention-days', '30', '--json'], { env: fixture.env, encoding: 'utf8' });
+  const gc = spawnSync(
+    process.execPath,
+    [
+      path.join(PROJECT_ROOT, 'bin', 'agent-runner'),
+      'gc',
+      '--workspace',
+      fixture.clone,
+      '--retention-only',
+      '--retention-days',
+      '30',
+      '--json',
+    ],
+    { env: fixture.env, encoding: 'utf8' },
+  );
   t.equal(gc.status, 0, gc.stderr);
   const result = JSON.parse(gc.stdout) as { removed: string[]; pruned: Record<string, number>; retentionDays: number };
   t.same(result, { removed: [], pruned: { runRecords: 0, jobs: 0, transcripts: 1, drains: 1 }, retentionDays: 30 });
   t.same(readdirSync(path.join(ws, 'transcripts')), ['R-new-TASK-1.jsonl']);
   t.same(readdirSync(path.join(ws, 'drains')), ['R-new.json']);
   t.ok(existsSync(lastDrainFile(ws)) && existsSync(attemptsFile(ws)), 'last-drain.json and attempts.json stay');
-  const human = spawnSync(process.execPath, [path.join(PROJECT_ROOT, 'bin', 'agent-runner'), 'gc', '--workspace', fixture.clone, '--retention-only'], { env: fixture.env, encoding: 'utf8' });
+  const human = spawnSync(
+    process.execPath,
+    [path.join(PROJECT_ROOT, 'bin', 'agent-runner'), 'gc', '--workspace', fixture.clone, '--retention-only'],
+    { env: fixture.env, encoding: 'utf8' },
+  );
   t.equal(human.stdout, 'nothing older than 30 days\n', 'the default is 30 days');
 });

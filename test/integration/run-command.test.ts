@@ -16,9 +16,21 @@ function cliBoard(t: Test, config: Record<string, unknown>) {
   const home = tempDir(t, 'agent-runner-home-');
   writeFileSync(path.join(home, '.gitconfig'), '[user]\n\tname = Agent\n\temail = agent@example.invalid\n');
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home };
-  const backlog = (...args: string[]) => execFileSync(BACKLOG, args, { cwd: repo, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const backlog = (...args: string[]) =>
+    execFileSync(BACKLOG, args, { cwd: repo, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   backlog('init', 'Run test', '--defaults', '--integration-mode', 'none');
-  backlog('task', 'create', 'Write the greeting', '-d', 'agent: write greeting.txt "hello"', '--ac', 'greeting.txt exists', '--priority', 'high', '--plain');
+  backlog(
+    'task',
+    'create',
+    'Write the greeting',
+    '-d',
+    'agent: write greeting.txt "hello"',
+    '--ac',
+    'greeting.txt exists',
+    '--priority',
+    'high',
+    '--plain',
+  );
   backlog('task', 'create', 'Depends on the greeting', '-d', 'agent: write two.txt "2"', '--dep', 'task-1', '--plain');
   mkdirSync(path.join(repo, '.agent'), { recursive: true });
   writeFileSync(path.join(repo, '.agent/config.json'), JSON.stringify(config));
@@ -35,17 +47,37 @@ function run(env: Record<string, string>, args: string[]) {
 t.test('a command agent completes a task on a board the backlog CLI made', async (t) => {
   const fixture = cliBoard(t, { assistant: 'command', command: [SCRIPTED_AGENT] });
   const before = git(fixture.repo, 'rev-parse', 'HEAD');
-  const result = run(fixture.env, ['--workspace', fixture.repo, '--task', 'TASK-1', '--assistant', 'command', '--json']);
+  const result = run(fixture.env, [
+    '--workspace',
+    fixture.repo,
+    '--task',
+    'TASK-1',
+    '--assistant',
+    'command',
+    '--json',
+  ]);
   t.equal(result.status, 0, result.stderr);
   const report = JSON.parse(result.stdout) as { outcome: { kind: string }; transcript: string; sessions: unknown[] };
   t.same(report.outcome, { kind: 'done' });
   t.equal(report.sessions.length, 1);
   t.equal(git(fixture.repo, 'rev-list', '--count', `${before}..HEAD`), '1', 'one commit: code and task together');
   t.equal(readFileSync(path.join(fixture.repo, 'greeting.txt'), 'utf8'), 'hello\n');
-  const view = JSON.parse(execFileSync(BACKLOG, ['task', 'view', 'TASK-1', '--json'], { cwd: fixture.repo, env: fixture.env, encoding: 'utf8' })) as Record<string, unknown>;
+  const view = JSON.parse(
+    execFileSync(BACKLOG, ['task', 'view', 'TASK-1', '--json'], {
+      cwd: fixture.repo,
+      env: fixture.env,
+      encoding: 'utf8',
+    }),
+  ) as Record<string, unknown>;
   t.match(JSON.stringify(view), /"status":"Done"/, 'the backlog CLI sees the task Done');
-  const transcript = readFileSync(report.transcript, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-  t.same(transcript.map((line) => line.event).filter((event) => event !== 'output'), ['run-start', 'session-start', 'session-end', 'run-end']);
+  const transcript = readFileSync(report.transcript, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  t.same(
+    transcript.map((line) => line.event).filter((event) => event !== 'output'),
+    ['run-start', 'session-start', 'session-end', 'run-end'],
+  );
   t.equal(transcript[0]!.assistant, 'command');
   t.ok(report.transcript.startsWith(fixture.state), 'the transcript is under AGENT_RUNNER_STATE');
 });
@@ -57,7 +89,10 @@ t.test('without --task the first ready task runs; model and effort are stamped i
   const report = JSON.parse(result.stdout) as { taskId: string; transcript: string };
   t.equal(report.taskId, 'TASK-1');
   const start = JSON.parse(readFileSync(report.transcript, 'utf8').split('\n')[0]!) as Record<string, unknown>;
-  t.same([start.model, start.modelSource, start.effort, start.effortSource], ['from-config', 'flag-or-config', 'high', 'flag-or-config']);
+  t.same(
+    [start.model, start.modelSource, start.effort, start.effortSource],
+    ['from-config', 'flag-or-config', 'high', 'flag-or-config'],
+  );
 });
 
 t.test('the claude adapter end to end, against the scripted agent posing as claude', async (t) => {
@@ -67,7 +102,10 @@ t.test('the claude adapter end to end, against the scripted agent posing as clau
   const env = { ...fixture.env, PATH: `${bin}:${fixture.env.PATH}` };
   const result = run(env, ['--workspace', fixture.repo, '--task', 'TASK-1', '--model', 'sonnet', '--json']);
   t.equal(result.status, 0, result.stderr);
-  const report = JSON.parse(result.stdout) as { outcome: { kind: string }; sessions: { result: { ok: boolean; sessionId?: string; costUsd?: number } }[] };
+  const report = JSON.parse(result.stdout) as {
+    outcome: { kind: string };
+    sessions: { result: { ok: boolean; sessionId?: string; costUsd?: number } }[];
+  };
   t.same(report.outcome, { kind: 'done' });
   t.equal(report.sessions[0]!.result.ok, true);
   t.type(report.sessions[0]!.result.sessionId, 'string');
@@ -89,9 +127,17 @@ t.test('bad input: one line naming what and how to fix it, exit 2, nothing writt
   const cases: [string, string[], RegExp][] = [
     ['missing workspace', ['--workspace', path.join(notRepo, 'nope')], /does not exist/],
     ['not a git repo', ['--workspace', notRepo], /not a git repository/],
-    ['no backlog', ['--workspace', gitRepo(t)], /has no Backlog.md board \(no backlog\/ or \.backlog\/ directory, and no backlog\.config\.yml naming one\); run `backlog init`/],
+    [
+      'no backlog',
+      ['--workspace', gitRepo(t)],
+      /has no Backlog.md board \(no backlog\/ or \.backlog\/ directory, and no backlog\.config\.yml naming one\); run `backlog init`/,
+    ],
     ['unknown task', ['--workspace', fixture.repo, '--task', 'TASK-99'], /no task TASK-99/],
-    ['unknown assistant', ['--workspace', fixture.repo, '--assistant', 'gpt'], /unknown assistant "gpt"; use one of claude, codex, command/],
+    [
+      'unknown assistant',
+      ['--workspace', fixture.repo, '--assistant', 'gpt'],
+      /unknown assistant "gpt"; use one of claude, codex, command/,
+    ],
   ];
   const head = git(fixture.repo, 'rev-parse', 'HEAD');
   for (const [name, args, message] of cases) {
@@ -100,7 +146,10 @@ t.test('bad input: one line naming what and how to fix it, exit 2, nothing writt
     t.match(result.stderr, message, `${name}: says what`);
     t.equal(result.stderr.trim().split('\n').length, 1, `${name}: one line`);
   }
-  writeFileSync(path.join(fixture.repo, '.agent/config.json'), JSON.stringify({ assistant: 'robot', maxParallel: 99, bogus: true }));
+  writeFileSync(
+    path.join(fixture.repo, '.agent/config.json'),
+    JSON.stringify({ assistant: 'robot', maxParallel: 99, bogus: true }),
+  );
   const invalid = run(fixture.env, ['--workspace', fixture.repo]);
   t.equal(invalid.status, 2, 'invalid config: exit 2');
   t.match(invalid.stderr, /3 problem\(s\)/, 'every problem at once');
@@ -117,7 +166,10 @@ t.test('secrets from the home and the environment never reach the transcript', a
   const token = 'ghp_0123456789abcdefTOKEN';
   writeFileSync(path.join(fixture.home, '.git-credentials'), `https://bot:${token}@github.com\n`, { mode: 0o600 });
   // An agent that prints the credentials file and its environment.
-  writeFileSync(path.join(fixture.repo, '.agent/config.json'), JSON.stringify({ assistant: 'command', command: ['/bin/sh', '-c', 'cat "$HOME/.git-credentials"; env'] }));
+  writeFileSync(
+    path.join(fixture.repo, '.agent/config.json'),
+    JSON.stringify({ assistant: 'command', command: ['/bin/sh', '-c', 'cat "$HOME/.git-credentials"; env'] }),
+  );
   const env = { ...fixture.env, ANTHROPIC_API_KEY: 'sk-ant-api03-secretvalue' };
   const result = run(env, ['--workspace', fixture.repo, '--task', 'TASK-1', '--json']);
   const report = JSON.parse(result.stdout) as { transcript: string };
@@ -129,10 +181,21 @@ t.test('secrets from the home and the environment never reach the transcript', a
 });
 
 t.test('work an agent leaves uncommitted is committed by the runner, not lost', async (t) => {
-  const fixture = cliBoard(t, { assistant: 'command', command: ['/bin/sh', '-c', 'sed -i "s/^status: To Do$/status: Done/" backlog/tasks/task-1*.md && echo kept > left.txt'] });
+  const fixture = cliBoard(t, {
+    assistant: 'command',
+    command: [
+      '/bin/sh',
+      '-c',
+      'sed -i "s/^status: To Do$/status: Done/" backlog/tasks/task-1*.md && echo kept > left.txt',
+    ],
+  });
   const result = run(fixture.env, ['--workspace', fixture.repo, '--task', 'TASK-1', '--json']);
   t.equal(result.status, 0, result.stderr);
-  const report = JSON.parse(result.stdout) as { outcome: { kind: string }; leftovers: boolean; leftoverCommit: string | null };
+  const report = JSON.parse(result.stdout) as {
+    outcome: { kind: string };
+    leftovers: boolean;
+    leftoverCommit: string | null;
+  };
   t.same([report.outcome.kind, report.leftovers], ['done', true]);
   t.equal(report.leftoverCommit, git(fixture.repo, 'rev-parse', 'HEAD'));
   t.equal(git(fixture.repo, 'log', '-1', '--format=%s'), 'TASK-1: commit what the agent left uncommitted');
@@ -148,5 +211,9 @@ t.test('run --task on a task that is not ready says why before it runs it', asyn
   git(fixture.repo, 'commit', '-qam', 'needs a human');
   const result = run(fixture.env, ['--workspace', fixture.repo, '--task', 'TASK-1']);
   t.match(result.stderr, /warning: TASK-1 is not ready \(needs a human\); running it because --task names it/);
-  t.match(result.stdout, /^TASK-1 stalled: the session changed nothing/m, 'the kind is said once ("stalled: stalled:" before)');
+  t.match(
+    result.stdout,
+    /^TASK-1 stalled: the session changed nothing/m,
+    'the kind is said once ("stalled: stalled:" before)',
+  );
 });

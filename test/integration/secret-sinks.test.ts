@@ -20,35 +20,51 @@ const SECRET = 'sk-ant-api03-Zq8sEcReTvAlUe42';
  */
 function quotingAgent(t: Test): string {
   const file = path.join(tempDir(t, 'agent-runner-agent-'), 'agent.sh');
-  writeFileSync(file, [
-    '#!/bin/sh',
-    'if [ "$AGENT_TASK_ID" = TASK-2 ]; then exit 3; fi',
-    'f=$(ls backlog/tasks/task-1*.md)',
-    'sed -i "s/^status: To Do$/status: Blocked/" "$f"',
-    'printf "\\n## Implementation Notes\\n\\n<!-- SECTION:NOTES:BEGIN -->\\nBlocked: cannot use key %s\\n<!-- SECTION:NOTES:END -->\\n" "$ANTHROPIC_API_KEY" >> "$f"',
-    'git add -A && git commit -qm "block: key $ANTHROPIC_API_KEY"',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    file,
+    [
+      '#!/bin/sh',
+      'if [ "$AGENT_TASK_ID" = TASK-2 ]; then exit 3; fi',
+      'f=$(ls backlog/tasks/task-1*.md)',
+      'sed -i "s/^status: To Do$/status: Blocked/" "$f"',
+      'printf "\\n## Implementation Notes\\n\\n<!-- SECTION:NOTES:BEGIN -->\\nBlocked: cannot use key %s\\n<!-- SECTION:NOTES:END -->\\n" "$ANTHROPIC_API_KEY" >> "$f"',
+      'git add -A && git commit -qm "block: key $ANTHROPIC_API_KEY"',
+      '',
+    ].join('\n'),
+  );
   chmodSync(file, 0o755);
   return file;
 }
 
 function filesUnder(dir: string): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir, { withFileTypes: true, recursive: true }).filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath, entry.name));
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath, entry.name));
 }
 
 t.test('a secret in a Blocked reason reaches no sink; control characters reach no terminal', async (t) => {
-  const fixture = drainFixture(t, [
-    { id: 'TASK-1', title: 'Use the key' },
-    { id: 'TASK-2', title: 'Fails \u001b]0;owned\u0007 loudly' },
-  ], { config: { maxAttempts: 1 }, agent: [quotingAgent(t)] });
+  const fixture = drainFixture(
+    t,
+    [
+      { id: 'TASK-1', title: 'Use the key' },
+      { id: 'TASK-2', title: 'Fails \u001b]0;owned\u0007 loudly' },
+    ],
+    { config: { maxAttempts: 1 }, agent: [quotingAgent(t)] },
+  );
   const env = { ...fixture.env, ANTHROPIC_API_KEY: SECRET };
   const run = await startOrchestrate({ ...fixture, env }, ['--progress', 'human', '--no-push']).done;
   t.equal(run.code, 0, run.stderr);
   const summary = JSON.parse(run.stdout) as DrainSummary;
-  t.same(summary.tasks.map((task) => [task.id, task.outcome]).sort(), [['TASK-1', 'blocked'], ['TASK-2', 'parked']]);
-  t.match(summary.tasks.find((task) => task.id === 'TASK-1')!.reason, /cannot use key \[redacted\]/, 'the reason is kept, the secret is not');
+  t.same(summary.tasks.map((task) => [task.id, task.outcome]).sort(), [
+    ['TASK-1', 'blocked'],
+    ['TASK-2', 'parked'],
+  ]);
+  t.match(
+    summary.tasks.find((task) => task.id === 'TASK-1')!.reason,
+    /cannot use key \[redacted\]/,
+    'the reason is kept, the secret is not',
+  );
 
   t.notMatch(run.stderr, SECRET, 'progress on stderr');
   t.notMatch(run.stdout, SECRET, 'the summary on stdout');
@@ -60,11 +76,18 @@ t.test('a secret in a Blocked reason reaches no sink; control characters reach n
   for (const file of filesUnder(fixture.state).filter((file) => !file.includes('/transcripts/'))) {
     t.notMatch(readFileSync(file, 'utf8'), SECRET, `state file ${path.relative(fixture.state, file)}`);
   }
-  t.ok(filesUnder(fixture.state).some((file) => file.endsWith('last-drain.json')), 'last-drain.json was written');
+  t.ok(
+    filesUnder(fixture.state).some((file) => file.endsWith('last-drain.json')),
+    'last-drain.json was written',
+  );
   const log = git(fixture.clone, 'log', '--format=%B', 'auto/work');
   t.match(log, /Block TASK-1: cannot use key \[redacted\]/, 'the Block commit is made, redacted');
   t.notMatch(log, SECRET, 'no commit message on auto/work');
-  t.notMatch(git(fixture.clone, 'show', 'auto/work:backlog/tasks/task-1 - Use-the-key.md'), SECRET, 'the task note on auto/work');
+  t.notMatch(
+    git(fixture.clone, 'show', 'auto/work:backlog/tasks/task-1 - Use-the-key.md'),
+    SECRET,
+    'the task note on auto/work',
+  );
 });
 
 t.test('what is pushed to origin carries no secret', async (t) => {

@@ -25,7 +25,12 @@ t.test('twenty dispatches at once: one runs, nineteen are busy', async (t) => {
   t.same(codes, [0, ...Array(19).fill(75)], 'exactly one ran');
   const busy = results.filter((result) => result.code === 75);
   for (const result of busy) {
-    t.match(result.stderr, new RegExp(`agent-runner: repo "${fixture.name}" is busy: held by pid \\d+ \\(dispatch ${fixture.name}\\) since \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z \\(\\d+s ago\\); try again later, or pass --wait`));
+    t.match(
+      result.stderr,
+      new RegExp(
+        `agent-runner: repo "${fixture.name}" is busy: held by pid \\d+ \\(dispatch ${fixture.name}\\) since \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z \\(\\d+s ago\\); try again later, or pass --wait`,
+      ),
+    );
   }
   t.equal(busy.length, 19);
   t.same(landed(fixture.origin, 'auto/work'), ['TASK-1']);

@@ -25,15 +25,33 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
   const ns = netns(t, [`${UPSTREAM}/32`]);
   const root = tempDir(t, 'agent-runner-doctor-');
   chmodSync(root, 0o755);
-  const env = { AGENT_RUNNER_CONFIG: path.join(root, 'etc', 'registry.toml'), AGENT_RUNNER_STATE: path.join(root, 'state'), PATH: process.env.PATH ?? '/usr/bin:/bin' };
+  const env = {
+    AGENT_RUNNER_CONFIG: path.join(root, 'etc', 'registry.toml'),
+    AGENT_RUNNER_STATE: path.join(root, 'state'),
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+  };
   const hostsFile = path.join(root, 'hosts');
   writeFileSync(hostsFile, `${UPSTREAM} allowed.test\n`);
   const toolbin = path.join(root, 'toolbin');
   mkdirSync(toolbin);
   writeFileSync(path.join(toolbin, 'claude'), '#!/bin/sh\necho stub\n', { mode: 0o755 });
-  const { origin } = originAndClone(t, { 'README.md': '# demo\n', 'backlog/config.yml': 'statuses: ["To Do", "In Progress", "Blocked", "Done"]\n', '.agent/gates.sh': '#!/bin/sh\nexit 0\n' });
+  const { origin } = originAndClone(t, {
+    'README.md': '# demo\n',
+    'backlog/config.yml': 'statuses: ["To Do", "In Progress", "Blocked", "Done"]\n',
+    '.agent/gates.sh': '#!/bin/sh\nexit 0\n',
+  });
   spawnSync('git', ['-C', path.join(path.dirname(origin), 'clone'), 'update-index', '--chmod=+x', '.agent/gates.sh']);
-  spawnSync('git', ['-C', path.join(path.dirname(origin), 'clone'), '-c', 'user.name=T', '-c', 'user.email=t@t', 'commit', '-qm', 'exec gates']);
+  spawnSync('git', [
+    '-C',
+    path.join(path.dirname(origin), 'clone'),
+    '-c',
+    'user.name=T',
+    '-c',
+    'user.email=t@t',
+    'commit',
+    '-qm',
+    'exec gates',
+  ]);
   spawnSync('git', ['-C', path.join(path.dirname(origin), 'clone'), 'push', '-q', 'origin', 'main']);
   const daemon = gitDaemon(t, path.dirname(origin));
   const url = daemon.url('origin.git');
@@ -46,21 +64,61 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
   });
   ns.start(['node', '-e', `require('http').createServer((q, s) => s.end('ok')).listen(80, '${UPSTREAM}')`]);
 
-  const provision = () => cli(env, ['provision', 'repo', name, '--url', url, '--allow', 'allowed.test', '--netns', ns.name, '--hosts-file', hostsFile]);
+  const provision = () =>
+    cli(env, [
+      'provision',
+      'repo',
+      name,
+      '--url',
+      url,
+      '--allow',
+      'allowed.test',
+      '--netns',
+      ns.name,
+      '--hosts-file',
+      hostsFile,
+    ]);
   const doctor = async () => {
-    const result = await cli(env, ['doctor', name, '--json', '--netns', ns.name, '--direct-address', UPSTREAM, '--direct-port', '80', '--allowed-url', 'http://allowed.test/', '--private-url', 'http://127.0.0.1:9/']);
+    const result = await cli(env, [
+      'doctor',
+      name,
+      '--json',
+      '--netns',
+      ns.name,
+      '--direct-address',
+      UPSTREAM,
+      '--direct-port',
+      '80',
+      '--allowed-url',
+      'http://allowed.test/',
+      '--private-url',
+      'http://127.0.0.1:9/',
+    ]);
     const report = JSON.parse(result.out) as DoctorReport;
     const checks = report.repos[0]!.checks;
-    return { code: result.code, report, failed: checks.filter((check) => !check.ok).map((check) => check.name), check: (n: string) => checks.find((check) => check.name === n)! };
+    return {
+      code: result.code,
+      report,
+      failed: checks.filter((check) => !check.ok).map((check) => check.name),
+      check: (n: string) => checks.find((check) => check.name === n)!,
+    };
   };
 
   // A root listener in the namespace: a local service, or a squatter.
   const squat = async (port: number) => {
-    const child = ns.start(['python3', '-c', `import socket, time\ns = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", ${port})); s.listen(1)\nwhile True: time.sleep(60)`]);
+    const child = ns.start([
+      'python3',
+      '-c',
+      `import socket, time\ns = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", ${port})); s.listen(1)\nwhile True: time.sleep(60)`,
+    ]);
     await waitForPort(ns, '127.0.0.1', port);
     return child;
   };
-  const stop = async (child: { pid?: number; exitCode: number | null; once(event: 'exit', listener: () => void): unknown }) => {
+  const stop = async (child: {
+    pid?: number;
+    exitCode: number | null;
+    once(event: 'exit', listener: () => void): unknown;
+  }) => {
     if (child.exitCode !== null || !child.pid) return;
     const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     process.kill(child.pid, 'SIGKILL');
@@ -68,7 +126,9 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
   };
   const repoPort = () => Number(/proxy_port = (\d+)/.exec(readFileSync(env.AGENT_RUNNER_CONFIG, 'utf8'))![1]);
   // /proc's hidepid is the host's: doctor reports it, the test does not change it.
-  const hidepid = /^\S+ \S+ \S+ \S+ \/proc .* - proc \S+ \S*hidepid=(2|invisible|4|ptraceable)/m.test(readFileSync('/proc/self/mountinfo', 'utf8'));
+  const hidepid = /^\S+ \S+ \S+ \S+ \/proc .* - proc \S+ \S*hidepid=(2|invisible|4|ptraceable)/m.test(
+    readFileSync('/proc/self/mountinfo', 'utf8'),
+  );
 
   t.before(async () => {
     await waitForPort(ns, UPSTREAM, 80);
@@ -82,7 +142,13 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
     if (first.code !== 0) throw new Error(first.err);
     // The agent CLI lives on the repo's toolchain PATH.
     const registry = readFileSync(env.AGENT_RUNNER_CONFIG, 'utf8');
-    writeFileSync(env.AGENT_RUNNER_CONFIG, registry.replace(`[repos.${name}]\n`, `[repos.${name}]\ntoolchain_path = "${toolbin}:/usr/local/bin:/usr/bin:/bin"\n`));
+    writeFileSync(
+      env.AGENT_RUNNER_CONFIG,
+      registry.replace(
+        `[repos.${name}]\n`,
+        `[repos.${name}]\ntoolchain_path = "${toolbin}:/usr/local/bin:/usr/bin:/bin"\n`,
+      ),
+    );
   });
 
   t.test('provision skipped the port a local service held, and wrote the registry root-only', async (t) => {
@@ -93,33 +159,45 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
   t.test('green on a healthy setup', async (t) => {
     const result = await doctor();
     t.same(result.failed, []);
-    t.same(result.report.host.map((check) => [check.name, check.ok]), [['registry is readable by root only', true], ["/proc hides other users' processes", hidepid]]);
-    t.equal(result.code, hidepid ? 0 : 1, 'only the host\'s /proc may fail here');
-    t.same(result.report.repos[0]!.checks.map((check) => check.name), [
-      'user exists',
-      'egress lock loaded',
-      'proxy config parses',
-      'allowlist matches the registry',
-      'proxy answers',
-      'proxy port is privileged',
-      'squid owns the proxy port',
-      'repo owned by its user',
-      'home is private',
-      'state and lock dirs are safe',
-      'run limits',
-      'gates script is executable',
-      'agent CLI present',
-      'direct egress is rejected',
-      'proxy refuses unlisted domains',
-      'proxy refuses private addresses',
-      'allowlisted domain goes through',
-      'git identity resolves',
-    ]);
+    t.same(
+      result.report.host.map((check) => [check.name, check.ok]),
+      [
+        ['registry is readable by root only', true],
+        ["/proc hides other users' processes", hidepid],
+      ],
+    );
+    t.equal(result.code, hidepid ? 0 : 1, "only the host's /proc may fail here");
+    t.same(
+      result.report.repos[0]!.checks.map((check) => check.name),
+      [
+        'user exists',
+        'egress lock loaded',
+        'proxy config parses',
+        'allowlist matches the registry',
+        'proxy answers',
+        'proxy port is privileged',
+        'squid owns the proxy port',
+        'repo owned by its user',
+        'home is private',
+        'state and lock dirs are safe',
+        'run limits',
+        'gates script is executable',
+        'agent CLI present',
+        'direct egress is rejected',
+        'proxy refuses unlisted domains',
+        'proxy refuses private addresses',
+        'allowlisted domain goes through',
+        'git identity resolves',
+      ],
+    );
     t.equal(result.check('allowlisted domain goes through').detail, 'http://allowed.test/ -> HTTP 200');
-    t.match(result.check('run limits').detail, /^rlimits \(systemd is not PID 1\): RLIMIT_NPROC 1024 for the user, RLIMIT_DATA 8G per process; .*memory cap is per process only/);
+    t.match(
+      result.check('run limits').detail,
+      /^rlimits \(systemd is not PID 1\): RLIMIT_NPROC 1024 for the user, RLIMIT_DATA 8G per process; .*memory cap is per process only/,
+    );
   });
 
-  t.test("state dirs opened to others: red, fix names the modes; provision host closes them", async (t) => {
+  t.test('state dirs opened to others: red, fix names the modes; provision host closes them', async (t) => {
     const state = env.AGENT_RUNNER_STATE;
     const repoDir = path.join(state, 'repos', name);
     mkdirSync(repoDir, { recursive: true });
@@ -152,7 +230,12 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
     await new Promise((resolve) => setTimeout(resolve, 200));
     const result = await doctor();
     t.equal(result.code, 1);
-    t.same(result.failed, ['proxy answers', 'squid owns the proxy port', 'proxy refuses unlisted domains', 'proxy refuses private addresses']);
+    t.same(result.failed, [
+      'proxy answers',
+      'squid owns the proxy port',
+      'proxy refuses unlisted domains',
+      'proxy refuses private addresses',
+    ]);
     t.match(result.check('proxy answers').fix, 'systemctl start agent-runner-proxy.service');
     t.equal((await provision()).code, 0);
     t.same((await doctor()).failed, [], 'provision restarts it');
@@ -176,15 +259,24 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
     t.equal((await provision()).code, 0, 'with the squatter gone provision restarts Squid');
     const healed = await doctor();
     t.ok(healed.check('squid owns the proxy port').ok);
-    t.match(healed.check('squid owns the proxy port').detail, `127.0.0.1:${port} is held by agent-runner's Squid (squid (pid`);
+    t.match(
+      healed.check('squid owns the proxy port').detail,
+      `127.0.0.1:${port} is held by agent-runner's Squid (squid (pid`,
+    );
     t.same(healed.failed, []);
   });
 
   t.test('registry made world-readable: red with chmod 600, provision fixes it', async (t) => {
     chmodSync(env.AGENT_RUNNER_CONFIG, 0o644);
     const result = await doctor();
-    t.same(result.report.host.filter((check) => !check.ok).map((check) => check.name), ['registry is readable by root only', ...(hidepid ? [] : ["/proc hides other users' processes"])]);
-    t.equal(result.report.host[0]!.fix, `chown root:root ${env.AGENT_RUNNER_CONFIG} && chmod 600 ${env.AGENT_RUNNER_CONFIG}`);
+    t.same(
+      result.report.host.filter((check) => !check.ok).map((check) => check.name),
+      ['registry is readable by root only', ...(hidepid ? [] : ["/proc hides other users' processes"])],
+    );
+    t.equal(
+      result.report.host[0]!.fix,
+      `chown root:root ${env.AGENT_RUNNER_CONFIG} && chmod 600 ${env.AGENT_RUNNER_CONFIG}`,
+    );
     t.equal((await provision()).code, 0);
     t.equal(statSync(env.AGENT_RUNNER_CONFIG).mode & 0o777, 0o600);
   });

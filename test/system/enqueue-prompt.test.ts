@@ -11,7 +11,13 @@ t.test('enqueue --prompt becomes a task on auto/work and lands', async (t) => {
   if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git'])) return;
   const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'Existing', status: 'Done' }]);
   const headBefore = rootGit(fixture.clone, 'rev-parse', 'HEAD');
-  const queued = await runBin(fixture, 'enqueue', [fixture.name, '--prompt', 'Add a changelog entry\n\nMention the new flag.', '--model', 'opus']);
+  const queued = await runBin(fixture, 'enqueue', [
+    fixture.name,
+    '--prompt',
+    'Add a changelog entry\n\nMention the new flag.',
+    '--model',
+    'opus',
+  ]);
   t.equal(queued.code, 0, queued.stderr);
   const jobId = queued.stdout.trim();
   t.equal(rootGit(fixture.clone, 'rev-parse', 'HEAD'), headBefore, 'enqueue wrote nothing into the repo');
@@ -24,7 +30,9 @@ t.test('enqueue --prompt becomes a task on auto/work and lands', async (t) => {
   t.match(JSON.stringify(job), /"exitCode":0/);
 
   t.same(landed(fixture.origin, 'auto/work'), ['TASK-2'], 'the new task landed on auto/work and was published');
-  const file = rootGit(fixture.origin, 'ls-tree', '--name-only', 'auto/work', 'backlog/tasks/').split('\n').find((name) => name.includes('task-2 '));
+  const file = rootGit(fixture.origin, 'ls-tree', '--name-only', 'auto/work', 'backlog/tasks/')
+    .split('\n')
+    .find((name) => name.includes('task-2 '));
   t.equal(file, 'backlog/tasks/task-2 - Add-a-changelog-entry.md');
   const text = rootGit(fixture.origin, 'show', `auto/work:${file}`);
   t.match(text, /^title: Add a changelog entry$/m);

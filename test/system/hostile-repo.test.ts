@@ -15,14 +15,27 @@ import { systemTestMayRun } from '../helpers/system.js';
 import { running } from '../helpers/user-processes.js';
 import { BIN, controlFixture, type ControlFixture, type Finished } from '../helpers/control-fixture.js';
 import { netns } from '../helpers/netns.js';
-import { ANSI_TITLE, hostileKit, makeVictim, RAW_CONTROL, rootMarkers, typedMarkers, type Kit, type Victim } from '../helpers/hostile-repo.js';
+import {
+  ANSI_TITLE,
+  hostileKit,
+  makeVictim,
+  RAW_CONTROL,
+  rootMarkers,
+  typedMarkers,
+  type Kit,
+  type Victim,
+} from '../helpers/hostile-repo.js';
 
 const LIMIT_MS = 120_000;
 
 /** A command as root, ended by pid if it outlives the limit (then `hung` is true). */
 function runLimited(fixture: ControlFixture, args: readonly string[]): Promise<Finished & { hung: boolean }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(BIN, 'agent-runner'), ...args], { env: fixture.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(process.execPath, [path.join(BIN, 'agent-runner'), ...args], {
+      env: fixture.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     let stdout = '';
     let stderr = '';
     let hung = false;
@@ -45,8 +58,33 @@ function runLimited(fixture: ControlFixture, args: readonly string[]): Promise<F
 
 /** The token anywhere in the attacker's home or clone (files, and the clone's whole history)? */
 function tokenInAttackerTree(kit: Kit, victim: Victim): boolean {
-  const files = spawnSync('grep', ['-r', '-l', '-a', '-F', '--', victim.token, kit.target.home, kit.target.clone], { encoding: 'utf8', timeout: 60_000 });
-  const history = spawnSync('git', ['-c', 'safe.directory=*', '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-C', kit.target.clone, 'log', '--all', '-p', '--no-ext-diff', '--no-textconv'], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' }, timeout: 60_000 });
+  const files = spawnSync('grep', ['-r', '-l', '-a', '-F', '--', victim.token, kit.target.home, kit.target.clone], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  const history = spawnSync(
+    'git',
+    [
+      '-c',
+      'safe.directory=*',
+      '-c',
+      'core.hooksPath=/dev/null',
+      '-c',
+      'core.fsmonitor=false',
+      '-C',
+      kit.target.clone,
+      'log',
+      '--all',
+      '-p',
+      '--no-ext-diff',
+      '--no-textconv',
+    ],
+    {
+      encoding: 'utf8',
+      env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' },
+      timeout: 60_000,
+    },
+  );
   return files.stdout.trim() !== '' || history.stdout.includes(victim.token);
 }
 
@@ -68,14 +106,19 @@ const CASES: readonly Case[] = [
     name: 'doctor',
     args: (f, ns) => ['doctor', f.name, '--netns', ns],
     extra: (t, output) => {
-      t.match(output, /FAIL gates script is executable: \S+\/\.agent\/config\.json is a symbolic link/, 'the linked .agent/config.json is named, not read');
+      t.match(
+        output,
+        /FAIL gates script is executable: \S+\/\.agent\/config\.json is a symbolic link/,
+        'the linked .agent/config.json is named, not read',
+      );
       t.match(output, /FAIL squid owns the proxy port: /, 'a port Squid does not hold is never called a healthy proxy');
     },
   },
   {
     name: 'provision repo',
     args: (f, ns) => ['provision', 'repo', f.name, '--netns', ns],
-    extra: (t, output) => t.match(output, /\/backlog\/config\.yml is a symbolic link/, 'provision refuses, naming the link'),
+    extra: (t, output) =>
+      t.match(output, /\/backlog\/config\.yml is a symbolic link/, 'provision refuses, naming the link'),
   },
   { name: 'enqueue', args: (f) => ['enqueue', f.name, '--prompt', 'A hostile prompt'] },
   { name: 'status', extra: noCrash, args: (f) => ['status', '--workspace', f.clone, '--no-fetch'] },
@@ -127,15 +170,26 @@ t.test('every root-side command against a hostile repo', async (t) => {
     t.test(testCase.name, async (t) => {
       const result = await runLimited(fixture, testCase.args(fixture, ns.name));
       const output = result.stdout + result.stderr;
-      if (process.env.HOSTILE_DEBUG) process.stderr.write(`\n===== ${testCase.name} (exit ${result.code})\n${output.slice(0, 3000)}\n`);
+      if (process.env.HOSTILE_DEBUG)
+        process.stderr.write(`\n===== ${testCase.name} (exit ${result.code})\n${output.slice(0, 3000)}\n`);
       t.equal(result.hung, false, `ends within ${LIMIT_MS / 1000} s`);
-      t.ok(result.code === 0 || output.trim() !== '', 'succeeds, or says why it failed', { output: output.slice(-1500) });
-      t.same(rootMarkers(kit).map((marker) => marker.label), [], 'no planted program ran as root');
-      t.same(typedMarkers(kit).map((marker) => marker.label), [], 'no planted program reached a terminal');
+      t.ok(result.code === 0 || output.trim() !== '', 'succeeds, or says why it failed', {
+        output: output.slice(-1500),
+      });
+      t.same(
+        rootMarkers(kit).map((marker) => marker.label),
+        [],
+        'no planted program ran as root',
+      );
+      t.same(
+        typedMarkers(kit).map((marker) => marker.label),
+        [],
+        'no planted program reached a terminal',
+      );
       t.same(victim.snapshot(), victimBefore, 'no victim file changed and the root-owned dir got no file');
-      t.notMatch(output, victim.token, 'the other repo\'s token is not in the output');
+      t.notMatch(output, victim.token, "the other repo's token is not in the output");
       t.notMatch(output, victim.rootSecret, 'the root-only file is not in the output');
-      t.equal(tokenInAttackerTree(kit, victim), false, 'the token is not in the attacker\'s tree');
+      t.equal(tokenInAttackerTree(kit, victim), false, "the token is not in the attacker's tree");
       t.equal(running(victim.pid), true, 'the root process named by the forged record lives');
       t.notMatch(output, RAW_CONTROL, 'no raw control character from agent text');
       testCase.extra?.(t, output);

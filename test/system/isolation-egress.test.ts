@@ -34,7 +34,13 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
   const hostsFile = path.join(root, 'etc', 'hosts');
   writeFileSync(
     hostsFile,
-    [`${UPSTREAM} allowed.test www.allowed.test other.test`, '127.0.0.1 internal.allowed.test', '10.0.0.5 lan.allowed.test', '169.254.169.254 metadata.allowed.test', ''].join('\n'),
+    [
+      `${UPSTREAM} allowed.test www.allowed.test other.test`,
+      '127.0.0.1 internal.allowed.test',
+      '10.0.0.5 lan.allowed.test',
+      '169.254.169.254 metadata.allowed.test',
+      '',
+    ].join('\n'),
   );
   const instance = uniqueName('artest');
   const deps = { ...ports, wrap: ns.wrap, instance };
@@ -67,7 +73,26 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
   };
   // curl through alpha's proxy: the HTTP status (000 when no connection).
   const viaProxy = (user: TestUser, proxyPort: number, url: string, extra: string[] = []) =>
-    asUser(user, 'curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '10', '--noproxy', '', '-x', `http://127.0.0.1:${proxyPort}`, ...extra, url], proxyPort);
+    asUser(
+      user,
+      'curl',
+      [
+        '-s',
+        '-o',
+        '/dev/null',
+        '-w',
+        '%{http_code}',
+        '--max-time',
+        '10',
+        '--noproxy',
+        '',
+        '-x',
+        `http://127.0.0.1:${proxyPort}`,
+        ...extra,
+        url,
+      ],
+      proxyPort,
+    );
 
   t.before(async () => {
     await waitForPort(ns, UPSTREAM, 80);
@@ -83,12 +108,22 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
   t.test('an allowlisted domain goes through the proxy', async (t) => {
     const result = await viaProxy(alphaUser, ALPHA_PORT, 'http://allowed.test/');
     t.equal(result.stdout, '200');
-    const body = await asUser(alphaUser, 'curl', ['-s', '--max-time', '10', '-x', `http://127.0.0.1:${ALPHA_PORT}`, 'http://www.allowed.test/'], ALPHA_PORT);
+    const body = await asUser(
+      alphaUser,
+      'curl',
+      ['-s', '--max-time', '10', '-x', `http://127.0.0.1:${ALPHA_PORT}`, 'http://www.allowed.test/'],
+      ALPHA_PORT,
+    );
     t.equal(body.stdout, 'upstream 80 www.allowed.test', 'a subdomain of a leading-dot entry is allowed');
   });
 
   t.test('CONNECT to 443 of an allowlisted domain is tunnelled', async (t) => {
-    const body = await asUser(alphaUser, 'curl', ['-s', '--max-time', '10', '-p', '-x', `http://127.0.0.1:${ALPHA_PORT}`, 'http://allowed.test:443/'], ALPHA_PORT);
+    const body = await asUser(
+      alphaUser,
+      'curl',
+      ['-s', '--max-time', '10', '-p', '-x', `http://127.0.0.1:${ALPHA_PORT}`, 'http://allowed.test:443/'],
+      ALPHA_PORT,
+    );
     t.equal(body.stdout, 'upstream 443 allowed.test:443');
   });
 
@@ -98,16 +133,40 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
 
   t.test("another repo's domain is refused on this repo's port", async (t) => {
     t.equal((await viaProxy(betaUser, BETA_PORT, 'http://other.test/')).stdout, '200', 'beta reaches its own domain');
-    t.equal((await viaProxy(betaUser, BETA_PORT, 'http://allowed.test/')).stdout, '403', "beta cannot use alpha's list");
+    t.equal(
+      (await viaProxy(betaUser, BETA_PORT, 'http://allowed.test/')).stdout,
+      '403',
+      "beta cannot use alpha's list",
+    );
   });
 
   t.test('private, loopback and link-local destinations are refused', async (t) => {
-    t.equal((await viaProxy(alphaUser, ALPHA_PORT, 'http://internal.allowed.test/')).stdout, '403', 'allowlisted name resolving to 127.0.0.1');
-    t.equal((await viaProxy(alphaUser, ALPHA_PORT, 'http://lan.allowed.test/')).stdout, '403', 'allowlisted name resolving to 10.0.0.5');
-    t.equal((await viaProxy(alphaUser, ALPHA_PORT, 'http://metadata.allowed.test/')).stdout, '403', 'allowlisted name resolving to the metadata address');
+    t.equal(
+      (await viaProxy(alphaUser, ALPHA_PORT, 'http://internal.allowed.test/')).stdout,
+      '403',
+      'allowlisted name resolving to 127.0.0.1',
+    );
+    t.equal(
+      (await viaProxy(alphaUser, ALPHA_PORT, 'http://lan.allowed.test/')).stdout,
+      '403',
+      'allowlisted name resolving to 10.0.0.5',
+    );
+    t.equal(
+      (await viaProxy(alphaUser, ALPHA_PORT, 'http://metadata.allowed.test/')).stdout,
+      '403',
+      'allowlisted name resolving to the metadata address',
+    );
     t.equal((await viaProxy(alphaUser, ALPHA_PORT, 'http://127.0.0.1/')).stdout, '403', 'bare loopback IP');
-    t.equal((await viaProxy(alphaUser, ALPHA_PORT, 'http://169.254.169.254/latest/meta-data/')).stdout, '403', 'bare metadata IP');
-    t.equal((await viaProxy(alphaUser, ALPHA_PORT, `http://${UPSTREAM}/`)).stdout, '403', 'bare public IP (only names are allowlisted)');
+    t.equal(
+      (await viaProxy(alphaUser, ALPHA_PORT, 'http://169.254.169.254/latest/meta-data/')).stdout,
+      '403',
+      'bare metadata IP',
+    );
+    t.equal(
+      (await viaProxy(alphaUser, ALPHA_PORT, `http://${UPSTREAM}/`)).stdout,
+      '403',
+      'bare public IP (only names are allowlisted)',
+    );
   });
 
   t.test('ports other than 80/443 are refused, CONNECT only to 443', async (t) => {
@@ -121,7 +180,14 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
     const result = await asUser(alphaUser, 'curl', ['-s', '--noproxy', '*', '--max-time', '10', `http://${UPSTREAM}/`]);
     t.equal(result.exitCode, 7, 'connection refused (tcp reset), not a timeout');
     t.ok(result.ms < 2000, `failed in ${result.ms} ms`);
-    const root = await ports.process.run(ns.wrap({ program: 'curl', args: ['-s', '--max-time', '10', `http://${UPSTREAM}/`], env: { PATH: '/usr/bin:/bin' }, cwd: '/' }));
+    const root = await ports.process.run(
+      ns.wrap({
+        program: 'curl',
+        args: ['-s', '--max-time', '10', `http://${UPSTREAM}/`],
+        env: { PATH: '/usr/bin:/bin' },
+        cwd: '/',
+      }),
+    );
     t.equal(root.stdout, `upstream 80 ${UPSTREAM}`, 'a non-agent uid is untouched (the test can tell the difference)');
   });
 
@@ -132,7 +198,11 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
   });
 
   t.test('DNS and other UDP never leave', async (t) => {
-    const listener = ns.start(['node', '-e', `const s = require('dgram').createSocket('udp4'); s.on('message', (m) => process.stdout.write('got ' + m + '\\n')); s.bind(53, '${UPSTREAM}', () => process.stdout.write('ready\\n'));`]);
+    const listener = ns.start([
+      'node',
+      '-e',
+      `const s = require('dgram').createSocket('udp4'); s.on('message', (m) => process.stdout.write('got ' + m + '\\n')); s.bind(53, '${UPSTREAM}', () => process.stdout.write('ready\\n'));`,
+    ]);
     let received = '';
     listener.stdout?.on('data', (chunk: Buffer) => (received += chunk.toString()));
     await new Promise<void>((resolve) => {
@@ -143,10 +213,13 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
         }
       }, 20);
     });
-    const send = (who: string) => `const s = require('dgram').createSocket('udp4'); s.send('${who}', 53, '${UPSTREAM}', (e) => { console.log(e ? e.code : 'sent'); s.close(); });`;
+    const send = (who: string) =>
+      `const s = require('dgram').createSocket('udp4'); s.send('${who}', 53, '${UPSTREAM}', (e) => { console.log(e ? e.code : 'sent'); s.close(); });`;
     const agent = await asUser(alphaUser, 'node', ['-e', send('agent')]);
     t.equal(agent.stdout.trim(), 'EPERM', 'the send itself is refused');
-    const rootSend = await ports.process.run(ns.wrap({ program: 'node', args: ['-e', send('root')], env: { PATH: '/usr/bin:/bin' }, cwd: '/' }));
+    const rootSend = await ports.process.run(
+      ns.wrap({ program: 'node', args: ['-e', send('root')], env: { PATH: '/usr/bin:/bin' }, cwd: '/' }),
+    );
     t.equal(rootSend.stdout.trim(), 'sent');
     await new Promise((resolve) => setTimeout(resolve, 300));
     t.equal(received, 'ready\ngot root\n', "only root's datagram arrived");
@@ -154,7 +227,14 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
   });
 
   t.test('IPv6 loopback is rejected too', async (t) => {
-    const result = await asUser(alphaUser, 'curl', ['-s', '--noproxy', '*', '--max-time', '10', `http://[::1]:${ALPHA_PORT}/`]);
+    const result = await asUser(alphaUser, 'curl', [
+      '-s',
+      '--noproxy',
+      '*',
+      '--max-time',
+      '10',
+      `http://[::1]:${ALPHA_PORT}/`,
+    ]);
     t.equal(result.exitCode, 7);
   });
 
@@ -163,14 +243,29 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
     const listBefore = readFileSync(path.join(layout.allowlistDir, 'alpha.txt'), 'utf8');
     const broken = { ...alpha, allow: ['www.allowed.test', '.allowed.test', 'other.test'] };
     await t.rejects(applySquid(deps, { repos: [broken, beta], layout, options: squidOptions }), FailedError);
-    await t.rejects(applySquid(deps, { repos: [broken, beta], layout, options: squidOptions }), /squid refused the new proxy config .*www\.allowed\.test/);
+    await t.rejects(
+      applySquid(deps, { repos: [broken, beta], layout, options: squidOptions }),
+      /squid refused the new proxy config .*www\.allowed\.test/,
+    );
     t.equal(readFileSync(layout.configFile, 'utf8'), configBefore, 'squid.conf untouched');
     t.equal(readFileSync(path.join(layout.allowlistDir, 'alpha.txt'), 'utf8'), listBefore, 'allowlist untouched');
     t.equal(await squidRunning(deps, layout.configFile), true, 'squid still runs');
-    t.equal((await viaProxy(alphaUser, ALPHA_PORT, 'http://allowed.test/')).stdout, '200', 'still serving the previous list');
-    t.equal((await viaProxy(alphaUser, ALPHA_PORT, 'http://other.test/')).stdout, '403', 'the broken list never took effect');
+    t.equal(
+      (await viaProxy(alphaUser, ALPHA_PORT, 'http://allowed.test/')).stdout,
+      '200',
+      'still serving the previous list',
+    );
+    t.equal(
+      (await viaProxy(alphaUser, ALPHA_PORT, 'http://other.test/')).stdout,
+      '403',
+      'the broken list never took effect',
+    );
     t.same(rulesetDifferences(await listEgressTable(deps), ruleset), [], 'the nft table is unchanged');
-    t.equal((await asUser(alphaUser, 'curl', ['-s', '--noproxy', '*', '--max-time', '10', `http://${UPSTREAM}/`])).exitCode, 7, 'direct egress still rejected');
+    t.equal(
+      (await asUser(alphaUser, 'curl', ['-s', '--noproxy', '*', '--max-time', '10', `http://${UPSTREAM}/`])).exitCode,
+      7,
+      'direct egress still rejected',
+    );
   });
 
   t.test('a changed allowlist is reloaded live', async (t) => {
@@ -182,7 +277,11 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
       if (status !== '200') await new Promise((resolve) => setTimeout(resolve, 100));
     }
     t.equal(status, '200');
-    t.equal(await applySquid(deps, { repos: [widened, beta], layout, options: squidOptions }), 'unchanged', 'a second apply changes nothing');
+    t.equal(
+      await applySquid(deps, { repos: [widened, beta], layout, options: squidOptions }),
+      'unchanged',
+      'a second apply changes nothing',
+    );
   });
 
   t.test('with the proxy dead the agent has no way out (fails closed)', async (t) => {
@@ -193,7 +292,11 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
       result = await viaProxy(alphaUser, ALPHA_PORT, 'http://allowed.test/');
     }
     t.equal(result.exitCode, 7, 'nothing listens on the proxy port');
-    t.equal((await asUser(alphaUser, 'curl', ['-s', '--noproxy', '*', '--max-time', '10', `http://${UPSTREAM}/`])).exitCode, 7, 'and direct is still rejected');
+    t.equal(
+      (await asUser(alphaUser, 'curl', ['-s', '--noproxy', '*', '--max-time', '10', `http://${UPSTREAM}/`])).exitCode,
+      7,
+      'and direct is still rejected',
+    );
   });
 
   t.test('the access log names the repo', async (t) => {

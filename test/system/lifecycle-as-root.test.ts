@@ -15,7 +15,16 @@ import { controlFixture, rootGit, runBin, type ControlFixture } from '../helpers
 import { cli } from '../helpers/in-process-cli.js';
 import { tempDir } from '../helpers/temp.js';
 
-const HOOKS = ['pre-commit', 'post-commit', 'post-merge', 'post-checkout', 'pre-push', 'reference-transaction', 'pre-auto-gc', 'post-rewrite'];
+const HOOKS = [
+  'pre-commit',
+  'post-commit',
+  'post-merge',
+  'post-checkout',
+  'pre-push',
+  'reference-transaction',
+  'pre-auto-gc',
+  'post-rewrite',
+];
 
 function userHome(user: string): string {
   return execFileSync('getent', ['passwd', user], { encoding: 'utf8' }).split(':')[5]!;
@@ -23,11 +32,15 @@ function userHome(user: string): string {
 
 /** A command as the fixture's user (its own uid, gid and groups, its HOME). */
 function asUser(fixture: ControlFixture, cwd: string, program: string, ...args: string[]): string {
-  return execFileSync('setpriv', ['--reuid', fixture.user, '--regid', fixture.user, '--init-groups', '--', program, ...args], {
-    cwd,
-    env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: userHome(fixture.user), GIT_CONFIG_NOSYSTEM: '1' },
-    encoding: 'utf8',
-  }).trim();
+  return execFileSync(
+    'setpriv',
+    ['--reuid', fixture.user, '--regid', fixture.user, '--init-groups', '--', program, ...args],
+    {
+      cwd,
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: userHome(fixture.user), GIT_CONFIG_NOSYSTEM: '1' },
+      encoding: 'utf8',
+    },
+  ).trim();
 }
 
 /** Makes `clone` hostile, as its user: every program git may start records `<what> <uid>` into markers. */
@@ -41,7 +54,17 @@ function plantHostileConfig(fixture: ControlFixture, clone: string, markers: str
   const hooks = asUser(fixture, clone, 'git', 'rev-parse', '--git-path', 'hooks');
   for (const hook of HOOKS) {
     const file = path.join(clone, hooks, hook);
-    asUser(fixture, clone, 'sh', '-c', `printf '#!/bin/sh\\n"%s" %s\\n' "$1" "$2" > "$3" && chmod +x "$3"`, 'sh', script, hook, file);
+    asUser(
+      fixture,
+      clone,
+      'sh',
+      '-c',
+      `printf '#!/bin/sh\\n"%s" %s\\n' "$1" "$2" > "$3" && chmod +x "$3"`,
+      'sh',
+      script,
+      hook,
+      file,
+    );
   }
 }
 
@@ -79,59 +102,103 @@ t.test('root runs status, promote, discard and gc on a hostile registered repo o
     t.notMatch(result.err, /refusing|dubious ownership/, `${args.join(' ')} runs as the user, who owns the clone`);
   }
   const seen = uidsIn(markers);
-  t.ok(seen.some((line) => line === `ext ${uid}`), `the hostile ext:: remote did run, as the user (markers: ${seen.join(', ')})`);
-  t.same(seen.filter((line) => line.endsWith(' 0')), [], 'no hostile program ever ran as uid 0');
+  t.ok(
+    seen.some((line) => line === `ext ${uid}`),
+    `the hostile ext:: remote did run, as the user (markers: ${seen.join(', ')})`,
+  );
+  t.same(
+    seen.filter((line) => line.endsWith(' 0')),
+    [],
+    'no hostile program ever ran as uid 0',
+  );
   t.same([...new Set(seen.map((line) => line.split(' ')[1]))], [uid], 'every marker says the repo user');
-  t.equal(execFileSync('find', [fixture.clone, userHome(fixture.user), '-uid', '0', '-print'], { encoding: 'utf8' }), '', 'root created nothing in the clone or the home');
+  t.equal(
+    execFileSync('find', [fixture.clone, userHome(fixture.user), '-uid', '0', '-print'], { encoding: 'utf8' }),
+    '',
+    'root created nothing in the clone or the home',
+  );
 
   // The real binary too, once.
   const bin = await runBin({ ...fixture, env }, 'agent-runner', ['status', '--repo', fixture.name, '--no-fetch']);
   t.equal(bin.code, 0, bin.stderr);
-  t.match(bin.stdout, /^base {5}main \(remotes\/origin\/main\) [0-9a-f]{12}\nstaging {2}auto\/work does not exist yet\n/);
-  t.same(uidsIn(markers).filter((line) => line.endsWith(' 0')), []);
+  t.match(
+    bin.stdout,
+    /^base {5}main \(remotes\/origin\/main\) [0-9a-f]{12}\nstaging {2}auto\/work does not exist yet\n/,
+  );
+  t.same(
+    uidsIn(markers).filter((line) => line.endsWith(' 0')),
+    [],
+  );
 });
 
-t.test('promote --repo as root fast-forwards and pushes as the user; status shows it; the files are the user\'s', async (t) => {
-  if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git'])) return;
-  const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'First', status: 'To Do' }]);
-  const drained = await runBin(fixture, 'dispatch', ['--no-isolation', fixture.name, '--json']);
-  t.equal(drained.code, 0, drained.stderr);
-  const staging = rootGit(fixture.clone, 'rev-parse', 'auto/work');
-  const base = rootGit(fixture.clone, 'rev-parse', 'main');
-  t.not(staging, base, 'a task landed on auto/work');
+t.test(
+  "promote --repo as root fast-forwards and pushes as the user; status shows it; the files are the user's",
+  async (t) => {
+    if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git'])) return;
+    const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'First', status: 'To Do' }]);
+    const drained = await runBin(fixture, 'dispatch', ['--no-isolation', fixture.name, '--json']);
+    t.equal(drained.code, 0, drained.stderr);
+    const staging = rootGit(fixture.clone, 'rev-parse', 'auto/work');
+    const base = rootGit(fixture.clone, 'rev-parse', 'main');
+    t.not(staging, base, 'a task landed on auto/work');
 
-  const before = await cli(fixture.env, ['status', '--repo', fixture.name, '--json']);
-  t.equal(before.code, 0, before.err);
-  const status = JSON.parse(before.out) as { staging: string; ahead: number; landed: { taskId: string }[]; lastDrain?: { outcome: string } };
-  t.equal(status.staging, staging);
-  t.same(status.landed.map((landing) => landing.taskId), ['TASK-1'], 'status as root shows the landing');
-  t.equal(status.lastDrain?.outcome, 'drained', "the last drain is read from the user's own state dir");
+    const before = await cli(fixture.env, ['status', '--repo', fixture.name, '--json']);
+    t.equal(before.code, 0, before.err);
+    const status = JSON.parse(before.out) as {
+      staging: string;
+      ahead: number;
+      landed: { taskId: string }[];
+      lastDrain?: { outcome: string };
+    };
+    t.equal(status.staging, staging);
+    t.same(
+      status.landed.map((landing) => landing.taskId),
+      ['TASK-1'],
+      'status as root shows the landing',
+    );
+    t.equal(status.lastDrain?.outcome, 'drained', "the last drain is read from the user's own state dir");
 
-  const promoted = await cli(fixture.env, ['promote', '--repo', fixture.name]);
-  t.equal(promoted.code, 0, promoted.err);
-  t.equal(promoted.out, `main fast-forwarded ${base.slice(0, 10)}..${staging.slice(0, 10)}; pushed main\n`, "promote's own output, relayed unchanged");
-  t.equal(rootGit(fixture.clone, 'rev-parse', 'main'), staging, 'main moved to auto/work');
-  t.equal(rootGit(fixture.origin, 'rev-parse', 'main'), staging, 'and was pushed to origin');
+    const promoted = await cli(fixture.env, ['promote', '--repo', fixture.name]);
+    t.equal(promoted.code, 0, promoted.err);
+    t.equal(
+      promoted.out,
+      `main fast-forwarded ${base.slice(0, 10)}..${staging.slice(0, 10)}; pushed main\n`,
+      "promote's own output, relayed unchanged",
+    );
+    t.equal(rootGit(fixture.clone, 'rev-parse', 'main'), staging, 'main moved to auto/work');
+    t.equal(rootGit(fixture.origin, 'rev-parse', 'main'), staging, 'and was pushed to origin');
 
-  const after = await cli(fixture.env, ['status', '--workspace', fixture.clone, '--json']);
-  t.equal(after.code, 0, after.err);
-  t.match(JSON.parse(after.out), { base: staging, staging, ahead: 0, behind: 0 });
-  const again = await cli(fixture.env, ['promote', '--repo', fixture.name, '--json']);
-  t.equal(again.code, 0, again.err);
-  t.match(JSON.parse(again.out), { promoted: false, pushed: false });
-  for (const args of [['gc', '--repo', fixture.name], ['discard', '--repo', fixture.name]]) {
-    const result = await cli(fixture.env, args);
-    t.equal(result.code, 0, `${args.join(' ')}: ${result.err}`);
-  }
+    const after = await cli(fixture.env, ['status', '--workspace', fixture.clone, '--json']);
+    t.equal(after.code, 0, after.err);
+    t.match(JSON.parse(after.out), { base: staging, staging, ahead: 0, behind: 0 });
+    const again = await cli(fixture.env, ['promote', '--repo', fixture.name, '--json']);
+    t.equal(again.code, 0, again.err);
+    t.match(JSON.parse(again.out), { promoted: false, pushed: false });
+    for (const args of [
+      ['gc', '--repo', fixture.name],
+      ['discard', '--repo', fixture.name],
+    ]) {
+      const result = await cli(fixture.env, args);
+      t.equal(result.code, 0, `${args.join(' ')}: ${result.err}`);
+    }
 
-  const home = userHome(fixture.user);
-  t.equal(execFileSync('find', [fixture.clone, fixture.origin, home, '-uid', '0', '-print'], { encoding: 'utf8' }), '', 'nothing root-owned in the clone, the origin or the home');
-  t.equal(execFileSync('stat', ['-c', '%U', path.join(home, '.agent-runner')], { encoding: 'utf8' }).trim(), fixture.user, "the user's state dir is the user's");
+    const home = userHome(fixture.user);
+    t.equal(
+      execFileSync('find', [fixture.clone, fixture.origin, home, '-uid', '0', '-print'], { encoding: 'utf8' }),
+      '',
+      'nothing root-owned in the clone, the origin or the home',
+    );
+    t.equal(
+      execFileSync('stat', ['-c', '%U', path.join(home, '.agent-runner')], { encoding: 'utf8' }).trim(),
+      fixture.user,
+      "the user's state dir is the user's",
+    );
 
-  const usage = await cli(fixture.env, ['status', '--repo', 'nope']);
-  t.equal(usage.code, 2);
-  t.match(usage.err, `${fixture.registry}: repos.nope: no such repo`);
-});
+    const usage = await cli(fixture.env, ['status', '--repo', 'nope']);
+    t.equal(usage.code, 2);
+    t.match(usage.err, `${fixture.registry}: repos.nope: no such repo`);
+  },
+);
 
 t.test("root refuses a user's checkout that is not registered, and a link the user planted", async (t) => {
   if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git'])) return;
@@ -163,7 +230,9 @@ t.test("root refuses a user's checkout that is not registered, and a link the us
   // A checkout root owns (whole path, .git too) runs as root, as before.
   const mine = tempDir(t, 'agent-runner-rootrepo-');
   chmodSync(mine, 0o755);
-  execFileSync('git', ['clone', '-q', fixture.origin, path.join(mine, 'clone')], { env: { PATH: '/usr/bin:/bin', HOME: env.HOME!, GIT_CONFIG_NOSYSTEM: '1' } });
+  execFileSync('git', ['clone', '-q', fixture.origin, path.join(mine, 'clone')], {
+    env: { PATH: '/usr/bin:/bin', HOME: env.HOME!, GIT_CONFIG_NOSYSTEM: '1' },
+  });
   mkdirSync(path.join(mine, 'clone', 'backlog'), { recursive: true });
   const rootOwned = await cli(env, ['status', '--workspace', path.join(mine, 'clone'), '--no-fetch']);
   t.equal(rootOwned.code, 0, rootOwned.err);

@@ -15,13 +15,19 @@ import { squidInstanceInNetns } from '../../backends/host/squid-config.js';
 import { defaultUserFor, parseRegistry } from '../../src/control/registry/parse.js';
 import { cronScheduler } from '../../src/io/cron.js';
 
-
 if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
   const ns = netns(t);
   const root = tempDir(t, 'agent-runner-provision-');
   chmodSync(root, 0o755);
-  const env = { AGENT_RUNNER_CONFIG: path.join(root, 'etc', 'registry.toml'), AGENT_RUNNER_STATE: path.join(root, 'state'), PATH: process.env.PATH ?? '/usr/bin:/bin' };
-  const { origin } = originAndClone(t, { 'README.md': '# demo\n', 'backlog/config.yml': 'project_name: "demo"\nstatuses: ["To Do", "In Progress", "Done"]\n' });
+  const env = {
+    AGENT_RUNNER_CONFIG: path.join(root, 'etc', 'registry.toml'),
+    AGENT_RUNNER_STATE: path.join(root, 'state'),
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+  };
+  const { origin } = originAndClone(t, {
+    'README.md': '# demo\n',
+    'backlog/config.yml': 'project_name: "demo"\nstatuses: ["To Do", "In Progress", "Done"]\n',
+  });
   const daemon = gitDaemon(t, path.dirname(origin));
   const url = daemon.url('origin.git');
   const name = uniqueName('t');
@@ -39,7 +45,10 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
     t.equal(result.code, 0, result.err);
     t.equal(statSync(path.join(root, 'state')).mode & 0o7777, 0o750);
     t.equal(statSync(path.join(root, 'etc')).mode & 0o7777, 0o755);
-    t.equal(statSync(path.join(root, 'state', 'squid')).uid, Number(spawnSync('id', ['-u', 'proxy'], { encoding: 'utf8' }).stdout.trim()));
+    t.equal(
+      statSync(path.join(root, 'state', 'squid')).uid,
+      Number(spawnSync('id', ['-u', 'proxy'], { encoding: 'utf8' }).stdout.trim()),
+    );
     t.equal((await cli(env, ['provision', 'host'])).out.split('\n')[0], 'host: no change');
   });
 
@@ -56,25 +65,59 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
   t.test('the first run provisions everything', async (t) => {
     const result = await cli(env, [...args, '--json']);
     t.equal(result.code, 0, result.err);
-    const report = JSON.parse(result.out) as { changed: boolean; steps: { description: string; outcome: string }[]; checklist: string[] };
+    const report = JSON.parse(result.out) as {
+      changed: boolean;
+      steps: { description: string; outcome: string }[];
+      checklist: string[];
+    };
     t.equal(report.changed, true);
     t.same(
       report.steps.map((step) => step.description.split(' ').slice(0, 3).join(' ')),
-      ['create user ' + user, 'create user ' + user, 'clone ' + url + ' (main)', 'author of agent', 'author of agent', 'register repo ' + name, 'regenerate and load', 'regenerate the proxy', 'add the Blocked', 'commit the board'],
+      [
+        'create user ' + user,
+        'create user ' + user,
+        'clone ' + url + ' (main)',
+        'author of agent',
+        'author of agent',
+        'register repo ' + name,
+        'regenerate and load',
+        'regenerate the proxy',
+        'add the Blocked',
+        'commit the board',
+      ],
     );
     t.match(report.checklist.join('\n'), /\.git-credentials/);
-    const { registry, problems } = parseRegistry(readFileSync(env.AGENT_RUNNER_CONFIG, 'utf8'), 'registry.toml', cronScheduler);
+    const { registry, problems } = parseRegistry(
+      readFileSync(env.AGENT_RUNNER_CONFIG, 'utf8'),
+      'registry.toml',
+      cronScheduler,
+    );
     t.same(problems, []);
-    t.same(registry.repos.map((repo) => [repo.name, repo.user, repo.proxyPort, repo.allow, repo.path]), [[name, user, 700, ['allowed.test', '.example.org'], `/home/${user}/${name}`]]);
+    t.same(
+      registry.repos.map((repo) => [repo.name, repo.user, repo.proxyPort, repo.allow, repo.path]),
+      [[name, user, 700, ['allowed.test', '.example.org'], `/home/${user}/${name}`]],
+    );
     const uid = Number(spawnSync('id', ['-u', user], { encoding: 'utf8' }).stdout.trim());
     t.equal(statSync(`/home/${user}`).mode & 0o777, 0o700, 'home 0700');
     t.equal(statSync(`/home/${user}/${name}`).uid, uid, 'clone owned by the user');
     t.equal(spawnSync('id', ['-nG', user], { encoding: 'utf8' }).stdout.trim(), user, 'only its own group (no sudo)');
     const clone = `/home/${user}/${name}`;
-    t.match(readFileSync(path.join(clone, 'backlog', 'config.yml'), 'utf8'), /statuses: \["To Do", "In Progress", "Blocked", "Done"\]/);
-    t.equal(git(clone, '-c', `safe.directory=${clone}`, 'log', '-1', '--format=%an|%cn|%s'), `${user}|agent-runner|Board: add the Blocked status`);
-    t.match(ns.exec(['nft', 'list', 'table', 'inet', 'agent_runner']).stdout, new RegExp(`meta skuid ${uid} ip daddr 127.0.0.1 tcp dport 700 accept`));
-    t.equal(readFileSync(path.join(root, 'etc', 'allow', `${name}.txt`), 'utf8'), `# repo ${name}: domains its agents may reach (from the registry)\nallowed.test\n.example.org\n`);
+    t.match(
+      readFileSync(path.join(clone, 'backlog', 'config.yml'), 'utf8'),
+      /statuses: \["To Do", "In Progress", "Blocked", "Done"\]/,
+    );
+    t.equal(
+      git(clone, '-c', `safe.directory=${clone}`, 'log', '-1', '--format=%an|%cn|%s'),
+      `${user}|agent-runner|Board: add the Blocked status`,
+    );
+    t.match(
+      ns.exec(['nft', 'list', 'table', 'inet', 'agent_runner']).stdout,
+      new RegExp(`meta skuid ${uid} ip daddr 127.0.0.1 tcp dport 700 accept`),
+    );
+    t.equal(
+      readFileSync(path.join(root, 'etc', 'allow', `${name}.txt`), 'utf8'),
+      `# repo ${name}: domains its agents may reach (from the registry)\nallowed.test\n.example.org\n`,
+    );
     t.equal(ns.exec(['bash', '-c', 'exec 3<>/dev/tcp/127.0.0.1/700']).status, 0, 'the proxy listens on the repo port');
     t.match(readFileSync(path.join(root, 'etc', 'egress.json'), 'utf8'), new RegExp(`"right": ${uid}`));
   });
@@ -93,7 +136,11 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
     const aside = readdirSync(path.join(root, 'state', 'removed'));
     t.equal(aside.length, 1);
     t.match(aside[0], new RegExp(`^${name}-\\d{8}T\\d{6}Z$`));
-    t.equal(readFileSync(path.join(root, 'state', 'removed', aside[0]!, name, 'README.md'), 'utf8'), '# demo\n', 'the clone is kept');
+    t.equal(
+      readFileSync(path.join(root, 'state', 'removed', aside[0]!, name, 'README.md'), 'utf8'),
+      '# demo\n',
+      'the clone is kept',
+    );
     t.equal(statSync(path.join(root, 'state', 'removed', aside[0]!, name)).uid, 0, 'and given to root');
     t.notMatch(ns.exec(['nft', 'list', 'table', 'inet', 'agent_runner']).stdout, /skuid/, 'no agent rules left');
     t.equal(existsSync(path.join(root, 'etc', 'allow', `${name}.txt`)), false);

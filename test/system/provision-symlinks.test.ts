@@ -17,7 +17,9 @@ const WITHIN_MS = 30_000;
 
 async function bounded<T>(work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${WITHIN_MS} ms (hung)`)), WITHIN_MS)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${WITHIN_MS} ms (hung)`)), WITHIN_MS)),
+  );
   try {
     return await Promise.race([work, timeout]);
   } finally {
@@ -27,14 +29,38 @@ async function bounded<T>(work: Promise<T>): Promise<T> {
 
 if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'mkfifo'])) {
   const top = t;
-  const { ns, env, name, user, home, clone, provisionArgs } = await provisionFixture(t, { 'README.md': '# demo\n', 'backlog/config.yml': 'project_name: "demo"\nstatuses: ["To Do", "In Progress", "Done"]\n', '.agent/gates.sh': '#!/bin/sh\nexit 0\n' }, 'links');
+  const { ns, env, name, user, home, clone, provisionArgs } = await provisionFixture(
+    t,
+    {
+      'README.md': '# demo\n',
+      'backlog/config.yml': 'project_name: "demo"\nstatuses: ["To Do", "In Progress", "Done"]\n',
+      '.agent/gates.sh': '#!/bin/sh\nexit 0\n',
+    },
+    'links',
+  );
   const victim = makeVictim(t);
   const provision = () => bounded(cli(env, provisionArgs));
   const config = path.join(clone, 'backlog', 'config.yml');
   /** Every file in the attacker's home, as root, plus its clone's history: the token must be nowhere. */
   const tokenInAttackerTree = () => {
     const grep = spawnSync('grep', ['-r', '-l', '-a', '-F', '--', victim.token, home], { encoding: 'utf8' });
-    const history = spawnSync('git', ['-c', `safe.directory=${clone}`, '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-C', clone, 'log', '--all', '-p'], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' } });
+    const history = spawnSync(
+      'git',
+      [
+        '-c',
+        `safe.directory=${clone}`,
+        '-c',
+        'core.hooksPath=/dev/null',
+        '-c',
+        'core.fsmonitor=false',
+        '-C',
+        clone,
+        'log',
+        '--all',
+        '-p',
+      ],
+      { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' } },
+    );
     return grep.stdout.trim() !== '' || history.stdout.includes(victim.token);
   };
   let kit: ReturnType<typeof hostileKit>;
@@ -44,27 +70,33 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'mkf
     execFileSync('chown', ['-R', '-h', `${user}:${user}`, path.join(clone, 'backlog')]);
   };
 
-
   t.test('a plain clone provisions (the legitimate path)', async (t) => {
     t.equal((await cli(env, ['provision', 'host'])).code, 0);
     const result = await provision();
     t.equal(result.code, 0, result.err);
     t.match(readFileSync(config, 'utf8'), /"Blocked"/, 'the Blocked status was written (as the user)');
-    t.equal(spawnSync('stat', ['-c', '%U', config], { encoding: 'utf8' }).stdout.trim(), user, 'and the file is the user\'s');
+    t.equal(
+      spawnSync('stat', ['-c', '%U', config], { encoding: 'utf8' }).stdout.trim(),
+      user,
+      "and the file is the user's",
+    );
     kit = hostileKit(top, { user, home, clone });
   });
 
-  t.test('backlog/config.yml linked to another repo user\'s ~/.git-credentials: refused, the token stays put', async (t) => {
-    const before = victim.snapshot();
-    kit.link(config, victim.credentials);
-    const result = await provision();
-    t.not(result.code, 0, 'provision refuses');
-    t.match(result.err, `${config} is a symbolic link`);
-    t.notMatch(result.out + result.err, victim.token, 'the token is not in the output');
-    t.equal(tokenInAttackerTree(), false, 'nor anywhere in the attacker\'s home or history');
-    t.same(victim.snapshot(), before, 'the credentials file is unchanged');
-    resetBoard();
-  });
+  t.test(
+    "backlog/config.yml linked to another repo user's ~/.git-credentials: refused, the token stays put",
+    async (t) => {
+      const before = victim.snapshot();
+      kit.link(config, victim.credentials);
+      const result = await provision();
+      t.not(result.code, 0, 'provision refuses');
+      t.match(result.err, `${config} is a symbolic link`);
+      t.notMatch(result.out + result.err, victim.token, 'the token is not in the output');
+      t.equal(tokenInAttackerTree(), false, "nor anywhere in the attacker's home or history");
+      t.same(victim.snapshot(), before, 'the credentials file is unchanged');
+      resetBoard();
+    },
+  );
 
   t.test('backlog linked to a root-owned dir: refused, root creates nothing there', async (t) => {
     const before = victim.snapshot();
@@ -96,7 +128,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'mkf
     resetBoard();
   });
 
-  t.test('.git/config linked to another repo user\'s credentials: refused', async (t) => {
+  t.test(".git/config linked to another repo user's credentials: refused", async (t) => {
     const gitConfig = path.join(clone, '.git', 'config');
     const saved = path.join(clone, '.git', 'config.saved');
     renameSync(gitConfig, saved);
@@ -128,8 +160,10 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'mkf
     const agentConfig = path.join(clone, '.agent', 'config.json');
     kit.link(agentConfig, victim.rootOnlyFile);
     const result = await bounded(cli(env, ['doctor', name, '--netns', ns, '--json']));
-    t.notMatch(result.out + result.err, victim.rootSecret, 'the root-only file\'s content is not in the output');
-    const checks = JSON.parse(result.out) as { repos?: { checks: { name: string; ok: boolean; detail: string }[] }[] } | { name: string; ok: boolean; detail: string }[];
+    t.notMatch(result.out + result.err, victim.rootSecret, "the root-only file's content is not in the output");
+    const checks = JSON.parse(result.out) as
+      | { repos?: { checks: { name: string; ok: boolean; detail: string }[] }[] }
+      | { name: string; ok: boolean; detail: string }[];
     const flat = JSON.stringify(checks);
     t.match(flat, `${agentConfig} is a symbolic link`, 'the gates check names the link');
     execFileSync('rm', ['-f', agentConfig]);
@@ -138,7 +172,11 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'mkf
     const linked = await bounded(cli(env, ['doctor', name, '--netns', ns, '--json']));
     t.match(linked.out, `${gates} is a symbolic link`);
     execFileSync('rm', ['-f', gates]);
-    execFileSync('git', ['-c', `safe.directory=${clone}`, '-c', 'core.hooksPath=/dev/null', '-C', clone, 'checkout', '--', '.agent'], { env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' } });
+    execFileSync(
+      'git',
+      ['-c', `safe.directory=${clone}`, '-c', 'core.hooksPath=/dev/null', '-C', clone, 'checkout', '--', '.agent'],
+      { env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' } },
+    );
     execFileSync('chown', ['-R', '-h', `${user}:${user}`, path.join(clone, '.agent')]);
   });
 

@@ -66,7 +66,19 @@ if (systemTestMayRun(t, ['ip', 'squid', 'setpriv', 'useradd', 'python3', 'ss']))
   const repos = [aRepo('alpha', { user: agent.name, proxyPort: ALPHA_PORT }), aRepo('beta', { proxyPort: BETA_PORT })];
 
   const asAgent = (user: TestUser, script: string, args: string[]) =>
-    ports.process.run(ns.wrap(dropPrivileges({ uid: user.uid, gid: user.gid }, { program: 'python3', args: ['-c', script, ...args], env: { PATH: '/usr/bin:/bin', HOME: user.home }, cwd: '/' })));
+    ports.process.run(
+      ns.wrap(
+        dropPrivileges(
+          { uid: user.uid, gid: user.gid },
+          {
+            program: 'python3',
+            args: ['-c', script, ...args],
+            env: { PATH: '/usr/bin:/bin', HOME: user.home },
+            cwd: '/',
+          },
+        ),
+      ),
+    );
 
   t.before(async () => {
     const outcome = await applySquid(deps, { repos, layout });
@@ -84,15 +96,32 @@ if (systemTestMayRun(t, ['ip', 'squid', 'setpriv', 'useradd', 'python3', 'ss']))
     t.ok(squidOwns(BETA_PORT, state), 'beta port held by our Squid');
   });
 
-  t.test('an agent cannot bind its own, another repo\'s or a free privileged port', async (t) => {
-    const result = await asAgent(agent, BIND, [String(ALPHA_PORT), String(BETA_PORT), String(FREE_PRIVILEGED), String(UNPRIVILEGED)]);
+  t.test("an agent cannot bind its own, another repo's or a free privileged port", async (t) => {
+    const result = await asAgent(agent, BIND, [
+      String(ALPHA_PORT),
+      String(BETA_PORT),
+      String(FREE_PRIVILEGED),
+      String(UNPRIVILEGED),
+    ]);
     t.equal(result.exitCode, 0, result.stderr);
-    t.same(result.stdout.trim().split('\n'), [`${ALPHA_PORT} EACCES`, `${BETA_PORT} EACCES`, `${FREE_PRIVILEGED} EACCES`, `${UNPRIVILEGED} ok`], 'the old unprivileged scheme was squattable by the same user');
+    t.same(
+      result.stdout.trim().split('\n'),
+      [`${ALPHA_PORT} EACCES`, `${BETA_PORT} EACCES`, `${FREE_PRIVILEGED} EACCES`, `${UNPRIVILEGED} ok`],
+      'the old unprivileged scheme was squattable by the same user',
+    );
   });
 
   t.test('squid -k reconfigure: Squid keeps its ports, the agent never gets one', async (t) => {
     // The agent hammers both proxy ports while Squid closes and reopens them.
-    const loop = dropPrivileges({ uid: agent.uid, gid: agent.gid }, { program: 'python3', args: ['-c', BIND_LOOP, '3', String(ALPHA_PORT), String(BETA_PORT)], env: { PATH: '/usr/bin:/bin' }, cwd: '/' });
+    const loop = dropPrivileges(
+      { uid: agent.uid, gid: agent.gid },
+      {
+        program: 'python3',
+        args: ['-c', BIND_LOOP, '3', String(ALPHA_PORT), String(BETA_PORT)],
+        env: { PATH: '/usr/bin:/bin' },
+        cwd: '/',
+      },
+    );
     const wrapped = ns.wrap(loop);
     const child = spawn(wrapped.program, wrapped.args, { env: wrapped.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -100,7 +129,9 @@ if (systemTestMayRun(t, ['ip', 'squid', 'setpriv', 'useradd', 'python3', 'ss']))
     const done = new Promise<void>((resolve) => child.on('close', () => resolve()));
     await new Promise((resolve) => setTimeout(resolve, 300));
     for (let i = 0; i < 3; i += 1) {
-      const reconfigure = await ports.process.run(ns.wrap(systemCommand('squid', ['-k', 'reconfigure', '-n', instance, '-f', layout.configFile])));
+      const reconfigure = await ports.process.run(
+        ns.wrap(systemCommand('squid', ['-k', 'reconfigure', '-n', instance, '-f', layout.configFile])),
+      );
       t.equal(reconfigure.exitCode, 0, reconfigure.stderr);
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
@@ -114,7 +145,15 @@ if (systemTestMayRun(t, ['ip', 'squid', 'setpriv', 'useradd', 'python3', 'ss']))
       await new Promise((resolve) => setTimeout(resolve, 100));
       state = await readPortsState(deps, layout.stateDir);
     }
-    t.ok(squidOwns(ALPHA_PORT, state) && squidOwns(BETA_PORT, state), 'after the reconfigure Squid holds both ports again');
-    t.equal(ns.exec(['bash', '-c', `exec 3<>/dev/tcp/127.0.0.1/${ALPHA_PORT} && exec 4<>/dev/tcp/127.0.0.1/${BETA_PORT}`]).status, 0, 'and serves on both');
+    t.ok(
+      squidOwns(ALPHA_PORT, state) && squidOwns(BETA_PORT, state),
+      'after the reconfigure Squid holds both ports again',
+    );
+    t.equal(
+      ns.exec(['bash', '-c', `exec 3<>/dev/tcp/127.0.0.1/${ALPHA_PORT} && exec 4<>/dev/tcp/127.0.0.1/${BETA_PORT}`])
+        .status,
+      0,
+      'and serves on both',
+    );
   });
 }

@@ -16,7 +16,8 @@ t.test('dispatch runs only as a user agent-runner made for the repo', async (t) 
   if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git'])) return;
   const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'First', status: 'To Do' }]);
   const original = readFileSync(fixture.registry, 'utf8');
-  const withUser = (user: string) => writeFileSync(fixture.registry, original.replace(`user = "${fixture.user}"`, `user = "${user}"`));
+  const withUser = (user: string) =>
+    writeFileSync(fixture.registry, original.replace(`user = "${fixture.user}"`, `user = "${user}"`));
 
   withUser('proxy');
   const system = await runBin(fixture, 'dispatch', ['--no-isolation', fixture.name]);
@@ -32,7 +33,13 @@ t.test('dispatch runs only as a user agent-runner made for the repo', async (t) 
   const foreign = await runBin(fixture, 'dispatch', ['--no-isolation', fixture.name]);
   t.not(foreign.code, 0);
   t.match(foreign.stderr, `user "${stranger}" was not created by agent-runner for this repo (its comment is "Alice"`);
-  t.equal(spawnSync('ls', [path.join(fixture.probeOut)]).stdout.toString().trim(), '', 'no agent ran');
+  t.equal(
+    spawnSync('ls', [path.join(fixture.probeOut)])
+      .stdout.toString()
+      .trim(),
+    '',
+    'no agent ran',
+  );
 
   writeFileSync(fixture.registry, original);
   const ours = await runBin(fixture, 'dispatch', ['--no-isolation', fixture.name]);
@@ -45,11 +52,22 @@ t.test('provision refuses an existing system account as a repo user', async (t) 
   const registry = path.join(root, 'etc', 'registry.toml');
   execFileSync('mkdir', ['-p', path.dirname(registry)]);
   const name = uniqueName('u');
-  writeFileSync(registry, `[repos.${name}]\npath = "/srv/${name}"\nuser = "proxy"\nproxy_port = 700\nurl = "https://example.invalid/x.git"\n`, { mode: 0o600 });
+  writeFileSync(
+    registry,
+    `[repos.${name}]\npath = "/srv/${name}"\nuser = "proxy"\nproxy_port = 700\nurl = "https://example.invalid/x.git"\n`,
+    { mode: 0o600 },
+  );
   const ns = uniqueName('artest');
   execFileSync('ip', ['netns', 'add', ns]);
   t.teardown(() => spawnSync('ip', ['netns', 'del', ns]));
-  const result = await cli({ AGENT_RUNNER_CONFIG: registry, AGENT_RUNNER_STATE: path.join(root, 'state'), PATH: process.env.PATH ?? '/usr/bin:/bin' }, ['provision', 'repo', name, '--netns', ns]);
+  const result = await cli(
+    {
+      AGENT_RUNNER_CONFIG: registry,
+      AGENT_RUNNER_STATE: path.join(root, 'state'),
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+    },
+    ['provision', 'repo', name, '--netns', ns],
+  );
   t.not(result.code, 0);
   t.match(result.err, `repo "${name}": user "proxy" is a system account`);
   t.equal(readFileSync(registry, 'utf8').includes('user = "proxy"'), true, 'nothing was changed');

@@ -51,17 +51,34 @@ t.test('forged agent records: root signals nothing of theirs; the run leaves not
   const otherHome = path.join(path.dirname(P), 'other-home');
   createUser(t, other, otherHome, 'other');
   const otherSleep = startSleeper(t, other);
-  await waitFor(() => existsSync(`/proc/${otherSleep}`) && uidOf(other) === Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${otherSleep}/status`, 'utf8'))?.[1]), 5_000, "the other user's sleep to drop");
+  await waitFor(
+    () =>
+      existsSync(`/proc/${otherSleep}`) &&
+      uidOf(other) === Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${otherSleep}/status`, 'utf8'))?.[1]),
+    5_000,
+    "the other user's sleep to drop",
+  );
   writeFileSync(path.join(P, 'root-target'), `${rootSleep} ${startTimeOf(rootSleep)}\n`);
   writeFileSync(path.join(P, 'other-target'), `${otherSleep} ${startTimeOf(otherSleep)}\n`);
   const uid = uidOf(fixture.user);
 
   const result = await runBin(fixture, 'dispatch', ['--no-isolation', fixture.name, '--json']);
   t.equal(result.code, 0, result.stderr);
-  const record = JSON.parse(result.stdout) as { outcome: string; confinement: Record<string, unknown>; leftovers: { found: number; survivors: unknown[] } };
+  const record = JSON.parse(result.stdout) as {
+    outcome: string;
+    confinement: Record<string, unknown>;
+    leftovers: { found: number; survivors: unknown[] };
+  };
   t.equal(record.outcome, 'drained');
-  t.match(record.confinement, { kind: 'rlimits', tasksMax: 1024, memoryMax: 8 * 1024 ** 3, cpuWeight: 100 }, 'no systemd here: rlimits');
-  t.ok(existsSync(path.join(P, 'setsid-pid')) && existsSync(path.join(P, 'daemon-pid')), 'the agent left a setsid child and a daemon');
+  t.match(
+    record.confinement,
+    { kind: 'rlimits', tasksMax: 1024, memoryMax: 8 * 1024 ** 3, cpuWeight: 100 },
+    'no systemd here: rlimits',
+  );
+  t.ok(
+    existsSync(path.join(P, 'setsid-pid')) && existsSync(path.join(P, 'daemon-pid')),
+    'the agent left a setsid child and a daemon',
+  );
   const setsidPid = Number(readFileSync(path.join(P, 'setsid-pid'), 'utf8'));
   const daemonPid = Number(readFileSync(path.join(P, 'daemon-pid'), 'utf8'));
   t.ok(record.leftovers.found >= 2, `the sweep found the leftovers (${JSON.stringify(record.leftovers)})`);
@@ -75,13 +92,21 @@ t.test('forged agent records: root signals nothing of theirs; the run leaves not
 
   await t.test("the repo user cannot reach root's run records", async (t) => {
     const repoState = path.join(fixture.state, 'repos', fixture.name);
-    const asUser = (...command: string[]) => spawnSync('setpriv', ['--reuid', fixture.user, '--regid', fixture.user, '--init-groups', '--', ...command], { encoding: 'utf8', cwd: '/' });
+    const asUser = (...command: string[]) =>
+      spawnSync('setpriv', ['--reuid', fixture.user, '--regid', fixture.user, '--init-groups', '--', ...command], {
+        encoding: 'utf8',
+        cwd: '/',
+      });
     const forged = asUser('sh', '-c', `echo '{"status":"running"}' > ${path.join(repoState, 'runs', 'forged.json')}`);
     t.not(forged.status, 0, 'writing a run record is refused');
     t.match(forged.stderr, /Permission denied/);
     t.not(asUser('ls', fixture.state).status, 0, '$STATE is closed to the user');
     const mode = (dir: string) => Number(execFileSync('stat', ['-c', '%a', dir], { encoding: 'utf8' }).trim());
-    t.equal(mode(fixture.state) % 10, 0, '$STATE: nothing for others (0750 once provision host gave Squid its group, 0700 before)');
+    t.equal(
+      mode(fixture.state) % 10,
+      0,
+      '$STATE: nothing for others (0750 once provision host gave Squid its group, 0700 before)',
+    );
     t.equal(mode(path.join(fixture.state, 'repos')), 700);
     t.equal(mode(repoState), 700);
     t.equal(mode(path.join(repoState, 'runs')), 700);
@@ -93,11 +118,38 @@ t.test('forged agent records: root signals nothing of theirs; the run leaves not
     const runId = '20000101T000000Z-000abc';
     writeFileSync(
       path.join(fixture.state, 'repos', fixture.name, 'runs', `${runId}.json`),
-      JSON.stringify({ id: runId, repo: fixture.name, trigger: 'watch', user: fixture.user, args: ['--drain'], status: 'running', startedAt: '2000-01-01T00:00:00.000Z', process: { pid: rootSleep, startTime: startTimeOf(rootSleep) } }),
+      JSON.stringify({
+        id: runId,
+        repo: fixture.name,
+        trigger: 'watch',
+        user: fixture.user,
+        args: ['--drain'],
+        status: 'running',
+        startedAt: '2000-01-01T00:00:00.000Z',
+        process: { pid: rootSleep, startTime: startTimeOf(rootSleep) },
+      }),
     );
     // What the agent left, and records forged again by the user.
     const leftover = startSleeper(t, fixture.user);
-    const forge = spawnSync('setpriv', ['--reuid', fixture.user, '--regid', fixture.user, '--init-groups', '--', '/usr/bin/env', '-i', `HOME=${path.join(path.dirname(P), 'home')}`, 'PATH=/usr/bin:/bin', 'sh', '-c', `P='${P}'\n${FORGE}`], { encoding: 'utf8', cwd: '/' });
+    const forge = spawnSync(
+      'setpriv',
+      [
+        '--reuid',
+        fixture.user,
+        '--regid',
+        fixture.user,
+        '--init-groups',
+        '--',
+        '/usr/bin/env',
+        '-i',
+        `HOME=${path.join(path.dirname(P), 'home')}`,
+        'PATH=/usr/bin:/bin',
+        'sh',
+        '-c',
+        `P='${P}'\n${FORGE}`,
+      ],
+      { encoding: 'utf8', cwd: '/' },
+    );
     t.equal(forge.status, 0, forge.stderr);
     await waitFor(() => processesOfUid(uid).length === 1, 5_000, 'the leftover to run as the user');
     const watch = startBin(fixture, 'watch', ['--no-isolation', fixture.name]);
@@ -109,9 +161,18 @@ t.test('forged agent records: root signals nothing of theirs; the run leaves not
     await waitFor(() => /"event":"watching"/.test(log), 30_000, 'the watcher to recover and start');
     watch.child.kill('SIGTERM');
     await watch.done;
-    const events = log.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
-    t.match(events.find((event) => event.event === 'leftovers-ended'), { runs: [runId], found: 1, killed: false, survivors: [] });
-    t.match(events.find((event) => event.event === 'run-interrupted'), { runId });
+    const events = log
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    t.match(
+      events.find((event) => event.event === 'leftovers-ended'),
+      { runs: [runId], found: 1, killed: false, survivors: [] },
+    );
+    t.match(
+      events.find((event) => event.event === 'run-interrupted'),
+      { runId },
+    );
     t.notOk(running(leftover), "the user's leftover is gone");
     t.same(processesOfUid(uid), []);
     t.ok(running(rootSleep), 'the root process in the run record and the forged records still runs');
@@ -121,7 +182,9 @@ t.test('forged agent records: root signals nothing of theirs; the run leaves not
 
 t.test('run limits: tasks and memory bind the agent; the run ends; nothing survives', async (t) => {
   if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git', 'prlimit', 'kill', 'node'])) return;
-  const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'One', status: 'To Do' }], { registryExtra: 'tasks_max = 40\nmemory_max = "1G"\n' });
+  const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'One', status: 'To Do' }], {
+    registryExtra: 'tasks_max = 40\nmemory_max = "1G"\n',
+  });
   const P = fixture.probeOut;
   useAgent(
     fixture,
@@ -148,13 +211,19 @@ exit 0
   const startedAt = Date.now();
   const result = await runBin(fixture, 'dispatch', ['--no-isolation', fixture.name, '--json']);
   t.ok(Date.now() - startedAt < 120_000, 'the run ended');
-  const record = JSON.parse(result.stdout) as { confinement: Record<string, unknown>; leftovers: { survivors: unknown[] } };
+  const record = JSON.parse(result.stdout) as {
+    confinement: Record<string, unknown>;
+    leftovers: { survivors: unknown[] };
+  };
   t.match(record.confinement, { kind: 'rlimits', tasksMax: 40, memoryMax: 1024 ** 3 });
   const limits = readFileSync(path.join(P, 'limits'), 'utf8');
   t.match(limits, /^Max processes\s+40\s+40\s+processes/m, 'RLIMIT_NPROC as the agent sees it');
   t.match(limits, /^Max data size\s+1073741824\s+1073741824\s+bytes/m, 'RLIMIT_DATA as the agent sees it');
   t.match(readFileSync(path.join(P, 'alloc'), 'utf8'), /^refused: /, 'a 1.5 GiB allocation fails under the 1 GiB cap');
-  const [started, failed] = readFileSync(path.join(P, 'forks'), 'utf8').trim().split(' ').map(Number) as [number, number];
+  const [started, failed] = readFileSync(path.join(P, 'forks'), 'utf8').trim().split(' ').map(Number) as [
+    number,
+    number,
+  ];
   t.ok(started < 40, `at most the limit started (${started})`);
   t.ok(failed > 160, `the rest failed to fork (${failed})`);
   t.same(record.leftovers.survivors, []);

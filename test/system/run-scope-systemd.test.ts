@@ -13,7 +13,9 @@ import { bootContainer } from '../helpers/nspawn.js';
 
 t.test('dispatch under systemd: a transient scope with the limits, gone after the run', async (t) => {
   if (!systemTestMayRun(t, ['systemd-nspawn', 'nsenter', 'setpriv', 'useradd', 'git'])) return;
-  const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'One', status: 'To Do' }], { registryExtra: 'tasks_max = 300\nmemory_max = "2G"\ncpu_weight = 42\n' });
+  const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'One', status: 'To Do' }], {
+    registryExtra: 'tasks_max = 300\nmemory_max = "2G"\ncpu_weight = 42\n',
+  });
   const P = fixture.probeOut;
   // The agent waits while "hold" exists, leaving a setsid child behind first.
   writeFileSync(
@@ -37,10 +39,30 @@ git -c user.name=probe -c user.email=probe@example.invalid commit -q -m "$AGENT_
   const container = await bootContainer(t, {
     binds: [...new Set([fixtureRoot, path.dirname(fixture.origin), path.dirname(fixture.clone)])],
     // node_modules may be a link out of the checkout (a worktree sharing one): mount its target too.
-    bindsReadOnly: [...new Set([PROJECT_ROOT, realpathSync(path.join(PROJECT_ROOT, 'node_modules'))])].filter((dir) => dir === PROJECT_ROOT || !dir.startsWith(`${PROJECT_ROOT}/`)),
+    bindsReadOnly: [...new Set([PROJECT_ROOT, realpathSync(path.join(PROJECT_ROOT, 'node_modules'))])].filter(
+      (dir) => dir === PROJECT_ROOT || !dir.startsWith(`${PROJECT_ROOT}/`),
+    ),
   });
-  const env = Object.entries({ ...fixture.env, PATH: '/usr/local/bin:/usr/bin:/bin' }).map(([key, value]) => `${key}=${value}`);
-  const dispatch = spawn('nsenter', ['-t', String(container.pid), '-a', '/usr/bin/env', '-i', ...env, process.execPath, path.join(PROJECT_ROOT, 'bin', 'dispatch'), '--no-isolation', fixture.name, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = Object.entries({ ...fixture.env, PATH: '/usr/local/bin:/usr/bin:/bin' }).map(
+    ([key, value]) => `${key}=${value}`,
+  );
+  const dispatch = spawn(
+    'nsenter',
+    [
+      '-t',
+      String(container.pid),
+      '-a',
+      '/usr/bin/env',
+      '-i',
+      ...env,
+      process.execPath,
+      path.join(PROJECT_ROOT, 'bin', 'dispatch'),
+      '--no-isolation',
+      fixture.name,
+      '--json',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stdout = '';
   let stderr = '';
   dispatch.stdout.on('data', (chunk) => (stdout += chunk));
@@ -49,14 +71,44 @@ git -c user.name=probe -c user.email=probe@example.invalid commit -q -m "$AGENT_
   t.teardown(() => {
     if (dispatch.exitCode === null) dispatch.kill('SIGKILL');
   });
-  await waitFor(() => existsSync(path.join(P, 'pid-TASK-1')) || dispatch.exitCode !== null, 60_000, 'the agent to start').catch((error: Error) => {
+  await waitFor(
+    () => existsSync(path.join(P, 'pid-TASK-1')) || dispatch.exitCode !== null,
+    60_000,
+    'the agent to start',
+  ).catch((error: Error) => {
     throw new Error(`${error.message}; dispatch stderr:\n${stderr}`);
   });
-  const units = container.exec(['systemctl', 'list-units', '--type=scope', '--all', '--no-legend', '--plain', `agent-runner-run-${fixture.name}_*`]).stdout.trim().split('\n').filter(Boolean);
+  const units = container
+    .exec([
+      'systemctl',
+      'list-units',
+      '--type=scope',
+      '--all',
+      '--no-legend',
+      '--plain',
+      `agent-runner-run-${fixture.name}_*`,
+    ])
+    .stdout.trim()
+    .split('\n')
+    .filter(Boolean);
   t.equal(units.length, 1, `one run scope: ${units.join(' | ')} ${stderr}`);
   const unit = units[0]!.split(/\s+/)[0]!;
   t.match(unit, new RegExp(`^agent-runner-run-${fixture.name}_\\d{8}T\\d{6,12}Z-[0-9a-f]+\\.scope$`));
-  const show = container.exec(['systemctl', 'show', unit, '-p', 'TasksMax', '-p', 'MemoryMax', '-p', 'CPUWeight', '-p', 'ActiveState', '-p', 'IPAddressDeny']).stdout;
+  const show = container.exec([
+    'systemctl',
+    'show',
+    unit,
+    '-p',
+    'TasksMax',
+    '-p',
+    'MemoryMax',
+    '-p',
+    'CPUWeight',
+    '-p',
+    'ActiveState',
+    '-p',
+    'IPAddressDeny',
+  ]).stdout;
   t.match(show, /^TasksMax=300$/m);
   t.match(show, /^MemoryMax=2147483648$/m);
   t.match(show, /^CPUWeight=42$/m);
@@ -78,7 +130,9 @@ git -c user.name=probe -c user.email=probe@example.invalid commit -q -m "$AGENT_
   const after = container.exec(['systemctl', 'show', unit, '-p', 'LoadState', '-p', 'ActiveState']).stdout;
   t.match(after, /^ActiveState=inactive$/m, `the unit is gone: ${after}`);
   t.match(after, /^LoadState=not-found$/m);
-  const left = container.exec(['sh', '-c', `test -d /proc/${setsidPid} && grep State /proc/${setsidPid}/status || echo gone`]).stdout.trim();
+  const left = container
+    .exec(['sh', '-c', `test -d /proc/${setsidPid} && grep State /proc/${setsidPid}/status || echo gone`])
+    .stdout.trim();
   t.equal(left, 'gone', 'the setsid child is gone');
   const userProcesses = container.exec(['pgrep', '-U', fixture.user]).stdout.trim();
   t.equal(userProcesses, '', 'no process of the repo user is left in the container');

@@ -30,7 +30,15 @@ interface Report {
 }
 
 function agentRunner(container: Container, args: readonly string[]) {
-  return container.exec(['env', '-i', 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/root', 'LANG=C.UTF-8', path.join(INSTALL, 'bin', 'agent-runner'), ...args]);
+  return container.exec([
+    'env',
+    '-i',
+    'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    'HOME=/root',
+    'LANG=C.UTF-8',
+    path.join(INSTALL, 'bin', 'agent-runner'),
+    ...args,
+  ]);
 }
 
 function show(container: Container, unit: string, property: string): string {
@@ -43,7 +51,10 @@ function journal(container: Container, unit: string): string {
 
 t.test('the egress lock and the proxy come back on their own after a reboot', async (t) => {
   if (!systemTestMayRun(t, ['systemd-nspawn', 'nsenter', 'nft', 'squid', 'git', 'setpriv', 'useradd', 'curl'])) return;
-  const { origin } = originAndClone(t, { 'README.md': '# demo\n', 'backlog/config.yml': 'project_name: "demo"\nstatuses: ["To Do", "In Progress", "Done"]\n' });
+  const { origin } = originAndClone(t, {
+    'README.md': '# demo\n',
+    'backlog/config.yml': 'project_name: "demo"\nstatuses: ["To Do", "In Progress", "Done"]\n',
+  });
   const container = await bootContainer(t, {
     bindsReadOnly: [`${PROJECT_ROOT}:${INSTALL}`],
     // The origin lives inside the container: its loopback is not the host's.
@@ -62,46 +73,95 @@ t.test('the egress lock and the proxy come back on their own after a reboot', as
     t.equal(report.changed, true);
     const units = ['agent-runner-egress.service', 'agent-runner-proxy.service', 'agent-runner-watch@.service'];
     t.same(
-      report.steps.filter((step) => /^(install \/etc\/systemd|systemctl|enable )/.test(step.description)).map((step) => [step.description, step.outcome]),
+      report.steps
+        .filter((step) => /^(install \/etc\/systemd|systemctl|enable )/.test(step.description))
+        .map((step) => [step.description, step.outcome]),
       [
         ...units.map((unit) => [`install ${UNIT_DIR}/${unit}`, 'done']),
         ['systemctl daemon-reload', 'done'],
         [`enable ${EGRESS}, ${PROXY} (egress lock at boot, the proxy)`, 'done'],
       ],
     );
-    t.same(report.steps.filter((step) => step.outcome !== 'done'), [], 'nothing skipped: systemd is PID 1 here');
+    t.same(
+      report.steps.filter((step) => step.outcome !== 'done'),
+      [],
+      'nothing skipped: systemd is PID 1 here',
+    );
     for (const unit of units) {
-      t.equal(readFileSync(path.join(container.root, UNIT_DIR, unit), 'utf8'), readFileSync(path.join(PROJECT_ROOT, 'systemd', unit), 'utf8'), `${unit} installed as shipped`);
+      t.equal(
+        readFileSync(path.join(container.root, UNIT_DIR, unit), 'utf8'),
+        readFileSync(path.join(PROJECT_ROOT, 'systemd', unit), 'utf8'),
+        `${unit} installed as shipped`,
+      );
     }
-    for (const unit of [EGRESS, PROXY]) t.equal(container.exec(['systemctl', 'is-enabled', unit]).stdout.trim(), 'enabled', `${unit} is enabled`);
+    for (const unit of [EGRESS, PROXY])
+      t.equal(container.exec(['systemctl', 'is-enabled', unit]).stdout.trim(), 'enabled', `${unit} is enabled`);
     const second = agentRunner(container, ['provision', 'host']);
     t.equal(second.status, 0, second.stderr);
     t.equal(second.stdout.split('\n')[0], 'host: no change');
   });
 
   await t.test('provision repo registers a repo, saves the ruleset and starts its units', async (t) => {
-    const daemon = container.exec(['systemd-run', '--unit=agent-runner-test-origin', '--quiet', 'git', 'daemon', '--reuseaddr', '--export-all', '--base-path=/srv/origin', '--listen=127.0.0.1', `--port=${GIT_PORT}`, '/srv/origin']);
+    const daemon = container.exec([
+      'systemd-run',
+      '--unit=agent-runner-test-origin',
+      '--quiet',
+      'git',
+      'daemon',
+      '--reuseaddr',
+      '--export-all',
+      '--base-path=/srv/origin',
+      '--listen=127.0.0.1',
+      `--port=${GIT_PORT}`,
+      '/srv/origin',
+    ]);
     t.equal(daemon.status, 0, daemon.stderr);
     const url = `git://127.0.0.1:${GIT_PORT}/origin.git`;
-    await waitFor(() => container.exec(['git', 'ls-remote', url]).status === 0, 10_000, 'the git daemon in the container');
-    const first = agentRunner(container, ['provision', 'repo', REPO, '--url', url, '--allow', 'allowed.test', '--json']);
+    await waitFor(
+      () => container.exec(['git', 'ls-remote', url]).status === 0,
+      10_000,
+      'the git daemon in the container',
+    );
+    const first = agentRunner(container, [
+      'provision',
+      'repo',
+      REPO,
+      '--url',
+      url,
+      '--allow',
+      'allowed.test',
+      '--json',
+    ]);
     t.equal(first.status, 0, first.stderr);
     const report = JSON.parse(first.stdout) as Report;
     t.equal(report.changed, true);
     t.same(
-      report.steps.filter((step) => /^(regenerate|enable)/.test(step.description)).map((step) => step.description.split(' ').slice(0, 4).join(' ')),
+      report.steps
+        .filter((step) => /^(regenerate|enable)/.test(step.description))
+        .map((step) => step.description.split(' ').slice(0, 4).join(' ')),
       ['regenerate and load the', 'regenerate the proxy config', `enable and start ${watchUnit}`],
     );
     t.equal(container.exec(['systemctl', 'is-enabled', watchUnit]).stdout.trim(), 'enabled');
-    t.equal(container.exec(['systemctl', 'is-active', PROXY]).stdout.trim(), 'active', 'provisioning started the proxy through its unit');
+    t.equal(
+      container.exec(['systemctl', 'is-active', PROXY]).stdout.trim(),
+      'active',
+      'provisioning started the proxy through its unit',
+    );
     const uid = Number(container.exec(['id', '-u', user]).stdout.trim());
-    t.match(readFileSync(path.join(container.root, 'etc', 'agent-runner', 'egress.json'), 'utf8'), new RegExp(`"right": ${uid}\\b`), 'the ruleset is saved for the boot unit');
+    t.match(
+      readFileSync(path.join(container.root, 'etc', 'agent-runner', 'egress.json'), 'utf8'),
+      new RegExp(`"right": ${uid}\\b`),
+      'the ruleset is saved for the boot unit',
+    );
     const second = agentRunner(container, ['provision', 'repo', REPO]);
     t.equal(second.status, 0, second.stderr);
     t.equal(second.stdout.split('\n')[0], `repo ${REPO}: no change`);
     container.exec(['systemctl', 'stop', 'agent-runner-test-origin.service']);
     // The watch unit is running now: the state dirs must still be as provisioned.
-    t.equal(container.exec(['stat', '-c', '%n %U:%G %a', '/var/lib/agent-runner', '/var/lib/agent-runner/squid']).stdout, '/var/lib/agent-runner root:proxy 750\n/var/lib/agent-runner/squid proxy:proxy 750\n');
+    t.equal(
+      container.exec(['stat', '-c', '%n %U:%G %a', '/var/lib/agent-runner', '/var/lib/agent-runner/squid']).stdout,
+      '/var/lib/agent-runner root:proxy 750\n/var/lib/agent-runner/squid proxy:proxy 750\n',
+    );
     const host = agentRunner(container, ['provision', 'host']);
     t.equal(host.stdout.split('\n')[0], 'host: no change', host.stdout);
   });
@@ -114,7 +174,11 @@ t.test('the egress lock and the proxy come back on their own after a reboot', as
     const systemdBefore = container.pid;
     await container.reboot();
     t.not(container.pid, systemdBefore, 'a new systemd');
-    t.equal(container.exec(['nft', 'list', 'tables']).stdout.includes('boot_marker'), false, 'a fresh ruleset: nothing left over from before the reboot');
+    t.equal(
+      container.exec(['nft', 'list', 'tables']).stdout.includes('boot_marker'),
+      false,
+      'a fresh ruleset: nothing left over from before the reboot',
+    );
     const settled = (unit: string) => /^(active|failed)$/.test(show(container, unit, 'ActiveState'));
     for (const unit of [EGRESS, PROXY, watchUnit]) {
       await waitFor(() => settled(unit), 30_000, `${unit} to start at boot`).catch((error: Error) => {
@@ -134,15 +198,32 @@ t.test('the egress lock and the proxy come back on their own after a reboot', as
     const egressUp = Number(show(container, EGRESS, 'ActiveEnterTimestampMonotonic'));
     const watchStarting = Number(show(container, watchUnit, 'InactiveExitTimestampMonotonic'));
     t.ok(egressUp > 0, `the egress unit came up at boot (${egressUp} µs)`);
-    t.ok(watchStarting >= egressUp, `the watch unit started (${watchStarting} µs) after the table was loaded (${egressUp} µs)`);
+    t.ok(
+      watchStarting >= egressUp,
+      `the watch unit started (${watchStarting} µs) after the table was loaded (${egressUp} µs)`,
+    );
 
     t.equal(show(container, PROXY, 'ActiveState'), 'active', journal(container, PROXY));
     // Squid answers on the repo's port: a domain off the allowlist is refused by Squid itself.
-    await waitFor(() => container.exec(['bash', '-c', `exec 3<>/dev/tcp/127.0.0.1/${PROXY_PORT}`]).status === 0, 10_000, `Squid to listen on ${PROXY_PORT}`).catch((error: Error) => {
+    await waitFor(
+      () => container.exec(['bash', '-c', `exec 3<>/dev/tcp/127.0.0.1/${PROXY_PORT}`]).status === 0,
+      10_000,
+      `Squid to listen on ${PROXY_PORT}`,
+    ).catch((error: Error) => {
       const cacheLog = container.exec(['tail', '-n', '15', '/var/lib/agent-runner/squid/cache.log']).stdout;
       throw new Error(`${error.message}\n${journal(container, PROXY)}\ncache.log:\n${cacheLog}`);
     });
-    const refused = container.exec(['curl', '-s', '-o', '/dev/null', '-w', '%{http_code}', '-x', `http://127.0.0.1:${PROXY_PORT}`, 'http://denied.test/']);
+    const refused = container.exec([
+      'curl',
+      '-s',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code}',
+      '-x',
+      `http://127.0.0.1:${PROXY_PORT}`,
+      'http://denied.test/',
+    ]);
     t.equal(refused.stdout, '403', `Squid refuses a domain off the allowlist: ${refused.stderr}`);
   });
 });

@@ -20,14 +20,19 @@ t.test('systemd restarts a killed watcher and the run recovers', async (t) => {
   const container = await bootContainer(t, {
     binds: [...new Set([fixtureRoot, originRoot, cloneRoot])],
     // node_modules may be a link out of the checkout (a worktree sharing one): mount its target too.
-    bindsReadOnly: [...new Set([PROJECT_ROOT, realpathSync(path.join(PROJECT_ROOT, 'node_modules'))])].filter((dir) => dir === PROJECT_ROOT || !dir.startsWith(`${PROJECT_ROOT}/`)),
+    bindsReadOnly: [...new Set([PROJECT_ROOT, realpathSync(path.join(PROJECT_ROOT, 'node_modules'))])].filter(
+      (dir) => dir === PROJECT_ROOT || !dir.startsWith(`${PROJECT_ROOT}/`),
+    ),
     prepare: (root) => {
       unitsFor(path.join(root, 'etc', 'systemd', 'system'), PROJECT_ROOT, PROJECT_ROOT);
       // The fixture lives under /tmp, which PrivateTmp=yes hides from the unit;
       // real checkouts live elsewhere (/srv/repos), so only the test turns it off.
       // Nothing answers on the fixture's proxy port: runs start without the isolation check.
       mkdirSync(path.join(root, 'etc', 'systemd', 'system', 'agent-runner-watch@.service.d'), { recursive: true });
-      writeFileSync(path.join(root, 'etc', 'systemd', 'system', 'agent-runner-watch@.service.d', 'test.conf'), '[Service]\nPrivateTmp=no\nEnvironment=AGENT_RUNNER_ISOLATION=off\n');
+      writeFileSync(
+        path.join(root, 'etc', 'systemd', 'system', 'agent-runner-watch@.service.d', 'test.conf'),
+        '[Service]\nPrivateTmp=no\nEnvironment=AGENT_RUNNER_ISOLATION=off\n',
+      );
       mkdirSync(path.join(root, 'etc', 'agent-runner'), { recursive: true });
       writeFileSync(path.join(root, 'etc', 'agent-runner', 'registry.toml'), readFileSync(fixture.registry, 'utf8'));
     },
@@ -47,11 +52,17 @@ t.test('systemd restarts a killed watcher and the run recovers', async (t) => {
     rmSync(path.join(fixture.probeOut, 'freeze'));
     const killed = container.exec(['kill', '-9', String(mainPid)]);
     t.equal(killed.status, 0, `kill -9 ${mainPid}: ${killed.stderr}`);
-    await waitFor(() => {
-      const now = Number(container.exec(['systemctl', 'show', '-p', 'MainPID', '--value', unit]).stdout.trim());
-      return now > 1 && now !== mainPid;
-    }, 60_000, 'systemd to restart the watcher').catch((error: Error) => {
-      throw new Error(`${error.message}; status:\n${container.exec(['systemctl', 'status', '--no-pager', unit]).stdout}\n${journal().split('\n').slice(-8).join('\n')}`);
+    await waitFor(
+      () => {
+        const now = Number(container.exec(['systemctl', 'show', '-p', 'MainPID', '--value', unit]).stdout.trim());
+        return now > 1 && now !== mainPid;
+      },
+      60_000,
+      'systemd to restart the watcher',
+    ).catch((error: Error) => {
+      throw new Error(
+        `${error.message}; status:\n${container.exec(['systemctl', 'status', '--no-pager', unit]).stdout}\n${journal().split('\n').slice(-8).join('\n')}`,
+      );
     });
     t.pass('systemd restarted the watcher');
     const landedOnOrigin = () => {
@@ -66,12 +77,18 @@ t.test('systemd restarts a killed watcher and the run recovers', async (t) => {
       readdirSync(path.join(state, 'runs'))
         .filter((name) => name.endsWith('.json'))
         .sort()
-        .map((name) => JSON.parse(readFileSync(path.join(state, 'runs', name), 'utf8')) as { status: string; outcome?: string });
+        .map(
+          (name) =>
+            JSON.parse(readFileSync(path.join(state, 'runs', name), 'utf8')) as { status: string; outcome?: string },
+        );
     // The run record is written when the drain's process ends, just after its push.
     await waitFor(() => readRuns().some((run) => run.status === 'finished'), 30_000, 'the later run to be recorded');
     const runs = readRuns();
     t.match(runs[0], { status: 'interrupted', outcome: 'interrupted' }, 'the killed run is recorded as interrupted');
-    t.ok(runs.some((run) => run.status === 'finished' && run.outcome === 'drained'), 'a later run drained');
+    t.ok(
+      runs.some((run) => run.status === 'finished' && run.outcome === 'drained'),
+      'a later run drained',
+    );
     const restarts = container.exec(['systemctl', 'show', '-p', 'NRestarts', '--value', unit]).stdout.trim();
     t.equal(restarts, '1');
     t.match(journal(), /"event":"run-interrupted"/);

@@ -42,7 +42,13 @@ t.test('the console: dispatch and follow, a parked task, un-park, enqueue, promo
   if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git']) || !tmuxMayRun(t)) return;
   const a: ControlFixture = controlFixture(t, [
     { id: 'TASK-1', title: 'Land me', status: 'To Do' },
-    { id: 'TASK-2', title: 'Stuck one', status: 'To Do', labels: ['parked'], notes: `Parked: ${PARK_REASON} (branch auto/TASK-2)` },
+    {
+      id: 'TASK-2',
+      title: 'Stuck one',
+      status: 'To Do',
+      labels: ['parked'],
+      notes: `Parked: ${PARK_REASON} (branch auto/TASK-2)`,
+    },
   ]);
   const b = controlFixture(t, [{ id: 'TASK-1', title: 'Other repo task', status: 'To Do' }]);
   writeFileSync(path.join(path.dirname(a.probeOut), 'probe-agent.sh'), chattyAgent(a.probeOut), { mode: 0o755 });
@@ -51,11 +57,30 @@ t.test('the console: dispatch and follow, a parked task, un-park, enqueue, promo
 
   const tmux = tmuxServer(t, 'console');
   tmux.run(
-    'new-session', '-d', '-x', '80', '-y', '24', '-s', 'tui', '-c', PROJECT_ROOT,
-    '-e', `AGENT_RUNNER_CONFIG=${a.registry}`, '-e', `AGENT_RUNNER_STATE=${a.state}`, '-e', 'PATH=/usr/local/bin:/usr/bin:/bin',
+    'new-session',
+    '-d',
+    '-x',
+    '80',
+    '-y',
+    '24',
+    '-s',
+    'tui',
+    '-c',
+    PROJECT_ROOT,
+    '-e',
+    `AGENT_RUNNER_CONFIG=${a.registry}`,
+    '-e',
+    `AGENT_RUNNER_STATE=${a.state}`,
+    '-e',
+    'PATH=/usr/local/bin:/usr/bin:/bin',
     // No egress lock on a test host: the dashboard's dispatch runs without it, on purpose.
-    '-e', 'AGENT_RUNNER_ISOLATION=off',
-    'sh', '-c', '"$0" "$1" tui --interval 1; echo "dashboard exited with $?"; exec cat', process.execPath, path.join(BIN, 'agent-runner'),
+    '-e',
+    'AGENT_RUNNER_ISOLATION=off',
+    'sh',
+    '-c',
+    '"$0" "$1" tui --interval 1; echo "dashboard exited with $?"; exec cat',
+    process.execPath,
+    path.join(BIN, 'agent-runner'),
   );
   const keys = (...names: string[]) => tmux.run('send-keys', '-t', 'tui', ...names);
   const row = (name: string) => new RegExp(`^│${name} +yes +absent`, 'm');
@@ -84,7 +109,11 @@ t.test('the console: dispatch and follow, a parked task, un-park, enqueue, promo
   capture('log', log);
   await tmux.waitFor('new lines as the agent writes them', (s) => tick(s) >= seen + 3);
   rmSync(path.join(a.probeOut, 'hold'));
-  await tmux.waitFor('the dispatch result in the footer', (s) => new RegExp(`dispatch ${a.name}: drained, 1 landed`).test(s), 60_000);
+  await tmux.waitFor(
+    'the dispatch result in the footer',
+    (s) => new RegExp(`dispatch ${a.name}: drained, 1 landed`).test(s),
+    60_000,
+  );
   // The log follows on its own refresh: the last lines arrive within a read or two of the result.
   const ended = await tmux.waitFor('the last lines in the log', (s) => /finished TASK-1/.test(s), 10_000);
   t.match(ended, /finished TASK-1/, 'the log showed the last lines');
@@ -129,14 +158,24 @@ t.test('the console: dispatch and follow, a parked task, un-park, enqueue, promo
   t.match(confirm, new RegExp(`TASK-1 +[0-9a-f]{10} +`), 'the landing task and its commit');
   t.notMatch(confirm, /TASK-2 +[0-9a-f]{10}/, 'nothing that does not land');
   keys('y');
-  capture('promoted', await tmux.waitFor('the promote result', (s) => new RegExp(`promote ${a.name}: main fast-forwarded`).test(s), 30_000));
+  capture(
+    'promoted',
+    await tmux.waitFor(
+      'the promote result',
+      (s) => new RegExp(`promote ${a.name}: main fast-forwarded`).test(s),
+      30_000,
+    ),
+  );
   t.equal(rootGit(a.origin, 'rev-parse', 'refs/heads/main'), staging, 'origin main is where auto/work was');
 
   // Pause and resume from the fleet screen.
   keys('Escape');
   await tmux.waitFor('the fleet again', (s) => /^┌─ repos ─+┐$/m.test(s));
   keys('w');
-  capture('paused', await tmux.waitFor('paused in the table', (s) => new RegExp(`^│${a.name} +paused`, 'm').test(s), 20_000));
+  capture(
+    'paused',
+    await tmux.waitFor('paused in the table', (s) => new RegExp(`^│${a.name} +paused`, 'm').test(s), 20_000),
+  );
   t.ok(existsSync(path.join(a.state, 'repos', a.name, 'paused.json')), 'the root-owned flag is written');
   keys('w');
   await tmux.waitFor('resumed', (s) => new RegExp(`^│${a.name} +yes`, 'm').test(s), 20_000);
@@ -145,16 +184,26 @@ t.test('the console: dispatch and follow, a parked task, un-park, enqueue, promo
   // Filter by name, help, quit.
   keys('/');
   keys('-l', b.name.slice(-3));
-  const filtered = await tmux.waitFor('only the matching repo', (s) => row(b.name).test(s) && !new RegExp(`^│${a.name} `, 'm').test(s));
+  const filtered = await tmux.waitFor(
+    'only the matching repo',
+    (s) => row(b.name).test(s) && !new RegExp(`^│${a.name} `, 'm').test(s),
+  );
   t.match(filtered, /1 shown \(filter/);
   capture('filter', filtered);
   keys('Escape');
   await tmux.waitFor('both repos again', (s) => row(b.name).test(s) && new RegExp(`^│${a.name} `, 'm').test(s));
   keys('?');
-  capture('help', await tmux.waitFor('the help', (s) => /keys \(any key closes\)/.test(s) && /dispatch the repo now/.test(s)));
+  capture(
+    'help',
+    await tmux.waitFor('the help', (s) => /keys \(any key closes\)/.test(s) && /dispatch the repo now/.test(s)),
+  );
   keys('q');
   await tmux.waitFor('the help closed', (s) => !/keys \(any key closes\)/.test(s));
   keys('q');
-  const after = await tmux.waitFor('the shell after the dashboard', (s) => /^dashboard exited with \d+$/m.test(s), 10_000);
+  const after = await tmux.waitFor(
+    'the shell after the dashboard',
+    (s) => /^dashboard exited with \d+$/m.test(s),
+    10_000,
+  );
   t.match(after, /^dashboard exited with 0$/m);
 });

@@ -36,7 +36,8 @@ function aged(file: string, text: string, ageDays: number, owner?: string): void
   writeFileSync(file, text);
   const at = new Date(Date.now() - ageDays * DAY);
   utimesSync(file, at, at);
-  if (owner) execFileSync('chown', ['-R', `${owner}:${owner}`, path.dirname(path.dirname(path.dirname(path.dirname(file))))]);
+  if (owner)
+    execFileSync('chown', ['-R', `${owner}:${owner}`, path.dirname(path.dirname(path.dirname(path.dirname(file))))]);
 }
 
 t.test('a paused watcher starts nothing; its quiet tick applies retention; resumed, it drains', async (t) => {
@@ -46,7 +47,17 @@ t.test('a paused watcher starts nothing; its quiet tick applies retention; resum
   const userState = repoUserStateDir(home);
   aged(transcriptFile(userState, fixture.clone, 'R-old', 'TASK-9'), '{}\n', 45, fixture.user);
   aged(transcriptFile(userState, fixture.clone, 'R-new', 'TASK-9'), '{}\n', 2, fixture.user);
-  const record = (id: string, ageDays: number) => JSON.stringify({ id, repo: fixture.name, trigger: 'watch', user: fixture.user, args: [], status: 'finished', startedAt: new Date(Date.now() - ageDays * DAY).toISOString(), endedAt: new Date(Date.now() - ageDays * DAY).toISOString() });
+  const record = (id: string, ageDays: number) =>
+    JSON.stringify({
+      id,
+      repo: fixture.name,
+      trigger: 'watch',
+      user: fixture.user,
+      args: [],
+      status: 'finished',
+      startedAt: new Date(Date.now() - ageDays * DAY).toISOString(),
+      endedAt: new Date(Date.now() - ageDays * DAY).toISOString(),
+    });
   aged(runFile(fixture.state, fixture.name, 'R-old'), record('R-old', 40), 40);
   aged(runFile(fixture.state, fixture.name, 'R-new'), record('R-new', 2), 2);
 
@@ -58,8 +69,16 @@ t.test('a paused watcher starts nothing; its quiet tick applies retention; resum
   });
   const retention = path.join(fixture.state, 'repos', fixture.name, 'retention.json');
   await waitFor(() => existsSync(retention), 30_000, 'the retention pass');
-  t.same(readdirSync(path.dirname(runFile(fixture.state, fixture.name, 'x'))), ['R-new.json'], "root's old run record is gone, the young one stays");
-  t.same(readdirSync(path.dirname(transcriptFile(userState, fixture.clone, 'x', 'y'))), ['R-new-TASK-9.jsonl'], "the user's old transcript is gone, the young one stays");
+  t.same(
+    readdirSync(path.dirname(runFile(fixture.state, fixture.name, 'x'))),
+    ['R-new.json'],
+    "root's old run record is gone, the young one stays",
+  );
+  t.same(
+    readdirSync(path.dirname(transcriptFile(userState, fixture.clone, 'x', 'y'))),
+    ['R-new-TASK-9.jsonl'],
+    "the user's old transcript is gone, the young one stays",
+  );
   t.match(JSON.parse(readFileSync(retention, 'utf8')), { days: 30, pruned: { runRecords: 1, transcripts: 1 } });
 
   await new Promise((resolve) => setTimeout(resolve, 5000));
@@ -71,7 +90,10 @@ t.test('a paused watcher starts nothing; its quiet tick applies retention; resum
   await waitFor(() => landedSoFar(fixture.origin).includes('TASK-1'), 90_000, 'the resumed watcher to drain TASK-1');
   watch.child.kill('SIGTERM');
   const stopped = await watch.done;
-  const names = stopped.stderr.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { event: string }).event);
+  const names = stopped.stderr
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { event: string }).event);
   t.ok(names.includes('retention-applied'), 'logged retention-applied');
   t.equal(names.filter((name) => name === 'retention-applied').length, 1, 'once, not every tick');
 });

@@ -24,7 +24,11 @@ t.test('a tick error quoting a credential is redacted in the journal and in watc
 
   const watched = await runBin(fixture, 'watch', ['--no-isolation', fixture.name, '--once']);
   t.match(watched.stderr, '"event":"repo-skipped"', 'the tick failed on the bad gitdir');
-  t.match(watched.stderr, 'not a git repository: /nonexistent/[redacted]', 'the journal line names the bad gitdir, redacted');
+  t.match(
+    watched.stderr,
+    'not a git repository: /nonexistent/[redacted]',
+    'the journal line names the bad gitdir, redacted',
+  );
   t.notMatch(watched.stderr, SECRET, 'the journal never shows the token');
   const status = readFileSync(path.join(fixture.state, 'repos', fixture.name, 'watch.json'), 'utf8');
   const lastError = (JSON.parse(status) as { lastError?: { message: string } }).lastError;

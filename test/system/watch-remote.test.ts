@@ -16,8 +16,21 @@ function pushTask(t: Parameters<typeof tempDir>[0], origin: string, user: string
   const dir = tempDir(t, 'agent-runner-pusher-');
   execFileSync('chown', [`${user}:${user}`, dir]);
   const work = path.join(dir, 'work');
-  const env = ['HOME=' + dir, 'PATH=/usr/local/bin:/usr/bin:/bin', 'GIT_CONFIG_NOSYSTEM=1', 'GIT_AUTHOR_NAME=Team', 'GIT_AUTHOR_EMAIL=team@example.invalid', 'GIT_COMMITTER_NAME=Team', 'GIT_COMMITTER_EMAIL=team@example.invalid'];
-  const asUser = (cwd: string, ...args: string[]) => execFileSync('setpriv', [`--reuid=${user}`, `--regid=${user}`, '--init-groups', '--', 'env', '-i', ...env, 'git', ...args], { cwd, stdio: 'pipe' });
+  const env = [
+    'HOME=' + dir,
+    'PATH=/usr/local/bin:/usr/bin:/bin',
+    'GIT_CONFIG_NOSYSTEM=1',
+    'GIT_AUTHOR_NAME=Team',
+    'GIT_AUTHOR_EMAIL=team@example.invalid',
+    'GIT_COMMITTER_NAME=Team',
+    'GIT_COMMITTER_EMAIL=team@example.invalid',
+  ];
+  const asUser = (cwd: string, ...args: string[]) =>
+    execFileSync(
+      'setpriv',
+      [`--reuid=${user}`, `--regid=${user}`, '--init-groups', '--', 'env', '-i', ...env, 'git', ...args],
+      { cwd, stdio: 'pipe' },
+    );
   asUser(dir, 'clone', '-q', origin, work);
   writeFiles(work, taskFiles([{ id, title, status: 'To Do' }]));
   execFileSync('chown', ['-R', `${user}:${user}`, work]);
@@ -29,7 +42,10 @@ function pushTask(t: Parameters<typeof tempDir>[0], origin: string, user: string
 
 t.test('a task pushed to origin starts on an idle watcher within seconds, without a job', async (t) => {
   if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git', 'timeout'])) return;
-  const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'One', status: 'Done' }], { schedule: '0 0 1 1 *', registryExtra: 'remote_poll_sec = 1\n' });
+  const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'One', status: 'Done' }], {
+    schedule: '0 0 1 1 *',
+    registryExtra: 'remote_poll_sec = 1\n',
+  });
   const watcher = startBin(fixture, 'watch', ['--no-isolation', fixture.name]);
   t.teardown(() => {
     if (watcher.child.exitCode === null) watcher.child.kill('SIGKILL');
@@ -40,18 +56,31 @@ t.test('a task pushed to origin starts on an idle watcher within seconds, withou
   // Idle for a few polls: origin has not moved, nothing happens.
   await new Promise((resolve) => setTimeout(resolve, 2500));
   t.notOk(stderr.includes('remote-moved'), 'an unchanged origin starts nothing');
-  t.notOk(stderr.includes('remote-check-failed'), `the checks work (${stderr.split('\n').find((line) => line.includes('remote-check-failed')) ?? ''})`);
+  t.notOk(
+    stderr.includes('remote-check-failed'),
+    `the checks work (${stderr.split('\n').find((line) => line.includes('remote-check-failed')) ?? ''})`,
+  );
 
   const pushedAt = pushTask(t, fixture.origin, fixture.user, 'TASK-2', 'Two');
   const started = path.join(fixture.probeOut, 'pid-TASK-2');
   await waitFor(() => existsSync(started), 60_000, 'the agent of the pushed task to start');
   const delayMs = statSync(started).mtimeMs - pushedAt;
   t.ok(delayMs < 20_000, `push to agent start: ${Math.round(delayMs)} ms (a poll every second)`);
-  const events = stderr.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { event: string });
+  const events = stderr
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { event: string });
   const names = events.map((event) => event.event);
-  t.ok(names.indexOf('remote-moved') >= 0 && names.indexOf('remote-moved') < names.indexOf('drain-starting'), 'origin moved, then a drain started');
+  t.ok(
+    names.indexOf('remote-moved') >= 0 && names.indexOf('remote-moved') < names.indexOf('drain-starting'),
+    'origin moved, then a drain started',
+  );
   t.notOk(names.includes('job-starting'), 'no job was queued');
-  t.match(readFileSync(path.join(fixture.probeOut, 'id-TASK-2'), 'utf8'), new RegExp(`uid=\\d+\\(${fixture.user}\\)`), 'the agent ran as the repo user');
+  t.match(
+    readFileSync(path.join(fixture.probeOut, 'id-TASK-2'), 'utf8'),
+    new RegExp(`uid=\\d+\\(${fixture.user}\\)`),
+    'the agent ran as the repo user',
+  );
   await waitFor(() => stderr.includes('"event":"run-finished"'), 90_000, 'the drain to finish');
   watcher.child.kill('SIGTERM');
   const stopped = await watcher.done;

@@ -13,7 +13,14 @@ const invocation: AgentInvocation = {
   env: { HOME: '/home/agent', PATH: '/usr/bin' },
   command: ['tools/agent.sh', '--fast', 'x y'],
 };
-const output = (extra: Partial<AgentOutput> = {}): AgentOutput => ({ stdoutLines: [], stderrTail: '', exitCode: 0, signal: null, endedBy: 'exit', ...extra });
+const output = (extra: Partial<AgentOutput> = {}): AgentOutput => ({
+  stdoutLines: [],
+  stderrTail: '',
+  exitCode: 0,
+  signal: null,
+  endedBy: 'exit',
+  ...extra,
+});
 
 t.test('buildCommand: the resolved program, the rest of argv, task and workspace in env', async (t) => {
   t.same(commandAdapter.buildCommand(invocation), {
@@ -35,14 +42,30 @@ t.test('exit 0 is ok, even silent', async (t) => {
 });
 
 t.test('a non-zero exit is crashed with the exit code and the last stderr line', async (t) => {
-  t.same(commandAdapter.parseResult(output({ exitCode: 3, stderrTail: 'boom\n' })), { ok: false, failure: 'crashed', detail: 'exit 3: boom' });
+  t.same(commandAdapter.parseResult(output({ exitCode: 3, stderrTail: 'boom\n' })), {
+    ok: false,
+    failure: 'crashed',
+    detail: 'exit 3: boom',
+  });
   t.same(commandAdapter.parseResult(output({ exitCode: 4 })), { ok: false, failure: 'crashed', detail: 'exit 4' });
-  t.same(commandAdapter.parseResult(output({ exitCode: null, signal: 'SIGSEGV' })), { ok: false, failure: 'crashed', detail: 'signal SIGSEGV' });
+  t.same(commandAdapter.parseResult(output({ exitCode: null, signal: 'SIGSEGV' })), {
+    ok: false,
+    failure: 'crashed',
+    detail: 'signal SIGSEGV',
+  });
 });
 
 t.test('the watchdog decides idle-timeout and wall-clock', async (t) => {
-  t.same(commandAdapter.parseResult(output({ exitCode: null, signal: 'SIGTERM', endedBy: 'idle-timeout' })), { ok: false, failure: 'idle-timeout', detail: 'ended by the idle-timeout watchdog' });
-  t.same(commandAdapter.parseResult(output({ exitCode: 0, endedBy: 'wall-clock' })), { ok: false, failure: 'wall-clock', detail: 'ended by the wall-clock watchdog' });
+  t.same(commandAdapter.parseResult(output({ exitCode: null, signal: 'SIGTERM', endedBy: 'idle-timeout' })), {
+    ok: false,
+    failure: 'idle-timeout',
+    detail: 'ended by the idle-timeout watchdog',
+  });
+  t.same(commandAdapter.parseResult(output({ exitCode: 0, endedBy: 'wall-clock' })), {
+    ok: false,
+    failure: 'wall-clock',
+    detail: 'ended by the wall-clock watchdog',
+  });
 });
 
 t.test('adapterFor returns the command adapter', async (t) => {

@@ -7,7 +7,10 @@ import { aTask } from '../helpers/board-builder.js';
 const ids = (tasks: readonly { id: string }[]) => tasks.map((task) => task.id);
 
 t.test('areasOf reads area:<name> labels, lower-cased, once each', async (t) => {
-  t.same(areasOf(aTask({ id: 'TASK-1', labels: ['area:API', 'area:db', 'area:api', 'area:', 'model:x', 'areaX'] })), ['api', 'db']);
+  t.same(areasOf(aTask({ id: 'TASK-1', labels: ['area:API', 'area:db', 'area:api', 'area:', 'model:x', 'areaX'] })), [
+    'api',
+    'db',
+  ]);
   t.same(areasOf(aTask({ id: 'TASK-1' })), []);
 });
 
@@ -40,7 +43,10 @@ t.test('pickRunnable keeps order, skips conflicts, fills the slots', async (t) =
 });
 
 t.test('model and effort labels', async (t) => {
-  const task = aTask({ id: 'TASK-1', labels: ['area:x', 'model:', 'model:claude-opus-4', 'effort:high', 'model:other'] });
+  const task = aTask({
+    id: 'TASK-1',
+    labels: ['area:x', 'model:', 'model:claude-opus-4', 'effort:high', 'model:other'],
+  });
   t.equal(modelLabel(task), 'claude-opus-4');
   t.equal(effortLabel(task), 'high');
   t.equal(modelLabel(aTask({ id: 'TASK-2' })), undefined);
@@ -48,9 +54,16 @@ t.test('model and effort labels', async (t) => {
 });
 
 t.test('parking notes round-trip', async (t) => {
-  t.equal(parkNote('gate failed:\n  3 tests red  ', 'auto/TASK-3'), 'Parked: gate failed: 3 tests red (branch auto/TASK-3)');
+  t.equal(
+    parkNote('gate failed:\n  3 tests red  ', 'auto/TASK-3'),
+    'Parked: gate failed: 3 tests red (branch auto/TASK-3)',
+  );
   t.equal(parkNote('   ', 'auto/TASK-3'), 'Parked: no reason given (branch auto/TASK-3)');
-  const parked = aTask({ id: 'TASK-3', labels: ['parked'], notes: `earlier\n${parkNote('merge conflict', 'auto/TASK-3')}` });
+  const parked = aTask({
+    id: 'TASK-3',
+    labels: ['parked'],
+    notes: `earlier\n${parkNote('merge conflict', 'auto/TASK-3')}`,
+  });
   t.equal(isParked(parked), true);
   t.equal(parkedReason(parked), 'merge conflict (branch auto/TASK-3)');
   t.equal(isParked(aTask({ id: 'TASK-4', notes: 'Parked: x' })), false);

@@ -89,20 +89,98 @@ t.test('a minimal file, flow lists, a single assignee string, hand-written secti
 t.test('malformed files are unreadable with the reason', async (t) => {
   const head = (lines: string[]) => `---\n${lines.join('\n')}\n---\n\nbody\n`;
   const cases: [string, string, { file: string; reason: string; id?: string }][] = [
-    ['no frontmatter', '# Just a heading\n', { file: 'f.md', reason: 'no frontmatter: the file must start with a --- line, then YAML, then a closing --- line' }],
-    ['unclosed frontmatter', '---\nid: TASK-1\ntitle: x\n', { file: 'f.md', reason: 'no frontmatter: the file must start with a --- line, then YAML, then a closing --- line' }],
-    ['bad YAML', head(['id: TASK-4', 'title: [unclosed', 'status: To Do']), { file: 'f.md', id: 'TASK-4', reason: 'bad YAML in the frontmatter: Flow sequence in block collection must be sufficiently indented and end with a ]' }],
-    ['duplicate key', head(['id: TASK-4', 'id: TASK-5', 'status: To Do']), { file: 'f.md', reason: 'bad YAML in the frontmatter: Map keys must be unique' }],
-    ['a list, not a mapping', head(['- a', '- b']), { file: 'f.md', reason: 'the frontmatter is not a YAML mapping of fields (id, title, status, ...)' }],
+    [
+      'no frontmatter',
+      '# Just a heading\n',
+      {
+        file: 'f.md',
+        reason: 'no frontmatter: the file must start with a --- line, then YAML, then a closing --- line',
+      },
+    ],
+    [
+      'unclosed frontmatter',
+      '---\nid: TASK-1\ntitle: x\n',
+      {
+        file: 'f.md',
+        reason: 'no frontmatter: the file must start with a --- line, then YAML, then a closing --- line',
+      },
+    ],
+    [
+      'bad YAML',
+      head(['id: TASK-4', 'title: [unclosed', 'status: To Do']),
+      {
+        file: 'f.md',
+        id: 'TASK-4',
+        reason:
+          'bad YAML in the frontmatter: Flow sequence in block collection must be sufficiently indented and end with a ]',
+      },
+    ],
+    [
+      'duplicate key',
+      head(['id: TASK-4', 'id: TASK-5', 'status: To Do']),
+      { file: 'f.md', reason: 'bad YAML in the frontmatter: Map keys must be unique' },
+    ],
+    [
+      'a list, not a mapping',
+      head(['- a', '- b']),
+      { file: 'f.md', reason: 'the frontmatter is not a YAML mapping of fields (id, title, status, ...)' },
+    ],
     ['no id', head(['title: x', 'status: To Do']), { file: 'f.md', reason: 'no id in the frontmatter' }],
-    ['path traversal id', head(["id: '../../x'", 'status: To Do']), { file: 'f.md', reason: 'id "../../x" is not a safe task id (expected a prefix, a dash and a number, like TASK-12)' }],
-    ['shell metacharacters', head(["id: 'TASK-1; rm -rf /'", 'status: To Do']), { file: 'f.md', reason: 'id "TASK-1; rm -rf /" is not a safe task id (expected a prefix, a dash and a number, like TASK-12)' }],
-    ['id with a space', head(["id: 'TASK 1'", 'status: To Do']), { file: 'f.md', reason: 'id "TASK 1" is not a safe task id (expected a prefix, a dash and a number, like TASK-12)' }],
-    ['option-like id', head(["id: '--force-1'", 'status: To Do']), { file: 'f.md', reason: 'id "--force-1" is not a safe task id (expected a prefix, a dash and a number, like TASK-12)' }],
-    ['git ref trick', head(["id: 'TASK-1..HEAD'", 'status: To Do']), { file: 'f.md', reason: 'id "TASK-1..HEAD" is not a safe task id (expected a prefix, a dash and a number, like TASK-12)' }],
-    ['numeric id', head(['id: 12', 'status: To Do']), { file: 'f.md', reason: 'id "12" is not a safe task id (expected a prefix, a dash and a number, like TASK-12)' }],
-    ['bad dependency', head(['id: TASK-3', 'status: To Do', "dependencies: ['../TASK-1']"]), { file: 'f.md', id: 'TASK-3', reason: 'dependency "../TASK-1" is not a task id (like TASK-12)' }],
-    ['unclosed AC section', '---\nid: TASK-3\nstatus: To Do\n---\n<!-- AC:BEGIN -->\n- [ ] #1 a\n', { file: 'f.md', id: 'TASK-3', reason: 'the <!-- AC:BEGIN --> marker has no matching <!-- AC:END --> marker' }],
+    [
+      'path traversal id',
+      head(["id: '../../x'", 'status: To Do']),
+      {
+        file: 'f.md',
+        reason: 'id "../../x" is not a safe task id (expected a prefix, a dash and a number, like TASK-12)',
+      },
+    ],
+    [
+      'shell metacharacters',
+      head(["id: 'TASK-1; rm -rf /'", 'status: To Do']),
+      {
+        file: 'f.md',
+        reason: 'id "TASK-1; rm -rf /" is not a safe task id (expected a prefix, a dash and a number, like TASK-12)',
+      },
+    ],
+    [
+      'id with a space',
+      head(["id: 'TASK 1'", 'status: To Do']),
+      {
+        file: 'f.md',
+        reason: 'id "TASK 1" is not a safe task id (expected a prefix, a dash and a number, like TASK-12)',
+      },
+    ],
+    [
+      'option-like id',
+      head(["id: '--force-1'", 'status: To Do']),
+      {
+        file: 'f.md',
+        reason: 'id "--force-1" is not a safe task id (expected a prefix, a dash and a number, like TASK-12)',
+      },
+    ],
+    [
+      'git ref trick',
+      head(["id: 'TASK-1..HEAD'", 'status: To Do']),
+      {
+        file: 'f.md',
+        reason: 'id "TASK-1..HEAD" is not a safe task id (expected a prefix, a dash and a number, like TASK-12)',
+      },
+    ],
+    [
+      'numeric id',
+      head(['id: 12', 'status: To Do']),
+      { file: 'f.md', reason: 'id "12" is not a safe task id (expected a prefix, a dash and a number, like TASK-12)' },
+    ],
+    [
+      'bad dependency',
+      head(['id: TASK-3', 'status: To Do', "dependencies: ['../TASK-1']"]),
+      { file: 'f.md', id: 'TASK-3', reason: 'dependency "../TASK-1" is not a task id (like TASK-12)' },
+    ],
+    [
+      'unclosed AC section',
+      '---\nid: TASK-3\nstatus: To Do\n---\n<!-- AC:BEGIN -->\n- [ ] #1 a\n',
+      { file: 'f.md', id: 'TASK-3', reason: 'the <!-- AC:BEGIN --> marker has no matching <!-- AC:END --> marker' },
+    ],
   ];
   for (const [name, text, expected] of cases) {
     const result = parseTaskFile('f.md', text);
@@ -118,23 +196,55 @@ t.test('files the CLI reads are read as the CLI reads them (2a)', async (t) => {
     if (isUnreadable(result)) throw new Error(result.reason);
     return result;
   };
-  t.same(read(['id: TASK-3', 'status: To Do', 'assignee: @alice', 'reporter: @bob']).assignee, ['@alice'], 'an unquoted @handle, as the CLI quotes it');
-  t.same(read(['id: TASK-3', 'status: To Do', 'assignee: [@alice, "@carol", dave]']).assignee, ['@alice', '@carol', 'dave'], 'handles in a flow list');
+  t.same(
+    read(['id: TASK-3', 'status: To Do', 'assignee: @alice', 'reporter: @bob']).assignee,
+    ['@alice'],
+    'an unquoted @handle, as the CLI quotes it',
+  );
+  t.same(
+    read(['id: TASK-3', 'status: To Do', 'assignee: [@alice, "@carol", dave]']).assignee,
+    ['@alice', '@carol', 'dave'],
+    'handles in a flow list',
+  );
   t.same(read(['id: TASK-3', 'status: To Do', 'assignee: alice']).assignee, ['alice'], 'a single assignee');
   t.equal(read(['id: TASK-3', 'title: x']).status, '', 'no status: readable; readiness says why it is not ready');
-  t.same(read(['id: TASK-3', 'status: To Do', 'labels: {a: 1}', 'dependencies: TASK-1']).labels, [], 'labels or dependencies that are not lists are ignored, as by the CLI');
+  t.same(
+    read(['id: TASK-3', 'status: To Do', 'labels: {a: 1}', 'dependencies: TASK-1']).labels,
+    [],
+    'labels or dependencies that are not lists are ignored, as by the CLI',
+  );
   t.same(read(['id: TASK-3', 'status: To Do', 'dependencies: TASK-1']).dependencies, []);
-  t.equal(read(['id: TASK-3', 'status: To Do', 'priority: urgent']).priority, undefined, 'a free-text or configured priority sorts as none');
+  t.equal(
+    read(['id: TASK-3', 'status: To Do', 'priority: urgent']).priority,
+    undefined,
+    'a free-text or configured priority sorts as none',
+  );
   t.equal(read(['id: TASK-3', 'status: To Do', 'priority: " HIGH "']).priority, 'high');
-  t.equal(read(['id: TASK-3', 'status: To Do', 'ordinal: soon']).ordinal, undefined, 'an ordinal that is not a number is no ordinal');
-  t.equal(read(['id: TASK-3', 'status: To Do', "ordinal: '1500'"]).ordinal, 1500, 'a quoted number is a number, as Number() reads it');
-  t.equal(read(['id: task-03', 'status: To Do']).id, 'TASK-03', 'the id in the CLI\'s case');
+  t.equal(
+    read(['id: TASK-3', 'status: To Do', 'ordinal: soon']).ordinal,
+    undefined,
+    'an ordinal that is not a number is no ordinal',
+  );
+  t.equal(
+    read(['id: TASK-3', 'status: To Do', "ordinal: '1500'"]).ordinal,
+    1500,
+    'a quoted number is a number, as Number() reads it',
+  );
+  t.equal(read(['id: task-03', 'status: To Do']).id, 'TASK-03', "the id in the CLI's case");
 });
 
 t.test('a 5 MiB file is unreadable without being parsed', async (t) => {
-  const text = taskFileText({ id: 'TASK-1', title: 'Big', createdDate: '2026-11-29 14:35', description: 'x'.repeat(5 * 1024 * 1024) });
+  const text = taskFileText({
+    id: 'TASK-1',
+    title: 'Big',
+    createdDate: '2026-11-29 14:35',
+    description: 'x'.repeat(5 * 1024 * 1024),
+  });
   const size = Buffer.byteLength(text);
-  t.same(parseTaskFile('big.md', text), { file: 'big.md', reason: `the file is ${size} bytes, over the ${MAX_TASK_FILE_BYTES}-byte (1 MiB) limit for a task file` });
+  t.same(parseTaskFile('big.md', text), {
+    file: 'big.md',
+    reason: `the file is ${size} bytes, over the ${MAX_TASK_FILE_BYTES}-byte (1 MiB) limit for a task file`,
+  });
 });
 
 t.test('isUnreadable tells the two apart', async (t) => {

@@ -12,7 +12,11 @@ t.test('ready: To Do, every dependency Done, no needs-human, not parked', async 
     .withTask({ id: 'TASK-4', dependencies: ['task-1', 'TASK-3'] })
     .withTask({ id: 'TASK-5', dependencies: ['TASK-9'] })
     .withTask({ id: 'TASK-6', labels: ['risk:needs-human'] })
-    .withTask({ id: 'TASK-7', labels: ['parked'], notes: 'tried\nParked: old reason (branch auto/TASK-7)\nParked: gate red twice (branch auto/TASK-7)\nmore' })
+    .withTask({
+      id: 'TASK-7',
+      labels: ['parked'],
+      notes: 'tried\nParked: old reason (branch auto/TASK-7)\nParked: gate red twice (branch auto/TASK-7)\nmore',
+    })
     .withTask({ id: 'TASK-8', labels: ['parked'] })
     .withTask({ id: 'TASK-10', status: 'Blocked', dependencies: ['TASK-11'], labels: ['risk:needs-human', 'parked'] })
     .withTask({ id: 'TASK-12', dependencies: ['TASK-13'] })
@@ -39,7 +43,12 @@ t.test('ready: To Do, every dependency Done, no needs-human, not parked', async 
     ],
   );
   const unreadable = readiness.notReady.find((entry) => entry.file === 'backlog/tasks/junk.md');
-  t.same(unreadable, { id: '', file: 'backlog/tasks/junk.md', title: '', reasons: [{ kind: 'unreadable', reason: 'no id in the frontmatter' }] });
+  t.same(unreadable, {
+    id: '',
+    file: 'backlog/tasks/junk.md',
+    title: '',
+    reasons: [{ kind: 'unreadable', reason: 'no id in the frontmatter' }],
+  });
 });
 
 t.test('order: priority, then ordinal, then the number in the id', async (t) => {
@@ -54,22 +63,47 @@ t.test('order: priority, then ordinal, then the number in the id', async (t) => 
     .withTask({ id: 'TASK-8', ordinal: 5 })
     .withTask({ id: 'TASK-2.1' })
     .build();
-  t.same(ids(assessReadiness(board).ready), ['TASK-5', 'TASK-4', 'TASK-7', 'TASK-6', 'TASK-3', 'TASK-8', 'TASK-2', 'TASK-2.1', 'TASK-10']);
+  t.same(ids(assessReadiness(board).ready), [
+    'TASK-5',
+    'TASK-4',
+    'TASK-7',
+    'TASK-6',
+    'TASK-3',
+    'TASK-8',
+    'TASK-2',
+    'TASK-2.1',
+    'TASK-10',
+  ]);
 });
 
 t.test('compareIds is numeric', async (t) => {
-  t.same(['TASK-10', 'TASK-2', 'TASK-1.10', 'TASK-1.2', 'TASK-1'].sort(compareIds), ['TASK-1', 'TASK-1.2', 'TASK-1.10', 'TASK-2', 'TASK-10']);
+  t.same(['TASK-10', 'TASK-2', 'TASK-1.10', 'TASK-1.2', 'TASK-1'].sort(compareIds), [
+    'TASK-1',
+    'TASK-1.2',
+    'TASK-1.10',
+    'TASK-2',
+    'TASK-10',
+  ]);
 });
 
 t.test('describeReason gives the exact wording', async (t) => {
-  t.equal(describeReason({ kind: 'blocked-by', dependency: 'TASK-3', dependencyStatus: 'In Progress' }), 'blocked by TASK-3 (In Progress)');
-  t.equal(describeReason({ kind: 'missing-dependency', dependency: 'TASK-9' }), 'depends on TASK-9, which does not exist');
+  t.equal(
+    describeReason({ kind: 'blocked-by', dependency: 'TASK-3', dependencyStatus: 'In Progress' }),
+    'blocked by TASK-3 (In Progress)',
+  );
+  t.equal(
+    describeReason({ kind: 'missing-dependency', dependency: 'TASK-9' }),
+    'depends on TASK-9, which does not exist',
+  );
   t.equal(describeReason({ kind: 'needs-human' }), 'needs a human');
   t.equal(describeReason({ kind: 'parked', note: 'flaky (branch auto/TASK-3)' }), 'parked: flaky (branch auto/TASK-3)');
   t.equal(describeReason({ kind: 'parked', note: '' }), 'parked');
   t.equal(describeReason({ kind: 'done' }), 'Done');
   t.equal(describeReason({ kind: 'status', status: 'Blocked' }), 'status Blocked');
-  t.equal(describeReason({ kind: 'unreadable', reason: 'no id in the frontmatter' }), 'unreadable: no id in the frontmatter');
+  t.equal(
+    describeReason({ kind: 'unreadable', reason: 'no id in the frontmatter' }),
+    'unreadable: no id in the frontmatter',
+  );
 });
 
 t.test('an empty board has nothing ready and nothing not ready', async (t) => {
@@ -77,12 +111,17 @@ t.test('an empty board has nothing ready and nothing not ready', async (t) => {
 });
 
 t.test('a ready task is returned as the same object', async (t) => {
-  const board = aBoard().withTask(aTask({ id: 'TASK-1' })).build();
+  const board = aBoard()
+    .withTask(aTask({ id: 'TASK-1' }))
+    .build();
   t.equal(assessReadiness(board).ready[0], board.tasks[0]);
 });
 
 t.test('a task without a status is not ready, with that reason', async (t) => {
   const readiness = assessReadiness(aBoard().withTask({ id: 'TASK-1', status: '' }).build());
   t.same(readiness.ready, []);
-  t.same(readiness.notReady.map((entry) => entry.reasons.map(describeReason)), [['no status (set one, e.g. status: To Do)']]);
+  t.same(
+    readiness.notReady.map((entry) => entry.reasons.map(describeReason)),
+    [['no status (set one, e.g. status: To Do)']],
+  );
 });

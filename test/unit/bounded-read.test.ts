@@ -39,17 +39,30 @@ t.test('a FIFO is refused, not waited on', async (t) => {
   await t.rejects(realFs.readText(fifo), UnreadableFileError);
 });
 
-t.test('readToBound: a file larger than its stat said is read on to its end, and past the bound is "grew"', async (t) => {
-  const dir = tempDir(t);
-  const file = path.join(dir, 'grown');
-  writeFileSync(file, 'x'.repeat(100));
-  for (const [statSize, maxBytes, expected] of [[10, 200, 100], [10, 50, 'grew'], [100, 100, 100], [100, 99, 'grew'], [0, 200, 100]] as const) {
-    const handle = await open(file, 'r');
-    try {
-      const bytes = await readToBound(async (chunk) => (await handle.read(chunk, 0, chunk.length, null)).bytesRead, statSize, maxBytes);
-      t.equal(bytes === 'grew' ? bytes : bytes.length, expected, `stat said ${statSize}, bound ${maxBytes}`);
-    } finally {
-      await handle.close();
+t.test(
+  'readToBound: a file larger than its stat said is read on to its end, and past the bound is "grew"',
+  async (t) => {
+    const dir = tempDir(t);
+    const file = path.join(dir, 'grown');
+    writeFileSync(file, 'x'.repeat(100));
+    for (const [statSize, maxBytes, expected] of [
+      [10, 200, 100],
+      [10, 50, 'grew'],
+      [100, 100, 100],
+      [100, 99, 'grew'],
+      [0, 200, 100],
+    ] as const) {
+      const handle = await open(file, 'r');
+      try {
+        const bytes = await readToBound(
+          async (chunk) => (await handle.read(chunk, 0, chunk.length, null)).bytesRead,
+          statSize,
+          maxBytes,
+        );
+        t.equal(bytes === 'grew' ? bytes : bytes.length, expected, `stat said ${statSize}, bound ${maxBytes}`);
+      } finally {
+        await handle.close();
+      }
     }
-  }
-});
+  },
+);

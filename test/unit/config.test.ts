@@ -1,6 +1,12 @@
 // .agent/config.json: schema, every problem at once, precedence and caps.
 import t from 'tap';
-import { applyOverrides, DEFAULT_CONFIG, MAX_PARALLEL_CEILING, resolveModelChoice, validateConfig } from '../../src/repo/config.js';
+import {
+  applyOverrides,
+  DEFAULT_CONFIG,
+  MAX_PARALLEL_CEILING,
+  resolveModelChoice,
+  validateConfig,
+} from '../../src/repo/config.js';
 import { parseRegistry } from '../../src/control/registry/parse.js';
 import { cronScheduler } from '../../src/io/cron.js';
 import { formatProblems } from '../../src/errors.js';
@@ -19,8 +25,27 @@ t.test('an empty object is the defaults', async (t) => {
 });
 
 t.test('every problem is reported at once, with the key and the fix', async (t) => {
-  const result = validateConfig({ assistant: 'gpt', maxParallel: 0, gates: '../../etc/passwd', setup: 5, command: [], unknownKey: 1, effort: 'extreme' }, 'repo/.agent/config.json');
-  t.same(result.problems.map((p) => p.key).sort(), ['assistant', 'command', 'effort', 'gates', 'maxParallel', 'setup', 'unknownKey']);
+  const result = validateConfig(
+    {
+      assistant: 'gpt',
+      maxParallel: 0,
+      gates: '../../etc/passwd',
+      setup: 5,
+      command: [],
+      unknownKey: 1,
+      effort: 'extreme',
+    },
+    'repo/.agent/config.json',
+  );
+  t.same(result.problems.map((p) => p.key).sort(), [
+    'assistant',
+    'command',
+    'effort',
+    'gates',
+    'maxParallel',
+    'setup',
+    'unknownKey',
+  ]);
   t.equal(
     formatProblems(result.problems.filter((p) => p.key === 'gates')),
     'repo/.agent/config.json: gates: must be a relative path inside the repo; set "gates" to the path of an executable script in the repo, e.g. ".agent/gates.sh"',
@@ -28,16 +53,28 @@ t.test('every problem is reported at once, with the key and the fix', async (t) 
 });
 
 t.test('the command assistant needs its argv', async (t) => {
-  t.same(validateConfig({ assistant: 'command' }).problems.map((p) => [p.key, p.problem]), [['command', 'is required when "assistant" is "command"']]);
+  t.same(
+    validateConfig({ assistant: 'command' }).problems.map((p) => [p.key, p.problem]),
+    [['command', 'is required when "assistant" is "command"']],
+  );
   const ok = validateConfig({ assistant: 'command', command: ['./agent.sh', '--fast'] });
   t.same(ok.problems, []);
   t.same(ok.config.command, ['./agent.sh', '--fast']);
-  t.same(validateConfig({ assistant: 'claude', command: ['x'] }).warnings.map((w) => w.key), ['command']);
+  t.same(
+    validateConfig({ assistant: 'claude', command: ['x'] }).warnings.map((w) => w.key),
+    ['command'],
+  );
 });
 
 t.test('not an object', async (t) => {
-  t.same(validateConfig([]).problems.map((p) => p.key), ['(root)']);
-  t.same(validateConfig('x').problems.map((p) => p.key), ['(root)']);
+  t.same(
+    validateConfig([]).problems.map((p) => p.key),
+    ['(root)'],
+  );
+  t.same(
+    validateConfig('x').problems.map((p) => p.key),
+    ['(root)'],
+  );
 });
 
 t.test('precedence: flag over config over default; caps only lower', async (t) => {
@@ -45,17 +82,42 @@ t.test('precedence: flag over config over default; caps only lower', async (t) =
   t.equal(applyOverrides(config, {}).model, 'config-model');
   t.equal(applyOverrides(config, { model: 'flag-model' }).model, 'flag-model');
   t.equal(applyOverrides(config, {}, { maxParallel: 3 }).maxParallel, 3, 'the registry cap wins over the repo');
-  t.equal(applyOverrides(config, { maxParallel: 50 }, { maxParallel: 4 }).maxParallel, 4, 'a flag cannot exceed the cap');
-  t.equal(applyOverrides(validateConfig({ maxParallel: 2 }).config, {}, { maxParallel: 10 }).maxParallel, 2, 'the repo may ask for fewer');
+  t.equal(
+    applyOverrides(config, { maxParallel: 50 }, { maxParallel: 4 }).maxParallel,
+    4,
+    'a flag cannot exceed the cap',
+  );
+  t.equal(
+    applyOverrides(validateConfig({ maxParallel: 2 }).config, {}, { maxParallel: 10 }).maxParallel,
+    2,
+    'the repo may ask for fewer',
+  );
 });
 
 t.test('a task label sits above flag, config and default for model and effort', async (t) => {
-  const config = applyOverrides(validateConfig({ model: 'config-model', effort: 'low' }).config, { model: 'flag-model' });
+  const config = applyOverrides(validateConfig({ model: 'config-model', effort: 'low' }).config, {
+    model: 'flag-model',
+  });
   const plain = aTask({ id: 'TASK-1' });
   const labelled = aTask({ id: 'TASK-2', labels: ['model:opus', 'effort:high'] });
-  t.same(resolveModelChoice(config, plain), { model: 'flag-model', effort: 'low', modelSource: 'flag-or-config', effortSource: 'flag-or-config' });
-  t.same(resolveModelChoice(config, labelled), { model: 'opus', effort: 'high', modelSource: 'label', effortSource: 'label' });
-  t.same(resolveModelChoice(DEFAULT_CONFIG, plain), { model: undefined, effort: undefined, modelSource: 'default', effortSource: 'default' });
+  t.same(resolveModelChoice(config, plain), {
+    model: 'flag-model',
+    effort: 'low',
+    modelSource: 'flag-or-config',
+    effortSource: 'flag-or-config',
+  });
+  t.same(resolveModelChoice(config, labelled), {
+    model: 'opus',
+    effort: 'high',
+    modelSource: 'label',
+    effortSource: 'label',
+  });
+  t.same(resolveModelChoice(DEFAULT_CONFIG, plain), {
+    model: undefined,
+    effort: undefined,
+    modelSource: 'default',
+    effortSource: 'default',
+  });
 });
 
 t.test('setup is an argv array or a script path, kept as given', async (t) => {
@@ -70,7 +132,12 @@ t.test('setup is an argv array or a script path, kept as given', async (t) => {
   ];
   for (const { setup, kept, problem } of cases) {
     const result = validateConfig({ setup });
-    if (problem) t.same(result.problems.map((p) => p.key), ['setup'], `${JSON.stringify(setup)} is refused`);
+    if (problem)
+      t.same(
+        result.problems.map((p) => p.key),
+        ['setup'],
+        `${JSON.stringify(setup)} is refused`,
+      );
     else t.same([result.problems, result.config.setup], [[], kept], `${JSON.stringify(setup)} is kept as given`);
   }
 });
@@ -78,11 +145,28 @@ t.test('setup is an argv array or a script path, kept as given', async (t) => {
 t.test('one parallel cap: the repo config and the registry are bounded by the same number', async (t) => {
   t.equal(MAX_PARALLEL_CEILING, 16);
   t.same(validateConfig({ maxParallel: MAX_PARALLEL_CEILING }).problems, [], 'the repo config may ask for the ceiling');
-  t.same(validateConfig({ maxParallel: MAX_PARALLEL_CEILING + 1 }).problems.map((p) => p.key), ['maxParallel'], 'but not one more');
-  const registry = (maxParallel: number) => parseRegistry(`[repos.web]\npath = "/srv/web"\nproxy_port = 700\nmax_parallel = ${maxParallel}\n`, '/etc/agent-runner/registry.toml', cronScheduler);
+  t.same(
+    validateConfig({ maxParallel: MAX_PARALLEL_CEILING + 1 }).problems.map((p) => p.key),
+    ['maxParallel'],
+    'but not one more',
+  );
+  const registry = (maxParallel: number) =>
+    parseRegistry(
+      `[repos.web]\npath = "/srv/web"\nproxy_port = 700\nmax_parallel = ${maxParallel}\n`,
+      '/etc/agent-runner/registry.toml',
+      cronScheduler,
+    );
   t.same(registry(MAX_PARALLEL_CEILING).problems, [], 'the registry may set the ceiling');
-  t.same(registry(MAX_PARALLEL_CEILING + 1).problems.map((p) => p.key), ['repos.web.max_parallel'], 'but not one more');
-  t.equal(applyOverrides(validateConfig({ maxParallel: MAX_PARALLEL_CEILING }).config, { maxParallel: 99 }).maxParallel, MAX_PARALLEL_CEILING, 'nothing raises a run above it');
+  t.same(
+    registry(MAX_PARALLEL_CEILING + 1).problems.map((p) => p.key),
+    ['repos.web.max_parallel'],
+    'but not one more',
+  );
+  t.equal(
+    applyOverrides(validateConfig({ maxParallel: MAX_PARALLEL_CEILING }).config, { maxParallel: 99 }).maxParallel,
+    MAX_PARALLEL_CEILING,
+    'nothing raises a run above it',
+  );
 });
 
 t.test('one effort list per assistant, the same check for config, labels and flags', async (t) => {
@@ -100,9 +184,16 @@ t.test('one effort list per assistant, the same check for config, labels and fla
     const config = validateConfig({ assistant, effort, ...extra }, 'c.json');
     t.equal(config.problems.length === 0, accepted, `config: ${assistant} ${effort}`);
     t.equal(effortProblem(assistant, effort) === undefined, accepted, `flag: ${assistant} ${effort}`);
-    const choice = resolveModelChoice({ ...DEFAULT_CONFIG, assistant, ...extra }, aTask({ id: 'TASK-1', labels: [`effort:${effort}`] }));
+    const choice = resolveModelChoice(
+      { ...DEFAULT_CONFIG, assistant, ...extra },
+      aTask({ id: 'TASK-1', labels: [`effort:${effort}`] }),
+    );
     t.equal(choice.problem === undefined, accepted, `label: ${assistant} ${effort}`);
-    if (!accepted) t.match(choice.problem, `label effort:${effort}: "${effort}" is not an effort ${assistant} accepts (${EFFORTS[assistant].join(', ')})`);
+    if (!accepted)
+      t.match(
+        choice.problem,
+        `label effort:${effort}: "${effort}" is not an effort ${assistant} accepts (${EFFORTS[assistant].join(', ')})`,
+      );
   }
 });
 
@@ -111,6 +202,10 @@ t.test('maxBatch: default 8, 1 gates each task alone, out of range is named with
   t.equal(validateConfig({ maxBatch: 1 }).config.maxBatch, 1);
   for (const bad of [0, 65, 2.5, '4']) {
     const result = validateConfig({ maxBatch: bad });
-    t.same(result.problems.map((p) => [p.key, p.problem]), [['maxBatch', 'must be a whole number from 1 to 64']], `maxBatch ${JSON.stringify(bad)}`);
+    t.same(
+      result.problems.map((p) => [p.key, p.problem]),
+      [['maxBatch', 'must be a whole number from 1 to 64']],
+      `maxBatch ${JSON.stringify(bad)}`,
+    );
   }
 });

@@ -7,7 +7,10 @@ import t from 'tap';
 import * as path from 'node:path';
 import { importsOf, readSource, REPO_ROOT, sourceFiles } from '../helpers/source-imports.js';
 
-const lint = (await import(path.join(REPO_ROOT, 'eslint.config.js'))) as { EDGE_ONLY: readonly string[]; KNOWN_VIOLATIONS: Readonly<Record<string, readonly string[]>> };
+const lint = (await import(path.join(REPO_ROOT, 'eslint.config.js'))) as {
+  EDGE_ONLY: readonly string[];
+  KNOWN_VIOLATIONS: Readonly<Record<string, readonly string[]>>;
+};
 const FORBIDDEN = new Set(lint.EDGE_ONLY);
 const EDGE = (file: string) => file === 'src/main.ts' || file.startsWith('src/io/');
 
@@ -23,7 +26,10 @@ function withoutComments(source: string): string {
 const files = sourceFiles(['src', 'backends', 'tui']);
 t.ok(files.length >= 5, `found the core's source files (${files.length})`);
 t.ok(files.includes('src/io/real-ports.ts'), 'the edge module exists');
-t.ok(files.some((file) => file.startsWith('backends/')) && files.some((file) => file.startsWith('tui/')), 'backends/ and tui/ are checked too');
+t.ok(
+  files.some((file) => file.startsWith('backends/')) && files.some((file) => file.startsWith('tui/')),
+  'backends/ and tui/ are checked too',
+);
 
 for (const file of files) {
   if (EDGE(file)) continue;
@@ -36,12 +42,26 @@ for (const file of files) {
     `${file} does not import OS modules directly`,
   );
   // Known before issue 9 is merged; remove the entry from KNOWN_VIOLATIONS in eslint.config.js once the import is gone.
-  for (const name of known) t.notOk(found.includes(name), `${file} does not import ${name}`, { todo: `known violation: ${file} imports ${name}` });
+  for (const name of known)
+    t.notOk(found.includes(name), `${file} does not import ${name}`, {
+      todo: `known violation: ${file} imports ${name}`,
+    });
   t.notMatch(withoutComments(text), /\bprocess\.(env|argv)\b/, `${file} does not read process.env or process.argv`);
 }
 
 t.test('the list holds every OS module the boundary is about', async (t) => {
-  for (const name of ['node:child_process', 'child_process', 'node:fs', 'fs', 'node:fs/promises', 'fs/promises', 'execa', 'proper-lockfile', 'node-cron']) t.ok(FORBIDDEN.has(name), `${name} is forbidden outside the edge`);
+  for (const name of [
+    'node:child_process',
+    'child_process',
+    'node:fs',
+    'fs',
+    'node:fs/promises',
+    'fs/promises',
+    'execa',
+    'proper-lockfile',
+    'node-cron',
+  ])
+    t.ok(FORBIDDEN.has(name), `${name} is forbidden outside the edge`);
 });
 
 t.test('the checker catches each forbidden module, however it is imported', async (t) => {
@@ -57,7 +77,15 @@ t.test('the checker catches each forbidden module, however it is imported', asyn
 t.test('the checker passes what is allowed', async (t) => {
   t.same(forbiddenImports("import * as path from 'node:path';"), []);
   t.same(forbiddenImports("import { realFs } from '../io/real-ports.js';"), []);
-  t.same(forbiddenImports("// import { spawn } from 'node:child_process';\n/* import('node:fs') */"), [], 'comments are not imports');
-  t.same(forbiddenImports("const text = \"import { spawn } from 'node:child_process'\";"), [], 'strings are not imports');
+  t.same(
+    forbiddenImports("// import { spawn } from 'node:child_process';\n/* import('node:fs') */"),
+    [],
+    'comments are not imports',
+  );
+  t.same(
+    forbiddenImports('const text = "import { spawn } from \'node:child_process\'";'),
+    [],
+    'strings are not imports',
+  );
   t.same(forbiddenImports("import { x } from 'fs-extra-not-really';"), [], 'a name that only starts alike');
 });

@@ -2,7 +2,8 @@
 import t from 'tap';
 import { hidepidCheck, hidesOtherProcesses, mountOptions, registryModeCheck } from '../../backends/host/doctor-host.js';
 
-const PLAIN = '22 1 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n23 22 0:22 / /proc/sys/fs/binfmt_misc rw - binfmt_misc x rw\n';
+const PLAIN =
+  '22 1 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n23 22 0:22 / /proc/sys/fs/binfmt_misc rw - binfmt_misc x rw\n';
 const HIDDEN = `${PLAIN}90 22 0:50 / /proc rw,relatime - proc proc rw,hidepid=invisible,gid=4\n`;
 
 t.test('mountinfo: the last mount on /proc counts', async (t) => {
@@ -12,8 +13,10 @@ t.test('mountinfo: the last mount on /proc counts', async (t) => {
 });
 
 t.test('which hidepid values hide other users', async (t) => {
-  for (const option of ['hidepid=2', 'hidepid=invisible', 'hidepid=4', 'hidepid=ptraceable']) t.ok(hidesOtherProcesses([option]), option);
-  for (const option of ['hidepid=0', 'hidepid=off', 'hidepid=1', 'hidepid=noaccess', 'rw']) t.notOk(hidesOtherProcesses([option]), option);
+  for (const option of ['hidepid=2', 'hidepid=invisible', 'hidepid=4', 'hidepid=ptraceable'])
+    t.ok(hidesOtherProcesses([option]), option);
+  for (const option of ['hidepid=0', 'hidepid=off', 'hidepid=1', 'hidepid=noaccess', 'rw'])
+    t.notOk(hidesOtherProcesses([option]), option);
 });
 
 t.test('the check, with the fix', async (t) => {
@@ -30,7 +33,9 @@ t.test('the check, with the fix', async (t) => {
 });
 
 t.test('registry mode: root-only passes, anything wider fails with chmod 600', async (t) => {
-  const stat = (mode: number, uid = 0) => ({ stat: async () => ({ mode, uid, size: 1, isDirectory: false, mtimeMs: 0 }) });
+  const stat = (mode: number, uid = 0) => ({
+    stat: async () => ({ mode, uid, size: 1, isDirectory: false, mtimeMs: 0 }),
+  });
   t.ok((await registryModeCheck(stat(0o100600), '/etc/r.toml')).ok);
   const open = await registryModeCheck(stat(0o100644), '/etc/r.toml');
   t.notOk(open.ok);

@@ -96,7 +96,14 @@ t.test('all green: one gate, one landing of the whole batch in order', async (t)
 });
 
 t.test('a batch of one is the one-at-a-time integrator', async (t) => {
-  t.same(drive(['task-1'], new Set(['task-1'])), { landed: [], culprits: ['task-1'], conflicts: [], gateRuns: 1, gated: [['task-1']], landings: [] });
+  t.same(drive(['task-1'], new Set(['task-1'])), {
+    landed: [],
+    culprits: ['task-1'],
+    conflicts: [],
+    gateRuns: 1,
+    gated: [['task-1']],
+    landings: [],
+  });
   t.same(drive(['task-1'], new Set()).gateRuns, 1);
 });
 
@@ -108,7 +115,11 @@ t.test('one red at each position: only it is parked, every other task lands, wit
       const run = drive(batch, new Set([culprit]));
       const name = `${n} tasks, red at ${position + 1}`;
       t.same(run.culprits, [culprit], `${name}: the culprit`);
-      t.same(run.landed, batch.filter((task) => task !== culprit), `${name}: the rest land in order`);
+      t.same(
+        run.landed,
+        batch.filter((task) => task !== culprit),
+        `${name}: the rest land in order`,
+      );
       t.ok(run.gateRuns <= bound(n), `${name}: ${run.gateRuns} gate runs <= ${bound(n)}`);
     }
   }
@@ -140,12 +151,19 @@ t.test('two reds: both are found, the rest land, and the result is the one-at-a-
   for (const [n, reds] of rows) {
     const run = drive(ids(n), new Set(reds));
     t.same(run.culprits, reds, `${n} tasks, reds ${reds.join(' ')}: both parked, in order`);
-    t.same(run.landed, ids(n).filter((task) => !reds.includes(task)), `${n} tasks, reds ${reds.join(' ')}: the rest land`);
+    t.same(
+      run.landed,
+      ids(n).filter((task) => !reds.includes(task)),
+      `${n} tasks, reds ${reds.join(' ')}: the rest land`,
+    );
     t.ok(run.gateRuns <= 2 * bound(n), `${n} tasks, reds ${reds.join(' ')}: ${run.gateRuns} gate runs`);
   }
   // Serial: every task gated alone on top of what landed before it.
   const serial = ids(8).map((task) => drive([task], new Set(['task-3', 'task-6'])));
-  t.same(serial.flatMap((run) => run.culprits), ['task-3', 'task-6']);
+  t.same(
+    serial.flatMap((run) => run.culprits),
+    ['task-3', 'task-6'],
+  );
 });
 
 t.test('a red batch where every task is red parks all of them', async (t) => {
@@ -154,44 +172,69 @@ t.test('a red batch where every task is red parks all of them', async (t) => {
   t.same(run.landed, []);
 });
 
-t.test('a conflict inside a batch: that task leaves the batch (the conflict rule applies to it), the rest are gated once', async (t) => {
-  const rows: [string, Set<string>, Set<string>, Partial<Run>][] = [
-    ['a conflict in the middle', new Set(), new Set(['task-2']), { conflicts: ['task-2'], landed: ['task-1', 'task-3', 'task-4'], gateRuns: 1, culprits: [] }],
-    ['every task conflicts: no gate runs', new Set(), new Set(ids(4)), { conflicts: ids(4), landed: [], gateRuns: 0, culprits: [] }],
-    ['a conflict and a red', new Set(['task-4']), new Set(['task-1']), { conflicts: ['task-1'], landed: ['task-2', 'task-3'], culprits: ['task-4'] }],
-  ];
-  for (const [name, red, conflicting, expected] of rows) {
-    const run = drive(ids(4), red, conflicting);
-    for (const [key, value] of Object.entries(expected)) t.same(run[key as keyof Run], value, `${name}: ${key}`);
-  }
-});
+t.test(
+  'a conflict inside a batch: that task leaves the batch (the conflict rule applies to it), the rest are gated once',
+  async (t) => {
+    const rows: [string, Set<string>, Set<string>, Partial<Run>][] = [
+      [
+        'a conflict in the middle',
+        new Set(),
+        new Set(['task-2']),
+        { conflicts: ['task-2'], landed: ['task-1', 'task-3', 'task-4'], gateRuns: 1, culprits: [] },
+      ],
+      [
+        'every task conflicts: no gate runs',
+        new Set(),
+        new Set(ids(4)),
+        { conflicts: ids(4), landed: [], gateRuns: 0, culprits: [] },
+      ],
+      [
+        'a conflict and a red',
+        new Set(['task-4']),
+        new Set(['task-1']),
+        { conflicts: ['task-1'], landed: ['task-2', 'task-3'], culprits: ['task-4'] },
+      ],
+    ];
+    for (const [name, red, conflicting, expected] of rows) {
+      const run = drive(ids(4), red, conflicting);
+      for (const [key, value] of Object.entries(expected)) t.same(run[key as keyof Run], value, `${name}: ${key}`);
+    }
+  },
+);
 
 t.test('20 tasks with one red: at most 2*ceil(log2(20))+1 gate runs wherever it is', async (t) => {
   const most = Math.max(...ids(20).map((task) => drive(ids(20), new Set([task])).gateRuns));
   t.ok(most <= 11, `most gate runs ${most}`);
 });
 
-t.test('the steps: merge all first, gate the tip, bisect by prefixes, land the green prefix before the culprit', async (t) => {
-  let state = startBisection<FakeGate>(['a', 'b', 'c', 'd']);
-  t.same(nextStep(state), { kind: 'merge', task: 'a' });
-  for (let i = 0; i < 4; i++) state = afterMerge(state, true);
-  t.same(nextStep(state), { kind: 'gate', prefix: 4, tasks: ['a', 'b', 'c', 'd'] });
-  state = afterGate(state, 4, { ok: false, run: 1 });
-  t.same(nextStep(state), { kind: 'gate', prefix: 2, tasks: ['a', 'b'] });
-  state = afterGate(state, 2, { ok: true, run: 2 });
-  t.same(nextStep(state), { kind: 'gate', prefix: 3, tasks: ['a', 'b', 'c'] });
-  state = afterGate(state, 3, { ok: false, run: 3 });
-  t.same(nextStep(state), { kind: 'land', tasks: ['a', 'b'] });
-  state = afterLand(state, 2);
-  t.same(nextStep(state), { kind: 'culprit', task: 'c', gate: { ok: false, run: 3 } }, 'the gate output of the run that found it');
-  state = afterCulprit(state);
-  t.same(nextStep(state), { kind: 'merge', task: 'd' }, 'the task after the culprit merges again');
-  state = afterMerge(state, true);
-  t.same(nextStep(state), { kind: 'gate', prefix: 1, tasks: ['d'] });
-  state = afterGate(state, 1, { ok: true, run: 4 });
-  t.same(nextStep(state), { kind: 'land', tasks: ['d'] });
-  state = afterLand(state, 1);
-  t.same(nextStep(state), { kind: 'done' });
-  t.equal(state.gateRuns, 4);
-  t.throws(() => afterMerge(state, true), /nothing was to merge/);
-});
+t.test(
+  'the steps: merge all first, gate the tip, bisect by prefixes, land the green prefix before the culprit',
+  async (t) => {
+    let state = startBisection<FakeGate>(['a', 'b', 'c', 'd']);
+    t.same(nextStep(state), { kind: 'merge', task: 'a' });
+    for (let i = 0; i < 4; i++) state = afterMerge(state, true);
+    t.same(nextStep(state), { kind: 'gate', prefix: 4, tasks: ['a', 'b', 'c', 'd'] });
+    state = afterGate(state, 4, { ok: false, run: 1 });
+    t.same(nextStep(state), { kind: 'gate', prefix: 2, tasks: ['a', 'b'] });
+    state = afterGate(state, 2, { ok: true, run: 2 });
+    t.same(nextStep(state), { kind: 'gate', prefix: 3, tasks: ['a', 'b', 'c'] });
+    state = afterGate(state, 3, { ok: false, run: 3 });
+    t.same(nextStep(state), { kind: 'land', tasks: ['a', 'b'] });
+    state = afterLand(state, 2);
+    t.same(
+      nextStep(state),
+      { kind: 'culprit', task: 'c', gate: { ok: false, run: 3 } },
+      'the gate output of the run that found it',
+    );
+    state = afterCulprit(state);
+    t.same(nextStep(state), { kind: 'merge', task: 'd' }, 'the task after the culprit merges again');
+    state = afterMerge(state, true);
+    t.same(nextStep(state), { kind: 'gate', prefix: 1, tasks: ['d'] });
+    state = afterGate(state, 1, { ok: true, run: 4 });
+    t.same(nextStep(state), { kind: 'land', tasks: ['d'] });
+    state = afterLand(state, 1);
+    t.same(nextStep(state), { kind: 'done' });
+    t.equal(state.gateRuns, 4);
+    t.throws(() => afterMerge(state, true), /nothing was to merge/);
+  },
+);

@@ -12,7 +12,14 @@ const HOSTILE = 'a\u001b]0;owned\u0007\u001b[2J\nforged line\rb';
 
 function summary(extra: Partial<DrainSummary> = {}): DrainSummary {
   return {
-    runId: 'r1', outcome: 'failed', failure: `git said ${HOSTILE}`, pushed: false, sessions: [], startedAt: '', endedAt: '', staging: { base: '', head: '' },
+    runId: 'r1',
+    outcome: 'failed',
+    failure: `git said ${HOSTILE}`,
+    pushed: false,
+    sessions: [],
+    startedAt: '',
+    endedAt: '',
+    staging: { base: '', head: '' },
     tasks: [
       { id: 'TASK-1', title: 'Landed title', outcome: 'landed', durationMs: 1000 },
       { id: 'TASK-2', title: HOSTILE, outcome: 'blocked', reason: HOSTILE, durationMs: 1000 },
@@ -34,7 +41,15 @@ t.test('human progress: each event one printable line', async (t) => {
   const print = progressPrinter({ err: (text) => void lines.push(text) }, 'human');
   const events: DrainEvent[] = [
     { time: '2026-01-01T00:00:00.000Z', runId: 'r', event: 'task-started', taskId: 'TASK-2', title: HOSTILE },
-    { time: '2026-01-01T00:00:00.000Z', runId: 'r', event: 'task-blocked', taskId: 'TASK-2', title: HOSTILE, reason: HOSTILE, durationMs: 1 },
+    {
+      time: '2026-01-01T00:00:00.000Z',
+      runId: 'r',
+      event: 'task-blocked',
+      taskId: 'TASK-2',
+      title: HOSTILE,
+      reason: HOSTILE,
+      durationMs: 1,
+    },
     { time: '2026-01-01T00:00:00.000Z', runId: 'r', event: 'drain-finished', outcome: 'failed', reason: HOSTILE },
   ];
   for (const event of events) print(event);
@@ -45,7 +60,10 @@ t.test('human progress: each event one printable line', async (t) => {
 });
 
 t.test('run: an outcome kind is said once', async (t) => {
-  t.equal(describeOutcome({ kind: 'stalled', reason: 'stalled: the session changed nothing' }), 'stalled: the session changed nothing');
+  t.equal(
+    describeOutcome({ kind: 'stalled', reason: 'stalled: the session changed nothing' }),
+    'stalled: the session changed nothing',
+  );
   t.equal(describeOutcome({ kind: 'blocked', reason: 'needs a key' }), 'blocked: needs a key');
   t.equal(describeOutcome({ kind: 'done' }), 'done');
   t.notMatch(describeOutcome({ kind: 'blocked', reason: HOSTILE }), CONTROL);

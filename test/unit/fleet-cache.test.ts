@@ -2,7 +2,13 @@
 // checked entry by entry, and when an entry may answer.
 import t from 'tap';
 import { looseRefOid, parsePackedRefs } from '../../src/git/ref-files.js';
-import { entryMatches, parseFleetCache, validEntry, type FleetCacheEntry, type RefCommits } from '../../src/control/fleet/cache.js';
+import {
+  entryMatches,
+  parseFleetCache,
+  validEntry,
+  type FleetCacheEntry,
+  type RefCommits,
+} from '../../src/control/fleet/cache.js';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
@@ -11,7 +17,11 @@ const C = 'c'.repeat(40);
 t.test('packed-refs as git writes it, and what is refused', async (t) => {
   const cases: [string, string, Record<string, string> | undefined][] = [
     ['empty file', '', {}],
-    ['header, refs and a peeled tag', `# pack-refs with: peeled fully-peeled sorted \n${A} refs/heads/main\n${B} refs/tags/v1\n^${C}\n${C} refs/heads/auto/work\n`, { 'refs/heads/main': A, 'refs/tags/v1': B, 'refs/heads/auto/work': C }],
+    [
+      'header, refs and a peeled tag',
+      `# pack-refs with: peeled fully-peeled sorted \n${A} refs/heads/main\n${B} refs/tags/v1\n^${C}\n${C} refs/heads/auto/work\n`,
+      { 'refs/heads/main': A, 'refs/tags/v1': B, 'refs/heads/auto/work': C },
+    ],
     ['sha256 ids', `${'d'.repeat(64)} refs/heads/main\n`, { 'refs/heads/main': 'd'.repeat(64) }],
     ['a line that is no ref', `${A} refs/heads/main\ngarbage\n`, undefined],
     ['a short id', `abc refs/heads/main\n`, undefined],
@@ -69,18 +79,22 @@ t.test('the cache file: a malformed file is an empty cache, a malformed entry is
     ['JSON null', 'null'],
     ['another version', file({ web: entry }, 2)],
     ['repos an array', file([entry])],
-  ] as const) t.equal(parseFleetCache(text).size, 0, name);
+  ] as const)
+    t.equal(parseFleetCache(text).size, 0, name);
 });
 
-t.test('an entry answers only for the same path, base and the three commits, and never when no ref exists', async (t) => {
-  const at = (commits: RefCommits, path = '/srv/web', base = 'main') => entryMatches(entry, path, base, commits);
-  t.ok(at([A, null, B]));
-  t.notOk(at([A, null, C]), 'the base moved');
-  t.notOk(at([C, null, B]), 'auto/work moved');
-  t.notOk(at([A, B, B]), 'origin/<base> appeared');
-  t.notOk(at([A, null, B], '/srv/other'), 'another path');
-  t.notOk(at([A, null, B], '/srv/web', 'trunk'), 'another base');
-  t.notOk(entryMatches(undefined, '/srv/web', 'main', [A, null, B]), 'no entry');
-  const none: FleetCacheEntry = { ...entry, commits: [null, null, null] };
-  t.notOk(entryMatches(none, '/srv/web', 'main', [null, null, null]), 'no ref at all: git says what is wrong');
-});
+t.test(
+  'an entry answers only for the same path, base and the three commits, and never when no ref exists',
+  async (t) => {
+    const at = (commits: RefCommits, path = '/srv/web', base = 'main') => entryMatches(entry, path, base, commits);
+    t.ok(at([A, null, B]));
+    t.notOk(at([A, null, C]), 'the base moved');
+    t.notOk(at([C, null, B]), 'auto/work moved');
+    t.notOk(at([A, B, B]), 'origin/<base> appeared');
+    t.notOk(at([A, null, B], '/srv/other'), 'another path');
+    t.notOk(at([A, null, B], '/srv/web', 'trunk'), 'another base');
+    t.notOk(entryMatches(undefined, '/srv/web', 'main', [A, null, B]), 'no entry');
+    const none: FleetCacheEntry = { ...entry, commits: [null, null, null] };
+    t.notOk(entryMatches(none, '/srv/web', 'main', [null, null, null]), 'no ref at all: git says what is wrong');
+  },
+);

@@ -2,7 +2,15 @@
 // directory and the state dir, so a test points both at temp dirs.
 import t from 'tap';
 import { hostLayout } from '../../backends/host/layout.js';
-import { removedHomeDir, repoStateDir, reposStateDir, squidAccessLog, squidAllowlistFile, squidCacheLog, squidPidFile } from '../../src/paths.js';
+import {
+  removedHomeDir,
+  repoStateDir,
+  reposStateDir,
+  squidAccessLog,
+  squidAllowlistFile,
+  squidCacheLog,
+  squidPidFile,
+} from '../../src/paths.js';
 
 t.test('every file hangs off the config dir or the state dir', async (t) => {
   const cases: readonly [Record<string, string>, string, string][] = [

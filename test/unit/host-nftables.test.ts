@@ -20,7 +20,19 @@ t.test('two repos: accepts first, then per-uid rejects', async (t) => {
     { add: { table: { family: 'inet', name: 'agent_runner' } } },
     { delete: { table: { family: 'inet', name: 'agent_runner' } } },
     { add: { table: { family: 'inet', name: 'agent_runner' } } },
-    { add: { chain: { family: 'inet', table: 'agent_runner', name: 'output', type: 'filter', hook: 'output', prio: 0, policy: 'accept' } } },
+    {
+      add: {
+        chain: {
+          family: 'inet',
+          table: 'agent_runner',
+          name: 'output',
+          type: 'filter',
+          hook: 'output',
+          prio: 0,
+          policy: 'accept',
+        },
+      },
+    },
     {
       add: {
         rule: {
@@ -29,7 +41,9 @@ t.test('two repos: accepts first, then per-uid rejects', async (t) => {
           expr: [
             skuid(1001),
             { match: { op: '==', left: { payload: { protocol: 'ip', field: 'daddr' } }, right: '127.0.0.1' } },
-            { match: { op: '==', left: { payload: { protocol: 'tcp', field: 'dport' } }, right: { set: [700, 5432] } } },
+            {
+              match: { op: '==', left: { payload: { protocol: 'tcp', field: 'dport' } }, right: { set: [700, 5432] } },
+            },
             { accept: null },
           ],
         },
@@ -64,18 +78,64 @@ t.test('two repos: accepts first, then per-uid rejects', async (t) => {
         },
       },
     },
-    { add: { rule: { ...T, comment: 'repo alpha: reject any other tcp (reset)', expr: [skuid(1001), { match: { op: '==', left: { meta: { key: 'l4proto' } }, right: 'tcp' } }, { reject: { type: 'tcp reset' } }] } } },
-    { add: { rule: { ...T, comment: 'repo alpha: reject everything else (udp, dns, icmp, ipv6)', expr: [skuid(1001), { reject: { type: 'icmpx', expr: 'admin-prohibited' } }] } } },
-    { add: { rule: { ...T, comment: 'repo beta: reject any other tcp (reset)', expr: [skuid(1002), { match: { op: '==', left: { meta: { key: 'l4proto' } }, right: 'tcp' } }, { reject: { type: 'tcp reset' } }] } } },
-    { add: { rule: { ...T, comment: 'repo beta: reject everything else (udp, dns, icmp, ipv6)', expr: [skuid(1002), { reject: { type: 'icmpx', expr: 'admin-prohibited' } }] } } },
+    {
+      add: {
+        rule: {
+          ...T,
+          comment: 'repo alpha: reject any other tcp (reset)',
+          expr: [
+            skuid(1001),
+            { match: { op: '==', left: { meta: { key: 'l4proto' } }, right: 'tcp' } },
+            { reject: { type: 'tcp reset' } },
+          ],
+        },
+      },
+    },
+    {
+      add: {
+        rule: {
+          ...T,
+          comment: 'repo alpha: reject everything else (udp, dns, icmp, ipv6)',
+          expr: [skuid(1001), { reject: { type: 'icmpx', expr: 'admin-prohibited' } }],
+        },
+      },
+    },
+    {
+      add: {
+        rule: {
+          ...T,
+          comment: 'repo beta: reject any other tcp (reset)',
+          expr: [
+            skuid(1002),
+            { match: { op: '==', left: { meta: { key: 'l4proto' } }, right: 'tcp' } },
+            { reject: { type: 'tcp reset' } },
+          ],
+        },
+      },
+    },
+    {
+      add: {
+        rule: {
+          ...T,
+          comment: 'repo beta: reject everything else (udp, dns, icmp, ipv6)',
+          expr: [skuid(1002), { reject: { type: 'icmpx', expr: 'admin-prohibited' } }],
+        },
+      },
+    },
   ]);
 });
 
 t.test('a repo whose user does not exist yet is left out; root is refused', async (t) => {
   const ruleset = egressRuleset([alpha, beta], new Map([['agent-beta', 1002]]));
   t.same(
-    ruleset.nftables.filter((entry) => entry.add !== undefined && 'rule' in (entry.add as object)).map((entry) => ((entry.add as { rule: { comment: string } }).rule.comment)),
-    ['repo beta: agent-beta may reach its proxy 127.0.0.1:701', 'repo beta: reject any other tcp (reset)', 'repo beta: reject everything else (udp, dns, icmp, ipv6)'],
+    ruleset.nftables
+      .filter((entry) => entry.add !== undefined && 'rule' in (entry.add as object))
+      .map((entry) => (entry.add as { rule: { comment: string } }).rule.comment),
+    [
+      'repo beta: agent-beta may reach its proxy 127.0.0.1:701',
+      'repo beta: reject any other tcp (reset)',
+      'repo beta: reject everything else (udp, dns, icmp, ipv6)',
+    ],
   );
   t.throws(() => egressRuleset([alpha], new Map([['agent-alpha', 0]])), UsageError);
 });
@@ -99,8 +159,12 @@ t.test('comparing a live listing with the generated ruleset', async (t) => {
   };
   t.same(rulesetDifferences(listing, ruleset), []);
   const withoutLast = { nftables: listing.nftables.slice(0, -1) };
-  t.same(rulesetDifferences(withoutLast, ruleset), ['missing rule "repo beta: reject everything else (udp, dns, icmp, ipv6)"']);
+  t.same(rulesetDifferences(withoutLast, ruleset), [
+    'missing rule "repo beta: reject everything else (udp, dns, icmp, ipv6)"',
+  ]);
   t.same(rulesetDifferences(undefined, ruleset), ['table inet agent_runner is not loaded']);
   const changed = egressRuleset([alpha, { ...beta, proxyPort: 799 }], uids);
-  t.same(rulesetDifferences(listing, changed), ['rule 4 differs: expected "repo beta: agent-beta may reach its proxy 127.0.0.1:799", live "repo beta: agent-beta may reach its proxy 127.0.0.1:701"']);
+  t.same(rulesetDifferences(listing, changed), [
+    'rule 4 differs: expected "repo beta: agent-beta may reach its proxy 127.0.0.1:799", live "repo beta: agent-beta may reach its proxy 127.0.0.1:701"',
+  ]);
 });

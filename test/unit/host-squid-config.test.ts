@@ -4,7 +4,11 @@ import t from 'tap';
 import { squidConfig, squidProblems } from '../../backends/host/squid-config.js';
 import { aRepo } from '../helpers/host-fixtures.js';
 
-const layout = { configFile: '/etc/agent-runner/squid.conf', allowlistDir: '/etc/agent-runner/allow', stateDir: '/var/lib/agent-runner/squid' };
+const layout = {
+  configFile: '/etc/agent-runner/squid.conf',
+  allowlistDir: '/etc/agent-runner/allow',
+  stateDir: '/var/lib/agent-runner/squid',
+};
 const alpha = aRepo('alpha', { proxyPort: 700, allow: ['GitHub.com', '.npmjs.org'] });
 const beta = aRepo('beta', { proxyPort: 701, allow: [] });
 
@@ -65,8 +69,14 @@ http_access deny all
 `,
   );
   t.same(rendered.allowlists, [
-    { path: '/etc/agent-runner/allow/alpha.txt', text: '# repo alpha: domains its agents may reach (from the registry)\ngithub.com\n.npmjs.org\n' },
-    { path: '/etc/agent-runner/allow/beta.txt', text: '# repo beta: domains its agents may reach (from the registry)\n' },
+    {
+      path: '/etc/agent-runner/allow/alpha.txt',
+      text: '# repo alpha: domains its agents may reach (from the registry)\ngithub.com\n.npmjs.org\n',
+    },
+    {
+      path: '/etc/agent-runner/allow/beta.txt',
+      text: '# repo beta: domains its agents may reach (from the registry)\n',
+    },
   ]);
 });
 
@@ -76,9 +86,22 @@ t.test('hosts_file and effective user are options', async (t) => {
 });
 
 t.test('allowlist problems, all at once', async (t) => {
-  const bad = aRepo('bad', { proxyPort: 700, allow: ['github.com', '10.0.0.1', 'no_underscores.com', 'localhost', 'www.example.org', '.example.org', 'github.com'] });
+  const bad = aRepo('bad', {
+    proxyPort: 700,
+    allow: [
+      'github.com',
+      '10.0.0.1',
+      'no_underscores.com',
+      'localhost',
+      'www.example.org',
+      '.example.org',
+      'github.com',
+    ],
+  });
   t.same(
-    squidProblems([bad, beta, aRepo('gamma', { proxyPort: 701 })], 'registry.toml').map((p) => `${p.key}: ${p.problem}`),
+    squidProblems([bad, beta, aRepo('gamma', { proxyPort: 701 })], 'registry.toml').map(
+      (p) => `${p.key}: ${p.problem}`,
+    ),
     [
       'repos.bad.allow[1]: "10.0.0.1" is not a domain name',
       'repos.bad.allow[2]: "no_underscores.com" is not a domain name',
@@ -89,5 +112,8 @@ t.test('allowlist problems, all at once', async (t) => {
     ],
   );
   t.same(squidProblems([alpha, beta], 'registry.toml'), []);
-  t.same(squidProblems([aRepo('x', { allow: ['example.org', '.example.org'] })], 'r').map((p) => p.problem), ['"example.org" is already covered by ".example.org"']);
+  t.same(
+    squidProblems([aRepo('x', { allow: ['example.org', '.example.org'] })], 'r').map((p) => p.problem),
+    ['"example.org" is already covered by ".example.org"'],
+  );
 });

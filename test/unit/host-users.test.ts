@@ -16,35 +16,113 @@ t.test('user commands are data', async (t) => {
   t.same(
     createUserCommands('agent-web', '/home/agent-web', 'web').map((c) => [c.program, ...c.args]),
     [
-      ['useradd', '--create-home', '--home-dir', '/home/agent-web', '--user-group', '--shell', '/bin/bash', '--comment', 'agent-runner repo web', 'agent-web'],
+      [
+        'useradd',
+        '--create-home',
+        '--home-dir',
+        '/home/agent-web',
+        '--user-group',
+        '--shell',
+        '/bin/bash',
+        '--comment',
+        'agent-runner repo web',
+        'agent-web',
+      ],
       ['chmod', '0700', '/home/agent-web'],
     ],
   );
-  const clone = cloneCommand('agent-web', '/home/agent-web', 'https://example.org/web.git', '/home/agent-web/web', 'main');
+  const clone = cloneCommand(
+    'agent-web',
+    '/home/agent-web',
+    'https://example.org/web.git',
+    '/home/agent-web/web',
+    'main',
+  );
   t.equal(clone.program, 'setpriv');
   t.same(clone.args, [
-    '--reuid=agent-web', '--regid=agent-web', '--init-groups', '--no-new-privs', '--', '/usr/bin/env', '-i',
-    'HOME=/home/agent-web', 'USER=agent-web', 'LOGNAME=agent-web', 'PATH=/usr/local/bin:/usr/bin:/bin', 'LANG=C.UTF-8', 'GIT_CONFIG_NOSYSTEM=1', 'GIT_TERMINAL_PROMPT=0',
-    'git', 'clone', '--quiet', '--branch', 'main', '--', 'https://example.org/web.git', '/home/agent-web/web',
+    '--reuid=agent-web',
+    '--regid=agent-web',
+    '--init-groups',
+    '--no-new-privs',
+    '--',
+    '/usr/bin/env',
+    '-i',
+    'HOME=/home/agent-web',
+    'USER=agent-web',
+    'LOGNAME=agent-web',
+    'PATH=/usr/local/bin:/usr/bin:/bin',
+    'LANG=C.UTF-8',
+    'GIT_CONFIG_NOSYSTEM=1',
+    'GIT_TERMINAL_PROMPT=0',
+    'git',
+    'clone',
+    '--quiet',
+    '--branch',
+    'main',
+    '--',
+    'https://example.org/web.git',
+    '/home/agent-web/web',
   ]);
   t.same(committerEnvironment(), { GIT_COMMITTER_NAME: 'agent-runner', GIT_COMMITTER_EMAIL: 'agent-runner@localhost' });
 });
 
 t.test('secrets are found and redacted', async (t) => {
-  t.same(extractSecrets('.git-credentials', 'https://bot:ghp_abcdefghijklmnop@github.com\nhttps://x:short@h\n'), ['ghp_abcdefghijklmnop']);
-  t.same(extractSecrets('.claude/.credentials.json', JSON.stringify({ claudeAiOauth: { accessToken: 'sk-ant-oat01-AAAA', refreshToken: 'sk-ant-ort01-BBBB', expiresAt: 1, scopes: ['user:inference'] } })), ['sk-ant-oat01-AAAA', 'sk-ant-ort01-BBBB']);
-  t.same(extractSecrets('.codex/auth.json', JSON.stringify({ OPENAI_API_KEY: 'sk-proj-123456789', tokens: { id_token: 'eyJhbGciOi.x.y' }, last_refresh: '2026-01-01' })), ['sk-proj-123456789', 'eyJhbGciOi.x.y']);
-  t.equal(redactSecrets('push https://bot:ghp_abcdefghijklmnop@github.com with ghp_abcdefghijklmnop', ['ghp_abcdefghijklmnop', 'ghp_abcd']), 'push https://bot:[redacted]@github.com with [redacted]');
+  t.same(extractSecrets('.git-credentials', 'https://bot:ghp_abcdefghijklmnop@github.com\nhttps://x:short@h\n'), [
+    'ghp_abcdefghijklmnop',
+  ]);
+  t.same(
+    extractSecrets(
+      '.claude/.credentials.json',
+      JSON.stringify({
+        claudeAiOauth: {
+          accessToken: 'sk-ant-oat01-AAAA',
+          refreshToken: 'sk-ant-ort01-BBBB',
+          expiresAt: 1,
+          scopes: ['user:inference'],
+        },
+      }),
+    ),
+    ['sk-ant-oat01-AAAA', 'sk-ant-ort01-BBBB'],
+  );
+  t.same(
+    extractSecrets(
+      '.codex/auth.json',
+      JSON.stringify({
+        OPENAI_API_KEY: 'sk-proj-123456789',
+        tokens: { id_token: 'eyJhbGciOi.x.y' },
+        last_refresh: '2026-01-01',
+      }),
+    ),
+    ['sk-proj-123456789', 'eyJhbGciOi.x.y'],
+  );
+  t.equal(
+    redactSecrets('push https://bot:ghp_abcdefghijklmnop@github.com with ghp_abcdefghijklmnop', [
+      'ghp_abcdefghijklmnop',
+      'ghp_abcd',
+    ]),
+    'push https://bot:[redacted]@github.com with [redacted]',
+  );
   t.equal(redactSecrets('nothing here', []), 'nothing here');
   const files: Record<string, string> = { '/home/u/.git-credentials': 'https://u:tok_0123456789@example.org\n' };
   t.same(await secretValues({ readTextIfExists: async (p) => files[p] }, '/home/u'), ['tok_0123456789']);
 });
 
 t.test('the Blocked status is added once, before the finished status', async (t) => {
-  t.equal(withBlockedStatus('project_name: "x"\nstatuses: ["To Do", "In Progress", "Done"]\n'), 'project_name: "x"\nstatuses: ["To Do", "In Progress", "Blocked", "Done"]\n');
+  t.equal(
+    withBlockedStatus('project_name: "x"\nstatuses: ["To Do", "In Progress", "Done"]\n'),
+    'project_name: "x"\nstatuses: ["To Do", "In Progress", "Blocked", "Done"]\n',
+  );
   t.equal(withBlockedStatus("statuses: ['To Do', 'Done']\n"), 'statuses: ["To Do", "Blocked", "Done"]\n');
-  t.equal(withBlockedStatus('statuses: ["To Do", "Blocked", "Done"]\n'), 'statuses: ["To Do", "Blocked", "Done"]\n', 'already in place: unchanged');
-  t.equal(withBlockedStatus('statuses: ["To Do", "Done", "Blocked"]\n'), 'statuses: ["To Do", "Blocked", "Done"]\n', 'after Done (the old demo config) it would be the finished status: moved');
+  t.equal(
+    withBlockedStatus('statuses: ["To Do", "Blocked", "Done"]\n'),
+    'statuses: ["To Do", "Blocked", "Done"]\n',
+    'already in place: unchanged',
+  );
+  t.equal(
+    withBlockedStatus('statuses: ["To Do", "Done", "Blocked"]\n'),
+    'statuses: ["To Do", "Blocked", "Done"]\n',
+    'after Done (the old demo config) it would be the finished status: moved',
+  );
 });
 
 t.test('the repo planner: a new repo, then a provisioned one plans nothing', async (t) => {
@@ -52,17 +130,24 @@ t.test('the repo planner: a new repo, then a provisioned one plans nothing', asy
   const empty: RepoState = emptyRepoState();
   const request = { name: 'web', url: 'https://example.org/web.git', base: undefined, allow: ['github.com'] };
   const first = planRepo(request, empty, layout);
-  t.same(first.steps.map((step) => step.description), [
-    'create user agent-web (own group, home /home/agent-web 0700, shell /bin/bash, no sudo)',
-    'create user agent-web (own group, home /home/agent-web 0700, shell /bin/bash, no sudo)',
-    'clone https://example.org/web.git (main) into /home/agent-web/web as agent-web',
-    'author of agent commits: user.name "agent-web"',
-    'author of agent commits: user.email "agent-web@localhost"',
-    'register repo web in /cfg/registry.toml (proxy port 700, allow: github.com), mode 0600',
-    'regenerate and load the egress ruleset (1 repo), saved to /cfg/egress.json',
-    'regenerate the proxy config and reload it (port 700 for web)',
-  ]);
-  t.equal((first.steps.find((step) => 'write' in step) as { write: { mode: number } }).write.mode, 0o600, 'the registry is written root-only');
+  t.same(
+    first.steps.map((step) => step.description),
+    [
+      'create user agent-web (own group, home /home/agent-web 0700, shell /bin/bash, no sudo)',
+      'create user agent-web (own group, home /home/agent-web 0700, shell /bin/bash, no sudo)',
+      'clone https://example.org/web.git (main) into /home/agent-web/web as agent-web',
+      'author of agent commits: user.name "agent-web"',
+      'author of agent commits: user.email "agent-web@localhost"',
+      'register repo web in /cfg/registry.toml (proxy port 700, allow: github.com), mode 0600',
+      'regenerate and load the egress ruleset (1 repo), saved to /cfg/egress.json',
+      'regenerate the proxy config and reload it (port 700 for web)',
+    ],
+  );
+  t.equal(
+    (first.steps.find((step) => 'write' in step) as { write: { mode: number } }).write.mode,
+    0o600,
+    'the registry is written root-only',
+  );
   const registryText = (first.steps.find((step) => 'write' in step) as { write: { text: string } }).write.text;
   const repos = parseRegistry(registryText, 'r', cronScheduler).registry.repos;
   const uids = new Map([['agent-web', 1500]]);
@@ -73,19 +158,32 @@ t.test('the repo planner: a new repo, then a provisioned one plans nothing', asy
     ...empty,
     registryText,
     uids,
-    account: { name: 'agent-web', uid: 1500, gid: 1500, home: '/home/agent-web', shell: '/bin/bash', comment: 'agent-runner repo web' },
+    account: {
+      name: 'agent-web',
+      uid: 1500,
+      gid: 1500,
+      home: '/home/agent-web',
+      shell: '/bin/bash',
+      comment: 'agent-runner repo web',
+    },
     clone: { exists: true, ownerUid: 1500, isGit: true },
     gitIdentity: { name: 'agent-web', email: 'agent-web@localhost' },
     backlogConfig: 'statuses: ["To Do", "Blocked", "Done"]\n',
     liveTable: live,
     egressFileText: renderRuleset(ruleset),
-    squidFiles: new Map([[rendered.configFile, rendered.config], ...rendered.allowlists.map((file) => [file.path, file.text] as [string, string])]),
+    squidFiles: new Map([
+      [rendered.configFile, rendered.config],
+      ...rendered.allowlists.map((file) => [file.path, file.text] as [string, string]),
+    ]),
     squidRunning: true,
   };
   t.same(planRepo({ ...request, allow: undefined }, done, layout).steps, []);
-  t.same(planRepo({ ...request, allow: ['github.com', '.npmjs.org'] }, done, layout).steps.map((step) => step.description), [
-    'register repo web in /cfg/registry.toml (proxy port 700, allow: github.com, .npmjs.org), mode 0600',
-    'regenerate the proxy config and reload it (port 700 for web)',
-  ]);
+  t.same(
+    planRepo({ ...request, allow: ['github.com', '.npmjs.org'] }, done, layout).steps.map((step) => step.description),
+    [
+      'register repo web in /cfg/registry.toml (proxy port 700, allow: github.com, .npmjs.org), mode 0600',
+      'regenerate the proxy config and reload it (port 700 for web)',
+    ],
+  );
   t.throws(() => planRepo({ ...request, allow: ['10.0.0.1'] }, done, layout), /"10\.0\.0\.1" is not a domain name/);
 });

@@ -45,7 +45,11 @@ t.test('first alone, then the ones that came while it ran, at most maxBatch, in 
   for (let i = 0; i < 3; i++) await next();
   const outcomes = await Promise.all(results);
   t.same(calls, [['TASK-1'], ['TASK-2', 'TASK-4', 'TASK-9'], ['TASK-7']]);
-  t.same(outcomes.map((outcome) => (outcome.kind === 'landed' ? outcome.commit : outcome.kind)), ['c-TASK-1', 'c-TASK-9', 'c-TASK-4', 'c-TASK-2', 'c-TASK-7'], 'each task gets its own outcome');
+  t.same(
+    outcomes.map((outcome) => (outcome.kind === 'landed' ? outcome.commit : outcome.kind)),
+    ['c-TASK-1', 'c-TASK-9', 'c-TASK-4', 'c-TASK-2', 'c-TASK-7'],
+    'each task gets its own outcome',
+  );
 });
 
 t.test('maxBatch 1: one at a time, in arrival order', async (t) => {
@@ -60,7 +64,12 @@ t.test('a batch that throws fails each of its tasks, and the queue goes on', asy
   const { queue, calls, next } = recordingQueue(4, true);
   const first = queue.integrate(aTask({ id: 'TASK-1' }));
   await tick();
-  const rest = ['TASK-2', 'TASK-3'].map((id) => queue.integrate(aTask({ id })).then(() => 'landed', (error: Error) => error.message));
+  const rest = ['TASK-2', 'TASK-3'].map((id) =>
+    queue.integrate(aTask({ id })).then(
+      () => 'landed',
+      (error: Error) => error.message,
+    ),
+  );
   await next();
   await next();
   t.equal((await first).kind, 'landed');

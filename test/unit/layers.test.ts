@@ -52,9 +52,11 @@ function layerViolation(from: string, to: string): string | undefined {
   const target = layerOf(to);
   if (!source) return `${from} is in no layer`;
   if (!target) return `${to} is in no layer`;
-  if (target.name === 'io' && source.name !== 'io' && source.name !== 'main') return `only src/main.ts may import src/io/ (${from} -> ${to})`;
+  if (target.name === 'io' && source.name !== 'io' && source.name !== 'main')
+    return `only src/main.ts may import src/io/ (${from} -> ${to})`;
   // The real GitHub client is an edge too: core code talks to the GitHubApi port.
-  if (to === 'src/github/octokit.ts' && source.name !== 'main' && source.name !== 'io') return `only src/main.ts may import the real GitHub client (${from} -> ${to})`;
+  if (to === 'src/github/octokit.ts' && source.name !== 'main' && source.name !== 'io')
+    return `only src/main.ts may import the real GitHub client (${from} -> ${to})`;
   if (target.rank > source.rank) return `${source.name} imports ${target.name} (${from} -> ${to})`;
   return undefined;
 }
@@ -62,7 +64,8 @@ function layerViolation(from: string, to: string): string | undefined {
 const isVerdict = (file: string) => /(^|\/)verdict(\/|\.ts$)/.test(file);
 /** Packages a verdict may reach: any but the OS edge (node:path is arithmetic on strings). */
 const OS_MODULE = (name: string) => lint.EDGE_ONLY.includes(name) || (name.startsWith('node:') && name !== 'node:path');
-const isImpure = (file: string) => file === 'src/ports.ts' || file === 'src/main.ts' || file.startsWith('src/io/') || OS_MODULE(file);
+const isImpure = (file: string) =>
+  file === 'src/ports.ts' || file === 'src/main.ts' || file.startsWith('src/io/') || OS_MODULE(file);
 
 /** The route by which a verdict reaches a port, the edge or an OS module, or undefined when it reaches none. */
 function impureRoute(graph: ImportGraph, file: string): string[] | undefined {
@@ -88,7 +91,9 @@ function entryViolation(from: string, to: string): string | undefined {
 
 const files = sourceFiles(['src', 'backends', 'tui']);
 const graph = importGraph(files);
-const edges = [...graph].flatMap(([from, targets]) => targets.filter((to) => to.endsWith('.ts')).map((to) => ({ from, to })));
+const edges = [...graph].flatMap(([from, targets]) =>
+  targets.filter((to) => to.endsWith('.ts')).map((to) => ({ from, to })),
+);
 t.ok(edges.length > 100, `read the imports (${edges.length})`);
 
 t.same(
@@ -98,7 +103,10 @@ t.same(
 );
 
 t.test('every source file is in a layer', async (t) => {
-  t.same(files.filter((file) => !layerOf(file)), []);
+  t.same(
+    files.filter((file) => !layerOf(file)),
+    [],
+  );
 });
 
 t.test('the checker tells a violation from an allowed import', async (t) => {
@@ -131,12 +139,20 @@ t.test('the checker tells a violation from an allowed import', async (t) => {
     ['src/control/ledger/totals.ts', 'src/spend/verdict.ts', true],
     ['src/spend/policy.ts', 'src/drain/session-guard.ts', false],
   ];
-  for (const [from, to, allowed] of cases) t.equal(layerViolation(from, to) === undefined, allowed, `${from} -> ${to} is ${allowed ? 'allowed' : 'a violation'}`);
+  for (const [from, to, allowed] of cases)
+    t.equal(
+      layerViolation(from, to) === undefined,
+      allowed,
+      `${from} -> ${to} is ${allowed ? 'allowed' : 'a violation'}`,
+    );
 });
 
 t.test('verdicts are pure: none reaches a port, the edge or an OS module', async (t) => {
   const verdicts = files.filter(isVerdict);
-  t.ok(verdicts.length >= 10 && verdicts.includes('src/staging/verdict.ts') && verdicts.includes('src/spend/verdict.ts'), `found the verdicts (${verdicts.length})`);
+  t.ok(
+    verdicts.length >= 10 && verdicts.includes('src/staging/verdict.ts') && verdicts.includes('src/spend/verdict.ts'),
+    `found the verdicts (${verdicts.length})`,
+  );
   t.same(
     verdicts.flatMap((file) => impureRoute(graph, file)?.join(' -> ') ?? []),
     [],
@@ -152,11 +168,20 @@ t.test('the purity checker finds an impure route, however deep', async (t) => {
     ['src/drain/verdict/d.ts', ['src/io/lock.ts']],
     ['src/drain/verdict/e.ts', ['src/types.ts', 'yaml']],
   ]);
-  t.same(impureRoute(fake, 'src/drain/verdict/a.ts'), ['src/drain/verdict/a.ts', 'src/drain/verdict/b.ts', 'src/board/read.ts', 'src/ports.ts']);
+  t.same(impureRoute(fake, 'src/drain/verdict/a.ts'), [
+    'src/drain/verdict/a.ts',
+    'src/drain/verdict/b.ts',
+    'src/board/read.ts',
+    'src/ports.ts',
+  ]);
   t.same(impureRoute(fake, 'src/drain/verdict/c.ts'), ['src/drain/verdict/c.ts', 'node:fs']);
   t.same(impureRoute(fake, 'src/drain/verdict/d.ts'), ['src/drain/verdict/d.ts', 'src/io/lock.ts']);
   t.equal(impureRoute(fake, 'src/drain/verdict/e.ts'), undefined, 'types and a parsing package are pure');
-  t.ok(isVerdict('src/staging/verdict.ts') && isVerdict('src/drain/verdict/task.ts') && !isVerdict('src/drain/task-flow.ts'));
+  t.ok(
+    isVerdict('src/staging/verdict.ts') &&
+      isVerdict('src/drain/verdict/task.ts') &&
+      !isVerdict('src/drain/task-flow.ts'),
+  );
 });
 
 t.test('a folder inside a layer folder is entered from beside it through its index.ts', async (t) => {
@@ -178,18 +203,52 @@ t.test('the entry checker tells reaching in from going through the entry', async
     ['src/cli/fleet.ts', 'src/control/fleet/fleet.ts', true],
     ['src/control/watch/watcher.ts', 'src/drain/types.ts', true],
   ];
-  for (const [from, to, allowed] of cases) t.equal(entryViolation(from, to) === undefined, allowed, `${from} -> ${to} is ${allowed ? 'allowed' : 'a violation'}`);
+  for (const [from, to, allowed] of cases)
+    t.equal(
+      entryViolation(from, to) === undefined,
+      allowed,
+      `${from} -> ${to} is ${allowed ? 'allowed' : 'a violation'}`,
+    );
 });
 
 t.test('nothing imports in a circle', async (t) => {
-  const layerFolderOf = (file: string) => (file.split('/').length < 3 ? undefined : file.startsWith('src/') ? file.split('/').slice(0, 2).join('/') : file.split('/')[0]);
+  const layerFolderOf = (file: string) =>
+    file.split('/').length < 3
+      ? undefined
+      : file.startsWith('src/')
+        ? file.split('/').slice(0, 2).join('/')
+        : file.split('/')[0];
   t.same(circles(graph), [], 'files');
   t.same(circles(groupGraph(graph, layerFolderOf)), [], 'layer folders (src/drain, src/control, tui, ...)');
-  t.same(circles(groupGraph(graph, innerFolderOf)), [], 'the folders inside them (src/control/fleet, src/drain/integrate, ...)');
+  t.same(
+    circles(groupGraph(graph, innerFolderOf)),
+    [],
+    'the folders inside them (src/control/fleet, src/drain/integrate, ...)',
+  );
 });
 
 t.test('the circle finder finds circles and only circles', async (t) => {
-  t.same(circles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]])), [['a', 'b', 'c']]);
+  t.same(
+    circles(
+      new Map([
+        ['a', ['b']],
+        ['b', ['c']],
+        ['c', ['a']],
+        ['d', ['a']],
+      ]),
+    ),
+    [['a', 'b', 'c']],
+  );
   t.same(circles(new Map([['a', ['a']]])), [['a']], 'a node importing itself');
-  t.same(circles(new Map([['a', ['b', 'c']], ['b', ['c']], ['c', []]])), [], 'a diamond is no circle');
+  t.same(
+    circles(
+      new Map([
+        ['a', ['b', 'c']],
+        ['b', ['c']],
+        ['c', []],
+      ]),
+    ),
+    [],
+    'a diamond is no circle',
+  );
 });

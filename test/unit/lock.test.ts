@@ -20,16 +20,42 @@ function world(running: Record<number, string>) {
   return { clock, process: { startTimeOf: async (pid: number) => running[pid] } };
 }
 
-const other = (fields: Partial<LockHolder> = {}): LockHolder => ({ pid: 10, startTime: '500', command: 'orchestrate R1', since: SINCE, ...fields });
+const other = (fields: Partial<LockHolder> = {}): LockHolder => ({
+  pid: 10,
+  startTime: '500',
+  command: 'orchestrate R1',
+  since: SINCE,
+  ...fields,
+});
 
 t.test('workspace lock: who wins, who is busy (table)', async (t) => {
-  const rows: { name: string; planted: LockHolder | undefined | 'none'; running: Record<number, string>; expect: 'taken' | string }[] = [
+  const rows: {
+    name: string;
+    planted: LockHolder | undefined | 'none';
+    running: Record<number, string>;
+    expect: 'taken' | string;
+  }[] = [
     { name: 'free', planted: 'none', running: {}, expect: 'taken' },
-    { name: 'a live holder', planted: other(), running: { 10: '500' }, expect: `${FILE} is held by pid 10 (orchestrate R1) since ${SINCE}; wait for it to finish` },
+    {
+      name: 'a live holder',
+      planted: other(),
+      running: { 10: '500' },
+      expect: `${FILE} is held by pid 10 (orchestrate R1) since ${SINCE}; wait for it to finish`,
+    },
     { name: 'a dead holder', planted: other(), running: {}, expect: 'taken' },
     { name: 'a recycled pid', planted: other(), running: { 10: '999' }, expect: 'taken' },
-    { name: 'a holder recorded without a start time proves nothing', planted: other({ startTime: undefined }), running: { 10: '500' }, expect: 'taken' },
-    { name: 'a holder that has not recorded itself', planted: undefined, running: {}, expect: `${FILE} is held by a process that has not recorded itself yet; wait for it to finish` },
+    {
+      name: 'a holder recorded without a start time proves nothing',
+      planted: other({ startTime: undefined }),
+      running: { 10: '500' },
+      expect: 'taken',
+    },
+    {
+      name: 'a holder that has not recorded itself',
+      planted: undefined,
+      running: {},
+      expect: `${FILE} is held by a process that has not recorded itself yet; wait for it to finish`,
+    },
   ];
   for (const row of rows) {
     const { clock, process } = world(row.running);
@@ -43,7 +69,12 @@ t.test('workspace lock: who wins, who is busy (table)', async (t) => {
       },
     );
     t.equal(result, row.expect, row.name);
-    if (result === 'taken') t.same(locks.holderOf(FILE), { pid: 20, startTime: '700', command: 'gc', since: new Date(clock.now()).toISOString() }, `${row.name}: recorded as ours`);
+    if (result === 'taken')
+      t.same(
+        locks.holderOf(FILE),
+        { pid: 20, startTime: '700', command: 'gc', since: new Date(clock.now()).toISOString() },
+        `${row.name}: recorded as ours`,
+      );
   }
 });
 
@@ -61,12 +92,27 @@ t.test('control-plane lock: the busy message names the holder and --wait', async
   const { clock, process } = world({ 10: '500' });
   const locks = fakeLocks({ pid: 20, startTime: '700' });
   locks.plant('/state/repos/web/run.lock', other({ command: 'dispatch web' }));
-  const error = await acquireLock({ locks, process, clock }, '/state/repos/web/run.lock', { command: 'dispatch web', wait: false, waitFlag: '--wait', what: 'repo "web"' }).catch((e: unknown) => e);
+  const error = await acquireLock({ locks, process, clock }, '/state/repos/web/run.lock', {
+    command: 'dispatch web',
+    wait: false,
+    waitFlag: '--wait',
+    what: 'repo "web"',
+  }).catch((e: unknown) => e);
   t.ok(error instanceof BusyError);
-  t.equal((error as Error).message, `repo "web" is busy: held by pid 10 (dispatch web) since ${SINCE} (90s ago); try again later, or pass --wait`);
+  t.equal(
+    (error as Error).message,
+    `repo "web" is busy: held by pid 10 (dispatch web) since ${SINCE} (90s ago); try again later, or pass --wait`,
+  );
   // watch has no --wait: it must not suggest one.
-  const watcher = await acquireLock({ locks, process, clock }, '/state/repos/web/run.lock', { command: 'watch web', wait: false, what: 'repo "web"' }).catch((e: unknown) => e);
-  t.equal((watcher as Error).message, `repo "web" is busy: held by pid 10 (dispatch web) since ${SINCE} (90s ago); try again later`);
+  const watcher = await acquireLock({ locks, process, clock }, '/state/repos/web/run.lock', {
+    command: 'watch web',
+    wait: false,
+    what: 'repo "web"',
+  }).catch((e: unknown) => e);
+  t.equal(
+    (watcher as Error).message,
+    `repo "web" is busy: held by pid 10 (dispatch web) since ${SINCE} (90s ago); try again later`,
+  );
 });
 
 t.test('clearDeadLock breaks only a dead holder', async (t) => {
@@ -90,5 +136,6 @@ t.test('dispatch exit codes go through the EXIT table', async (t) => {
     [null, EXIT.failed],
     [undefined, EXIT.failed],
   ];
-  for (const [exitCode, expected] of rows) t.equal(dispatchExitCode({ exitCode } as RunRecord), expected, `orchestrate exit ${String(exitCode)}`);
+  for (const [exitCode, expected] of rows)
+    t.equal(dispatchExitCode({ exitCode } as RunRecord), expected, `orchestrate exit ${String(exitCode)}`);
 });

@@ -11,21 +11,35 @@ const healthy: HostState = {
   configDir: dir(0o755),
   stateDir: dir(0o750, 0, 13),
   squidStateDir: dir(0o750, 13, 13),
-  repoStateDirs: new Map([['/s/repos', dir(0o700)], ['/s/repos/web', dir(0o700)]]),
+  repoStateDirs: new Map([
+    ['/s/repos', dir(0o700)],
+    ['/s/repos/web', dir(0o700)],
+  ]),
   systemd: false,
   units: new Map(),
   enabledUnits: ['agent-runner-egress.service', 'agent-runner-proxy.service'],
   proxyUid: 13,
   proxyGid: 13,
 };
-const commands = (state: HostState) => planHost(state, layout, '/x/install.sh').map((step) => ('command' in step ? step.command.args.join(' ') : step.description));
+const commands = (state: HostState) =>
+  planHost(state, layout, '/x/install.sh').map((step) =>
+    'command' in step ? step.command.args.join(' ') : step.description,
+  );
 
 t.test('a healthy state dir needs nothing', async (t) => {
   t.same(commands(healthy), []);
 });
 
 t.test('open repo dirs become root-only; $STATE gets the proxy group', async (t) => {
-  const state: HostState = { ...healthy, stateDir: dir(0o755, 0, 0), repoStateDirs: new Map([['/s/repos', dir(0o755)], ['/s/repos/web', dir(0o755)], ['/s/repos/api', dir(0o700, 1001)]]) };
+  const state: HostState = {
+    ...healthy,
+    stateDir: dir(0o755, 0, 0),
+    repoStateDirs: new Map([
+      ['/s/repos', dir(0o755)],
+      ['/s/repos/web', dir(0o755)],
+      ['/s/repos/api', dir(0o700, 1001)],
+    ]),
+  };
   t.same(commands(state), ['root:proxy /s', '0750 /s', '0700 /s/repos', '0700 /s/repos/web', 'root:root /s/repos/api']);
 });
 

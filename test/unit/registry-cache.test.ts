@@ -17,7 +17,10 @@ t.test('a broken registry is parsed once while it stays broken, and again once f
   t.equal(cache.parses, 1, 'five ticks, one parse');
   t.equal(file.reads, 5, 'the text is still read each tick, to notice a change');
   file.text = '[repos.web]\npath = "/srv/web"\nproxy_port = 700\n';
-  t.same((await cache.read()).repos.map((repo) => repo.name), ['web']);
+  t.same(
+    (await cache.read()).repos.map((repo) => repo.name),
+    ['web'],
+  );
   await cache.read();
   t.equal(cache.parses, 2, 'fixed: parsed once more, then cached');
   file.text = undefined;

@@ -1,7 +1,13 @@
 // Registry validation: every problem at once, with line, key and fix.
 import t from 'tap';
 import { SPEND_DEFAULTS } from '../../src/control/registry/spend.js';
-import { defaultUserFor, findRepo, parseRegistry, readRegistry, REPO_NAME_PATTERN } from '../../src/control/registry/parse.js';
+import {
+  defaultUserFor,
+  findRepo,
+  parseRegistry,
+  readRegistry,
+  REPO_NAME_PATTERN,
+} from '../../src/control/registry/parse.js';
 import { removeRepo, upsertRepo } from '../../src/control/registry/edit.js';
 import { realFs } from '../../src/io/real-ports.js';
 import { UsageError } from '../../src/errors.js';
@@ -43,16 +49,42 @@ t.test('a valid registry with defaults applied', async (t) => {
   t.same(problems, []);
   t.same(registry.repos, [
     {
-      name: 'web', path: '/srv/repos/web', user: 'agent-web', baseBranch: 'main', proxyPort: 700, schedule: '*/5 * * * *', remotePollSec: 15, maxParallel: 3,
-      allow: ['registry.npmjs.org', '.pythonhosted.org'], loopbackPorts: [], toolchainPath: '/usr/local/bin:/usr/bin:/bin',
-      env: { NODE_ENV: 'test', LOG: '1' }, enabled: true, url: undefined, authorName: undefined, authorEmail: 'bot@example.com',
+      name: 'web',
+      path: '/srv/repos/web',
+      user: 'agent-web',
+      baseBranch: 'main',
+      proxyPort: 700,
+      schedule: '*/5 * * * *',
+      remotePollSec: 15,
+      maxParallel: 3,
+      allow: ['registry.npmjs.org', '.pythonhosted.org'],
+      loopbackPorts: [],
+      toolchainPath: '/usr/local/bin:/usr/bin:/bin',
+      env: { NODE_ENV: 'test', LOG: '1' },
+      enabled: true,
+      url: undefined,
+      authorName: undefined,
+      authorEmail: 'bot@example.com',
       limits: { tasksMax: 1024, memoryMax: 4 * 1024 ** 3, cpuWeight: 100 },
       spend: SPEND_DEFAULTS,
     },
     {
-      name: 'api', path: '/srv/repos/api', user: 'svc-api', baseBranch: 'trunk', proxyPort: 701, schedule: '*/5 * * * *', remotePollSec: 15, maxParallel: 1,
-      allow: ['registry.npmjs.org'], loopbackPorts: [5432], toolchainPath: '/opt/node/bin:/usr/bin:/bin',
-      env: { NODE_ENV: 'test' }, enabled: false, url: undefined, authorName: undefined, authorEmail: 'bot@example.com',
+      name: 'api',
+      path: '/srv/repos/api',
+      user: 'svc-api',
+      baseBranch: 'trunk',
+      proxyPort: 701,
+      schedule: '*/5 * * * *',
+      remotePollSec: 15,
+      maxParallel: 1,
+      allow: ['registry.npmjs.org'],
+      loopbackPorts: [5432],
+      toolchainPath: '/opt/node/bin:/usr/bin:/bin',
+      env: { NODE_ENV: 'test' },
+      enabled: false,
+      url: undefined,
+      authorName: undefined,
+      authorEmail: 'bot@example.com',
       limits: { tasksMax: 64, memoryMax: 4 * 1024 ** 3, cpuWeight: 50 },
       spend: SPEND_DEFAULTS,
     },
@@ -118,7 +150,10 @@ x = 1
   ]);
   t.equal(problems[1]!.fix, 'did you mean "schedule"? (see control/registry.example.toml)');
   t.equal(problems[8]!.fix, "put secrets in the repo user's home (mode 0600), never in the registry");
-  t.same(registry.repos.map((r) => r.name), ['api']);
+  t.same(
+    registry.repos.map((r) => r.name),
+    ['api'],
+  );
 });
 
 t.test('duplicate proxy ports, users and paths across repos', async (t) => {
@@ -132,12 +167,18 @@ proxy_port = 700
 user = "agent-a"
 `;
   const { registry, problems } = parseRegistry(text, 'r.toml', cronScheduler);
-  t.same(problems.map((p) => `${p.file} ${p.key}: ${p.problem}`), [
-    'r.toml:7 repos.b.proxy_port: proxy port 700 is already used by repo "a"',
-    'r.toml:8 repos.b.user: user "agent-a" is already used by repo "a"',
-    'r.toml:6 repos.b.path: path "/srv/a" is already used by repo "a"',
-  ]);
-  t.same(registry.repos.map((r) => r.name), ['a']);
+  t.same(
+    problems.map((p) => `${p.file} ${p.key}: ${p.problem}`),
+    [
+      'r.toml:7 repos.b.proxy_port: proxy port 700 is already used by repo "a"',
+      'r.toml:8 repos.b.user: user "agent-a" is already used by repo "a"',
+      'r.toml:6 repos.b.path: path "/srv/a" is already used by repo "a"',
+    ],
+  );
+  t.same(
+    registry.repos.map((r) => r.name),
+    ['a'],
+  );
 });
 
 t.test('a syntax error names its line', async (t) => {
@@ -153,22 +194,39 @@ t.test('readRegistry throws one UsageError listing every problem', async (t) => 
   writeFileSync(file, '[repos.a]\nproxy_port = 1024\n');
   const error = await readRegistry({ fs: realFs, scheduler: cronScheduler }, file).catch((e: unknown) => e);
   t.ok(error instanceof UsageError);
-  t.equal((error as UsageError).message, `the registry has 2 problems:\n${file}:2: repos.a.proxy_port: must be a privileged port 1-1023, got 1024: any user, an agent too, can bind a port from 1024 up and cut the repo off from its proxy; run agent-runner provision repo a: it moves the repo to a free port from 700 up (or set one below 1024 yourself, one per repo)\n${file}:1: repos.a: path is missing; add path = "/absolute/path/of/the/checkout"`);
-  const missing = await readRegistry({ fs: realFs, scheduler: cronScheduler }, path.join(dir, 'none.toml')).catch((e: unknown) => e);
+  t.equal(
+    (error as UsageError).message,
+    `the registry has 2 problems:\n${file}:2: repos.a.proxy_port: must be a privileged port 1-1023, got 1024: any user, an agent too, can bind a port from 1024 up and cut the repo off from its proxy; run agent-runner provision repo a: it moves the repo to a free port from 700 up (or set one below 1024 yourself, one per repo)\n${file}:1: repos.a: path is missing; add path = "/absolute/path/of/the/checkout"`,
+  );
+  const missing = await readRegistry({ fs: realFs, scheduler: cronScheduler }, path.join(dir, 'none.toml')).catch(
+    (e: unknown) => e,
+  );
   t.match((missing as Error).message, /the registry does not exist; create it/);
   writeFileSync(file, GOOD);
   const registry = await readRegistry({ fs: realFs, scheduler: cronScheduler }, file);
   t.equal(findRepo(registry, 'api', file).user, 'svc-api');
-  t.throws(() => findRepo(registry, 'nope', file), { message: `${file}: repos.nope: no such repo; registered repos: web, api` });
+  t.throws(() => findRepo(registry, 'nope', file), {
+    message: `${file}: repos.nope: no such repo; registered repos: web, api`,
+  });
 });
 
 t.test('upsertRepo adds, replaces and keeps everything else byte for byte', async (t) => {
   const added = upsertRepo(GOOD, { name: 'docs', path: '/srv/docs', allow: ['pypi.org'], env: { A: 'b c' } });
   t.ok(added.startsWith(GOOD.trimEnd()), 'the old text is untouched');
-  t.equal(added.slice(GOOD.trimEnd().length), '\n\n[repos.docs]\npath = "/srv/docs"\nproxy_port = 702\nallow = ["pypi.org"]\nenv = { A = "b c" }\n');
+  t.equal(
+    added.slice(GOOD.trimEnd().length),
+    '\n\n[repos.docs]\npath = "/srv/docs"\nproxy_port = 702\nallow = ["pypi.org"]\nenv = { A = "b c" }\n',
+  );
   const parsed = parseRegistry(added, 'r', cronScheduler);
   t.same(parsed.problems, []);
-  t.same(parsed.registry.repos.map((r) => [r.name, r.proxyPort, r.user]), [['web', 700, 'agent-web'], ['api', 701, 'svc-api'], ['docs', 702, 'agent-docs']]);
+  t.same(
+    parsed.registry.repos.map((r) => [r.name, r.proxyPort, r.user]),
+    [
+      ['web', 700, 'agent-web'],
+      ['api', 701, 'svc-api'],
+      ['docs', 702, 'agent-docs'],
+    ],
+  );
 
   const replaced = upsertRepo(added, { name: 'web', path: '/srv/web2', maxParallel: 5 });
   const again = parseRegistry(replaced, 'r', cronScheduler);
@@ -179,7 +237,10 @@ t.test('upsertRepo adds, replaces and keeps everything else byte for byte', asyn
   t.equal(web.maxParallel, 5);
   t.same(web.allow, ['registry.npmjs.org'], 'keys not given fall back to the defaults');
   t.ok(replaced.includes('# fleet\n[defaults]'), 'comments survive');
-  t.equal(upsertRepo('', { name: 'x', path: '/x', proxyPort: 4000, enabled: false }), '[repos.x]\npath = "/x"\nproxy_port = 4000\nenabled = false\n');
+  t.equal(
+    upsertRepo('', { name: 'x', path: '/x', proxyPort: 4000, enabled: false }),
+    '[repos.x]\npath = "/x"\nproxy_port = 4000\nenabled = false\n',
+  );
   t.throws(() => upsertRepo('', { name: 'Bad', path: '/x' }), UsageError);
 });
 
@@ -187,7 +248,10 @@ t.test('removeRepo removes the section and its sub-tables only', async (t) => {
   const text = `[repos.a]\npath = "/a"\nproxy_port = 700\n\n[repos.a.env]\nX = "1"\n\n# b is next\n[repos.b]\npath = "/b"\nproxy_port = 701\n`;
   t.equal(removeRepo(text, 'a'), '\n# b is next\n[repos.b]\npath = "/b"\nproxy_port = 701\n');
   t.equal(removeRepo(text, 'zzz'), text);
-  t.same(parseRegistry(removeRepo(text, 'b'), 'r', cronScheduler).registry.repos.map((r) => [r.name, r.env]), [['a', { X: '1' }]]);
+  t.same(
+    parseRegistry(removeRepo(text, 'b'), 'r', cronScheduler).registry.repos.map((r) => [r.name, r.env]),
+    [['a', { X: '1' }]],
+  );
 });
 
 t.test('names and users', async (t) => {

@@ -1,7 +1,20 @@
 // The run-limit builders and parsers, and the one process-identity rule.
 import t from 'tap';
-import { confineCommand, confinementFor, runUnitName, runUnitPattern, stopUnitCommand } from '../../src/control/dispatch/limits.js';
-import { formatSize, parseSize, readRunLimit, resolveRunLimits, RUN_LIMIT_DEFAULTS, type RunLimitFields } from '../../src/control/registry/limits.js';
+import {
+  confineCommand,
+  confinementFor,
+  runUnitName,
+  runUnitPattern,
+  stopUnitCommand,
+} from '../../src/control/dispatch/limits.js';
+import {
+  formatSize,
+  parseSize,
+  readRunLimit,
+  resolveRunLimits,
+  RUN_LIMIT_DEFAULTS,
+  type RunLimitFields,
+} from '../../src/control/registry/limits.js';
 import { parseRegistry } from '../../src/control/registry/parse.js';
 import { upsertRepo } from '../../src/control/registry/edit.js';
 import { describeSweep, endUserProcesses, signalEveryProcessAsUser } from '../../src/control/dispatch/user-sweep.js';
@@ -14,7 +27,12 @@ import type { UserProcess } from '../../src/ports.js';
 import { cronScheduler } from '../../src/io/cron.js';
 
 const limits = { tasksMax: 40, memoryMax: 2 * 1024 ** 3, cpuWeight: 50 };
-const dropped: Command = { program: 'setpriv', args: ['--reuid=1001', '--', '/usr/bin/env', '-i', 'HOME=/h', 'node', 'main.js'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' }, cwd: '/srv/web' };
+const dropped: Command = {
+  program: 'setpriv',
+  args: ['--reuid=1001', '--', '/usr/bin/env', '-i', 'HOME=/h', 'node', 'main.js'],
+  env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
+  cwd: '/srv/web',
+};
 
 t.test('under systemd: a transient scope with the limits, execing the dropped command', async (t) => {
   const confinement = confinementFor(true, 'web', '20261129T143000Z-1a2b3c', limits);
@@ -22,14 +40,39 @@ t.test('under systemd: a transient scope with the limits, execing the dropped co
   t.same(confineCommand(dropped, confinement), {
     program: 'systemd-run',
     args: [
-      '--scope', '--unit=agent-runner-run-web_20261129T143000Z-1a2b3c.scope', '--collect', '--quiet',
-      '-p', 'TasksMax=40', '-p', 'MemoryMax=2147483648', '-p', 'CPUWeight=50', '-p', 'IPAddressDeny=any', '-p', 'IPAddressAllow=localhost',
-      '--', 'setpriv', '--reuid=1001', '--', '/usr/bin/env', '-i', 'HOME=/h', 'node', 'main.js',
+      '--scope',
+      '--unit=agent-runner-run-web_20261129T143000Z-1a2b3c.scope',
+      '--collect',
+      '--quiet',
+      '-p',
+      'TasksMax=40',
+      '-p',
+      'MemoryMax=2147483648',
+      '-p',
+      'CPUWeight=50',
+      '-p',
+      'IPAddressDeny=any',
+      '-p',
+      'IPAddressAllow=localhost',
+      '--',
+      'setpriv',
+      '--reuid=1001',
+      '--',
+      '/usr/bin/env',
+      '-i',
+      'HOME=/h',
+      'node',
+      'main.js',
     ],
     env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
     cwd: '/srv/web',
   });
-  t.same(stopUnitCommand('agent-runner-run-web_R.scope'), { program: 'systemctl', args: ['stop', '--quiet', '--', 'agent-runner-run-web_R.scope'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' }, cwd: '/' });
+  t.same(stopUnitCommand('agent-runner-run-web_R.scope'), {
+    program: 'systemctl',
+    args: ['stop', '--quiet', '--', 'agent-runner-run-web_R.scope'],
+    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
+    cwd: '/',
+  });
 });
 
 t.test('without systemd: prlimit with per-uid tasks and a per-process data cap', async (t) => {
@@ -70,19 +113,40 @@ t.test('limit keys: sizes, ranges, defaults', async (t) => {
   readRunLimit('tasks_max', 5, {}, bad);
   readRunLimit('memory_max', '10M', {}, bad);
   readRunLimit('cpu_weight', 0, {}, bad);
-  t.same(problems, ['must be an integer 32-4194304, got 5', '"10M" is below the 256M an agent needs', 'must be an integer 1-10000, got 0']);
-  t.same(resolveRunLimits({ tasksMax: 64 }, { tasksMax: 100, cpuWeight: 10 }), { tasksMax: 64, memoryMax: RUN_LIMIT_DEFAULTS.memoryMax, cpuWeight: 10 });
+  t.same(problems, [
+    'must be an integer 32-4194304, got 5',
+    '"10M" is below the 256M an agent needs',
+    'must be an integer 1-10000, got 0',
+  ]);
+  t.same(resolveRunLimits({ tasksMax: 64 }, { tasksMax: 100, cpuWeight: 10 }), {
+    tasksMax: 64,
+    memoryMax: RUN_LIMIT_DEFAULTS.memoryMax,
+    cpuWeight: 10,
+  });
 });
 
 t.test('the registry reports bad limits with line and fix, and keeps them through an upsert', async (t) => {
-  const text = '[defaults]\ntasks_max = 10\n\n[repos.web]\npath = "/srv/web"\nproxy_port = 700\nmemory_max = "huge"\ncpu_weight = 100\n';
+  const text =
+    '[defaults]\ntasks_max = 10\n\n[repos.web]\npath = "/srv/web"\nproxy_port = 700\nmemory_max = "huge"\ncpu_weight = 100\n';
   const { problems } = parseRegistry(text, '/r.toml', cronScheduler);
-  t.same(problems.map((problem) => `${problem.file} ${problem.key}`), ['/r.toml:2 defaults.tasks_max', '/r.toml:7 repos.web.memory_max']);
+  t.same(
+    problems.map((problem) => `${problem.file} ${problem.key}`),
+    ['/r.toml:2 defaults.tasks_max', '/r.toml:7 repos.web.memory_max'],
+  );
   t.match(problems[1]!.fix, 'memory_max = "8G"');
   const good = '[repos.web]\npath = "/srv/web"\nproxy_port = 700\ntasks_max = 64\nmemory_max = "2G"\n';
-  const updated = upsertRepo(good, { name: 'web', path: '/srv/web', proxyPort: 700, limits: { tasks_max: 64, memory_max: '2G' } });
+  const updated = upsertRepo(good, {
+    name: 'web',
+    path: '/srv/web',
+    proxyPort: 700,
+    limits: { tasks_max: 64, memory_max: '2G' },
+  });
   t.match(updated, 'tasks_max = 64\nmemory_max = "2G"');
-  t.same(parseRegistry(updated, '/r.toml', cronScheduler).registry.repos[0]!.limits, { tasksMax: 64, memoryMax: 2 * 1024 ** 3, cpuWeight: 100 });
+  t.same(parseRegistry(updated, '/r.toml', cronScheduler).registry.repos[0]!.limits, {
+    tasksMax: 64,
+    memoryMax: 2 * 1024 ** 3,
+    cpuWeight: 100,
+  });
 });
 
 t.test('one process-identity rule', async (t) => {
@@ -101,7 +165,20 @@ t.test('one process-identity rule', async (t) => {
 t.test('the user sweep: kill -1 as the user, TERM then KILL, survivors from /proc', async (t) => {
   t.same(signalEveryProcessAsUser({ uid: 1001, gid: 1002 }, 'TERM'), {
     program: 'setpriv',
-    args: ['--reuid=1001', '--regid=1002', '--init-groups', '--no-new-privs', '--', '/usr/bin/env', '-i', 'PATH=/usr/sbin:/usr/bin:/sbin:/bin', 'kill', '-TERM', '--', '-1'],
+    args: [
+      '--reuid=1001',
+      '--regid=1002',
+      '--init-groups',
+      '--no-new-privs',
+      '--',
+      '/usr/bin/env',
+      '-i',
+      'PATH=/usr/sbin:/usr/bin:/sbin:/bin',
+      'kill',
+      '-TERM',
+      '--',
+      '-1',
+    ],
     env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
     cwd: '/',
   });
@@ -129,29 +206,82 @@ t.test('the user sweep: kill -1 as the user, TERM then KILL, survivors from /pro
   const none = run([], new Set());
   t.same(await endUserProcesses(none.deps, { uid: 1001, gid: 1001 }, 1000), { found: 0, killed: false, survivors: [] });
   t.same(none.sent, [], 'nothing to end: no signal at all');
-  const polite = run([{ pid: 10, name: 'sleep', zombie: false }, { pid: 11, name: 'x', zombie: true }], new Set());
-  t.same(await endUserProcesses(polite.deps, { uid: 1001, gid: 1001 }, 1000), { found: 1, killed: false, survivors: [] }, 'a zombie is not a leftover');
+  const polite = run(
+    [
+      { pid: 10, name: 'sleep', zombie: false },
+      { pid: 11, name: 'x', zombie: true },
+    ],
+    new Set(),
+  );
+  t.same(
+    await endUserProcesses(polite.deps, { uid: 1001, gid: 1001 }, 1000),
+    { found: 1, killed: false, survivors: [] },
+    'a zombie is not a leftover',
+  );
   t.same(polite.sent, ['-TERM']);
-  const stubborn = run([{ pid: 10, name: 'sleep', zombie: false }, { pid: 12, name: 'daemon', zombie: false }], new Set([12]));
+  const stubborn = run(
+    [
+      { pid: 10, name: 'sleep', zombie: false },
+      { pid: 12, name: 'daemon', zombie: false },
+    ],
+    new Set([12]),
+  );
   const result = await endUserProcesses(stubborn.deps, { uid: 1001, gid: 1001 }, 1000);
   t.same(result, { found: 2, killed: true, survivors: [] });
   t.same(stubborn.sent, ['-TERM', '-KILL']);
   t.equal(describeSweep(result), 'ended 2 leftover processes of the user with SIGTERM, then SIGKILL');
-  t.equal(describeSweep({ found: 1, killed: true, survivors: [{ pid: 9, name: 'x', zombie: false }] }), 'ended 1 leftover process of the user with SIGTERM, then SIGKILL; still running: 9 (x)');
+  t.equal(
+    describeSweep({ found: 1, killed: true, survivors: [{ pid: 9, name: 'x', zombie: false }] }),
+    'ended 1 leftover process of the user with SIGTERM, then SIGKILL; still running: 9 (x)',
+  );
 });
 
 t.test('/proc status: the REAL uid decides', async (t) => {
-  t.same(parseProcStatus('Name:\tsleep\nState:\tS (sleeping)\nUid:\t1001\t0\t0\t0\n'), { realUid: 1001, zombie: false, name: 'sleep' });
-  t.same(parseProcStatus('Name:\tsh\nState:\tZ (zombie)\nUid:\t0\t1001\t1001\t1001\n'), { realUid: 0, zombie: true, name: 'sh' });
+  t.same(parseProcStatus('Name:\tsleep\nState:\tS (sleeping)\nUid:\t1001\t0\t0\t0\n'), {
+    realUid: 1001,
+    zombie: false,
+    name: 'sleep',
+  });
+  t.same(parseProcStatus('Name:\tsh\nState:\tZ (zombie)\nUid:\t0\t1001\t1001\t1001\n'), {
+    realUid: 0,
+    zombie: true,
+    name: 'sh',
+  });
   t.equal(parseProcStatus('garbage'), undefined);
 });
 
 t.test('agent records: one validation for every reader', async (t) => {
-  t.same(parseProcessRecord('TASK-3.json', '{"pid":123,"startTime":"456","taskId":"TASK-3"}', '/f'), { pid: 123, startTime: '456', kind: 'agent', taskId: 'TASK-3', file: '/f' });
-  t.same(parseProcessRecord('TASK-3.json', '{"pid":123}', '/f'), { pid: 123, startTime: undefined, kind: 'agent', taskId: 'TASK-3', file: '/f' });
-  t.same(parseProcessRecord('gate.json', '{"pid":124,"startTime":"9","kind":"gate","taskId":"TASK-3"}', '/g'), { pid: 124, startTime: '9', kind: 'gate', taskId: 'TASK-3', file: '/g' });
-  t.equal(parseProcessRecord('gate.json', '{"pid":124,"kind":"gate"}', '/g'), undefined, 'a gate record names the task it gates');
-  t.equal(parseProcessRecord('x.json', '{"pid":124,"kind":"rm -rf","taskId":"TASK-3"}', '/g')?.kind, 'agent', 'an unknown kind is an agent (displayed, never trusted)');
+  t.same(parseProcessRecord('TASK-3.json', '{"pid":123,"startTime":"456","taskId":"TASK-3"}', '/f'), {
+    pid: 123,
+    startTime: '456',
+    kind: 'agent',
+    taskId: 'TASK-3',
+    file: '/f',
+  });
+  t.same(parseProcessRecord('TASK-3.json', '{"pid":123}', '/f'), {
+    pid: 123,
+    startTime: undefined,
+    kind: 'agent',
+    taskId: 'TASK-3',
+    file: '/f',
+  });
+  t.same(parseProcessRecord('gate.json', '{"pid":124,"startTime":"9","kind":"gate","taskId":"TASK-3"}', '/g'), {
+    pid: 124,
+    startTime: '9',
+    kind: 'gate',
+    taskId: 'TASK-3',
+    file: '/g',
+  });
+  t.equal(
+    parseProcessRecord('gate.json', '{"pid":124,"kind":"gate"}', '/g'),
+    undefined,
+    'a gate record names the task it gates',
+  );
+  t.equal(
+    parseProcessRecord('x.json', '{"pid":124,"kind":"rm -rf","taskId":"TASK-3"}', '/g')?.kind,
+    'agent',
+    'an unknown kind is an agent (displayed, never trusted)',
+  );
   for (const [name, text] of [
     ['TASK-3.json', '{"pid":1,"startTime":"4"}'],
     ['TASK-3.json', '{"pid":-5,"startTime":"4"}'],
@@ -163,7 +293,11 @@ t.test('agent records: one validation for every reader', async (t) => {
   ] as const) {
     t.equal(parseProcessRecord(name, text, '/f'), undefined, `${name}: ${text}`);
   }
-  t.equal(parseProcessRecord('T.json', '{"pid":12,"startTime":"4; rm"}', '/f')?.startTime, undefined, 'a start time is digits');
+  t.equal(
+    parseProcessRecord('T.json', '{"pid":12,"startTime":"4; rm"}', '/f')?.startTime,
+    undefined,
+    'a start time is digits',
+  );
 });
 
 t.test('state dir modes', async (t) => {

@@ -5,7 +5,13 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseInstructions, safeRelativePath } from '../../src/scripted-agent/instructions.js';
 import { commitMessage, finishedTaskText, planRun } from '../../src/scripted-agent/plan.js';
-import { looksLikeClaudeArgv, readClaudeArgv, sessionIdFor, taskIdFromPrompt, usageFor } from '../../src/scripted-agent/claude-stream.js';
+import {
+  looksLikeClaudeArgv,
+  readClaudeArgv,
+  sessionIdFor,
+  taskIdFromPrompt,
+  usageFor,
+} from '../../src/scripted-agent/claude-stream.js';
 import { parseTaskFile } from '../../src/board/parse.js';
 import { claudeAdapter } from '../../src/agent/adapters/claude.js';
 import { commandAdapter } from '../../src/agent/adapters/command.js';
@@ -18,11 +24,35 @@ import { GIT_TEST_ENV, git, gitRepo, tempDir } from '../helpers/temp.js';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const scriptedAgent = path.join(root, 'bin/scripted-agent');
 
-function taskFile(id: number, title: string, description: string, criteria: string[] = ['it works', 'it is tested']): string {
+function taskFile(
+  id: number,
+  title: string,
+  description: string,
+  criteria: string[] = ['it works', 'it is tested'],
+): string {
   return [
-    '---', `id: TASK-${id}`, `title: ${title}`, 'status: To Do', 'assignee: []', "created_date: '2026-11-29 14:41'", 'labels: []', 'dependencies: []', 'ordinal: 1000', '---', '',
-    '## Description', '', '<!-- SECTION:DESCRIPTION:BEGIN -->', description, '<!-- SECTION:DESCRIPTION:END -->', '',
-    '## Acceptance Criteria', '<!-- AC:BEGIN -->', ...criteria.map((text, index) => `- [ ] #${index + 1} ${text}`), '<!-- AC:END -->', '',
+    '---',
+    `id: TASK-${id}`,
+    `title: ${title}`,
+    'status: To Do',
+    'assignee: []',
+    "created_date: '2026-11-29 14:41'",
+    'labels: []',
+    'dependencies: []',
+    'ordinal: 1000',
+    '---',
+    '',
+    '## Description',
+    '',
+    '<!-- SECTION:DESCRIPTION:BEGIN -->',
+    description,
+    '<!-- SECTION:DESCRIPTION:END -->',
+    '',
+    '## Acceptance Criteria',
+    '<!-- AC:BEGIN -->',
+    ...criteria.map((text, index) => `- [ ] #${index + 1} ${text}`),
+    '<!-- AC:END -->',
+    '',
   ].join('\n');
 }
 
@@ -108,9 +138,14 @@ t.test('safeRelativePath normalizes and refuses escapes', async (t) => {
 });
 
 t.test('planRun separates steps, quietness, the claude result and the ending', async (t) => {
-  const { instructions } = parseInstructions('agent: write a "1"\nagent: silent\nagent: sleep 1\nagent: leave-status\nagent: block "why"');
+  const { instructions } = parseInstructions(
+    'agent: write a "1"\nagent: silent\nagent: sleep 1\nagent: leave-status\nagent: block "why"',
+  );
   t.same(planRun(instructions), {
-    steps: [{ kind: 'write', path: 'a', text: '1' }, { kind: 'sleep', seconds: 1 }],
+    steps: [
+      { kind: 'write', path: 'a', text: '1' },
+      { kind: 'sleep', seconds: 1 },
+    ],
     quiet: true,
     claudeResult: undefined,
     ending: { kind: 'blocked', reason: 'why' },
@@ -120,9 +155,34 @@ t.test('planRun separates steps, quietness, the claude result and the ending', a
     honourBudget: true,
     lingerSeconds: 0,
   });
-  t.same(planRun([]), { steps: [], quiet: false, claudeResult: undefined, ending: { kind: 'done' }, rateLimitSessions: 0, rateLimitEvent: false, costUsd: undefined, honourBudget: true, lingerSeconds: 0 });
-  const budgeted = planRun(parseInstructions('agent: spend 1\nagent: write a "1"\nagent: spend 0.5\nagent: ignore-budget\nagent: linger 3').instructions);
-  t.same([budgeted.steps, budgeted.honourBudget, budgeted.lingerSeconds], [[{ kind: 'spend', usd: 1 }, { kind: 'write', path: 'a', text: '1' }, { kind: 'spend', usd: 0.5 }], false, 3], 'spend is a step, in order; ignore-budget and linger are settings');
+  t.same(planRun([]), {
+    steps: [],
+    quiet: false,
+    claudeResult: undefined,
+    ending: { kind: 'done' },
+    rateLimitSessions: 0,
+    rateLimitEvent: false,
+    costUsd: undefined,
+    honourBudget: true,
+    lingerSeconds: 0,
+  });
+  const budgeted = planRun(
+    parseInstructions('agent: spend 1\nagent: write a "1"\nagent: spend 0.5\nagent: ignore-budget\nagent: linger 3')
+      .instructions,
+  );
+  t.same(
+    [budgeted.steps, budgeted.honourBudget, budgeted.lingerSeconds],
+    [
+      [
+        { kind: 'spend', usd: 1 },
+        { kind: 'write', path: 'a', text: '1' },
+        { kind: 'spend', usd: 0.5 },
+      ],
+      false,
+      3,
+    ],
+    'spend is a step, in order; ignore-budget and linger are settings',
+  );
   t.same(planRun(parseInstructions('agent: hang').instructions).quiet, true, 'a hang prints nothing');
 });
 
@@ -131,8 +191,14 @@ t.test('finishedTaskText: Done with every criterion checked, or Blocked with a n
   const task = parseTaskFile('backlog/tasks/task-3 - Greet.md', text) as Task;
   const done = parseTaskFile('f.md', finishedTaskText(text, task, { kind: 'done' })) as Task;
   t.equal(done.status, 'Done');
-  t.same(done.acceptanceCriteria.map((criterion) => criterion.checked), [true, true]);
-  const blocked = parseTaskFile('f.md', finishedTaskText(text, task, { kind: 'blocked', reason: 'needs a credential' })) as Task;
+  t.same(
+    done.acceptanceCriteria.map((criterion) => criterion.checked),
+    [true, true],
+  );
+  const blocked = parseTaskFile(
+    'f.md',
+    finishedTaskText(text, task, { kind: 'blocked', reason: 'needs a credential' }),
+  ) as Task;
   t.equal(blocked.status, 'Blocked');
   t.equal(blocked.notes, 'Blocked: needs a credential');
   t.equal(finishedTaskText(text, task, { kind: 'leave-status' }), text);
@@ -140,17 +206,48 @@ t.test('finishedTaskText: Done with every criterion checked, or Blocked with a n
 });
 
 t.test('claude argv detection and the prompt directive', async (t) => {
-  const argv = claudeAdapter.buildCommand({ binary: 'claude', prompt: '', workspace: '/w', taskId: 'T-1', model: 'opus', effort: 'high', env: {} }).args;
+  const argv = claudeAdapter.buildCommand({
+    binary: 'claude',
+    prompt: '',
+    workspace: '/w',
+    taskId: 'T-1',
+    model: 'opus',
+    effort: 'high',
+    env: {},
+  }).args;
   t.ok(looksLikeClaudeArgv(argv), 'the adapter argv is recognized');
   t.same(readClaudeArgv(argv), { model: 'opus', permissionMode: 'bypassPermissions' });
   t.notOk(looksLikeClaudeArgv([]), 'no argv: command mode');
-  t.equal(readClaudeArgv(['-p', '--output-format', 'stream-json']).error, 'Error: When using --print, --output-format=stream-json requires --verbose');
-  const budgeted = claudeAdapter.buildCommand({ binary: 'claude', prompt: '', workspace: '/w', taskId: 'T-1', model: undefined, effort: undefined, env: {}, maxBudgetUsd: 1.25 }).args;
-  t.same(readClaudeArgv(budgeted), { model: undefined, permissionMode: 'bypassPermissions', maxBudgetUsd: 1.25 }, 'the budget flag the adapter passes is read');
+  t.equal(
+    readClaudeArgv(['-p', '--output-format', 'stream-json']).error,
+    'Error: When using --print, --output-format=stream-json requires --verbose',
+  );
+  const budgeted = claudeAdapter.buildCommand({
+    binary: 'claude',
+    prompt: '',
+    workspace: '/w',
+    taskId: 'T-1',
+    model: undefined,
+    effort: undefined,
+    env: {},
+    maxBudgetUsd: 1.25,
+  }).args;
+  t.same(
+    readClaudeArgv(budgeted),
+    { model: undefined, permissionMode: 'bypassPermissions', maxBudgetUsd: 1.25 },
+    'the budget flag the adapter passes is read',
+  );
   for (const bad of ['0', '-1', 'lots']) {
-    t.equal(readClaudeArgv([...budgeted.slice(0, -1), bad]).error, 'error: --max-budget-usd must be a positive number greater than 0', `--max-budget-usd ${bad} is refused as claude refuses it`);
+    t.equal(
+      readClaudeArgv([...budgeted.slice(0, -1), bad]).error,
+      'error: --max-budget-usd must be a positive number greater than 0',
+      `--max-budget-usd ${bad} is refused as claude refuses it`,
+    );
   }
-  const prompt = buildPrompt({ basePrompt: undefined, task: { id: 'TASK-3', title: 'Greet', file: 'backlog/tasks/task-3 - Greet.md' } });
+  const prompt = buildPrompt({
+    basePrompt: undefined,
+    task: { id: 'TASK-3', title: 'Greet', file: 'backlog/tasks/task-3 - Greet.md' },
+  });
   t.equal(taskIdFromPrompt(prompt), 'TASK-3', 'the prompt builder directive is understood');
   t.match(sessionIdFor('TASK-3', prompt), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/);
   t.equal(sessionIdFor('TASK-3', prompt), sessionIdFor('TASK-3', prompt), 'deterministic');
@@ -159,9 +256,17 @@ t.test('claude argv detection and the prompt directive', async (t) => {
 
 // ---------------------------------------------------------------- the real thing, in a real repo
 
-function repoWithTask(t: Parameters<typeof gitRepo>[0], description: string, criteria?: string[]): { repo: string; file: string } {
+function repoWithTask(
+  t: Parameters<typeof gitRepo>[0],
+  description: string,
+  criteria?: string[],
+): { repo: string; file: string } {
   const file = 'backlog/tasks/task-3 - Greet.md';
-  const repo = gitRepo(t, { 'README.md': '# r\n', [file]: taskFile(3, 'Greet', description, criteria), 'backlog/tasks/task-4 - Other.md': taskFile(4, 'Other', 'agent: exit 9') });
+  const repo = gitRepo(t, {
+    'README.md': '# r\n',
+    [file]: taskFile(3, 'Greet', description, criteria),
+    'backlog/tasks/task-4 - Other.md': taskFile(4, 'Other', 'agent: exit 9'),
+  });
   return { repo, file };
 }
 
@@ -174,7 +279,16 @@ const agentEnv = (extra: Record<string, string> = {}) => ({
 });
 
 function commandInvocation(repo: string, prompt = 'work\n'): AgentInvocation {
-  return { binary: scriptedAgent, prompt, workspace: repo, taskId: 'TASK-3', model: undefined, effort: undefined, env: agentEnv(), command: [scriptedAgent] };
+  return {
+    binary: scriptedAgent,
+    prompt,
+    workspace: repo,
+    taskId: 'TASK-3',
+    model: undefined,
+    effort: undefined,
+    env: agentEnv(),
+    command: [scriptedAgent],
+  };
 }
 
 function claudeInvocation(t: Parameters<typeof tempDir>[0], repo: string): AgentInvocation {
@@ -182,16 +296,35 @@ function claudeInvocation(t: Parameters<typeof tempDir>[0], repo: string): Agent
   const bin = tempDir(t, 'fake-claude-');
   const claude = path.join(bin, 'claude');
   symlinkSync(scriptedAgent, claude);
-  const prompt = buildPrompt({ basePrompt: undefined, task: { id: 'TASK-3', title: 'Greet', file: 'backlog/tasks/task-3 - Greet.md' } });
-  return { binary: claude, prompt, workspace: repo, taskId: 'TASK-3', model: 'sonnet', effort: 'high', env: agentEnv() };
+  const prompt = buildPrompt({
+    basePrompt: undefined,
+    task: { id: 'TASK-3', title: 'Greet', file: 'backlog/tasks/task-3 - Greet.md' },
+  });
+  return {
+    binary: claude,
+    prompt,
+    workspace: repo,
+    taskId: 'TASK-3',
+    model: 'sonnet',
+    effort: 'high',
+    env: agentEnv(),
+  };
 }
 
 const limits = { idleTimeoutMs: 20_000, wallClockMs: 60_000, killGraceMs: 1000 };
 const supervise = (command: ReturnType<typeof claudeAdapter.buildCommand>, limitOverrides = {}) =>
-  superviseAgent({ process: realProcess, clock: realClock }, command, { ...limits, ...limitOverrides }, () => undefined);
+  superviseAgent(
+    { process: realProcess, clock: realClock },
+    command,
+    { ...limits, ...limitOverrides },
+    () => undefined,
+  );
 
 t.test('end to end: the claude adapter against the scripted agent posing as claude', async (t) => {
-  const { repo, file } = repoWithTask(t, 'Make the greeting.\nagent: write src/a.txt "hello"\nagent: append log.txt "line"');
+  const { repo, file } = repoWithTask(
+    t,
+    'Make the greeting.\nagent: write src/a.txt "hello"\nagent: append log.txt "line"',
+  );
   const invocation = claudeInvocation(t, repo);
   const run = await supervise(claudeAdapter.buildCommand(invocation));
   t.equal(run.exitCode, 0, `exit 0 (stderr: ${run.stderrTail})`);
@@ -199,23 +332,40 @@ t.test('end to end: the claude adapter against the scripted agent posing as clau
   const result = claudeAdapter.parseResult(run);
   const usage = usageFor(invocation.prompt);
   t.same(result, {
-    ok: true, sessionId: sessionIdFor('TASK-3', invocation.prompt), turns: 4,
-    inputTokens: usage.inputTokens + usage.cacheReadTokens, outputTokens: 42, costUsd: usage.costUsd,
-    usage: { input: usage.inputTokens, output: 42, cacheRead: usage.cacheReadTokens, cacheWrite: 0 }, model: invocation.model, finalMessage: 'TASK-3: done',
+    ok: true,
+    sessionId: sessionIdFor('TASK-3', invocation.prompt),
+    turns: 4,
+    inputTokens: usage.inputTokens + usage.cacheReadTokens,
+    outputTokens: 42,
+    costUsd: usage.costUsd,
+    usage: { input: usage.inputTokens, output: 42, cacheRead: usage.cacheReadTokens, cacheWrite: 0 },
+    model: invocation.model,
+    finalMessage: 'TASK-3: done',
   });
   const task = parseTaskFile(file, readFileSync(path.join(repo, file), 'utf8')) as Task;
   t.equal(task.status, 'Done');
-  t.same(task.acceptanceCriteria.map((criterion) => criterion.checked), [true, true]);
+  t.same(
+    task.acceptanceCriteria.map((criterion) => criterion.checked),
+    [true, true],
+  );
   t.equal(readFileSync(path.join(repo, 'src/a.txt'), 'utf8'), 'hello\n');
   t.equal(readFileSync(path.join(repo, 'log.txt'), 'utf8'), 'line\n');
   t.equal(git(repo, 'rev-list', '--count', 'HEAD'), '2', 'exactly one new commit');
   t.equal(git(repo, 'log', '-1', '--format=%an <%ae>|%s'), 'Agent Smith <agent@example.invalid>|TASK-3: Greet');
-  t.equal(git(repo, 'show', '--name-only', '--format=', 'HEAD'), `${file}\nlog.txt\nsrc/a.txt`, 'code and task in the one commit');
+  t.equal(
+    git(repo, 'show', '--name-only', '--format=', 'HEAD'),
+    `${file}\nlog.txt\nsrc/a.txt`,
+    'code and task in the one commit',
+  );
   t.equal(git(repo, 'status', '--porcelain'), '', 'nothing left uncommitted');
 });
 
 t.test('posing as claude: canned failures come back classified', async (t) => {
-  for (const [kind, failure] of [['not-logged-in', 'not-logged-in'], ['rate-limited', 'rate-limited'], ['max-turns', 'max-turns']] as const) {
+  for (const [kind, failure] of [
+    ['not-logged-in', 'not-logged-in'],
+    ['rate-limited', 'rate-limited'],
+    ['max-turns', 'max-turns'],
+  ] as const) {
     const { repo } = repoWithTask(t, `agent: claude-result ${kind}`);
     const run = await supervise(claudeAdapter.buildCommand(claudeInvocation(t, repo)));
     t.equal(run.exitCode, 1, `${kind}: exit 1`);
@@ -224,38 +374,69 @@ t.test('posing as claude: canned failures come back classified', async (t) => {
   }
 });
 
-t.test('posing as claude with --max-budget-usd: stops mid-session at the budget with error_max_budget_usd, the work after it undone', async (t) => {
-  const { repo, file } = repoWithTask(t, 'agent: spend 0.4\nagent: write a.txt "1"\nagent: spend 0.4\nagent: write b.txt "2"\nagent: spend 0.4');
-  const invocation = { ...claudeInvocation(t, repo), maxBudgetUsd: 0.7 };
-  const run = await supervise(claudeAdapter.buildCommand(invocation));
-  t.equal(run.exitCode, 1, 'claude exits 1 after an error result');
-  const last = JSON.parse(run.stdoutLines.at(-1)!) as Record<string, unknown>;
-  t.same([last.type, last.subtype, last.is_error, last.total_cost_usd, last.errors], ['result', 'error_max_budget_usd', true, 0.8, ['Reached maximum budget ($0.7)']]);
-  const result = claudeAdapter.parseResult(run);
-  t.same([result.ok, result.failure, result.costUsd, result.detail], [false, 'over-budget', 0.8, 'stopped at its budget: Reached maximum budget ($0.7) (error_max_budget_usd)']);
-  t.ok(existsSync(path.join(repo, 'a.txt')), 'the work before the budget ran out was done');
-  t.notOk(existsSync(path.join(repo, 'b.txt')), 'the work after it was not');
-  t.equal((parseTaskFile(file, readFileSync(path.join(repo, file), 'utf8')) as Task).status, 'In Progress');
-  t.equal(git(repo, 'rev-list', '--count', 'HEAD'), '1', 'nothing committed');
+t.test(
+  'posing as claude with --max-budget-usd: stops mid-session at the budget with error_max_budget_usd, the work after it undone',
+  async (t) => {
+    const { repo, file } = repoWithTask(
+      t,
+      'agent: spend 0.4\nagent: write a.txt "1"\nagent: spend 0.4\nagent: write b.txt "2"\nagent: spend 0.4',
+    );
+    const invocation = { ...claudeInvocation(t, repo), maxBudgetUsd: 0.7 };
+    const run = await supervise(claudeAdapter.buildCommand(invocation));
+    t.equal(run.exitCode, 1, 'claude exits 1 after an error result');
+    const last = JSON.parse(run.stdoutLines.at(-1)!) as Record<string, unknown>;
+    t.same(
+      [last.type, last.subtype, last.is_error, last.total_cost_usd, last.errors],
+      ['result', 'error_max_budget_usd', true, 0.8, ['Reached maximum budget ($0.7)']],
+    );
+    const result = claudeAdapter.parseResult(run);
+    t.same(
+      [result.ok, result.failure, result.costUsd, result.detail],
+      [false, 'over-budget', 0.8, 'stopped at its budget: Reached maximum budget ($0.7) (error_max_budget_usd)'],
+    );
+    t.ok(existsSync(path.join(repo, 'a.txt')), 'the work before the budget ran out was done');
+    t.notOk(existsSync(path.join(repo, 'b.txt')), 'the work after it was not');
+    t.equal((parseTaskFile(file, readFileSync(path.join(repo, file), 'utf8')) as Task).status, 'In Progress');
+    t.equal(git(repo, 'rev-list', '--count', 'HEAD'), '1', 'nothing committed');
 
-  const under = repoWithTask(t, 'agent: spend 0.4\nagent: write a.txt "1"');
-  const finished = await supervise(claudeAdapter.buildCommand({ ...claudeInvocation(t, under.repo), maxBudgetUsd: 0.7 }));
-  const usage = usageFor(invocation.prompt);
-  t.same([finished.exitCode, claudeAdapter.parseResult(finished).ok, claudeAdapter.parseResult(finished).costUsd], [0, true, 0.4 + usage.costUsd], 'under the budget: a normal success reporting what it spent');
+    const under = repoWithTask(t, 'agent: spend 0.4\nagent: write a.txt "1"');
+    const finished = await supervise(
+      claudeAdapter.buildCommand({ ...claudeInvocation(t, under.repo), maxBudgetUsd: 0.7 }),
+    );
+    const usage = usageFor(invocation.prompt);
+    t.same(
+      [finished.exitCode, claudeAdapter.parseResult(finished).ok, claudeAdapter.parseResult(finished).costUsd],
+      [0, true, 0.4 + usage.costUsd],
+      'under the budget: a normal success reporting what it spent',
+    );
 
-  const ignoring = repoWithTask(t, 'agent: ignore-budget\nagent: spend 0.4\nagent: spend 0.4\nagent: leave-status');
-  const overshot = await supervise(claudeAdapter.buildCommand({ ...claudeInvocation(t, ignoring.repo), maxBudgetUsd: 0.7 }));
-  t.same([overshot.exitCode, claudeAdapter.parseResult(overshot).ok, claudeAdapter.parseResult(overshot).costUsd], [0, true, 0.8 + usage.costUsd], 'ignore-budget: it overshoots and reports success');
-});
+    const ignoring = repoWithTask(t, 'agent: ignore-budget\nagent: spend 0.4\nagent: spend 0.4\nagent: leave-status');
+    const overshot = await supervise(
+      claudeAdapter.buildCommand({ ...claudeInvocation(t, ignoring.repo), maxBudgetUsd: 0.7 }),
+    );
+    t.same(
+      [overshot.exitCode, claudeAdapter.parseResult(overshot).ok, claudeAdapter.parseResult(overshot).costUsd],
+      [0, true, 0.8 + usage.costUsd],
+      'ignore-budget: it overshoots and reports success',
+    );
+  },
+);
 
-t.test('the last message past the budget: the work is done and committed, the result says error_max_budget_usd', async (t) => {
-  const { repo, file } = repoWithTask(t, 'agent: cost 2.5\nagent: write a.txt "1"');
-  const run = await supervise(claudeAdapter.buildCommand({ ...claudeInvocation(t, repo), maxBudgetUsd: 2 }));
-  t.equal(run.exitCode, 1);
-  t.same([claudeAdapter.parseResult(run).failure, claudeAdapter.parseResult(run).costUsd], ['over-budget', 2.5]);
-  t.equal((parseTaskFile(file, readFileSync(path.join(repo, file), 'utf8')) as Task).status, 'Done', 'the board decides whether the work is usable');
-  t.equal(git(repo, 'rev-list', '--count', 'HEAD'), '2');
-});
+t.test(
+  'the last message past the budget: the work is done and committed, the result says error_max_budget_usd',
+  async (t) => {
+    const { repo, file } = repoWithTask(t, 'agent: cost 2.5\nagent: write a.txt "1"');
+    const run = await supervise(claudeAdapter.buildCommand({ ...claudeInvocation(t, repo), maxBudgetUsd: 2 }));
+    t.equal(run.exitCode, 1);
+    t.same([claudeAdapter.parseResult(run).failure, claudeAdapter.parseResult(run).costUsd], ['over-budget', 2.5]);
+    t.equal(
+      (parseTaskFile(file, readFileSync(path.join(repo, file), 'utf8')) as Task).status,
+      'Done',
+      'the board decides whether the work is usable',
+    );
+    t.equal(git(repo, 'rev-list', '--count', 'HEAD'), '2');
+  },
+);
 
 t.test('command mode: task id and workspace from the env, block with a reason', async (t) => {
   const { repo, file } = repoWithTask(t, 'agent: write notes.md "partial"\nagent: block "needs a credential"');
@@ -267,7 +448,10 @@ t.test('command mode: task id and workspace from the env, block with a reason', 
   const task = parseTaskFile(file, readFileSync(path.join(repo, file), 'utf8')) as Task;
   t.equal(task.status, 'Blocked');
   t.equal(task.notes, 'Blocked: needs a credential');
-  t.same(task.acceptanceCriteria.map((criterion) => criterion.checked), [false, false]);
+  t.same(
+    task.acceptanceCriteria.map((criterion) => criterion.checked),
+    [false, false],
+  );
   t.equal(git(repo, 'log', '-1', '--format=%s'), 'TASK-3: Greet (blocked)');
   t.equal(git(repo, 'rev-list', '--count', 'HEAD'), '2');
 });
@@ -300,7 +484,11 @@ t.test('hang: prints nothing and only the idle watchdog ends it', async (t) => {
   t.equal(run.endedBy, 'idle-timeout');
   t.same(run.stdoutLines, []);
   t.ok(Date.now() - started < 5000, 'ended by the watchdog');
-  t.same(commandAdapter.parseResult(run), { ok: false, failure: 'idle-timeout', detail: 'ended by the idle-timeout watchdog' });
+  t.same(commandAdapter.parseResult(run), {
+    ok: false,
+    failure: 'idle-timeout',
+    detail: 'ended by the idle-timeout watchdog',
+  });
 });
 
 t.test('sleep waits; a bad instruction block is refused with exit 2 and the reason', async (t) => {
@@ -317,7 +505,10 @@ t.test('sleep waits; a bad instruction block is refused with exit 2 and the reas
 
 t.test('a missing task or task id is a clear error', async (t) => {
   const { repo } = repoWithTask(t, '');
-  const missing = await supervise({ ...commandAdapter.buildCommand(commandInvocation(repo)), env: { ...agentEnv(), AGENT_TASK_ID: 'TASK-99', AGENT_WORKSPACE: repo } });
+  const missing = await supervise({
+    ...commandAdapter.buildCommand(commandInvocation(repo)),
+    env: { ...agentEnv(), AGENT_TASK_ID: 'TASK-99', AGENT_WORKSPACE: repo },
+  });
   t.equal(missing.exitCode, 2);
   t.match(missing.stderrTail, /no task TASK-99 in .*backlog\/tasks/);
   const posing = claudeInvocation(t, repo);
@@ -329,8 +520,16 @@ t.test('a missing task or task id is a clear error', async (t) => {
 t.test('the commit fails loudly when git has no identity', async (t) => {
   const { repo } = repoWithTask(t, '');
   mkdirSync(path.join(repo, 'home'));
-  const env: Record<string, string> = { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, HOME: path.join(repo, 'home'), GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
-  const run = await supervise({ ...commandAdapter.buildCommand(commandInvocation(repo)), env: { ...env, AGENT_TASK_ID: 'TASK-3', AGENT_WORKSPACE: repo } });
+  const env: Record<string, string> = {
+    PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`,
+    HOME: path.join(repo, 'home'),
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+  };
+  const run = await supervise({
+    ...commandAdapter.buildCommand(commandInvocation(repo)),
+    env: { ...env, AGENT_TASK_ID: 'TASK-3', AGENT_WORKSPACE: repo },
+  });
   t.equal(run.exitCode, 1);
   t.match(run.stderrTail, /git commit -q -m TASK-3: Greet failed/);
   t.equal(execFileSync('git', ['rev-list', '--count', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim(), '1');

@@ -5,13 +5,28 @@ import t from 'tap';
 import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { extractSecrets, knownSecrets, redactDeep, redactor, redactSecrets, SECRET_NAME } from '../../src/agent/secrets.js';
+import {
+  extractSecrets,
+  knownSecrets,
+  redactDeep,
+  redactor,
+  redactSecrets,
+  SECRET_NAME,
+} from '../../src/agent/secrets.js';
 import { repoUserSecrets } from '../../src/control/repo-user/home-secrets.js';
 import { realFs } from '../../src/io/real-ports.js';
 import { parseRegistry } from '../../src/control/registry/parse.js';
 import { cronScheduler } from '../../src/io/cron.js';
 
-const SECRET = ['GITHUB_TOKEN', 'ANTHROPIC_API_KEY', 'client_secret', 'DB_PASSWORD', 'MYSQL_PASSWD', 'aws_credentials', 'accessToken'];
+const SECRET = [
+  'GITHUB_TOKEN',
+  'ANTHROPIC_API_KEY',
+  'client_secret',
+  'DB_PASSWORD',
+  'MYSQL_PASSWD',
+  'aws_credentials',
+  'accessToken',
+];
 const PLAIN = ['PATH', 'HOME', 'PWD', 'GIT_AUTHOR_NAME', 'NODE_ENV', 'LOG', 'bypass'];
 const noHome = { readTextIfExists: async () => undefined };
 
@@ -27,25 +42,54 @@ t.test('the environment: every secret-named value is known, the rest is not', as
 
 t.test('home files: secret-named keys in JSON, broken JSON and key: value lines', async (t) => {
   for (const name of SECRET) {
-    t.same(extractSecrets('.codex/auth.json', JSON.stringify({ [name]: 'json-secret-value', other: 'visible-value' })), ['json-secret-value'], `${name} in JSON`);
-    t.same(extractSecrets('.codex/auth.json', `{ ${name}: "broken-json-secret" `), ['broken-json-secret'], `${name} in broken JSON`);
-    t.same(extractSecrets('.config/gh/hosts.yml', `github.com:\n  ${name}: yaml-secret-value\n  user: visible-value\n`), ['yaml-secret-value'], `${name} in YAML`);
+    t.same(
+      extractSecrets('.codex/auth.json', JSON.stringify({ [name]: 'json-secret-value', other: 'visible-value' })),
+      ['json-secret-value'],
+      `${name} in JSON`,
+    );
+    t.same(
+      extractSecrets('.codex/auth.json', `{ ${name}: "broken-json-secret" `),
+      ['broken-json-secret'],
+      `${name} in broken JSON`,
+    );
+    t.same(
+      extractSecrets('.config/gh/hosts.yml', `github.com:\n  ${name}: yaml-secret-value\n  user: visible-value\n`),
+      ['yaml-secret-value'],
+      `${name} in YAML`,
+    );
   }
 });
 
 t.test('the registry refuses exactly the secret-named env entries', async (t) => {
-  const table = [...SECRET, ...PLAIN].filter((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && name !== 'PATH' && name !== 'HOME');
+  const table = [...SECRET, ...PLAIN].filter(
+    (name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && name !== 'PATH' && name !== 'HOME',
+  );
   const text = `[repos.web]\npath = "/srv/web"\nproxy_port = 700\nenv = { ${table.map((name) => `${name} = "x"`).join(', ')} }\n`;
-  const refused = parseRegistry(text, '/etc/agent-runner/registry.toml', cronScheduler).problems.filter((p) => p.problem.includes('looks like a secret'));
-  t.same(refused.map((p) => p.key).sort(), SECRET.filter((name) => table.includes(name)).map((name) => `repos.web.env.${name}`).sort());
+  const refused = parseRegistry(text, '/etc/agent-runner/registry.toml', cronScheduler).problems.filter((p) =>
+    p.problem.includes('looks like a secret'),
+  );
+  t.same(
+    refused.map((p) => p.key).sort(),
+    SECRET.filter((name) => table.includes(name))
+      .map((name) => `repos.web.env.${name}`)
+      .sort(),
+  );
 });
 
 t.test('redactDeep: every string of a structured sink, keys too, by the one rule', async (t) => {
   const secret = 'sk-live-0123456789';
-  const value = { reason: `cannot use ${secret}`, tasks: [{ title: `x${secret}y`, n: 3, ok: true, none: null }], [secret]: 'key' };
+  const value = {
+    reason: `cannot use ${secret}`,
+    tasks: [{ title: `x${secret}y`, n: 3, ok: true, none: null }],
+    [secret]: 'key',
+  };
   const redacted = redactDeep(value, [secret]);
   t.notMatch(JSON.stringify(redacted), secret);
-  t.same(redacted, { reason: 'cannot use [redacted]', tasks: [{ title: 'x[redacted]y', n: 3, ok: true, none: null }], '[redacted]': 'key' });
+  t.same(redacted, {
+    reason: 'cannot use [redacted]',
+    tasks: [{ title: 'x[redacted]y', n: 3, ok: true, none: null }],
+    '[redacted]': 'key',
+  });
   t.equal(redactDeep(value, []), value, 'no secrets: the value itself');
   t.equal(redactor([secret])(`a ${secret}`), redactSecrets(`a ${secret}`, [secret]), 'the bound form is the same rule');
 });

@@ -22,8 +22,21 @@ t.test('a process that prints and exits is reported as ended by exit', async (t)
   clock.advance(200);
   child.exit(0);
   const result = await run;
-  t.same(result, { pid: child.pid, startedAt: 1000, endedAt: 1500, stdoutLines: ['one', 'two'], stderrTail: 'warn', exitCode: 0, signal: null, endedBy: 'exit' });
-  t.same(seen, [['stdout', 'one'], ['stdout', 'two'], ['stderr', 'warn']]);
+  t.same(result, {
+    pid: child.pid,
+    startedAt: 1000,
+    endedAt: 1500,
+    stdoutLines: ['one', 'two'],
+    stderrTail: 'warn',
+    exitCode: 0,
+    signal: null,
+    endedBy: 'exit',
+  });
+  t.same(seen, [
+    ['stdout', 'one'],
+    ['stdout', 'two'],
+    ['stderr', 'warn'],
+  ]);
   t.same(child.signals, ['SIGKILL'], 'the group is swept after the leader exits');
   t.equal(clock.pendingTimers(), 0, 'no timer is left behind');
 });
@@ -151,29 +164,41 @@ t.test('output before start() returns is counted', async (t) => {
   t.same((await run).stdoutLines, ['early']);
 });
 
-t.test('a line reporting a cost at or past the budget ends the run like a watchdog: TERM to its group, KILL after the grace', async (t) => {
-  const clock = fakeClock(0);
-  const process = fakeProcess({ onSignal: () => undefined });
-  const costOf = (line: string) => (line.startsWith('cost ') ? Number(line.slice(5)) : undefined);
-  const run = superviseAgent({ process, clock }, command, limits, () => undefined, { maxUsd: 1.5, costOf });
-  const child = process.last();
-  child.stdout('working', 'cost 0.5', 'cost 1.49');
-  t.same(child.signals, [], 'under the budget: nothing');
-  child.stdout('cost 1.5', 'cost 2');
-  t.same(child.signals, ['SIGTERM'], 'reaching the budget ends it, once');
-  clock.advance(499);
-  t.same(child.signals, ['SIGTERM']);
-  clock.advance(1);
-  t.same(child.signals, ['SIGTERM', 'SIGKILL'], 'an agent that ignores TERM is killed after the grace');
-  child.exit(null, 'SIGKILL');
-  const result = await run;
-  t.equal(result.endedBy, 'over-budget');
-  t.same(result.stdoutLines, ['working', 'cost 0.5', 'cost 1.49', 'cost 1.5', 'cost 2'], 'every line is still kept');
-  t.equal(clock.pendingTimers(), 0);
-});
+t.test(
+  'a line reporting a cost at or past the budget ends the run like a watchdog: TERM to its group, KILL after the grace',
+  async (t) => {
+    const clock = fakeClock(0);
+    const process = fakeProcess({ onSignal: () => undefined });
+    const costOf = (line: string) => (line.startsWith('cost ') ? Number(line.slice(5)) : undefined);
+    const run = superviseAgent({ process, clock }, command, limits, () => undefined, { maxUsd: 1.5, costOf });
+    const child = process.last();
+    child.stdout('working', 'cost 0.5', 'cost 1.49');
+    t.same(child.signals, [], 'under the budget: nothing');
+    child.stdout('cost 1.5', 'cost 2');
+    t.same(child.signals, ['SIGTERM'], 'reaching the budget ends it, once');
+    clock.advance(499);
+    t.same(child.signals, ['SIGTERM']);
+    clock.advance(1);
+    t.same(child.signals, ['SIGTERM', 'SIGKILL'], 'an agent that ignores TERM is killed after the grace');
+    child.exit(null, 'SIGKILL');
+    const result = await run;
+    t.equal(result.endedBy, 'over-budget');
+    t.same(result.stdoutLines, ['working', 'cost 0.5', 'cost 1.49', 'cost 1.5', 'cost 2'], 'every line is still kept');
+    t.equal(clock.pendingTimers(), 0);
+  },
+);
 
 t.test('no budget, or a cost reader that reports nothing or throws: the run is not ended for cost', async (t) => {
-  for (const budget of [undefined, { maxUsd: 1, costOf: () => undefined }, { maxUsd: 1, costOf: (): number => { throw new Error('bad line'); } }]) {
+  for (const budget of [
+    undefined,
+    { maxUsd: 1, costOf: () => undefined },
+    {
+      maxUsd: 1,
+      costOf: (): number => {
+        throw new Error('bad line');
+      },
+    },
+  ]) {
     const clock = fakeClock(0);
     const process = fakeProcess();
     const run = superviseAgent({ process, clock }, command, limits, () => undefined, budget);
@@ -186,14 +211,20 @@ t.test('no budget, or a cost reader that reports nothing or throws: the run is n
   }
 });
 
-t.test('a cost line before start() returns still ends the run, with its TERM sent once the handle exists', async (t) => {
-  const clock = fakeClock(0);
-  const process = fakeProcess({ onStart: (child) => child.stdout('cost 5') });
-  const run = superviseAgent({ process, clock }, command, limits, () => undefined, { maxUsd: 1, costOf: (line) => Number(line.slice(5)) });
-  const result = await run;
-  t.equal(result.endedBy, 'over-budget');
-  t.equal(process.last().signals[0], 'SIGTERM');
-});
+t.test(
+  'a cost line before start() returns still ends the run, with its TERM sent once the handle exists',
+  async (t) => {
+    const clock = fakeClock(0);
+    const process = fakeProcess({ onStart: (child) => child.stdout('cost 5') });
+    const run = superviseAgent({ process, clock }, command, limits, () => undefined, {
+      maxUsd: 1,
+      costOf: (line) => Number(line.slice(5)),
+    });
+    const result = await run;
+    t.equal(result.endedBy, 'over-budget');
+    t.equal(process.last().signals[0], 'SIGTERM');
+  },
+);
 
 // ---------------------------------------------------------------- real processes
 
@@ -224,18 +255,31 @@ t.test('real: a silent child and grandchild are both gone after an idle timeout'
       }
     }
   });
-  const real: Command = { program: 'sh', args: ['-c', 'sleep 100 & sleep 100; wait'], env: { PATH: '/usr/bin:/bin' }, cwd: '/' };
+  const real: Command = {
+    program: 'sh',
+    args: ['-c', 'sleep 100 & sleep 100; wait'],
+    env: { PATH: '/usr/bin:/bin' },
+    cwd: '/',
+  };
   const started = Date.now();
-  const runPromise = superviseAgent({ process: realProcess, clock: realClock }, real, { idleTimeoutMs: 400, wallClockMs: 20_000, killGraceMs: 1000 }, () => undefined);
+  const runPromise = superviseAgent(
+    { process: realProcess, clock: realClock },
+    real,
+    { idleTimeoutMs: 400, wallClockMs: 20_000, killGraceMs: 1000 },
+    () => undefined,
+  );
   // The pid is only reported at the end; look the group up while it runs.
   await new Promise((resolve) => setTimeout(resolve, 200));
-  const shells = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number).filter((candidate) => {
-    try {
-      return readFileSync(`/proc/${candidate}/cmdline`, 'utf8') === 'sh\0-c\0sleep 100 & sleep 100; wait\0';
-    } catch {
-      return false;
-    }
-  });
+  const shells = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((candidate) => {
+      try {
+        return readFileSync(`/proc/${candidate}/cmdline`, 'utf8') === 'sh\0-c\0sleep 100 & sleep 100; wait\0';
+      } catch {
+        return false;
+      }
+    });
   const mine = shells.filter((candidate) => groupMembers(candidate).length === 3);
   t.equal(mine.length, 1, 'one shell leads a group of three: sh and two sleeps');
   pid = mine[0] ?? -1;
@@ -249,8 +293,19 @@ t.test('real: a silent child and grandchild are both gone after an idle timeout'
 });
 
 t.test('real: a fast command runs to the end and its output is captured', async (t) => {
-  const real: Command = { program: 'sh', args: ['-c', 'read x; echo "got $x"; echo oops >&2; exit 3'], env: { PATH: '/usr/bin:/bin' }, cwd: '/', stdin: 'hello\n' };
-  const result = await superviseAgent({ process: realProcess, clock: realClock }, real, { idleTimeoutMs: 5000, wallClockMs: 10_000, killGraceMs: 500 }, () => undefined);
+  const real: Command = {
+    program: 'sh',
+    args: ['-c', 'read x; echo "got $x"; echo oops >&2; exit 3'],
+    env: { PATH: '/usr/bin:/bin' },
+    cwd: '/',
+    stdin: 'hello\n',
+  };
+  const result = await superviseAgent(
+    { process: realProcess, clock: realClock },
+    real,
+    { idleTimeoutMs: 5000, wallClockMs: 10_000, killGraceMs: 500 },
+    () => undefined,
+  );
   t.same(result.stdoutLines, ['got hello']);
   t.equal(result.stderrTail, 'oops');
   t.equal(result.exitCode, 3);

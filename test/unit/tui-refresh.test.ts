@@ -28,7 +28,11 @@ t.test('a tick while a read is still going is skipped', async (t) => {
   const loader = gatedLoader();
   let now = 1000;
   const seen: RefreshState[] = [];
-  const refresher = new FleetRefresher(loader.load, () => now, (state) => seen.push(state));
+  const refresher = new FleetRefresher(
+    loader.load,
+    () => now,
+    (state) => seen.push(state),
+  );
   const first = refresher.refresh();
   t.equal(refresher.state.reading, true);
   t.equal(await refresher.refresh(), 'skipped');
@@ -38,7 +42,11 @@ t.test('a tick while a read is still going is skipped', async (t) => {
   loader.next().resolve(fleet('A'));
   t.equal(await first, 'read');
   t.same(refresher.state, { fleet: fleet('A'), lastReadAt: 2500, error: null, reading: false });
-  t.same(seen.map((state) => state.reading), [true, false], 'the screen is redrawn when a read starts and ends');
+  t.same(
+    seen.map((state) => state.reading),
+    [true, false],
+    'the screen is redrawn when a read starts and ends',
+  );
   const second = refresher.refresh();
   t.equal(loader.calls, 2, 'the next tick reads again');
   loader.next().resolve(fleet('B'));
@@ -48,14 +56,23 @@ t.test('a tick while a read is still going is skipped', async (t) => {
 
 t.test('a failed read keeps the last fleet, shows the error, and the next read clears it', async (t) => {
   const loader = gatedLoader();
-  const refresher = new FleetRefresher(loader.load, () => 7, () => undefined);
+  const refresher = new FleetRefresher(
+    loader.load,
+    () => 7,
+    () => undefined,
+  );
   let pending = refresher.refresh();
   loader.next().resolve(fleet('A'));
   await pending;
   pending = refresher.refresh();
-  loader.next().reject(new Error("EISDIR: illegal operation on a directory, read"));
+  loader.next().reject(new Error('EISDIR: illegal operation on a directory, read'));
   t.equal(await pending, 'failed');
-  t.same(refresher.state, { fleet: fleet('A'), lastReadAt: 7, error: 'EISDIR: illegal operation on a directory, read', reading: false });
+  t.same(refresher.state, {
+    fleet: fleet('A'),
+    lastReadAt: 7,
+    error: 'EISDIR: illegal operation on a directory, read',
+    reading: false,
+  });
   pending = refresher.refresh();
   loader.next().resolve(fleet('B'));
   await pending;
@@ -67,6 +84,10 @@ t.test('--interval', async (t) => {
   t.equal(parseInterval('0.5'), 0.5);
   t.equal(parseInterval('3600'), 3600);
   for (const bad of ['0', '0.2', '-1', 'abc', '1e3', '3601', '']) {
-    t.throws(() => parseInterval(bad), new UsageError(`--interval must be a number of seconds from 0.5 to 3600, not "${bad}"`), bad);
+    t.throws(
+      () => parseInterval(bad),
+      new UsageError(`--interval must be a number of seconds from 0.5 to 3600, not "${bad}"`),
+      bad,
+    );
   }
 });

@@ -2,7 +2,15 @@
 // details of the selected repo, selection moves and the footer.
 import t from 'tap';
 import type { Fleet, FleetRepo } from '../../src/control/fleet/fleet.js';
-import { buildView, moveSelection, renderFrameText, rowText, selectedIndex, formatAge, type RefreshStatus } from '../../tui/view-model.js';
+import {
+  buildView,
+  moveSelection,
+  renderFrameText,
+  rowText,
+  selectedIndex,
+  formatAge,
+  type RefreshStatus,
+} from '../../tui/view-model.js';
 
 const READ_AT = Date.parse('2026-01-01T01:00:00.000Z');
 
@@ -29,19 +37,46 @@ function aRepo(name: string, change: Partial<FleetRepo> = {}): FleetRepo {
 }
 
 function aFleet(repos: FleetRepo[], change: Partial<Fleet> = {}): Fleet {
-  return { generatedAt: new Date(READ_AT).toISOString(), registry: '/etc/agent-runner/registry.toml', problems: [], repos, ...change };
+  return {
+    generatedAt: new Date(READ_AT).toISOString(),
+    registry: '/etc/agent-runner/registry.toml',
+    problems: [],
+    repos,
+    ...change,
+  };
 }
 
 const fresh: RefreshStatus = { lastReadAt: READ_AT, error: null, reading: false, intervalSec: 2 };
 
 const busy = aRepo('web', {
   watcher: { state: 'running', pid: 77, heartbeatAgeSec: 10, lastTick: '2026-01-01T00:59:00.000Z', lastError: null },
-  run: { id: 'R2', trigger: 'job', jobId: 'J1', startedAt: '2026-01-01T00:55:00.000Z', elapsedSec: 300, runningTasks: ['TASK-4', 'TASK-5'] },
+  run: {
+    id: 'R2',
+    trigger: 'job',
+    jobId: 'J1',
+    startedAt: '2026-01-01T00:55:00.000Z',
+    elapsedSec: 300,
+    runningTasks: ['TASK-4', 'TASK-5'],
+  },
   queue: { queued: 2, running: 1 },
   staging: { exists: true, ahead: 3, behind: 1 },
   board: { ready: 1, parked: 1, unreadable: 0, total: 6 },
-  lastRun: { id: 'R1', outcome: 'drained', exitCode: 0, endedAt: '2026-01-01T00:10:00.000Z', landed: 2, parked: 1, failed: 0 },
-  spend: { today: { usd: 1.25, unknownCost: 0, tokens: 5000, sessions: 3, text: '$1.25' }, dailyUsd: 10, dailyTokens: null, taskUsd: 2, hold: 'waiting for rate limit until 01:30 UTC' },
+  lastRun: {
+    id: 'R1',
+    outcome: 'drained',
+    exitCode: 0,
+    endedAt: '2026-01-01T00:10:00.000Z',
+    landed: 2,
+    parked: 1,
+    failed: 0,
+  },
+  spend: {
+    today: { usd: 1.25, unknownCost: 0, tokens: 5000, sessions: 3, text: '$1.25' },
+    dailyUsd: 10,
+    dailyTokens: null,
+    taskUsd: 2,
+    hold: 'waiting for rate limit until 01:30 UTC',
+  },
 });
 const broken = aRepo('api', {
   enabled: false,
@@ -53,18 +88,37 @@ const broken = aRepo('api', {
 
 t.test('the table: one row a repo, columns padded, tones by meaning', async (t) => {
   const view = buildView(aFleet([busy, broken]), null, READ_AT, fresh);
-  t.equal(view.header, 'REPO  ON   WATCHER  BEAT  RUN               QUEUE  STAGING  READY  PARKED  LAST RUN          TODAY  ERR');
+  t.equal(
+    view.header,
+    'REPO  ON   WATCHER  BEAT  RUN               QUEUE  STAGING  READY  PARKED  LAST RUN          TODAY  ERR',
+  );
   t.same(view.rows.map(rowText), [
     'web   yes  running  10s   5m TASK-4,TASK-5  2+1    +3/-1    1      1       drained 2 landed  $1.25  0',
     'api   no   absent   -     -                 0      ?        ?      ?       -                 ?      1',
   ]);
-  t.same(view.rows[0]!.cells.map((cell) => cell.tone), ['plain', 'plain', 'busy', 'plain', 'busy', 'busy', 'ok', 'plain', 'warn', 'ok', 'warn', 'muted'], 'today\'s spend is a warning while something holds new runs');
-  t.same(view.rows[1]!.cells.map((cell) => cell.tone), ['bad', 'muted', 'muted', 'plain', 'muted', 'plain', 'warn', 'warn', 'warn', 'muted', 'muted', 'bad']);
+  t.same(
+    view.rows[0]!.cells.map((cell) => cell.tone),
+    ['plain', 'plain', 'busy', 'plain', 'busy', 'busy', 'ok', 'plain', 'warn', 'ok', 'warn', 'muted'],
+    "today's spend is a warning while something holds new runs",
+  );
+  t.same(
+    view.rows[1]!.cells.map((cell) => cell.tone),
+    ['bad', 'muted', 'muted', 'plain', 'muted', 'plain', 'warn', 'warn', 'warn', 'muted', 'muted', 'bad'],
+  );
   t.equal(view.title, 'agent-runner fleet: 2 repos, 1 running, 1 with problems  (/etc/agent-runner/registry.toml)');
 });
 
 t.test('long values are cut so one repo cannot break the layout', async (t) => {
-  const many = aRepo('web', { run: { id: 'R', trigger: 'watch', jobId: null, startedAt: 'S', elapsedSec: 5, runningTasks: ['TASK-100', 'TASK-101', 'TASK-102', 'TASK-103'] } });
+  const many = aRepo('web', {
+    run: {
+      id: 'R',
+      trigger: 'watch',
+      jobId: null,
+      startedAt: 'S',
+      elapsedSec: 5,
+      runningTasks: ['TASK-100', 'TASK-101', 'TASK-102', 'TASK-103'],
+    },
+  });
   const view = buildView(aFleet([many]), null, READ_AT, fresh);
   t.equal(view.rows[0]!.cells[4]!.text, '5s TASK-100,TASK-101,TASK-1~');
   t.equal(view.rows[0]!.cells[4]!.text.length, 28);
@@ -82,7 +136,11 @@ t.test('details of the selected repo: watcher, run, queue, staging, board, last 
     { label: 'queue', text: '2 queued, 1 running', tone: 'busy' },
     { label: 'staging', text: 'auto/work 3 ahead, 1 behind main', tone: 'ok' },
     { label: 'board', text: '1 ready, 1 parked, 6 tasks', tone: 'warn' },
-    { label: 'last run', text: 'R1 drained, exit 0, ended 2026-01-01T00:10:00.000Z: 2 landed, 1 parked, 0 failed', tone: 'ok' },
+    {
+      label: 'last run',
+      text: 'R1 drained, exit 0, ended 2026-01-01T00:10:00.000Z: 2 landed, 1 parked, 0 failed',
+      tone: 'ok',
+    },
     { label: 'spend', text: 'today $1.25, 5000 tokens, 3 sessions; budgets: daily $10, task $2', tone: 'plain' },
     { label: 'held', text: 'waiting for rate limit until 01:30 UTC', tone: 'warn' },
   ]);
@@ -90,7 +148,11 @@ t.test('details of the selected repo: watcher, run, queue, staging, board, last 
   t.equal(other.selected, 1);
   t.equal(other.details.title, 'api');
   t.same(other.details.lines, [
-    { label: 'repo', text: '/srv/api  user agent-api  base main  schedule "* * * * *"  max parallel 2  (disabled)', tone: 'muted' },
+    {
+      label: 'repo',
+      text: '/srv/api  user agent-api  base main  schedule "* * * * *"  max parallel 2  (disabled)',
+      tone: 'muted',
+    },
     { label: 'watcher', text: 'absent, no heartbeat', tone: 'muted' },
     { label: 'run', text: 'none', tone: 'muted' },
     { label: 'queue', text: '0 queued, 0 running', tone: 'plain' },
@@ -102,7 +164,15 @@ t.test('details of the selected repo: watcher, run, queue, staging, board, last 
 });
 
 t.test('a dead watcher, a stale heartbeat, a skipped tick, a failed last run', async (t) => {
-  const dead = aRepo('web', { watcher: { state: 'dead', pid: 9, heartbeatAgeSec: 400, lastTick: null, lastError: { at: 'T', message: 'user agent-web does not exist' } } });
+  const dead = aRepo('web', {
+    watcher: {
+      state: 'dead',
+      pid: 9,
+      heartbeatAgeSec: 400,
+      lastTick: null,
+      lastError: { at: 'T', message: 'user agent-web does not exist' },
+    },
+  });
   let view = buildView(aFleet([dead]), null, READ_AT, fresh);
   t.same(view.details.lines.slice(1, 3), [
     { label: 'watcher', text: 'dead, pid 9, heartbeat 7m ago', tone: 'bad' },
@@ -111,10 +181,19 @@ t.test('a dead watcher, a stale heartbeat, a skipped tick, a failed last run', a
   t.equal(view.title, 'agent-runner fleet: 1 repo, 0 running, 1 with problems  (/etc/agent-runner/registry.toml)');
   const stale = aRepo('web', { watcher: { ...busy.watcher, heartbeatAgeSec: 61 } });
   view = buildView(aFleet([stale]), null, READ_AT, fresh);
-  t.same([view.rows[0]!.cells[2]!.tone, view.rows[0]!.cells[3]!.tone], ['warn', 'warn'], 'a running watcher silent for over a minute');
-  const failed = aRepo('web', { lastRun: { id: 'R9', outcome: 'failed', exitCode: 1, endedAt: null, landed: 0, parked: 0, failed: 2 } });
+  t.same(
+    [view.rows[0]!.cells[2]!.tone, view.rows[0]!.cells[3]!.tone],
+    ['warn', 'warn'],
+    'a running watcher silent for over a minute',
+  );
+  const failed = aRepo('web', {
+    lastRun: { id: 'R9', outcome: 'failed', exitCode: 1, endedAt: null, landed: 0, parked: 0, failed: 2 },
+  });
   view = buildView(aFleet([failed]), null, READ_AT, fresh);
-  t.same(view.details.lines.find((line) => line.label === 'last run'), { label: 'last run', text: 'R9 failed, exit 1: 0 landed, 0 parked, 2 failed', tone: 'bad' });
+  t.same(
+    view.details.lines.find((line) => line.label === 'last run'),
+    { label: 'last run', text: 'R9 failed, exit 1: 0 landed, 0 parked, 2 failed', tone: 'bad' },
+  );
   t.equal(view.rows[0]!.cells[9]!.tone, 'bad');
 });
 
@@ -155,24 +234,51 @@ t.test('registry problems and an empty registry', async (t) => {
     ],
   });
   const withRepo = buildView(aFleet([aRepo('web')], { problems: [problem] }), null, READ_AT, fresh);
-  t.same(withRepo.details.lines.at(-1), { label: 'registry', text: '/r.toml:3: repos.x.path: path is missing; add it', tone: 'bad' }, 'shown under every repo');
+  t.same(
+    withRepo.details.lines.at(-1),
+    { label: 'registry', text: '/r.toml:3: repos.x.path: path is missing; add it', tone: 'bad' },
+    'shown under every repo',
+  );
 });
 
 t.test('the footer: keys, freshness, a read in progress, a read error', async (t) => {
   const fleet = aFleet([aRepo('web')]);
-  t.same(buildView(null, null, READ_AT, { lastReadAt: null, error: null, reading: true, intervalSec: 2 }).footer, { keys: '? help  q quit  enter open  / filter  d e p x w', status: 'reading the fleet... (every 2s)', tone: 'muted' });
-  t.same(buildView(fleet, null, READ_AT + 3_000, { ...fresh, reading: true }).footer.status, 'read 3s ago, reading... (every 2s)');
-  t.same(buildView(fleet, null, READ_AT, { ...fresh, intervalSec: 0.5, error: 'EACCES: permission denied, open \'/etc/agent-runner/registry.toml\'' }).footer, {
+  t.same(buildView(null, null, READ_AT, { lastReadAt: null, error: null, reading: true, intervalSec: 2 }).footer, {
     keys: '? help  q quit  enter open  / filter  d e p x w',
-    status: "cannot read the fleet: EACCES: permission denied, open '/etc/agent-runner/registry.toml' (every 0.5s)",
-    tone: 'bad',
+    status: 'reading the fleet... (every 2s)',
+    tone: 'muted',
   });
+  t.same(
+    buildView(fleet, null, READ_AT + 3_000, { ...fresh, reading: true }).footer.status,
+    'read 3s ago, reading... (every 2s)',
+  );
+  t.same(
+    buildView(fleet, null, READ_AT, {
+      ...fresh,
+      intervalSec: 0.5,
+      error: "EACCES: permission denied, open '/etc/agent-runner/registry.toml'",
+    }).footer,
+    {
+      keys: '? help  q quit  enter open  / filter  d e p x w',
+      status: "cannot read the fleet: EACCES: permission denied, open '/etc/agent-runner/registry.toml' (every 0.5s)",
+      tone: 'bad',
+    },
+  );
   const before = buildView(null, null, READ_AT, fresh);
   t.same([before.title, before.selected, before.details], ['agent-runner fleet', -1, { title: 'fleet', lines: [] }]);
 });
 
 t.test('ages read like the fleet table', async (t) => {
-  t.same([null, 0, 119, 120, 7199, 7200, 172799, 172800].map(formatAge), ['-', '0s', '119s', '2m', '120m', '2h', '48h', '2d']);
+  t.same([null, 0, 119, 120, 7199, 7200, 172799, 172800].map(formatAge), [
+    '-',
+    '0s',
+    '119s',
+    '2m',
+    '120m',
+    '2h',
+    '48h',
+    '2d',
+  ]);
 });
 
 t.test('one frame as text (tui --once)', async (t) => {

@@ -6,22 +6,41 @@
 // process, not Claude's prompts. Claude refuses this mode as root, which
 // agents never are here.
 import type { AgentAdapter, AgentInvocation, AgentOutput, AgentResult, Command } from '../../types.js';
-import { describeExit, isSilent, jsonObjects, lastStderrLine, numberField, objectField, stringField, type JsonObject } from './jsonl.js';
+import {
+  describeExit,
+  isSilent,
+  jsonObjects,
+  lastStderrLine,
+  numberField,
+  objectField,
+  stringField,
+  type JsonObject,
+} from './jsonl.js';
 import { parseResetTime } from './reset-time.js';
 
-const NOT_LOGGED_IN = /not logged in|please run \/login|invalid api key|authentication_failed|oauth token (?:has )?expired|credit balance is too low/i;
+const NOT_LOGGED_IN =
+  /not logged in|please run \/login|invalid api key|authentication_failed|oauth token (?:has )?expired|credit balance is too low/i;
 /** claude's own words when started as root with --dangerously-skip-permissions. */
 const AS_ROOT = /cannot be used with root\/sudo privileges/i;
-const ROOT_REMEDY = "claude never runs as root: run it as the repo's user (agent-runner dispatch REPO, or run/orchestrate as a non-root user that owns the checkout)";
+const ROOT_REMEDY =
+  "claude never runs as root: run it as the repo's user (agent-runner dispatch REPO, or run/orchestrate as a non-root user that owns the checkout)";
 const RATE_LIMITED = /usage limit|hit your limit|limit reached|rate[_ ]limit|too many requests|\b429\b|overloaded/i;
 
 function buildCommand(invocation: AgentInvocation): Command {
   const args = ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions'];
   if (invocation.model) args.push('--model', invocation.model);
   if (invocation.effort) args.push('--effort', invocation.effort);
-  // claude ends the session itself once its cost reaches this (checked after each message), with an error_max_budget_usd result.
-  if (invocation.maxBudgetUsd !== undefined && invocation.maxBudgetUsd > 0) args.push('--max-budget-usd', String(invocation.maxBudgetUsd));
-  return { program: invocation.binary, args, env: { ...invocation.env }, cwd: invocation.workspace, stdin: invocation.prompt };
+  // claude ends the session itself once its cost reaches this (checked after each message), with an
+  // error_max_budget_usd result.
+  if (invocation.maxBudgetUsd !== undefined && invocation.maxBudgetUsd > 0)
+    args.push('--max-budget-usd', String(invocation.maxBudgetUsd));
+  return {
+    program: invocation.binary,
+    args,
+    env: { ...invocation.env },
+    cwd: invocation.workspace,
+    stdin: invocation.prompt,
+  };
 }
 
 /** Session facts every outcome carries when the stream had them. */
@@ -31,8 +50,12 @@ function metrics(events: readonly JsonObject[], result: JsonObject | undefined):
   const sessionId = stringField(result, 'session_id') ?? stringField(init, 'session_id');
   const turns = numberField(result, 'num_turns');
   // Cache reads and writes are input the model processed too; usage.input_tokens alone leaves them out.
-  const inputParts = ['input_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'].map((key) => numberField(usage, key));
-  const inputTokens = inputParts.some((part) => part !== undefined) ? inputParts.reduce<number>((sum, part) => sum + (part ?? 0), 0) : undefined;
+  const inputParts = ['input_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'].map((key) =>
+    numberField(usage, key),
+  );
+  const inputTokens = inputParts.some((part) => part !== undefined)
+    ? inputParts.reduce<number>((sum, part) => sum + (part ?? 0), 0)
+    : undefined;
   const outputTokens = numberField(usage, 'output_tokens');
   const costUsd = numberField(result, 'total_cost_usd');
   const usageParts = {
@@ -62,7 +85,13 @@ function metrics(events: readonly JsonObject[], result: JsonObject | undefined):
  * `resetsAt` is epoch seconds.
  */
 function rejectedRateLimit(events: readonly JsonObject[]): { resetAt?: string } | undefined {
-  const rejected = [...events].reverse().find((event) => event.type === 'rate_limit_event' && stringField(objectField(event, 'rate_limit_info'), 'status') === 'rejected');
+  const rejected = [...events]
+    .reverse()
+    .find(
+      (event) =>
+        event.type === 'rate_limit_event' &&
+        stringField(objectField(event, 'rate_limit_info'), 'status') === 'rejected',
+    );
   if (!rejected) return undefined;
   const resetsAt = numberField(objectField(rejected, 'rate_limit_info'), 'resetsAt');
   return resetsAt !== undefined && resetsAt > 0 ? { resetAt: new Date(resetsAt * 1000).toISOString() } : {};
@@ -70,10 +99,19 @@ function rejectedRateLimit(events: readonly JsonObject[]): { resetAt?: string } 
 
 /** The error an assistant message was tagged with (e.g. "authentication_failed", "rate_limit"). */
 function assistantErrors(events: readonly JsonObject[]): string[] {
-  return events.filter((event) => event.type === 'assistant').map((event) => stringField(event, 'error')).filter((error): error is string => Boolean(error));
+  return events
+    .filter((event) => event.type === 'assistant')
+    .map((event) => stringField(event, 'error'))
+    .filter((error): error is string => Boolean(error));
 }
 
-function classifyError(message: string, tags: readonly string[], result: JsonObject, endedAt: number | undefined, seen: AgentResult['rateLimitSeen']): Pick<AgentResult, 'failure' | 'detail' | 'resetAt'> {
+function classifyError(
+  message: string,
+  tags: readonly string[],
+  result: JsonObject,
+  endedAt: number | undefined,
+  seen: AgentResult['rateLimitSeen'],
+): Pick<AgentResult, 'failure' | 'detail' | 'resetAt'> {
   const text = [message, ...tags].join(' ');
   if (NOT_LOGGED_IN.test(text)) return { failure: 'not-logged-in', detail: message };
   if (RATE_LIMITED.test(text) || numberField(result, 'api_error_status') === 429 || seen) {
@@ -96,33 +134,86 @@ function parseResult(output: AgentOutput): AgentResult {
     if (subtype === 'success' && !isError) {
       // Claude sometimes lingers after its result line; the work is reported done, so the kill does not undo it.
       const finalMessage = stringField(result, 'result');
-      return { ok: true, ...facts, ...(finalMessage ? { finalMessage } : {}), ...(watchdog ? { detail: `ended by ${watchdog} after its result line` } : {}) };
+      return {
+        ok: true,
+        ...facts,
+        ...(finalMessage ? { finalMessage } : {}),
+        ...(watchdog ? { detail: `ended by ${watchdog} after its result line` } : {}),
+      };
     }
     // claude's --max-budget-usd was reached: its cost is in the result like any other's.
-    if (subtype === 'error_max_budget_usd') return { ok: false, failure: 'over-budget', detail: `stopped at its budget: ${budgetMessage(result)} (error_max_budget_usd)`, ...facts };
-    if (subtype === 'error_max_turns') return { ok: false, failure: 'max-turns', detail: `stopped after ${facts.turns ?? '?'} turns (error_max_turns)`, ...facts };
-    const message = stringField(result, 'result') ?? (errorStrings(result).join('; ') || `result ${subtype ?? 'without subtype'} with is_error`);
-    return { ok: false, ...classifyError(message, assistantErrors(events), result, output.endedAt, facts.rateLimitSeen), ...facts };
+    if (subtype === 'error_max_budget_usd')
+      return {
+        ok: false,
+        failure: 'over-budget',
+        detail: `stopped at its budget: ${budgetMessage(result)} (error_max_budget_usd)`,
+        ...facts,
+      };
+    if (subtype === 'error_max_turns')
+      return {
+        ok: false,
+        failure: 'max-turns',
+        detail: `stopped after ${facts.turns ?? '?'} turns (error_max_turns)`,
+        ...facts,
+      };
+    const message =
+      stringField(result, 'result') ??
+      (errorStrings(result).join('; ') || `result ${subtype ?? 'without subtype'} with is_error`);
+    return {
+      ok: false,
+      ...classifyError(message, assistantErrors(events), result, output.endedAt, facts.rateLimitSeen),
+      ...facts,
+    };
   }
-  if (output.endedBy === 'over-budget') return { ok: false, failure: 'over-budget', detail: 'the runner ended it: its reported cost passed its budget', ...facts };
+  if (output.endedBy === 'over-budget')
+    return {
+      ok: false,
+      failure: 'over-budget',
+      detail: 'the runner ended it: its reported cost passed its budget',
+      ...facts,
+    };
   // The stream said the account is limited and no result came: that is why.
   if (facts.rateLimitSeen) {
-    return { ok: false, failure: 'rate-limited', detail: 'rate_limit_event rejected, no result line', ...(facts.rateLimitSeen.resetAt ? { resetAt: facts.rateLimitSeen.resetAt } : {}), ...facts };
+    return {
+      ok: false,
+      failure: 'rate-limited',
+      detail: 'rate_limit_event rejected, no result line',
+      ...(facts.rateLimitSeen.resetAt ? { resetAt: facts.rateLimitSeen.resetAt } : {}),
+      ...facts,
+    };
   }
 
-  if (watchdog) return { ok: false, failure: watchdog, detail: `no result line before the ${watchdog} watchdog ended it`, ...facts };
+  if (watchdog)
+    return {
+      ok: false,
+      failure: watchdog,
+      detail: `no result line before the ${watchdog} watchdog ended it`,
+      ...facts,
+    };
   const stderr = lastStderrLine(output.stderrTail);
   const suffix = stderr ? `: ${stderr}` : '';
   // Claude refuses bypass mode as root: say what to do instead of only quoting it.
   const remedy = stderr && AS_ROOT.test(stderr) ? `; ${ROOT_REMEDY}` : '';
   // Nothing at all on stdout, whatever the exit: claude failed before its first event.
-  if (isSilent(output.stdoutLines)) return { ok: false, failure: 'no-output', detail: `nothing on stdout (${describeExit(output.exitCode, output.signal)})${suffix}${remedy}` };
-  return { ok: false, failure: 'crashed', detail: `${describeExit(output.exitCode, output.signal)} without a result line${suffix}`, ...facts };
+  if (isSilent(output.stdoutLines))
+    return {
+      ok: false,
+      failure: 'no-output',
+      detail: `nothing on stdout (${describeExit(output.exitCode, output.signal)})${suffix}${remedy}`,
+    };
+  return {
+    ok: false,
+    failure: 'crashed',
+    detail: `${describeExit(output.exitCode, output.signal)} without a result line${suffix}`,
+    ...facts,
+  };
 }
 
 /** The result line's `errors`, those that are text. */
 function errorStrings(result: JsonObject): string[] {
-  return Array.isArray(result.errors) ? result.errors.filter((error): error is string => typeof error === 'string') : [];
+  return Array.isArray(result.errors)
+    ? result.errors.filter((error): error is string => typeof error === 'string')
+    : [];
 }
 
 /** claude's own words, e.g. "Reached maximum budget ($0.5)". */

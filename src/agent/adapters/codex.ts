@@ -5,7 +5,16 @@
 // turn.failed, a non-zero exit or the watchdog end a session badly. Without
 // network codex retries forever and only the watchdog ends it.
 import type { AgentAdapter, AgentInvocation, AgentOutput, AgentResult, Command } from '../../types.js';
-import { describeExit, isSilent, jsonObjects, lastStderrLine, numberField, objectField, stringField, type JsonObject } from './jsonl.js';
+import {
+  describeExit,
+  isSilent,
+  jsonObjects,
+  lastStderrLine,
+  numberField,
+  objectField,
+  stringField,
+  type JsonObject,
+} from './jsonl.js';
 import { parseResetTime } from './reset-time.js';
 
 const NOT_LOGGED_IN = /not logged in|\blogin\b|\b401\b|unauthori[sz]ed|invalid api key|api key/i;
@@ -17,11 +26,20 @@ function buildCommand(invocation: AgentInvocation): Command {
   if (invocation.effort) args.push('-c', `model_reasoning_effort=${invocation.effort}`);
   // Workspaces are git worktrees, so --skip-git-repo-check is not needed.
   args.push('-s', 'workspace-write', '-C', invocation.workspace, '-');
-  return { program: invocation.binary, args, env: { ...invocation.env }, cwd: invocation.workspace, stdin: invocation.prompt };
+  return {
+    program: invocation.binary,
+    args,
+    env: { ...invocation.env },
+    cwd: invocation.workspace,
+    stdin: invocation.prompt,
+  };
 }
 
 function metrics(events: readonly JsonObject[]): Partial<AgentResult> {
-  const sessionId = stringField(events.find((event) => event.type === 'thread.started'), 'thread_id');
+  const sessionId = stringField(
+    events.find((event) => event.type === 'thread.started'),
+    'thread_id',
+  );
   const turns = events.filter((event) => event.type === 'turn.completed');
   let inputTokens: number | undefined;
   let outputTokens: number | undefined;
@@ -56,7 +74,12 @@ function messageOf(event: JsonObject): string | undefined {
   return stringField(objectField(event, 'error'), 'message') ?? stringField(event, 'message');
 }
 
-function classify(message: string, endedAt: number | undefined, fallback: 'agent-error' | 'crashed', prefix = ''): Pick<AgentResult, 'failure' | 'detail' | 'resetAt'> {
+function classify(
+  message: string,
+  endedAt: number | undefined,
+  fallback: 'agent-error' | 'crashed',
+  prefix = '',
+): Pick<AgentResult, 'failure' | 'detail' | 'resetAt'> {
   if (RATE_LIMITED.test(message)) {
     const resetAt = parseResetTime(message, endedAt);
     return { failure: 'rate-limited', detail: message, ...(resetAt ? { resetAt } : {}) };
@@ -70,24 +93,43 @@ function parseResult(output: AgentOutput): AgentResult {
   const facts = metrics(events);
   const lastFailed = [...events].reverse().find((event) => event.type === 'turn.failed');
   const lastError = [...events].reverse().find((event) => event.type === 'error');
-  const lastEvent = [...events].reverse().find((event) => typeof event.type === 'string' && event.type.startsWith('turn.') && event.type !== 'turn.started');
+  const lastEvent = [...events]
+    .reverse()
+    .find((event) => typeof event.type === 'string' && event.type.startsWith('turn.') && event.type !== 'turn.started');
   const watchdog = output.endedBy !== 'exit' ? output.endedBy : undefined;
 
   if (watchdog) {
     const last = lastError ? messageOf(lastError) : undefined;
-    return { ok: false, failure: watchdog, detail: `ended by the ${watchdog} watchdog${last ? `; last error: ${last}` : ''}`, ...facts };
+    return {
+      ok: false,
+      failure: watchdog,
+      detail: `ended by the ${watchdog} watchdog${last ? `; last error: ${last}` : ''}`,
+      ...facts,
+    };
   }
   if (lastEvent?.type === 'turn.failed' && lastFailed) {
-    return { ok: false, ...classify(messageOf(lastFailed) ?? 'turn failed without a message', output.endedAt, 'agent-error'), ...facts };
+    return {
+      ok: false,
+      ...classify(messageOf(lastFailed) ?? 'turn failed without a message', output.endedAt, 'agent-error'),
+      ...facts,
+    };
   }
   const stderr = lastStderrLine(output.stderrTail);
   if (isSilent(output.stdoutLines)) {
-    return { ok: false, failure: 'no-output', detail: `nothing on stdout (${describeExit(output.exitCode, output.signal)})${stderr ? `: ${stderr}` : ''}` };
+    return {
+      ok: false,
+      failure: 'no-output',
+      detail: `nothing on stdout (${describeExit(output.exitCode, output.signal)})${stderr ? `: ${stderr}` : ''}`,
+    };
   }
   if (output.exitCode !== 0 || output.signal) {
     const message = (lastError ? messageOf(lastError) : undefined) ?? stderr;
     const how = describeExit(output.exitCode, output.signal);
-    return { ok: false, ...(message ? classify(message, output.endedAt, 'crashed', `${how}: `) : { failure: 'crashed', detail: how }), ...facts };
+    return {
+      ok: false,
+      ...(message ? classify(message, output.endedAt, 'crashed', `${how}: `) : { failure: 'crashed', detail: how }),
+      ...facts,
+    };
   }
   if (lastEvent?.type === 'turn.completed') {
     const finalMessage = lastAgentMessage(events);
@@ -107,7 +149,13 @@ export const codexAdapter: AgentAdapter = {
 function lastAgentMessage(events: readonly Record<string, unknown>[]): string | undefined {
   for (const event of [...events].reverse()) {
     const item = event.item as Record<string, unknown> | undefined;
-    if (event.type === 'item.completed' && item?.type === 'agent_message' && typeof item.text === 'string' && item.text.trim()) return item.text;
+    if (
+      event.type === 'item.completed' &&
+      item?.type === 'agent_message' &&
+      typeof item.text === 'string' &&
+      item.text.trim()
+    )
+      return item.text;
   }
   return undefined;
 }

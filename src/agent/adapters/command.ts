@@ -9,7 +9,8 @@ function buildCommand(invocation: AgentInvocation): Command {
   const argv = invocation.command ?? [];
   // The binary is the argv's program resolved against the agent's PATH.
   const program = invocation.binary || argv[0];
-  if (!program) throw new Error(`command agent for ${invocation.taskId}: no program (set "command" in .agent/config.json)`);
+  if (!program)
+    throw new Error(`command agent for ${invocation.taskId}: no program (set "command" in .agent/config.json)`);
   return {
     program,
     args: argv.slice(1),
@@ -20,10 +21,15 @@ function buildCommand(invocation: AgentInvocation): Command {
 }
 
 function parseResult(output: AgentOutput): AgentResult {
-  if (output.endedBy !== 'exit') return { ok: false, failure: output.endedBy, detail: `ended by the ${output.endedBy} watchdog` };
+  if (output.endedBy !== 'exit')
+    return { ok: false, failure: output.endedBy, detail: `ended by the ${output.endedBy} watchdog` };
   if (output.exitCode === 0 && !output.signal) return { ok: true };
   const stderr = lastStderrLine(output.stderrTail);
-  return { ok: false, failure: 'crashed', detail: `${describeExit(output.exitCode, output.signal)}${stderr ? `: ${stderr}` : ''}` };
+  return {
+    ok: false,
+    failure: 'crashed',
+    detail: `${describeExit(output.exitCode, output.signal)}${stderr ? `: ${stderr}` : ''}`,
+  };
 }
 
 export const commandAdapter: AgentAdapter = {

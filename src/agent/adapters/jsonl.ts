@@ -42,7 +42,10 @@ export function isSilent(lines: readonly string[]): boolean {
 
 /** The last non-empty stderr line, for a crash detail. */
 export function lastStderrLine(stderrTail: string): string | undefined {
-  const lines = stderrTail.split('\n').map((line) => line.trim()).filter(Boolean);
+  const lines = stderrTail
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
   return lines[lines.length - 1];
 }
 

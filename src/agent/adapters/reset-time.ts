@@ -11,7 +11,14 @@ function zoneOffset(instant: number, timeZone: string): number | undefined {
   let parts: Intl.DateTimeFormatPart[];
   try {
     parts = new Intl.DateTimeFormat('en-US', {
-      timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
     }).formatToParts(new Date(instant));
   } catch {
     return undefined;
@@ -22,7 +29,14 @@ function zoneOffset(instant: number, timeZone: string): number | undefined {
 }
 
 /** The instant a wall-clock time in a zone names (two passes settle DST edges). */
-function zonedInstant(year: number, month: number, day: number, hour: number, minute: number, timeZone: string): number | undefined {
+function zonedInstant(
+  year: number,
+  month: number,
+  day: number,
+  hour: number,
+  minute: number,
+  timeZone: string,
+): number | undefined {
   const wall = Date.UTC(year, month, day, hour, minute);
   const first = zoneOffset(wall, timeZone);
   if (first === undefined) return undefined;
@@ -57,7 +71,10 @@ export function parseResetTime(message: string, now: number | undefined): string
 
   // Claude Code 2.x: "resets 7pm (America/Los_Angeles)", "resets Apr 23 at 4pm (America/Recife)",
   // older: "Your limit will reset at 9am (America/Chicago)".
-  const clock = /resets?\s+(?:at\s+)?(?:([A-Za-z]{3})[a-z]*\s+(\d{1,2})\s+at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*\(([A-Za-z0-9_/+-]+)\)/i.exec(message);
+  const clock =
+    /resets?\s+(?:at\s+)?(?:([A-Za-z]{3})[a-z]*\s+(\d{1,2})\s+at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*\(([A-Za-z0-9_/+-]+)\)/i.exec(
+      message,
+    );
   if (clock) {
     const [, monthName, dayText, hourText = '', minuteText, meridiem, zone = ''] = clock;
     const hour = to24h(Number(hourText), meridiem);
@@ -70,16 +87,20 @@ export function parseResetTime(message: string, now: number | undefined): string
       if (month < 0) return undefined;
       instant = zonedInstant(today[0], month, Number(dayText), hour, minute, zone);
       // "Jan 2" seen on Dec 30 is next year.
-      if (instant !== undefined && instant < now - DAY_MS) instant = zonedInstant(today[0] + 1, month, Number(dayText), hour, minute, zone);
+      if (instant !== undefined && instant < now - DAY_MS)
+        instant = zonedInstant(today[0] + 1, month, Number(dayText), hour, minute, zone);
     } else {
       instant = zonedInstant(today[0], today[1], today[2], hour, minute, zone);
-      if (instant !== undefined && instant <= now) instant = zonedInstant(today[0], today[1], today[2] + 1, hour, minute, zone);
+      if (instant !== undefined && instant <= now)
+        instant = zonedInstant(today[0], today[1], today[2] + 1, hour, minute, zone);
     }
     return instant === undefined ? undefined : new Date(instant).toISOString();
   }
 
   // Codex: "try again in 4 days 2 hours 3 minutes", "try again in 37 seconds".
-  const relative = /try again in\s+((?:\d+\s*(?:days?|hours?|minutes?|mins?|seconds?|secs?|[dhms])[\s,and]*)+)/i.exec(message);
+  const relative = /try again in\s+((?:\d+\s*(?:days?|hours?|minutes?|mins?|seconds?|secs?|[dhms])[\s,and]*)+)/i.exec(
+    message,
+  );
   if (relative) {
     const units: Record<string, number> = { d: DAY_MS, h: 3_600_000, m: 60_000, s: 1000 };
     let total = 0;

@@ -9,7 +9,14 @@
 import * as path from 'node:path';
 import type { Ports, ProcessControl } from '../../ports.js';
 import type { Command, RegistryRepo } from '../../types.js';
-import { dropPrivileges, type UserAccount, repoUser, runnerCommandAsUser, type Install, repoUserSecrets } from '../repo-user/index.js';
+import {
+  dropPrivileges,
+  type UserAccount,
+  repoUser,
+  runnerCommandAsUser,
+  type Install,
+  repoUserSecrets,
+} from '../repo-user/index.js';
 import { EXIT, UsageError, type ExitCode } from '../../errors.js';
 import { repoUserStateDir } from '../../paths.js';
 import { finishRun, writeRun, type RunRecord, type RunTrigger } from '../runs/index.js';
@@ -19,7 +26,6 @@ import { SYSTEM_PATH } from '../../system-path.js';
 import { sealRunUsage, spendForRun } from './usage.js';
 import type { SpendPolicy } from '../../spend/policy.js';
 import { redactDeep, redactSecrets } from '../../agent/secrets.js';
-
 
 export interface DispatchInput {
   readonly repo: RegistryRepo;
@@ -70,7 +76,11 @@ const LEFTOVER_GRACE_MS = 5_000;
 
 /** Pure: the confinement as the run record keeps it. */
 function confinementRecord(confinement: Confinement): NonNullable<RunRecord['confinement']> {
-  return { kind: confinement.kind, ...(confinement.kind === 'systemd-scope' ? { unit: confinement.unit } : {}), ...confinement.limits };
+  return {
+    kind: confinement.kind,
+    ...(confinement.kind === 'systemd-scope' ? { unit: confinement.unit } : {}),
+    ...confinement.limits,
+  };
 }
 
 /** How long orchestrate gets after SIGTERM to wind down its agents before its groups are killed. */
@@ -85,7 +95,9 @@ export function orchestrateCommand(input: DispatchInput, user: UserAccount): Com
     ...input.orchestrateArgs,
     ...(input.orchestrateArgs.includes('--max-parallel') ? [] : ['--max-parallel', String(input.repo.maxParallel)]),
     // The registry's author signs the runner's own commits (landings, park and block notes).
-    ...(input.repo.authorName && input.repo.authorEmail ? ['--author-name', input.repo.authorName, '--author-email', input.repo.authorEmail] : []),
+    ...(input.repo.authorName && input.repo.authorEmail
+      ? ['--author-name', input.repo.authorName, '--author-email', input.repo.authorEmail]
+      : []),
     // The registry's non-secret env reaches the agents, not only orchestrate.
     ...(Object.keys(input.repo.env).length ? ['--pass-env', Object.keys(input.repo.env).join(',')] : []),
     '--json',
@@ -97,16 +109,44 @@ export function orchestrateCommand(input: DispatchInput, user: UserAccount): Com
   ]);
 }
 
-/** Creates the user's own state dir (as the user: root never writes in its home) and checks the user can run the install. */
+/**
+ * Creates the user's own state dir (as the user: root never writes in its home) and checks the user can run the
+ * install.
+ */
 async function prepareUser(ports: Ports, input: DispatchInput, user: UserAccount): Promise<void> {
   const dir = repoUserStateDir(user.home);
-  const made = await ports.process.run(dropPrivileges(user, { program: 'mkdir', args: ['-p', '-m', '0700', '--', dir], env: { PATH: SYSTEM_PATH }, cwd: '/' }));
-  if (made.exitCode !== 0) throw new UsageError(`repo "${input.repo.name}": user ${user.name} cannot create its state dir ${dir}: ${made.stderr.trim()}; check that ${user.home} exists and belongs to ${user.name}`);
-  const asUser = (args: string[]) => ports.process.run(dropPrivileges(user, { program: 'test', args, env: { PATH: SYSTEM_PATH }, cwd: '/' }));
+  const made = await ports.process.run(
+    dropPrivileges(user, {
+      program: 'mkdir',
+      args: ['-p', '-m', '0700', '--', dir],
+      env: { PATH: SYSTEM_PATH },
+      cwd: '/',
+    }),
+  );
+  if (made.exitCode !== 0)
+    throw new UsageError(
+      `repo "${input.repo.name}": user ${user.name} cannot create its state dir ${dir}: ${made.stderr.trim()}; check that ${user.home} exists and belongs to ${user.name}`,
+    );
+  const asUser = (args: string[]) =>
+    ports.process.run(dropPrivileges(user, { program: 'test', args, env: { PATH: SYSTEM_PATH }, cwd: '/' }));
   if ((await asUser(['-e', input.repo.path])).exitCode !== 0) {
-    throw new UsageError(`repo "${input.repo.name}": its path ${input.repo.path} does not exist (or ${user.name} cannot see it); clone the repo there (agent-runner provision repo ${input.repo.name}) or fix repos.${input.repo.name}.path`);
+    throw new UsageError(
+      `repo "${input.repo.name}": its path ${input.repo.path} does not exist (or ${user.name} cannot see it); clone the repo there (agent-runner provision repo ${input.repo.name}) or fix repos.${input.repo.name}.path`,
+    );
   }
-  const result = await asUser(['-r', input.install.main, '-a', '-x', input.install.node, '-a', '-r', input.repo.path, '-a', '-x', input.repo.path]);
+  const result = await asUser([
+    '-r',
+    input.install.main,
+    '-a',
+    '-x',
+    input.install.node,
+    '-a',
+    '-r',
+    input.repo.path,
+    '-a',
+    '-x',
+    input.repo.path,
+  ]);
   if (result.exitCode !== 0) {
     throw new UsageError(
       `repo "${input.repo.name}": user ${user.name} cannot read ${input.install.main}, run ${input.install.node} or enter ${input.repo.path}; ` +
@@ -116,19 +156,29 @@ async function prepareUser(ports: Ports, input: DispatchInput, user: UserAccount
   // Worktrees live beside the checkout (<parent>/.<repo>.worktrees): the user must be able to make them there.
   const parent = path.dirname(input.repo.path);
   if ((await asUser(['-w', parent, '-a', '-x', parent])).exitCode !== 0) {
-    throw new UsageError(`repo "${input.repo.name}": user ${user.name} cannot write ${parent}, where the task worktrees of ${input.repo.path} go (beside it, in .${path.basename(input.repo.path)}.worktrees); give ${user.name} that directory (chown ${user.name} ${parent}) or move the checkout into its home`);
+    throw new UsageError(
+      `repo "${input.repo.name}": user ${user.name} cannot write ${parent}, where the task worktrees of ${input.repo.path} go (beside it, in .${path.basename(input.repo.path)}.worktrees); give ${user.name} that directory (chown ${user.name} ${parent}) or move the checkout into its home`,
+    );
   }
 }
 
 /** Runs orchestrate as the repo's user and records the run. The caller holds the run lock. */
-export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hooks: DispatchHooks, stop: StopRequest): Promise<RunRecord> {
+export async function dispatchRun(
+  deps: DispatchDeps,
+  input: DispatchInput,
+  hooks: DispatchHooks,
+  stop: StopRequest,
+): Promise<RunRecord> {
   const user = await repoUser(deps, input.repo);
   await prepareUser(deps, input, user);
   const confinement = confinementFor(await systemdIsRunning(deps.fs), input.repo.name, input.runId, input.repo.limits);
   // If the runner dies (kill -9, OOM), orchestrate gets SIGTERM and winds its
   // agents down itself instead of running on unwatched.
   const spend = input.spend ?? (await spendForRun(deps.fs, input.state, input.repo, deps.clock.now()));
-  const command = confineCommand(dropPrivileges(user, orchestrateCommand({ ...input, spend }, user), { parentDeathSignal: 'SIGTERM' }), confinement);
+  const command = confineCommand(
+    dropPrivileges(user, orchestrateCommand({ ...input, spend }, user), { parentDeathSignal: 'SIGTERM' }),
+    confinement,
+  );
   const started: RunRecord = {
     id: input.runId,
     repo: input.repo.name,
@@ -155,7 +205,10 @@ export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hook
       hooks.onStderrLine(line);
     },
   });
-  const withProcess: RunRecord = { ...started, process: { pid: child.pid, startTime: await deps.process.startTimeOf(child.pid) } };
+  const withProcess: RunRecord = {
+    ...started,
+    process: { pid: child.pid, startTime: await deps.process.startTimeOf(child.pid) },
+  };
   await writeRun(deps.fs, input.state, withProcess);
   hooks.onStarted?.(withProcess);
   let forced: { cancel(): void } | undefined;
@@ -169,7 +222,12 @@ export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hook
   forced?.cancel();
   // orchestrate ends its agents itself; whatever the run left (setsid or
   // double-forked children, a killed orchestrate's agents) goes now.
-  const sweep = await endRunProcesses(deps, confinement.kind === 'systemd-scope' ? stopUnitCommand(confinement.unit) : undefined, user, LEFTOVER_GRACE_MS);
+  const sweep = await endRunProcesses(
+    deps,
+    confinement.kind === 'systemd-scope' ? stopUnitCommand(confinement.unit) : undefined,
+    user,
+    LEFTOVER_GRACE_MS,
+  );
   hooks.onSweep?.(sweep);
   const finished = finishRun(withProcess, {
     exitCode: ended.exitCode,
@@ -179,14 +237,36 @@ export async function dispatchRun(deps: DispatchDeps, input: DispatchInput, hook
     endedAt: new Date(deps.clock.now()).toISOString(),
     interrupted: stop.requested,
   });
-  const usage = await sealRunUsage(deps.fs, input.state, finished, stdout.join('\n'), new Date(deps.clock.now()).toISOString());
-  const recorded: RunRecord = redactDeep<RunRecord>({ ...finished, ...usage, leftovers: { found: sweep.found, killed: sweep.killed, survivors: sweep.survivors.map(({ pid, name }) => ({ pid, name })), summary: describeSweep(sweep) } }, secrets);
+  const usage = await sealRunUsage(
+    deps.fs,
+    input.state,
+    finished,
+    stdout.join('\n'),
+    new Date(deps.clock.now()).toISOString(),
+  );
+  const recorded: RunRecord = redactDeep<RunRecord>(
+    {
+      ...finished,
+      ...usage,
+      leftovers: {
+        found: sweep.found,
+        killed: sweep.killed,
+        survivors: sweep.survivors.map(({ pid, name }) => ({ pid, name })),
+        summary: describeSweep(sweep),
+      },
+    },
+    secrets,
+  );
   await writeRun(deps.fs, input.state, recorded);
   return recorded;
 }
 
-/** The exit code of a dispatch: orchestrate's own when it is one of the EXIT table, else failed (it died without one). */
+/**
+ * The exit code of a dispatch: orchestrate's own when it is one of the EXIT table, else failed (it died without one).
+ */
 export function dispatchExitCode(record: RunRecord): ExitCode {
   const known: readonly number[] = Object.values(EXIT);
-  return record.exitCode !== null && record.exitCode !== undefined && known.includes(record.exitCode) ? (record.exitCode as ExitCode) : EXIT.failed;
+  return record.exitCode !== null && record.exitCode !== undefined && known.includes(record.exitCode)
+    ? (record.exitCode as ExitCode)
+    : EXIT.failed;
 }

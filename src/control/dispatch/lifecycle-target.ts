@@ -64,14 +64,17 @@ export function rootMayRunIn(dir: string, facts: WorkspaceFacts): string | undef
   const last = facts.steps.at(-1);
   if (!last || last.path !== dir) {
     const link = facts.steps.find((step) => step.isSymlink);
-    if (link) return `${link.path} is a symbolic link (owned by ${who(facts, link.uid)}); root does not follow links to decide where it runs`;
+    if (link)
+      return `${link.path} is a symbolic link (owned by ${who(facts, link.uid)}); root does not follow links to decide where it runs`;
     return `${dir} does not exist`;
   }
   for (const step of facts.steps) {
-    if (step.isSymlink) return `${step.path} is a symbolic link (owned by ${who(facts, step.uid)}); root does not follow links to decide where it runs`;
+    if (step.isSymlink)
+      return `${step.path} is a symbolic link (owned by ${who(facts, step.uid)}); root does not follow links to decide where it runs`;
     if (!step.isDirectory) return `${step.path} is not a directory`;
     if (step.uid !== 0) return `${step.path} belongs to ${who(facts, step.uid)}`;
-    if (step !== last && (step.mode & 0o022) !== 0 && (step.mode & STICKY) === 0) return `${step.path} can be written by users other than root`;
+    if (step !== last && (step.mode & 0o022) !== 0 && (step.mode & STICKY) === 0)
+      return `${step.path} can be written by users other than root`;
   }
   if (facts.dotGit && (facts.dotGit.isSymlink || facts.dotGit.uid !== 0)) {
     return `${facts.dotGit.path} ${facts.dotGit.isSymlink ? 'is a symbolic link' : `belongs to ${who(facts, facts.dotGit.uid)}`}`;
@@ -93,19 +96,27 @@ export function chooseLifecycleRunner(
     throw new UsageError(`${request.command}: give --repo NAME or --workspace DIR, not both`);
   }
   if (request.repoOption !== undefined) {
-    if (!registry) throw new UsageError(`${request.command} --repo needs the registry; set AGENT_RUNNER_CONFIG or use --workspace DIR`);
+    if (!registry)
+      throw new UsageError(
+        `${request.command} --repo needs the registry; set AGENT_RUNNER_CONFIG or use --workspace DIR`,
+      );
     const repo = findRepo(registry.registry, request.repoOption, registry.file);
     return request.uid === 0 ? { kind: 'as-repo-user', repo } : { kind: 'in-place', workspace: repo.path };
   }
-  if (request.workspaceOption === undefined || request.uid !== 0) return { kind: 'in-place', workspace: request.workspaceOption };
+  if (request.workspaceOption === undefined || request.uid !== 0)
+    return { kind: 'in-place', workspace: request.workspaceOption };
   const dir = path.resolve(request.cwd, request.workspaceOption);
   const repo = registry ? registeredRepoAt(registry.registry, dir) : undefined;
   if (repo) return { kind: 'as-repo-user', repo };
-  if (!facts) throw new Error('chooseLifecycleRunner: the workspace facts are needed for root on an unregistered workspace');
+  if (!facts)
+    throw new Error('chooseLifecycleRunner: the workspace facts are needed for root on an unregistered workspace');
   const why = rootMayRunIn(dir, facts);
   if (why === undefined) return { kind: 'in-place', workspace: dir };
   const owner = facts.steps.find((step) => step.uid !== 0) ?? facts.dotGit;
-  const asOwner = owner && owner.uid !== 0 && facts.names[owner.uid] ? `run it as ${facts.names[owner.uid]} (runuser -u ${facts.names[owner.uid]} -- agent-runner ${request.command} --workspace ${dir})` : 'run it as the user who owns it';
+  const asOwner =
+    owner && owner.uid !== 0 && facts.names[owner.uid]
+      ? `run it as ${facts.names[owner.uid]} (runuser -u ${facts.names[owner.uid]} -- agent-runner ${request.command} --workspace ${dir})`
+      : 'run it as the user who owns it';
   throw new UsageError(
     `${request.command}: refusing to run as root in ${dir}: ${why}, and it is not a registered repo's path. Root never runs git in a checkout a user controls (its config, hooks and remotes would run as root). Use --repo NAME for a registered repo (it runs as the repo's user), or ${asOwner}`,
   );

@@ -58,7 +58,13 @@ export function confinementFor(systemd: boolean, repo: string, runId: string, li
 
 /** The unit properties of a run scope, in systemd-run's -p form. */
 export function scopeProperties(limits: RunLimits): string[] {
-  return [`TasksMax=${limits.tasksMax}`, `MemoryMax=${limits.memoryMax}`, `CPUWeight=${limits.cpuWeight}`, 'IPAddressDeny=any', 'IPAddressAllow=localhost'];
+  return [
+    `TasksMax=${limits.tasksMax}`,
+    `MemoryMax=${limits.memoryMax}`,
+    `CPUWeight=${limits.cpuWeight}`,
+    'IPAddressDeny=any',
+    'IPAddressAllow=localhost',
+  ];
 }
 
 /**
@@ -70,7 +76,14 @@ export function confineCommand(command: Command, confinement: Confinement): Comm
   const { limits } = confinement;
   const wrapper =
     confinement.kind === 'systemd-scope'
-      ? ['systemd-run', '--scope', `--unit=${confinement.unit}`, '--collect', '--quiet', ...scopeProperties(limits).flatMap((property) => ['-p', property])]
+      ? [
+          'systemd-run',
+          '--scope',
+          `--unit=${confinement.unit}`,
+          '--collect',
+          '--quiet',
+          ...scopeProperties(limits).flatMap((property) => ['-p', property]),
+        ]
       : ['prlimit', `--nproc=${limits.tasksMax}:${limits.tasksMax}`, `--data=${limits.memoryMax}:${limits.memoryMax}`];
   return {
     ...command,

@@ -18,12 +18,30 @@ export async function spendForRun(fs: FsPort, state: string, repo: RegistryRepo,
 }
 
 /** Seals the run's sessions into the ledger; returns what its record says about them. */
-export async function sealRunUsage(fs: FsPort, state: string, run: RunRecord, stdout: string, sealedAt: string): Promise<Pick<RunRecord, 'usage' | 'budgetStop'>> {
+export async function sealRunUsage(
+  fs: FsPort,
+  state: string,
+  run: RunRecord,
+  stdout: string,
+  sealedAt: string,
+): Promise<Pick<RunRecord, 'usage' | 'budgetStop'>> {
   const summary = parseOrchestrateSummary(stdout);
-  const records = sealRun({ repo: run.repo, runId: run.id, startedAt: run.startedAt, endedAt: run.endedAt ?? sealedAt, summary, sealedAt });
+  const records = sealRun({
+    repo: run.repo,
+    runId: run.id,
+    startedAt: run.startedAt,
+    endedAt: run.endedAt ?? sealedAt,
+    summary,
+    sealedAt,
+  });
   await appendLedger(fs, state, run.repo, records);
   const total = ledgerTotal(records);
-  const usage: RunUsage = { sessions: total.sessions, costUsd: total.costUsd, unknownCost: total.unknownCost, tokens: records.reduce((sum, record) => sum + reportTokens(record), 0) };
+  const usage: RunUsage = {
+    sessions: total.sessions,
+    costUsd: total.costUsd,
+    unknownCost: total.unknownCost,
+    tokens: records.reduce((sum, record) => sum + reportTokens(record), 0),
+  };
   const budgetStop = typeof summary?.budgetStop === 'string' ? summary.budgetStop.slice(0, 300) : undefined;
   return { usage, ...(budgetStop ? { budgetStop } : {}) };
 }

@@ -20,8 +20,16 @@ const POLL_MS = 100;
 /** Pure: `kill -SIG -- -1` as the user (procps kill wants the signal in this form). */
 export function signalEveryProcessAsUser(user: Pick<UserAccount, 'uid' | 'gid'>, signal: 'TERM' | 'KILL'): Command {
   // kill(-1) as root would signal every process on the host.
-  if (!Number.isInteger(user.uid) || user.uid <= 0) throw new Error(`refusing to signal every process of uid ${user.uid}: only a repo user's own processes are ever swept`);
-  return dropPrivileges(user, { program: 'kill', args: [`-${signal}`, '--', '-1'], env: { PATH: SYSTEM_PATH }, cwd: '/' });
+  if (!Number.isInteger(user.uid) || user.uid <= 0)
+    throw new Error(
+      `refusing to signal every process of uid ${user.uid}: only a repo user's own processes are ever swept`,
+    );
+  return dropPrivileges(user, {
+    program: 'kill',
+    args: [`-${signal}`, '--', '-1'],
+    env: { PATH: SYSTEM_PATH },
+    cwd: '/',
+  });
 }
 
 export interface SweepDeps {
@@ -40,7 +48,11 @@ export interface SweepResult {
 }
 
 /** Ends every process of `user`: SIGTERM, up to graceMs for them to exit, SIGKILL, then checks /proc. */
-export async function endUserProcesses(deps: SweepDeps, user: Pick<UserAccount, 'uid' | 'gid'>, graceMs: number): Promise<SweepResult> {
+export async function endUserProcesses(
+  deps: SweepDeps,
+  user: Pick<UserAccount, 'uid' | 'gid'>,
+  graceMs: number,
+): Promise<SweepResult> {
   const living = async () => (await deps.control.processesOfUser(user.uid)).filter((entry) => !entry.zombie);
   const waitUntilGone = async (ms: number): Promise<UserProcess[]> => {
     const deadline = deps.clock.now() + ms;
@@ -70,7 +82,9 @@ export async function endUserProcesses(deps: SweepDeps, user: Pick<UserAccount, 
 export function describeSweep(result: SweepResult): string {
   if (result.found === 0) return 'no process of the user was left';
   const how = result.killed ? 'SIGTERM, then SIGKILL' : 'SIGTERM';
-  const left = result.survivors.length ? `; still running: ${result.survivors.map((entry) => `${entry.pid} (${entry.name})`).join(', ')}` : '';
+  const left = result.survivors.length
+    ? `; still running: ${result.survivors.map((entry) => `${entry.pid} (${entry.name})`).join(', ')}`
+    : '';
   return `ended ${result.found} leftover process${result.found === 1 ? '' : 'es'} of the user with ${how}${left}`;
 }
 
@@ -83,7 +97,12 @@ export interface RunEndDeps extends SweepDeps {
  * under systemd (systemd ends everything in the cgroup), then sweep the
  * user's processes either way.
  */
-export async function endRunProcesses(deps: RunEndDeps, unitToStop: Command | undefined, user: Pick<UserAccount, 'uid' | 'gid'>, graceMs: number): Promise<SweepResult> {
+export async function endRunProcesses(
+  deps: RunEndDeps,
+  unitToStop: Command | undefined,
+  user: Pick<UserAccount, 'uid' | 'gid'>,
+  graceMs: number,
+): Promise<SweepResult> {
   // A unit already gone (its last process exited) is not an error.
   if (unitToStop) await deps.process.run(unitToStop);
   return endUserProcesses(deps, user, graceMs);

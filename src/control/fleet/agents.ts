@@ -16,7 +16,9 @@ const MAX_RECORDS = 256;
 /** Task ids with a running-agent record under `home` for `workspace`, sorted; malformed records are skipped. */
 export async function runningAgentTasks(fs: FsPort, home: string, workspace: string): Promise<string[]> {
   const agentsDir = path.relative(home, processRecordsDir(workspaceStateDir(repoUserStateDir(home), workspace)));
-  const names = (await fs.listUntrusted(home, agentsDir, MAX_RECORDS)).filter((name) => name.endsWith('.json') && !name.startsWith('.')).sort();
+  const names = (await fs.listUntrusted(home, agentsDir, MAX_RECORDS))
+    .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
+    .sort();
   const tasks: string[] = [];
   for (const name of names) {
     let text: string | undefined;

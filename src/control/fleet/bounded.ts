@@ -3,7 +3,11 @@
 // machine thrashes long before that). Results keep the items' order.
 
 /** fn over every item, at most `limit` at a time; resolves when all are done, in the items' order. */
-export async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapBounded<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

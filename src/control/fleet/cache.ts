@@ -29,8 +29,10 @@ const VERSION = 1;
 const MAX_CACHE_BYTES = 64 * 1024 * 1024;
 
 const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
-const isStrings = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
-const isCommit = (value: unknown): value is string | null => value === null || (typeof value === 'string' && isOid(value));
+const isStrings = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((item) => typeof item === 'string');
+const isCommit = (value: unknown): value is string | null =>
+  value === null || (typeof value === 'string' && isOid(value));
 
 /** Pure: one entry as loaded, or undefined when it is not one this version wrote. */
 export function validEntry(value: unknown): FleetCacheEntry | undefined {
@@ -41,13 +43,35 @@ export function validEntry(value: unknown): FleetCacheEntry | undefined {
   const commits = entry.commits;
   if (typeof entry.path !== 'string' || typeof entry.baseBranch !== 'string') return undefined;
   if (!Array.isArray(commits) || commits.length !== 3 || !commits.every(isCommit)) return undefined;
-  if (typeof board !== 'object' || board === null || !isStrings(board.refs) || !isStrings(board.ready) || !isCount(board.parked) || !isCount(board.unreadable) || !isCount(board.total)) return undefined;
-  if (typeof staging !== 'object' || staging === null || typeof staging.exists !== 'boolean' || !isCount(staging.ahead) || !isCount(staging.behind)) return undefined;
+  if (
+    typeof board !== 'object' ||
+    board === null ||
+    !isStrings(board.refs) ||
+    !isStrings(board.ready) ||
+    !isCount(board.parked) ||
+    !isCount(board.unreadable) ||
+    !isCount(board.total)
+  )
+    return undefined;
+  if (
+    typeof staging !== 'object' ||
+    staging === null ||
+    typeof staging.exists !== 'boolean' ||
+    !isCount(staging.ahead) ||
+    !isCount(staging.behind)
+  )
+    return undefined;
   return {
     path: entry.path,
     baseBranch: entry.baseBranch,
     commits: [commits[0], commits[1], commits[2]] as RefCommits,
-    board: { refs: board.refs, ready: board.ready, parked: board.parked, unreadable: board.unreadable, total: board.total },
+    board: {
+      refs: board.refs,
+      ready: board.ready,
+      parked: board.parked,
+      unreadable: board.unreadable,
+      total: board.total,
+    },
     staging: { exists: staging.exists, ahead: staging.ahead, behind: staging.behind },
   };
 }
@@ -77,8 +101,19 @@ export function parseFleetCache(text: string | undefined): Map<string, FleetCach
  * none of the refs exists: that is also how a repo whose .git is gone (or
  * not where it is looked for) reads, and git must say what is wrong.
  */
-export function entryMatches(entry: FleetCacheEntry | undefined, repoPath: string, baseBranch: string, commits: RefCommits): entry is FleetCacheEntry {
-  return !!entry && commits.some((commit) => commit !== null) && entry.path === repoPath && entry.baseBranch === baseBranch && entry.commits.every((commit, i) => commit === commits[i]);
+export function entryMatches(
+  entry: FleetCacheEntry | undefined,
+  repoPath: string,
+  baseBranch: string,
+  commits: RefCommits,
+): entry is FleetCacheEntry {
+  return (
+    !!entry &&
+    commits.some((commit) => commit !== null) &&
+    entry.path === repoPath &&
+    entry.baseBranch === baseBranch &&
+    entry.commits.every((commit, i) => commit === commits[i])
+  );
 }
 
 /** The cache for one gather: loaded once, looked up per repo, written once with only the repos gathered. */

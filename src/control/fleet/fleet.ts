@@ -39,11 +39,31 @@ export interface FleetRepo {
     readonly lastTick: string | null;
     readonly lastError: { readonly at: string; readonly message: string } | null;
   };
-  readonly run: { readonly id: string; readonly trigger: string; readonly jobId: string | null; readonly startedAt: string; readonly elapsedSec: number; readonly runningTasks: readonly string[] } | null;
+  readonly run: {
+    readonly id: string;
+    readonly trigger: string;
+    readonly jobId: string | null;
+    readonly startedAt: string;
+    readonly elapsedSec: number;
+    readonly runningTasks: readonly string[];
+  } | null;
   readonly queue: { readonly queued: number; readonly running: number };
   readonly staging: { readonly exists: boolean; readonly ahead: number; readonly behind: number } | null;
-  readonly board: { readonly ready: number; readonly parked: number; readonly unreadable: number; readonly total: number } | null;
-  readonly lastRun: { readonly id: string; readonly outcome: string; readonly exitCode: number | null; readonly endedAt: string | null; readonly landed: number; readonly parked: number; readonly failed: number } | null;
+  readonly board: {
+    readonly ready: number;
+    readonly parked: number;
+    readonly unreadable: number;
+    readonly total: number;
+  } | null;
+  readonly lastRun: {
+    readonly id: string;
+    readonly outcome: string;
+    readonly exitCode: number | null;
+    readonly endedAt: string | null;
+    readonly landed: number;
+    readonly parked: number;
+    readonly failed: number;
+  } | null;
   /** Today's spend (UTC), the budgets and what holds new runs (spend.ts); null when the ledger could not be read. */
   readonly spend?: FleetSpend | null;
   /** What could not be read for this repo, in words. */
@@ -86,8 +106,13 @@ export function fleetEntry(input: FleetInputs): FleetRepo {
   const { repo, status, now } = input;
   const current = input.runs.find((run) => run.status === 'running');
   const last = input.runs.find((run) => run.status !== 'running');
-  const watcherState: FleetRepo['watcher']['state'] = !status ? 'absent' : status.state !== 'stopped' && !input.watcherAlive ? 'dead' : status.state;
-  const count = (run: RunRecord, outcome: string) => (run.tasks ?? []).filter((task) => task.outcome === outcome).length;
+  const watcherState: FleetRepo['watcher']['state'] = !status
+    ? 'absent'
+    : status.state !== 'stopped' && !input.watcherAlive
+      ? 'dead'
+      : status.state;
+  const count = (run: RunRecord, outcome: string) =>
+    (run.tasks ?? []).filter((task) => task.outcome === outcome).length;
   return {
     name: repo.name,
     enabled: repo.enabled,
@@ -105,13 +130,35 @@ export function fleetEntry(input: FleetInputs): FleetRepo {
       lastError: status?.lastError ?? null,
     },
     run: current
-      ? { id: current.id, trigger: current.trigger, jobId: current.jobId ?? null, startedAt: current.startedAt, elapsedSec: seconds(now - Date.parse(current.startedAt)), runningTasks: input.runningTasks }
+      ? {
+          id: current.id,
+          trigger: current.trigger,
+          jobId: current.jobId ?? null,
+          startedAt: current.startedAt,
+          elapsedSec: seconds(now - Date.parse(current.startedAt)),
+          runningTasks: input.runningTasks,
+        }
       : null,
     queue: { queued: input.queued, running: input.runningJobs },
     staging: input.staging,
-    board: input.board ? { ready: input.board.ready.length, parked: input.board.parked, unreadable: input.board.unreadable, total: input.board.total } : null,
+    board: input.board
+      ? {
+          ready: input.board.ready.length,
+          parked: input.board.parked,
+          unreadable: input.board.unreadable,
+          total: input.board.total,
+        }
+      : null,
     lastRun: last
-      ? { id: last.id, outcome: last.outcome ?? last.status, exitCode: last.exitCode ?? null, endedAt: last.endedAt ?? null, landed: count(last, 'landed'), parked: count(last, 'parked'), failed: count(last, 'failed') }
+      ? {
+          id: last.id,
+          outcome: last.outcome ?? last.status,
+          exitCode: last.exitCode ?? null,
+          endedAt: last.endedAt ?? null,
+          landed: count(last, 'landed'),
+          parked: count(last, 'parked'),
+          failed: count(last, 'failed'),
+        }
       : null,
     spend: input.spend ?? null,
     errors: input.errors,
@@ -163,21 +210,31 @@ export function renderFleetHuman(fleet: Fleet): string {
     `${repo.staging ? (repo.staging.exists ? `+${repo.staging.ahead}/-${repo.staging.behind}` : 'none') : '?'}${repo.pullRequest ? ` ${printableLine(pullRequestCell(repo.pullRequest))}` : ''}`.trimEnd(),
     repo.board ? String(repo.board.ready) : '?',
     repo.board ? String(repo.board.parked) : '?',
-    repo.lastRun ? `${printableLine(repo.lastRun.outcome)}${repo.lastRun.landed ? ` ${repo.lastRun.landed} landed` : ''}` : '-',
+    repo.lastRun
+      ? `${printableLine(repo.lastRun.outcome)}${repo.lastRun.landed ? ` ${repo.lastRun.landed} landed` : ''}`
+      : '-',
     repo.spend ? repo.spend.today.text : '?',
   ]);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: readonly string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   const out = [line(header), ...rows.map(line)];
   for (const repo of fleet.repos) {
     if (repo.spend?.hold) out.push(`${repo.name}: ${printableLine(repo.spend.hold)}`);
     for (const error of repo.errors) out.push(`${repo.name}: ${printableLine(error)}`);
-    if (repo.watcher.lastError) out.push(`${repo.name}: last skipped ${printableLine(repo.watcher.lastError.at)}: ${printableLine(repo.watcher.lastError.message)}`);
+    if (repo.watcher.lastError)
+      out.push(
+        `${repo.name}: last skipped ${printableLine(repo.watcher.lastError.at)}: ${printableLine(repo.watcher.lastError.message)}`,
+      );
   }
   // A repo's own problems are listed under it; the rest of the registry's here.
   const shown = new Set(fleet.repos.filter((repo) => repo.invalid).map((repo) => repo.name));
   for (const problem of fleet.problems) {
-    if (!shown.has(problem.key.split('.')[1] ?? '') || !problem.key.startsWith('repos.')) out.push(printableLine(`registry: ${problem.file}: ${problem.key}: ${problem.problem}; ${problem.fix}`));
+    if (!shown.has(problem.key.split('.')[1] ?? '') || !problem.key.startsWith('repos.'))
+      out.push(printableLine(`registry: ${problem.file}: ${problem.key}: ${problem.problem}; ${problem.fix}`));
   }
   if (!fleet.repos.length) out.push(`no repos registered in ${fleet.registry}`);
   return `${out.join('\n')}\n`;
@@ -208,25 +265,37 @@ function snapshotFor(deps: FleetDeps, repo: RegistryRepo): BoardSnapshot {
  * commits, not the refs' names, so the counts are exactly those of the commits
  * the fleet cache keeps them under, even when a ref moves meanwhile.
  */
-async function stagingFromCommits(process: ProcessPort, repo: RegistryRepo, commits: NonNullable<BoardSnapshot['commits']>): Promise<FleetRepo['staging']> {
+async function stagingFromCommits(
+  process: ProcessPort,
+  repo: RegistryRepo,
+  commits: NonNullable<BoardSnapshot['commits']>,
+): Promise<FleetRepo['staging']> {
   if (!commits.staging) return { exists: false, ahead: 0, behind: 0 };
   const base = commits.originBase ?? commits.localBase;
   if (base === commits.staging) return { exists: true, ahead: 0, behind: 0 };
   // No base branch at all: rev-list names the missing ref in its error, as before.
-  const counts = await process.run(revListLeftRightCount(repo.path, base ?? `refs/heads/${repo.baseBranch}`, commits.staging));
-  if (counts.exitCode !== 0) throw new Error(`cannot compare ${STAGING_BRANCH} with ${repo.baseBranch}: ${counts.stderr.trim()}`);
+  const counts = await process.run(
+    revListLeftRightCount(repo.path, base ?? `refs/heads/${repo.baseBranch}`, commits.staging),
+  );
+  if (counts.exitCode !== 0)
+    throw new Error(`cannot compare ${STAGING_BRANCH} with ${repo.baseBranch}: ${counts.stderr.trim()}`);
   const [behind, ahead] = counts.stdout.trim().split(/\s+/).map(Number);
   return { exists: true, ahead: ahead ?? 0, behind: behind ?? 0 };
 }
 
 async function stagingCounts(process: ProcessPort, repo: RegistryRepo): Promise<FleetRepo['staging']> {
-  const refs = await process.run(existingRefs(repo.path, [STAGING_REF, `refs/remotes/origin/${repo.baseBranch}`, `refs/heads/${repo.baseBranch}`]));
+  const refs = await process.run(
+    existingRefs(repo.path, [STAGING_REF, `refs/remotes/origin/${repo.baseBranch}`, `refs/heads/${repo.baseBranch}`]),
+  );
   if (refs.exitCode !== 0) throw new Error(`cannot read refs: ${refs.stderr.trim()}`);
   const names = refs.stdout.split('\n').filter(Boolean);
   if (!names.includes(STAGING_REF)) return { exists: false, ahead: 0, behind: 0 };
-  const base = names.includes(`refs/remotes/origin/${repo.baseBranch}`) ? `refs/remotes/origin/${repo.baseBranch}` : `refs/heads/${repo.baseBranch}`;
+  const base = names.includes(`refs/remotes/origin/${repo.baseBranch}`)
+    ? `refs/remotes/origin/${repo.baseBranch}`
+    : `refs/heads/${repo.baseBranch}`;
   const counts = await process.run(revListLeftRightCount(repo.path, base, STAGING_REF));
-  if (counts.exitCode !== 0) throw new Error(`cannot compare ${STAGING_BRANCH} with ${repo.baseBranch}: ${counts.stderr.trim()}`);
+  if (counts.exitCode !== 0)
+    throw new Error(`cannot compare ${STAGING_BRANCH} with ${repo.baseBranch}: ${counts.stderr.trim()}`);
   const [behind, ahead] = counts.stdout.trim().split(/\s+/).map(Number);
   return { exists: true, ahead: ahead ?? 0, behind: behind ?? 0 };
 }
@@ -236,15 +305,25 @@ async function stagingCounts(process: ProcessPort, repo: RegistryRepo): Promise<
  * repo's ref files say the three commits are the ones it was read at (no git
  * process), else read from git objects and kept for the next time.
  */
-async function gitView(deps: FleetDeps, cache: FleetCache, repo: RegistryRepo, attempt: <T>(what: string, read: () => Promise<T>) => Promise<T | undefined>): Promise<{ board: BoardSummary | undefined; staging: FleetRepo['staging'] }> {
+async function gitView(
+  deps: FleetDeps,
+  cache: FleetCache,
+  repo: RegistryRepo,
+  attempt: <T>(what: string, read: () => Promise<T>) => Promise<T | undefined>,
+): Promise<{ board: BoardSummary | undefined; staging: FleetRepo['staging'] }> {
   const refs = [STAGING_REF, `refs/remotes/origin/${repo.baseBranch}`, `refs/heads/${repo.baseBranch}`];
   const known = await readRefOids(deps.fs, repo.path, '.git', refs);
-  const hit = known && cache.lookup(repo.name, repo.path, repo.baseBranch, [known[0] ?? null, known[1] ?? null, known[2] ?? null]);
+  const hit =
+    known &&
+    cache.lookup(repo.name, repo.path, repo.baseBranch, [known[0] ?? null, known[1] ?? null, known[2] ?? null]);
   if (hit) return { board: hit.board, staging: hit.staging };
   const snapshot = snapshotFor(deps, repo);
   const board = await attempt('board', () => snapshot.summary());
   const commits = snapshot.commits;
-  const staging = (await attempt('staging', () => (board && commits ? stagingFromCommits(deps.process, repo, commits) : stagingCounts(deps.process, repo)))) ?? null;
+  const staging =
+    (await attempt('staging', () =>
+      board && commits ? stagingFromCommits(deps.process, repo, commits) : stagingCounts(deps.process, repo),
+    )) ?? null;
   if (board && commits && staging) {
     const read: RefCommits = [commits.staging ?? null, commits.originBase ?? null, commits.localBase ?? null];
     cache.store(repo.name, { path: repo.path, baseBranch: repo.baseBranch, commits: read, board, staging });
@@ -252,7 +331,13 @@ async function gitView(deps: FleetDeps, cache: FleetCache, repo: RegistryRepo, a
   return { board, staging };
 }
 
-async function gatherRepo(deps: FleetDeps, cache: FleetCache, state: string, repo: RegistryRepo, now: number): Promise<FleetRepo> {
+async function gatherRepo(
+  deps: FleetDeps,
+  cache: FleetCache,
+  state: string,
+  repo: RegistryRepo,
+  now: number,
+): Promise<FleetRepo> {
   const errors: string[] = [];
   const attempt = async <T>(what: string, read: () => Promise<T>): Promise<T | undefined> => {
     try {
@@ -266,16 +351,24 @@ async function gatherRepo(deps: FleetDeps, cache: FleetCache, state: string, rep
   const paused = await attempt('pause flag', () => readPause(deps.fs, state, repo.name));
   const lock = await attempt('watch lock', () => deps.locks.inspect(watchLockPath(state, repo.name)));
   let watcherAlive = false;
-  if (lock?.locked && lock.holder) watcherAlive = isSameProcess(lock.holder, await deps.process.startTimeOf(lock.holder.pid));
+  if (lock?.locked && lock.holder)
+    watcherAlive = isSameProcess(lock.holder, await deps.process.startTimeOf(lock.holder.pid));
   const runs = (await attempt('run records', () => latestRuns(deps.fs, state, repo.name, 10))) ?? [];
   const spool = new Spool(deps.fs, state, repo.name);
   const queued = (await attempt('queue', () => spool.ids('queue')))?.length ?? 0;
   const runningJobs = (await attempt('queue', () => spool.ids('running')))?.length ?? 0;
   // Only a run in progress has running tasks: an idle refresh spawns no getent and reads no user file.
-  const account = runs.some((run) => run.status === 'running') ? await attempt('user', () => lookupUser(deps.process, repo.user)) : undefined;
-  const runningTasks = account ? ((await attempt('agents', () => runningAgentTasks(deps.fs, account.home, repo.path))) ?? []) : [];
+  const account = runs.some((run) => run.status === 'running')
+    ? await attempt('user', () => lookupUser(deps.process, repo.user))
+    : undefined;
+  const runningTasks = account
+    ? ((await attempt('agents', () => runningAgentTasks(deps.fs, account.home, repo.path))) ?? [])
+    : [];
   const { board, staging } = await gitView(deps, cache, repo, attempt);
-  const pullRequest = repo.promote?.mode === 'pr' ? await attempt('pull request', () => readPullRequestRecord(deps.fs, state, repo.name)) : undefined;
+  const pullRequest =
+    repo.promote?.mode === 'pr'
+      ? await attempt('pull request', () => readPullRequestRecord(deps.fs, state, repo.name))
+      : undefined;
   const spend = await attempt('ledger', () => gatherSpend(deps.fs, state, repo, now, status));
   return fleetEntry({
     pullRequest,
@@ -305,11 +398,27 @@ const FLEET_CONCURRENCY = 16;
 /** Reads the registry (reporting its problems instead of failing) and every repo's state. */
 export async function gatherFleet(deps: FleetDeps, registryFile: string, state: string, now: number): Promise<Fleet> {
   const text = await deps.fs.readTextIfExists(registryFile);
-  const { registry, problems, declared } = text === undefined
-    ? { registry: { repos: [] }, declared: [], problems: [{ file: registryFile, key: '(file)', problem: 'the registry does not exist', fix: 'create it (see control/registry.example.toml) or set AGENT_RUNNER_CONFIG' }] }
-    : parseRegistry(text, registryFile, deps.scheduler);
+  const { registry, problems, declared } =
+    text === undefined
+      ? {
+          registry: { repos: [] },
+          declared: [],
+          problems: [
+            {
+              file: registryFile,
+              key: '(file)',
+              problem: 'the registry does not exist',
+              fix: 'create it (see control/registry.example.toml) or set AGENT_RUNNER_CONFIG',
+            },
+          ],
+        }
+      : parseRegistry(text, registryFile, deps.scheduler);
   const cache = await FleetCache.load(deps.fs, state);
-  const gathered = new Map((await mapBounded(registry.repos, FLEET_CONCURRENCY, (repo) => gatherRepo(deps, cache, state, repo, now))).map((entry) => [entry.name, entry]));
+  const gathered = new Map(
+    (await mapBounded(registry.repos, FLEET_CONCURRENCY, (repo) => gatherRepo(deps, cache, state, repo, now))).map(
+      (entry) => [entry.name, entry],
+    ),
+  );
   // Only a shortcut: a cache that cannot be written makes the next fleet read git again, nothing worse.
   await cache.save(deps.fs, state).catch(() => undefined);
   // Every repo the file declares, in its order: a broken one with its problems instead of vanishing.

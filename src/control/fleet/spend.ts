@@ -8,7 +8,13 @@ import { readLedger, type LedgerRecord, describeCost, ledgerTotal, spentOn, hold
 import type { WatchStatus } from '../watch/index.js';
 
 export interface FleetSpend {
-  readonly today: { readonly usd: number; readonly unknownCost: number; readonly tokens: number; readonly sessions: number; readonly text: string };
+  readonly today: {
+    readonly usd: number;
+    readonly unknownCost: number;
+    readonly tokens: number;
+    readonly sessions: number;
+    readonly text: string;
+  };
   readonly dailyUsd: number | null;
   readonly dailyTokens: number | null;
   readonly taskUsd: number | null;
@@ -17,13 +23,24 @@ export interface FleetSpend {
 }
 
 /** Pure: the fleet's spend entry from today's records and the watcher's status. */
-export function fleetSpend(repo: RegistryRepo, today: readonly LedgerRecord[], now: number, status: WatchStatus | undefined): FleetSpend {
+export function fleetSpend(
+  repo: RegistryRepo,
+  today: readonly LedgerRecord[],
+  now: number,
+  status: WatchStatus | undefined,
+): FleetSpend {
   const limits = repo.spend ?? SPEND_DEFAULTS;
   const total = ledgerTotal(today);
   const spent = spentOn(today, utcDay(now));
   const hold = holdFor({ now, rateLimitUntil: status?.rateLimitUntil, limits, spentToday: spent });
   return {
-    today: { usd: total.costUsd, unknownCost: total.unknownCost, tokens: spent.tokens, sessions: total.sessions, text: total.sessions ? describeCost(total) : '$0.00' },
+    today: {
+      usd: total.costUsd,
+      unknownCost: total.unknownCost,
+      tokens: spent.tokens,
+      sessions: total.sessions,
+      text: total.sessions ? describeCost(total) : '$0.00',
+    },
     dailyUsd: limits.dailyUsd ?? null,
     dailyTokens: limits.dailyTokens ?? null,
     taskUsd: limits.taskUsd ?? null,
@@ -31,6 +48,12 @@ export function fleetSpend(repo: RegistryRepo, today: readonly LedgerRecord[], n
   };
 }
 
-export async function gatherSpend(fs: FsPort, state: string, repo: RegistryRepo, now: number, status: WatchStatus | undefined): Promise<FleetSpend> {
+export async function gatherSpend(
+  fs: FsPort,
+  state: string,
+  repo: RegistryRepo,
+  now: number,
+  status: WatchStatus | undefined,
+): Promise<FleetSpend> {
   return fleetSpend(repo, await readLedger(fs, state, repo.name, utcDay(now)), now, status);
 }

@@ -16,7 +16,10 @@ import { UsageError } from '../../errors.js';
 export type JobState = 'queue' | 'running' | 'done' | 'failed';
 const JOB_STATES: readonly JobState[] = ['queue', 'running', 'done', 'failed'];
 
-export type JobWork = { readonly kind: 'task'; readonly taskId: TaskId } | { readonly kind: 'drain' } | { readonly kind: 'prompt'; readonly prompt: string };
+export type JobWork =
+  | { readonly kind: 'task'; readonly taskId: TaskId }
+  | { readonly kind: 'drain' }
+  | { readonly kind: 'prompt'; readonly prompt: string };
 
 export interface JobResult {
   readonly outcome: 'succeeded' | 'failed' | 'cancelled' | 'gave-up';
@@ -52,7 +55,12 @@ const JOB_ID = /^[A-Za-z0-9._-]{1,100}$/;
 
 function parseJob(text: string, file: string): Job {
   const job = JSON.parse(text) as Job;
-  if (typeof job.id !== 'string' || !JOB_ID.test(job.id) || typeof job.work !== 'object' || typeof job.attempt !== 'number') {
+  if (
+    typeof job.id !== 'string' ||
+    !JOB_ID.test(job.id) ||
+    typeof job.work !== 'object' ||
+    typeof job.attempt !== 'number'
+  ) {
     throw new Error(`${file}: not a job record`);
   }
   return job;
@@ -82,7 +90,14 @@ export class Spool {
   /** Writes a new job into queue/ (atomically: the watcher never sees half of it). */
   async enqueue(ids: Ids, now: string, work: JobWork, model: string | undefined): Promise<Job> {
     await this.ensure();
-    const job: Job = { id: ids.next(), repo: this.repo, work, ...(model === undefined ? {} : { model }), createdAt: now, attempt: 0 };
+    const job: Job = {
+      id: ids.next(),
+      repo: this.repo,
+      work,
+      ...(model === undefined ? {} : { model }),
+      createdAt: now,
+      attempt: 0,
+    };
     await this.fs.writeAtomic(this.file('queue', job.id), render(job), 0o600);
     return job;
   }
@@ -154,7 +169,10 @@ export class Spool {
     if (!JOB_ID.test(id)) throw new UsageError(`"${id}" is not a job id; list them with: enqueue ${this.repo} --list`);
     const job = await this.read('queue', id);
     if (!job) {
-      if (await this.read('running', id)) throw new UsageError(`job ${id} of repo "${this.repo}" is running and cannot be cancelled; stop the run with: systemctl stop agent-runner-watch@${this.repo}`);
+      if (await this.read('running', id))
+        throw new UsageError(
+          `job ${id} of repo "${this.repo}" is running and cannot be cancelled; stop the run with: systemctl stop agent-runner-watch@${this.repo}`,
+        );
       throw new UsageError(`no queued job ${id} for repo "${this.repo}"; list them with: enqueue ${this.repo} --list`);
     }
     try {
@@ -171,7 +189,11 @@ export class Spool {
    * read from auto/work's landing trailers by the caller). Only call while
    * holding the repo's watch lock, when no runner can be working on them.
    */
-  async recover(now: string, maxAttempts: number, landedIn: (job: Job) => Promise<string | undefined>): Promise<RecoveryAction[]> {
+  async recover(
+    now: string,
+    maxAttempts: number,
+    landedIn: (job: Job) => Promise<string | undefined>,
+  ): Promise<RecoveryAction[]> {
     const running = await this.list('running');
     const finished = new Set([...(await this.ids('done')), ...(await this.ids('failed'))]);
     const landed = new Map<string, string>();
@@ -183,10 +205,15 @@ export class Spool {
     for (const action of actions) {
       const job = running.find((candidate) => candidate.id === action.id)!;
       if (action.action === 'drop-duplicate') await this.fs.remove(this.file('running', job.id));
-      else if (action.action === 'landed') await this.finish(job, { outcome: 'succeeded', runId: action.runId, detail: action.detail, finishedAt: now });
+      else if (action.action === 'landed')
+        await this.finish(job, { outcome: 'succeeded', runId: action.runId, detail: action.detail, finishedAt: now });
       else if (action.action === 'requeue') {
         // The interrupted start is not charged: the job goes back as it was, one interruption more.
-        await this.fs.writeAtomic(this.file('running', job.id), render({ ...job, attempt: action.attempt, interruptions: action.interruptions }), 0o600);
+        await this.fs.writeAtomic(
+          this.file('running', job.id),
+          render({ ...job, attempt: action.attempt, interruptions: action.interruptions }),
+          0o600,
+        );
         await this.fs.rename(this.file('running', job.id), this.file('queue', job.id));
       } else await this.finish(job, { outcome: 'gave-up', detail: action.reason, finishedAt: now }, 'failed');
     }
@@ -206,13 +233,29 @@ export type RecoveryAction =
  * Pure: what to do with jobs found in running/ when no runner is alive.
  * `landedIn` maps a job to the interrupted run that landed its task.
  */
-export function decideRecovery(running: readonly Job[], finishedIds: ReadonlySet<string>, maxAttempts: number, landedIn: ReadonlyMap<string, string> = new Map()): RecoveryAction[] {
+export function decideRecovery(
+  running: readonly Job[],
+  finishedIds: ReadonlySet<string>,
+  maxAttempts: number,
+  landedIn: ReadonlyMap<string, string> = new Map(),
+): RecoveryAction[] {
   return running.map((job): RecoveryAction => {
     if (finishedIds.has(job.id)) return { id: job.id, action: 'drop-duplicate' };
     const runId = landedIn.get(job.id);
-    if (runId) return { id: job.id, action: 'landed', runId, detail: `${jobTask(job) ?? 'its task'} landed in run ${runId} before the runner died` };
+    if (runId)
+      return {
+        id: job.id,
+        action: 'landed',
+        runId,
+        detail: `${jobTask(job) ?? 'its task'} landed in run ${runId} before the runner died`,
+      };
     const interruptions = (job.interruptions ?? 0) + 1;
-    if (interruptions >= maxAttempts) return { id: job.id, action: 'give-up', reason: `interrupted ${interruptions} times (limit ${maxAttempts}); enqueue it again once the cause is fixed` };
+    if (interruptions >= maxAttempts)
+      return {
+        id: job.id,
+        action: 'give-up',
+        reason: `interrupted ${interruptions} times (limit ${maxAttempts}); enqueue it again once the cause is fixed`,
+      };
     return { id: job.id, action: 'requeue', attempt: Math.max(0, job.attempt - 1), interruptions };
   });
 }

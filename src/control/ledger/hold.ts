@@ -21,7 +21,12 @@ export function clockTime(iso: string): string {
 }
 
 /** Pure: the hold from a rate-limit reset the drain reported and today's spend. */
-export function holdFor(input: { readonly now: number; readonly rateLimitUntil: string | undefined; readonly limits: SpendLimits; readonly spentToday: Spent }): Hold | undefined {
+export function holdFor(input: {
+  readonly now: number;
+  readonly rateLimitUntil: string | undefined;
+  readonly limits: SpendLimits;
+  readonly spentToday: Spent;
+}): Hold | undefined {
   const reset = input.rateLimitUntil === undefined ? Number.NaN : Date.parse(input.rateLimitUntil);
   if (!Number.isNaN(reset) && reset > input.now) {
     const until = new Date(reset).toISOString();
@@ -33,9 +38,17 @@ export function holdFor(input: { readonly now: number; readonly rateLimitUntil: 
 }
 
 /** Reads today's ledger (only when a daily budget is set) and decides. */
-export async function spendHold(fs: FsPort, state: string, repo: RegistryRepo, now: number, rateLimitUntil: string | undefined): Promise<Hold | undefined> {
+export async function spendHold(
+  fs: FsPort,
+  state: string,
+  repo: RegistryRepo,
+  now: number,
+  rateLimitUntil: string | undefined,
+): Promise<Hold | undefined> {
   const limits = repo.spend ?? SPEND_DEFAULTS;
   const budgeted = limits.dailyUsd !== undefined || limits.dailyTokens !== undefined;
-  const spentToday = budgeted ? spentOn(await readLedger(fs, state, repo.name, utcDay(now)), utcDay(now)) : { usd: 0, tokens: 0 };
+  const spentToday = budgeted
+    ? spentOn(await readLedger(fs, state, repo.name, utcDay(now)), utcDay(now))
+    : { usd: 0, tokens: 0 };
   return holdFor({ now, rateLimitUntil, limits, spentToday });
 }

@@ -56,9 +56,24 @@ function timeWithin(value: unknown, run: RunToSeal, fallback: string): string {
 
 function unknownRecord(run: RunToSeal, outcome: string): LedgerRecord {
   return {
-    v: 1, repo: run.repo, run: run.runId, task: null, assistant: 'unknown', model: null, effort: null, startedAt: run.startedAt, endedAt: run.endedAt,
-    wallMs: Math.max(0, Date.parse(run.endedAt) - Date.parse(run.startedAt)), inputTokens: null, outputTokens: null, cacheReadTokens: null, cacheWriteTokens: null,
-    costUsd: null, outcome, rateLimited: false, sealedAt: run.sealedAt,
+    v: 1,
+    repo: run.repo,
+    run: run.runId,
+    task: null,
+    assistant: 'unknown',
+    model: null,
+    effort: null,
+    startedAt: run.startedAt,
+    endedAt: run.endedAt,
+    wallMs: Math.max(0, Date.parse(run.endedAt) - Date.parse(run.startedAt)),
+    inputTokens: null,
+    outputTokens: null,
+    cacheReadTokens: null,
+    cacheWriteTokens: null,
+    costUsd: null,
+    outcome,
+    rateLimited: false,
+    sealedAt: run.sealedAt,
   };
 }
 
@@ -83,7 +98,8 @@ export function sealSession(report: Partial<Record<keyof SessionReport, unknown>
     cacheReadTokens: count(report.cacheReadTokens, MAX_TOKENS),
     cacheWriteTokens: count(report.cacheWriteTokens, MAX_TOKENS),
     costUsd: count(report.costUsd, MAX_SESSION_USD),
-    outcome: typeof report.outcome === 'string' && /^[a-z][a-z-]{0,39}$/.test(report.outcome) ? report.outcome : 'unknown',
+    outcome:
+      typeof report.outcome === 'string' && /^[a-z][a-z-]{0,39}$/.test(report.outcome) ? report.outcome : 'unknown',
     rateLimited: report.rateLimited === true,
     sealedAt: run.sealedAt,
   };
@@ -95,13 +111,22 @@ export function sealRun(run: RunToSeal): LedgerRecord[] {
   if (!Array.isArray(sessions)) return [unknownRecord(run, run.summary ? 'no-session-report' : 'no-summary')];
   const records = sessions
     .slice(0, MAX_SESSIONS_PER_RUN)
-    .map((session: unknown) => (session && typeof session === 'object' ? sealSession(session as Record<string, unknown>, run) : unknownRecord(run, 'unreadable-report')));
+    .map((session: unknown) =>
+      session && typeof session === 'object'
+        ? sealSession(session as Record<string, unknown>, run)
+        : unknownRecord(run, 'unreadable-report'),
+    );
   if (sessions.length > MAX_SESSIONS_PER_RUN) records.push(unknownRecord(run, 'too-many-sessions'));
   return records;
 }
 
 /** Appends records to the day file of each (its end's UTC day). */
-export async function appendLedger(fs: FsPort, state: string, repo: string, records: readonly LedgerRecord[]): Promise<void> {
+export async function appendLedger(
+  fs: FsPort,
+  state: string,
+  repo: string,
+  records: readonly LedgerRecord[],
+): Promise<void> {
   if (!records.length) return;
   await ensureRepoStateDir(fs, state, repo);
   await fs.mkdirp(ledgerDir(state, repo), ROOT_ONLY_DIR_MODE);

@@ -27,11 +27,22 @@ export interface LedgerTotal {
 }
 
 const EMPTY: Omit<LedgerTotal, 'key'> = {
-  sessions: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, unknownTokens: 0, costUsd: 0, unknownCost: 0, wallMs: 0, rateLimited: 0,
+  sessions: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  unknownTokens: 0,
+  costUsd: 0,
+  unknownCost: 0,
+  wallMs: 0,
+  rateLimited: 0,
 };
 
 function hasTokens(record: LedgerRecord): boolean {
-  return [record.inputTokens, record.outputTokens, record.cacheReadTokens, record.cacheWriteTokens].some((value) => value !== null);
+  return [record.inputTokens, record.outputTokens, record.cacheReadTokens, record.cacheWriteTokens].some(
+    (value) => value !== null,
+  );
 }
 
 function add(total: LedgerTotal, record: LedgerRecord): LedgerTotal {
@@ -98,7 +109,10 @@ export function taskSpend(records: readonly LedgerRecord[]): Record<string, numb
   return spend;
 }
 
-/** Task totals handed to a drain: the most recently active ones, so --spend stays far below the kernel's 128 KiB per argument. */
+/**
+ * Task totals handed to a drain: the most recently active ones, so --spend stays far below the kernel's 128 KiB per
+ * argument.
+ */
 export const MAX_TASKS_IN_POLICY = 2000;
 
 /** Pure: what root tells a drain (orchestrate --spend) from the registry and the repo's ledger. */
@@ -106,8 +120,17 @@ export function spendPolicyFor(limits: SpendLimits, records: readonly LedgerReco
   const day = utcDay(now);
   if (limits.taskUsd === undefined) return { limits, day, spentToday: spentOn(records, day), taskSpentUsd: {} };
   const spend = taskSpend(records);
-  const recent = [...new Set(records.filter((record) => record.task !== null).map((record) => record.task!.toUpperCase()).reverse())].slice(0, MAX_TASKS_IN_POLICY);
-  const taskSpentUsd = Object.fromEntries(recent.filter((task) => spend[task] !== undefined).map((task) => [task, spend[task]!]));
+  const recent = [
+    ...new Set(
+      records
+        .filter((record) => record.task !== null)
+        .map((record) => record.task!.toUpperCase())
+        .reverse(),
+    ),
+  ].slice(0, MAX_TASKS_IN_POLICY);
+  const taskSpentUsd = Object.fromEntries(
+    recent.filter((task) => spend[task] !== undefined).map((task) => [task, spend[task]!]),
+  );
   return { limits, day, spentToday: spentOn(records, day), taskSpentUsd };
 }
 

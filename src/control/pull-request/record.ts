@@ -31,9 +31,15 @@ export function pullRequestRecordFile(state: string, repo: string): string {
 
 const text = (value: unknown, max: number): string | null => (typeof value === 'string' ? value.slice(0, max) : null);
 
-/** Pure: a record from `promote --pr --json` output (the last JSON line), bounded; stderr's last line when it failed. */
+/**
+ * Pure: a record from `promote --pr --json` output (the last JSON line), bounded; stderr's last line when it failed.
+ */
 export function pullRequestRecordFrom(stdout: string, stderr: string, exitCode: number, at: string): PullRequestRecord {
-  const line = stdout.trim().split('\n').reverse().find((entry) => entry.startsWith('{'));
+  const line = stdout
+    .trim()
+    .split('\n')
+    .reverse()
+    .find((entry) => entry.startsWith('{'));
   let json: Record<string, unknown>;
   try {
     json = line && line.length < 256 * 1024 ? (JSON.parse(line) as Record<string, unknown>) : {};
@@ -53,17 +59,30 @@ export function pullRequestRecordFrom(stdout: string, stderr: string, exitCode: 
     merged: pr.merged === true,
     mergeable: typeof pr.mergeable === 'boolean' ? pr.mergeable : null,
     headSha: typeof pr.headSha === 'string' && /^[0-9a-f]{40}$/.test(pr.headSha) ? pr.headSha : null,
-    checks: checks.map((check: Record<string, unknown>) => ({ name: text(check?.name, 200) ?? '?', state: text(check?.state, 20) ?? '?', conclusion: text(check?.conclusion, 40) ?? '?' })),
+    checks: checks.map((check: Record<string, unknown>) => ({
+      name: text(check?.name, 200) ?? '?',
+      state: text(check?.state, 20) ?? '?',
+      conclusion: text(check?.conclusion, 40) ?? '?',
+    })),
     detail: (exitCode === 0 ? text(json.detail, 500) : lastError.slice(0, 500)) ?? '',
   };
 }
 
-export async function writePullRequestRecord(fs: FsPort, state: string, repo: string, record: PullRequestRecord): Promise<void> {
+export async function writePullRequestRecord(
+  fs: FsPort,
+  state: string,
+  repo: string,
+  record: PullRequestRecord,
+): Promise<void> {
   await ensureRepoStateDir(fs, state, repo);
   await fs.writeAtomic(pullRequestRecordFile(state, repo), `${JSON.stringify(record, null, 2)}\n`, 0o600);
 }
 
-export async function readPullRequestRecord(fs: FsPort, state: string, repo: string): Promise<PullRequestRecord | undefined> {
+export async function readPullRequestRecord(
+  fs: FsPort,
+  state: string,
+  repo: string,
+): Promise<PullRequestRecord | undefined> {
   const content = await fs.readTextIfExists(pullRequestRecordFile(state, repo));
   if (content === undefined) return undefined;
   try {

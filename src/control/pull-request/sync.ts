@@ -12,7 +12,15 @@ import { pullRequestRecordFrom, writePullRequestRecord, type PullRequestRecord }
 export function pullRequestPromoteArgs(repo: RegistryRepo): string[] | undefined {
   const settings = repo.promote;
   if (settings?.mode !== 'pr') return undefined;
-  return ['promote', '--workspace', repo.path, '--pr', ...(settings.autoMerge ? ['--merge'] : []), ...(settings.githubApiUrl ? ['--github-api', settings.githubApiUrl] : []), '--json'];
+  return [
+    'promote',
+    '--workspace',
+    repo.path,
+    '--pr',
+    ...(settings.autoMerge ? ['--merge'] : []),
+    ...(settings.githubApiUrl ? ['--github-api', settings.githubApiUrl] : []),
+    '--json',
+  ];
 }
 
 export interface PullRequestSyncDeps {
@@ -24,11 +32,16 @@ export interface PullRequestSyncDeps {
 }
 
 /** Runs promote --pr as the repo user and records the outcome; undefined when the repo promotes by push. */
-export async function keepPullRequestCurrent(deps: PullRequestSyncDeps, repo: RegistryRepo): Promise<PullRequestRecord | undefined> {
+export async function keepPullRequestCurrent(
+  deps: PullRequestSyncDeps,
+  repo: RegistryRepo,
+): Promise<PullRequestRecord | undefined> {
   const args = pullRequestPromoteArgs(repo);
   if (!args) return undefined;
   const user = await repoUser(deps, repo);
-  const result = await deps.process.run(dropPrivileges(user, runnerCommandAsUser(deps.install, repo, user, args), { parentDeathSignal: 'SIGTERM' }));
+  const result = await deps.process.run(
+    dropPrivileges(user, runnerCommandAsUser(deps.install, repo, user, args), { parentDeathSignal: 'SIGTERM' }),
+  );
   const record = pullRequestRecordFrom(result.stdout, result.stderr, result.exitCode ?? 1, deps.now());
   await writePullRequestRecord(deps.fs, deps.state, repo.name, record);
   return record;

@@ -57,7 +57,14 @@ function renderRepoSection(entry: RegistryRepoInput & { proxyPort: number }): st
   add('allow', entry.allow === undefined ? undefined : `[${entry.allow.map(tomlString).join(', ')}]`);
   add('loopback_ports', entry.loopbackPorts === undefined ? undefined : `[${entry.loopbackPorts.join(', ')}]`);
   add('toolchain_path', entry.toolchainPath === undefined ? undefined : tomlString(entry.toolchainPath));
-  add('env', entry.env === undefined ? undefined : `{ ${Object.entries(entry.env).map(([k, v]) => `${tomlKey(k)} = ${tomlString(v)}`).join(', ')} }`.replace('{  }', '{}'));
+  add(
+    'env',
+    entry.env === undefined
+      ? undefined
+      : `{ ${Object.entries(entry.env)
+          .map(([k, v]) => `${tomlKey(k)} = ${tomlString(v)}`)
+          .join(', ')} }`.replace('{  }', '{}'),
+  );
   add('enabled', entry.enabled === undefined ? undefined : String(entry.enabled));
   add('url', entry.url === undefined ? undefined : tomlString(entry.url));
   add('author_name', entry.authorName === undefined ? undefined : tomlString(entry.authorName));
@@ -74,7 +81,8 @@ function proxyPortsByRepo(text: string): Map<string, number> {
     const repos = isTable(document.repos) ? document.repos : {};
     const ports = new Map<string, number>();
     for (const [name, repo] of Object.entries(repos)) {
-      if (isTable(repo) && typeof repo.proxy_port === 'number' && Number.isInteger(repo.proxy_port)) ports.set(name, repo.proxy_port);
+      if (isTable(repo) && typeof repo.proxy_port === 'number' && Number.isInteger(repo.proxy_port))
+        ports.set(name, repo.proxy_port);
     }
     return ports;
   } catch {
@@ -97,7 +105,9 @@ function proxyPortFor(text: string, entry: RegistryRepoInput): number {
 /** The registry text with repo `entry.name` added or replaced. */
 export function upsertRepo(text: string, entry: RegistryRepoInput): string {
   if (!REPO_NAME_PATTERN.test(entry.name)) {
-    throw new UsageError(`repo name "${entry.name}" is not allowed; use lowercase letters, digits and "-", starting with a letter, at most 24 characters`);
+    throw new UsageError(
+      `repo name "${entry.name}" is not allowed; use lowercase letters, digits and "-", starting with a letter, at most 24 characters`,
+    );
   }
   const section = renderRepoSection({ ...entry, proxyPort: proxyPortFor(text, entry) });
   const lines = text.split('\n');
@@ -106,7 +116,11 @@ export function upsertRepo(text: string, entry: RegistryRepoInput): string {
     const body = text.replace(/\n*$/, '');
     return body === '' ? section : `${body}\n\n${section}`;
   }
-  const replaced = [...lines.slice(0, range.start), ...section.replace(/\n$/, '').split('\n'), ...lines.slice(range.end)];
+  const replaced = [
+    ...lines.slice(0, range.start),
+    ...section.replace(/\n$/, '').split('\n'),
+    ...lines.slice(range.end),
+  ];
   return replaced.join('\n');
 }
 

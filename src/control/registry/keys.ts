@@ -12,14 +12,29 @@ import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS } from '../retention/index.j
 import { readRunLimit, RUN_LIMIT_KEYS, type RunLimitFields, type RunLimitKey } from './limits.js';
 import { readSpendKey, SPEND_KEYS, type SpendFields, type SpendKey } from './spend.js';
 
-
-
-/** How often an idle watcher asks origin whether its base branch moved (one ls-remote, as the repo user, through its proxy). */
+/**
+ * How often an idle watcher asks origin whether its base branch moved (one ls-remote, as the repo user, through its
+ * proxy).
+ */
 export const DEFAULT_REMOTE_POLL_SEC = 15;
 export const MAX_REMOTE_POLL_SEC = 3600;
 
 /** Variables agent-runner sets itself; the registry may not override them. */
-const RESERVED_ENV = new Set(['HOME', 'USER', 'LOGNAME', 'PATH', 'SHELL', 'AGENT_RUNNER_STATE', 'AGENT_RUNNER_CONFIG', 'http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY']);
+const RESERVED_ENV = new Set([
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'PATH',
+  'SHELL',
+  'AGENT_RUNNER_STATE',
+  'AGENT_RUNNER_CONFIG',
+  'http_proxy',
+  'https_proxy',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'no_proxy',
+  'NO_PROXY',
+]);
 const DOMAIN = /^\.?(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 const BRANCH = /^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*\.lock$)[A-Za-z0-9._/-]{1,200}(?<![/.])$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -77,7 +92,8 @@ const BOTH: readonly Scope[] = ['repo', 'defaults'];
 const REPO: readonly Scope[] = ['repo'];
 
 function readEnv(value: unknown, at: KeyContext): void {
-  if (!isTable(value)) return at.bad('must be a table of strings', 'e.g. env = { NODE_OPTIONS = "--max-old-space-size=4096" }');
+  if (!isTable(value))
+    return at.bad('must be a table of strings', 'e.g. env = { NODE_OPTIONS = "--max-old-space-size=4096" }');
   const env: Record<string, string> = {};
   let ok = true;
   for (const [name, item] of Object.entries(value)) {
@@ -85,9 +101,15 @@ function readEnv(value: unknown, at: KeyContext): void {
       ok = false;
       at.badEntry(name, problem, fix);
     };
-    if (!ENV_NAME.test(name)) bad('not a valid variable name', 'use letters, digits and "_", not starting with a digit');
-    else if (SECRET_NAME.test(name)) bad('looks like a secret; the registry is not a secret store', "put secrets in the repo user's home (mode 0600), never in the registry");
-    else if (RESERVED_ENV.has(name)) bad('is set by agent-runner itself', name === 'PATH' ? 'use toolchain_path instead' : 'remove it');
+    if (!ENV_NAME.test(name))
+      bad('not a valid variable name', 'use letters, digits and "_", not starting with a digit');
+    else if (SECRET_NAME.test(name))
+      bad(
+        'looks like a secret; the registry is not a secret store',
+        "put secrets in the repo user's home (mode 0600), never in the registry",
+      );
+    else if (RESERVED_ENV.has(name))
+      bad('is set by agent-runner itself', name === 'PATH' ? 'use toolchain_path instead' : 'remove it');
     else if (typeof item !== 'string') bad(`must be a string, got ${JSON.stringify(item)}`, 'quote the value');
     else env[name] = item;
   }
@@ -95,9 +117,14 @@ function readEnv(value: unknown, at: KeyContext): void {
 }
 
 function readAllow(value: unknown, at: KeyContext): void {
-  if (!Array.isArray(value) || value.some((item) => typeof item !== 'string')) return at.bad('must be an array of domain names', 'e.g. allow = ["registry.npmjs.org", ".pythonhosted.org"]');
+  if (!Array.isArray(value) || value.some((item) => typeof item !== 'string'))
+    return at.bad('must be an array of domain names', 'e.g. allow = ["registry.npmjs.org", ".pythonhosted.org"]');
   const wrong = value.filter((item) => !DOMAIN.test(String(item).toLowerCase()));
-  if (wrong.length) at.bad(`not domain names: ${wrong.map((item) => JSON.stringify(item)).join(', ')}`, 'write bare domains (no scheme, port or path); a leading "." also allows subdomains');
+  if (wrong.length)
+    at.bad(
+      `not domain names: ${wrong.map((item) => JSON.stringify(item)).join(', ')}`,
+      'write bare domains (no scheme, port or path); a leading "." also allows subdomains',
+    );
   else at.fields.allow = value.map((item) => String(item).toLowerCase());
 }
 
@@ -114,7 +141,11 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: REPO,
     describe: 'absolute path of the repo checkout',
     read(value, at) {
-      if (typeof value !== 'string' || !path.isAbsolute(value)) at.bad(`must be an absolute path, got ${JSON.stringify(value)}`, 'write the full path of the checkout, e.g. "/srv/repos/web"');
+      if (typeof value !== 'string' || !path.isAbsolute(value))
+        at.bad(
+          `must be an absolute path, got ${JSON.stringify(value)}`,
+          'write the full path of the checkout, e.g. "/srv/repos/web"',
+        );
       else at.fields.path = path.normalize(value).replace(/(.)\/$/, '$1');
     },
   },
@@ -122,7 +153,11 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: REPO,
     describe: 'Linux user the agents run as',
     read(value, at) {
-      if (typeof value !== 'string' || !USER_NAME_PATTERN.test(value)) at.bad(`not a valid Linux user name: ${JSON.stringify(value)}`, 'use lowercase letters, digits, "-" or "_", at most 32 characters, starting with a letter');
+      if (typeof value !== 'string' || !USER_NAME_PATTERN.test(value))
+        at.bad(
+          `not a valid Linux user name: ${JSON.stringify(value)}`,
+          'use lowercase letters, digits, "-" or "_", at most 32 characters, starting with a letter',
+        );
       else if (value === 'root') at.bad('agents never run as root', 'name the repo\'s own user, e.g. "agent-NAME"');
       else at.fields.user = value;
     },
@@ -143,7 +178,8 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: REPO,
     describe: 'clone URL',
     read(value, at) {
-      if (typeof value !== 'string' || value.trim() === '') at.bad('must be a non-empty string', 'write the clone URL, or remove the key');
+      if (typeof value !== 'string' || value.trim() === '')
+        at.bad('must be a non-empty string', 'write the clone URL, or remove the key');
       else at.fields.url = value;
     },
   },
@@ -151,7 +187,8 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: BOTH,
     describe: 'base branch',
     read(value, at) {
-      if (typeof value !== 'string' || !BRANCH.test(value)) at.bad(`not a valid branch name: ${JSON.stringify(value)}`, 'write the base branch, e.g. "main"');
+      if (typeof value !== 'string' || !BRANCH.test(value))
+        at.bad(`not a valid branch name: ${JSON.stringify(value)}`, 'write the base branch, e.g. "main"');
       else at.fields.base = value;
     },
   },
@@ -159,7 +196,11 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: BOTH,
     describe: 'cron expression of the watch tick',
     read(value, at) {
-      if (typeof value !== 'string' || !at.schedules.isValid(value)) at.bad(`not a valid cron expression: ${JSON.stringify(value)}`, 'use five fields (minute hour day month weekday), e.g. "*/5 * * * *"');
+      if (typeof value !== 'string' || !at.schedules.isValid(value))
+        at.bad(
+          `not a valid cron expression: ${JSON.stringify(value)}`,
+          'use five fields (minute hour day month weekday), e.g. "*/5 * * * *"',
+        );
       else at.fields.schedule = value;
     },
   },
@@ -168,7 +209,10 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     describe: 'seconds between checks of origin for new commits on the base branch (0: off)',
     read(value, at) {
       if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_REMOTE_POLL_SEC) {
-        at.bad(`must be an integer 0-${MAX_REMOTE_POLL_SEC}, got ${JSON.stringify(value)}`, `set how often (seconds) the watcher asks origin for new work, e.g. remote_poll_sec = ${DEFAULT_REMOTE_POLL_SEC}; 0 turns it off`);
+        at.bad(
+          `must be an integer 0-${MAX_REMOTE_POLL_SEC}, got ${JSON.stringify(value)}`,
+          `set how often (seconds) the watcher asks origin for new work, e.g. remote_poll_sec = ${DEFAULT_REMOTE_POLL_SEC}; 0 turns it off`,
+        );
       } else at.fields.remotePollSec = value;
     },
   },
@@ -176,7 +220,11 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: BOTH,
     describe: 'cap on parallel agents',
     read(value, at) {
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_PARALLEL_CEILING) at.bad(`must be an integer 1-${MAX_PARALLEL_CEILING}, got ${JSON.stringify(value)}`, 'set how many agents may run at once for this repo');
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_PARALLEL_CEILING)
+        at.bad(
+          `must be an integer 1-${MAX_PARALLEL_CEILING}, got ${JSON.stringify(value)}`,
+          'set how many agents may run at once for this repo',
+        );
       else at.fields.maxParallel = value;
     },
   },
@@ -185,7 +233,11 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: BOTH,
     describe: 'loopback ports the agent may reach',
     read(value, at) {
-      if (!Array.isArray(value) || value.some((item) => typeof item !== 'number' || !Number.isInteger(item) || item < 1 || item > 65535)) at.bad(`must be an array of ports 1-65535, got ${JSON.stringify(value)}`, 'e.g. loopback_ports = [5432]');
+      if (
+        !Array.isArray(value) ||
+        value.some((item) => typeof item !== 'number' || !Number.isInteger(item) || item < 1 || item > 65535)
+      )
+        at.bad(`must be an array of ports 1-65535, got ${JSON.stringify(value)}`, 'e.g. loopback_ports = [5432]');
       else at.fields.loopbackPorts = value as number[];
     },
   },
@@ -193,7 +245,11 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: BOTH,
     describe: 'PATH for the agent user',
     read(value, at) {
-      if (typeof value !== 'string' || value.split(':').some((dir) => !path.isAbsolute(dir))) at.bad(`must be a ":"-separated list of absolute directories, got ${JSON.stringify(value)}`, 'e.g. "/opt/node/bin:/usr/local/bin:/usr/bin:/bin"');
+      if (typeof value !== 'string' || value.split(':').some((dir) => !path.isAbsolute(dir)))
+        at.bad(
+          `must be a ":"-separated list of absolute directories, got ${JSON.stringify(value)}`,
+          'e.g. "/opt/node/bin:/usr/local/bin:/usr/bin:/bin"',
+        );
       else at.fields.toolchainPath = value;
     },
   },
@@ -202,7 +258,8 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: BOTH,
     describe: 'whether watch runs the repo',
     read(value, at) {
-      if (typeof value !== 'boolean') at.bad(`must be true or false, got ${JSON.stringify(value)}`, 'write enabled = true or enabled = false');
+      if (typeof value !== 'boolean')
+        at.bad(`must be true or false, got ${JSON.stringify(value)}`, 'write enabled = true or enabled = false');
       else at.fields.enabled = value;
     },
   },
@@ -210,7 +267,8 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: BOTH,
     describe: 'commit author name',
     read(value, at) {
-      if (typeof value !== 'string' || value.trim() === '' || /[<>\n]/.test(value)) at.bad('must be a name without <, > or newlines', 'e.g. author_name = "Release Bot"');
+      if (typeof value !== 'string' || value.trim() === '' || /[<>\n]/.test(value))
+        at.bad('must be a name without <, > or newlines', 'e.g. author_name = "Release Bot"');
       else at.fields.authorName = value;
     },
   },
@@ -218,7 +276,8 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: BOTH,
     describe: 'commit author email',
     read(value, at) {
-      if (typeof value !== 'string' || !/^[^\s@<>]+@[^\s@<>]+$/.test(value)) at.bad(`not an email address: ${JSON.stringify(value)}`, 'e.g. author_email = "bot@example.com"');
+      if (typeof value !== 'string' || !/^[^\s@<>]+@[^\s@<>]+$/.test(value))
+        at.bad(`not an email address: ${JSON.stringify(value)}`, 'e.g. author_email = "bot@example.com"');
       else at.fields.authorEmail = value;
     },
   },
@@ -226,7 +285,11 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: BOTH,
     describe: 'how promote reaches the base: "push" it, or through a GitHub pull request ("pr")',
     read(value, at) {
-      if (value !== 'push' && value !== 'pr') at.bad(`must be "push" or "pr", got ${JSON.stringify(value)}`, 'write promote = "pr" for a protected base (docs/github.md), or promote = "push"');
+      if (value !== 'push' && value !== 'pr')
+        at.bad(
+          `must be "push" or "pr", got ${JSON.stringify(value)}`,
+          'write promote = "pr" for a protected base (docs/github.md), or promote = "push"',
+        );
       else at.fields.promote = value;
     },
   },
@@ -234,7 +297,8 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: BOTH,
     describe: 'with promote = "pr": the watcher merges the PR once every check is green',
     read(value, at) {
-      if (typeof value !== 'boolean') at.bad(`must be true or false, got ${JSON.stringify(value)}`, 'write auto_merge = true or auto_merge = false');
+      if (typeof value !== 'boolean')
+        at.bad(`must be true or false, got ${JSON.stringify(value)}`, 'write auto_merge = true or auto_merge = false');
       else at.fields.autoMerge = value;
     },
   },
@@ -243,7 +307,11 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     describe: 'GitHub Enterprise API root, e.g. https://ghe.example.com/api/v3',
     read(value, at) {
       const problem = typeof value === 'string' ? apiUrlProblem(value) : 'must be a string';
-      if (problem) at.bad(`${problem}: ${JSON.stringify(value)}`, 'write the API root, e.g. github_api_url = "https://ghe.example.com/api/v3" (github.com needs none)');
+      if (problem)
+        at.bad(
+          `${problem}: ${JSON.stringify(value)}`,
+          'write the API root, e.g. github_api_url = "https://ghe.example.com/api/v3" (github.com needs none)',
+        );
       else at.fields.githubApiUrl = (value as string).replace(/\/+$/, '');
     },
   },
@@ -251,12 +319,23 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: BOTH,
     describe: 'days transcripts, run records and finished jobs are kept',
     read(value, at) {
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_RETENTION_DAYS) at.bad(`must be a whole number of days 1-${MAX_RETENTION_DAYS}, got ${JSON.stringify(value)}`, `e.g. retention_days = ${DEFAULT_RETENTION_DAYS}`);
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_RETENTION_DAYS)
+        at.bad(
+          `must be a whole number of days 1-${MAX_RETENTION_DAYS}, got ${JSON.stringify(value)}`,
+          `e.g. retention_days = ${DEFAULT_RETENTION_DAYS}`,
+        );
       else at.fields.retentionDays = value;
     },
   },
-  ...Object.fromEntries((Object.entries(RUN_LIMIT_KEYS) as [RunLimitKey, string][]).map(([key, describe]) => [key, runLimitRule(key, describe)])),
-  ...Object.fromEntries((Object.entries(SPEND_KEYS) as [SpendKey, string][]).map(([key, describe]) => [key, spendRule(key, describe)])),
+  ...Object.fromEntries(
+    (Object.entries(RUN_LIMIT_KEYS) as [RunLimitKey, string][]).map(([key, describe]) => [
+      key,
+      runLimitRule(key, describe),
+    ]),
+  ),
+  ...Object.fromEntries(
+    (Object.entries(SPEND_KEYS) as [SpendKey, string][]).map(([key, describe]) => [key, spendRule(key, describe)]),
+  ),
 };
 
 /** The keys allowed in a table of `scope`, in table order. */

@@ -42,7 +42,8 @@ export function parseSize(value: unknown): number | undefined {
 
 /** Pure: bytes as systemd and people read them ("8G", "1536M", "1000"). */
 export function formatSize(bytes: number): string {
-  for (const unit of ['T', 'G', 'M', 'K'] as const) if (bytes % UNITS[unit]! === 0) return `${bytes / UNITS[unit]!}${unit}`;
+  for (const unit of ['T', 'G', 'M', 'K'] as const)
+    if (bytes % UNITS[unit]! === 0) return `${bytes / UNITS[unit]!}${unit}`;
   return String(bytes);
 }
 
@@ -52,24 +53,45 @@ export type RunLimitFields = { -readonly [K in keyof RunLimits]?: RunLimits[K] }
  * Checks one limit key; on success sets it in `fields`, otherwise calls
  * bad(problem, fix). Every bad value is reported, not only the first.
  */
-export function readRunLimit(key: RunLimitKey, value: unknown, fields: RunLimitFields, bad: (problem: string, fix: string) => void): void {
+export function readRunLimit(
+  key: RunLimitKey,
+  value: unknown,
+  fields: RunLimitFields,
+  bad: (problem: string, fix: string) => void,
+): void {
   switch (key) {
     case 'tasks_max': {
       const [min, max] = TASKS_MAX_RANGE;
-      if (!Number.isInteger(value) || (value as number) < min || (value as number) > max) bad(`must be an integer ${min}-${max}, got ${JSON.stringify(value)}`, `e.g. tasks_max = ${RUN_LIMIT_DEFAULTS.tasksMax} (node alone runs about a dozen threads)`);
+      if (!Number.isInteger(value) || (value as number) < min || (value as number) > max)
+        bad(
+          `must be an integer ${min}-${max}, got ${JSON.stringify(value)}`,
+          `e.g. tasks_max = ${RUN_LIMIT_DEFAULTS.tasksMax} (node alone runs about a dozen threads)`,
+        );
       else fields.tasksMax = value as number;
       return;
     }
     case 'memory_max': {
       const bytes = parseSize(value);
-      if (bytes === undefined) bad(`not a size: ${JSON.stringify(value)}`, 'write bytes or a size with K, M, G or T (base 1024), e.g. memory_max = "8G"');
-      else if (bytes < MEMORY_MAX_MIN) bad(`${JSON.stringify(value)} is below the ${formatSize(MEMORY_MAX_MIN)} an agent needs`, 'e.g. memory_max = "8G"');
+      if (bytes === undefined)
+        bad(
+          `not a size: ${JSON.stringify(value)}`,
+          'write bytes or a size with K, M, G or T (base 1024), e.g. memory_max = "8G"',
+        );
+      else if (bytes < MEMORY_MAX_MIN)
+        bad(
+          `${JSON.stringify(value)} is below the ${formatSize(MEMORY_MAX_MIN)} an agent needs`,
+          'e.g. memory_max = "8G"',
+        );
       else fields.memoryMax = bytes;
       return;
     }
     case 'cpu_weight': {
       const [min, max] = CPU_WEIGHT_RANGE;
-      if (!Number.isInteger(value) || (value as number) < min || (value as number) > max) bad(`must be an integer ${min}-${max}, got ${JSON.stringify(value)}`, 'e.g. cpu_weight = 100 (the default share; 50 is half of it)');
+      if (!Number.isInteger(value) || (value as number) < min || (value as number) > max)
+        bad(
+          `must be an integer ${min}-${max}, got ${JSON.stringify(value)}`,
+          'e.g. cpu_weight = 100 (the default share; 50 is half of it)',
+        );
       else fields.cpuWeight = value as number;
       return;
     }
@@ -101,5 +123,7 @@ export function rawRunLimits(raw: Readonly<Record<string, unknown>>): RawRunLimi
 /** `key = value` lines of a section's limit keys. */
 export function renderRunLimitLines(limits: RawRunLimits | undefined): string[] {
   if (!limits) return [];
-  return (Object.keys(RUN_LIMIT_KEYS) as RunLimitKey[]).filter((key) => limits[key] !== undefined).map((key) => `${key} = ${JSON.stringify(limits[key])}`);
+  return (Object.keys(RUN_LIMIT_KEYS) as RunLimitKey[])
+    .filter((key) => limits[key] !== undefined)
+    .map((key) => `${key} = ${JSON.stringify(limits[key])}`);
 }

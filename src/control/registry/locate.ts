@@ -2,7 +2,10 @@
 // registry's text. A plain scan, good enough to name the spot, never used
 // for meaning (smol-toml gives the meaning).
 
-/** The table a header line opens ("repos.web" for `[repos . "web"]`), or undefined for any other line (an array of tables too). */
+/**
+ * The table a header line opens ("repos.web" for `[repos . "web"]`), or undefined for any other line (an array of
+ * tables too).
+ */
 function tableOfHeader(line: string): string | undefined {
   const trimmed = line.trim();
   const header = /^\[\s*([^\]]+?)\s*\]/.exec(trimmed);
@@ -39,14 +42,20 @@ export class LineIndex {
     }
   }
 
-  /** The line of `key` inside `table` ("repos.web", "defaults", "" for the top), or of the table header when key is undefined or not found. */
+  /**
+   * The line of `key` inside `table` ("repos.web", "defaults", "" for the top), or of the table header when key is
+   * undefined or not found.
+   */
   lineOf(table: string, key?: string): number | undefined {
     const entry = this.tables.get(table);
     if (!entry) return undefined;
     return (key === undefined ? undefined : entry.keys.get(key)) ?? entry.header;
   }
 
-  /** `file:line` of `key` in `table` (its first dotted part: env.NAME points at env), or the file alone when neither is found. */
+  /**
+   * `file:line` of `key` in `table` (its first dotted part: env.NAME points at env), or the file alone when neither is
+   * found.
+   */
   locate(file: string, table: string, key: string | undefined): string {
     const line = this.lineOf(table, key?.split('.')[0]);
     return line === undefined ? file : `${file}:${line}`;
@@ -63,7 +72,10 @@ export function locate(text: string, file: string, table: string, key: string | 
   return new LineIndex(text).locate(file, table, key);
 }
 
-/** [start, end) line indexes of repo `name`'s section and its sub-tables, or undefined. Comments that introduce the next section stay with it. */
+/**
+ * [start, end) line indexes of repo `name`'s section and its sub-tables, or undefined. Comments that introduce the next
+ * section stay with it.
+ */
 export function sectionRange(lines: readonly string[], name: string): { start: number; end: number } | undefined {
   const own = (line: string): boolean | undefined => {
     const table = tableOfHeader(line);

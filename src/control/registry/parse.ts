@@ -9,7 +9,16 @@ import { configValueError, formatProblems, UsageError } from '../../errors.js';
 import { loopbackPortClashes } from './rules.js';
 import { resolveRunLimits } from './limits.js';
 import { resolveSpend } from './spend.js';
-import { DEFAULT_REMOTE_POLL_SEC, isTable, KEY_RULES, keysFor, suggestKey, type Fields, type KeyContext, type Scope } from './keys.js';
+import {
+  DEFAULT_REMOTE_POLL_SEC,
+  isTable,
+  KEY_RULES,
+  keysFor,
+  suggestKey,
+  type Fields,
+  type KeyContext,
+  type Scope,
+} from './keys.js';
 import { LineIndex } from './locate.js';
 import { USER_PATH } from '../../system-path.js';
 
@@ -41,7 +50,12 @@ interface Collected {
 
 function report(c: Collected, table: string, key: string | undefined, problem: string, fix: string): void {
   c.index ??= new LineIndex(c.text);
-  c.problems.push({ file: c.index.locate(c.file, table, key), key: key === undefined ? table : `${table}.${key}`, problem, fix });
+  c.problems.push({
+    file: c.index.locate(c.file, table, key),
+    key: key === undefined ? table : `${table}.${key}`,
+    problem,
+    fix,
+  });
 }
 
 /** Checks one table's keys by the key table; returns the valid fields, reporting every bad one. */
@@ -53,7 +67,15 @@ function readFields(c: Collected, table: string, scope: Scope, raw: Record<strin
     if (!rule || !rule.scopes.includes(scope)) {
       const near = suggestKey(key, allowedHere);
       const why = rule ? `"${key}" belongs in [repos.NAME], not in [defaults]` : 'unknown key';
-      report(c, table, key, why, near && !rule ? `did you mean "${near}"? (see control/registry.example.toml)` : `remove it; allowed keys here: ${allowedHere.join(', ')}`);
+      report(
+        c,
+        table,
+        key,
+        why,
+        near && !rule
+          ? `did you mean "${near}"? (see control/registry.example.toml)`
+          : `remove it; allowed keys here: ${allowedHere.join(', ')}`,
+      );
       continue;
     }
     const at: KeyContext = {
@@ -69,7 +91,11 @@ function readFields(c: Collected, table: string, scope: Scope, raw: Record<strin
 }
 
 /** A repo from its valid fields and [defaults]. */
-function resolveRepo(name: string, fields: Fields & { path: string; proxyPort: number }, defaults: Fields): RegistryRepo {
+function resolveRepo(
+  name: string,
+  fields: Fields & { path: string; proxyPort: number },
+  defaults: Fields,
+): RegistryRepo {
   return {
     name,
     path: fields.path,
@@ -89,8 +115,21 @@ function resolveRepo(name: string, fields: Fields & { path: string; proxyPort: n
     authorEmail: fields.authorEmail ?? defaults.authorEmail,
     limits: resolveRunLimits(fields.limits ?? {}, defaults.limits ?? {}),
     // Only a registry that says something about promoting gets the settings: no key means push.
-    ...([fields.promote, defaults.promote, fields.autoMerge, defaults.autoMerge, fields.githubApiUrl, defaults.githubApiUrl].some((value) => value !== undefined)
-      ? { promote: { mode: fields.promote ?? defaults.promote ?? 'push', autoMerge: fields.autoMerge ?? defaults.autoMerge ?? false, githubApiUrl: fields.githubApiUrl ?? defaults.githubApiUrl } }
+    ...([
+      fields.promote,
+      defaults.promote,
+      fields.autoMerge,
+      defaults.autoMerge,
+      fields.githubApiUrl,
+      defaults.githubApiUrl,
+    ].some((value) => value !== undefined)
+      ? {
+          promote: {
+            mode: fields.promote ?? defaults.promote ?? 'push',
+            autoMerge: fields.autoMerge ?? defaults.autoMerge ?? false,
+            githubApiUrl: fields.githubApiUrl ?? defaults.githubApiUrl,
+          },
+        }
       : {}),
     ...retentionOf(fields, defaults),
     spend: resolveSpend(fields.spend ?? {}, defaults.spend ?? {}),
@@ -110,14 +149,22 @@ function reportClashes(c: Collected, repos: readonly RegistryRepo[]): void {
     for (const repo of repos) {
       const value = pick(repo);
       const other = seen.get(value);
-      if (other !== undefined) report(c, `repos.${repo.name}`, key, `${label} ${JSON.stringify(value)} is already used by repo "${other}"`, fix);
+      if (other !== undefined)
+        report(
+          c,
+          `repos.${repo.name}`,
+          key,
+          `${label} ${JSON.stringify(value)} is already used by repo "${other}"`,
+          fix,
+        );
       else seen.set(value, repo.name);
     }
   };
   clash('proxy port', (repo) => repo.proxyPort, 'proxy_port', 'give every repo its own proxy_port');
   clash('user', (repo) => repo.user, 'user', 'give every repo its own user: isolation between repos is per user');
   clash('path', (repo) => repo.path, 'path', 'register each checkout once');
-  for (const found of loopbackPortClashes(repos)) report(c, `repos.${found.repo}`, 'loopback_ports', found.problem, found.fix);
+  for (const found of loopbackPortClashes(repos))
+    report(c, `repos.${found.repo}`, 'loopback_ports', found.problem, found.fix);
 }
 
 /**
@@ -144,7 +191,12 @@ export function parseRegistry(text: string, file: string, schedules: ScheduleChe
   } catch (error) {
     const where = error instanceof TomlError ? `${file}:${error.line}` : file;
     const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
-    problems.push({ file: where, key: '(syntax)', problem: `not valid TOML: ${message}`, fix: 'fix the syntax at that line (see control/registry.example.toml)' });
+    problems.push({
+      file: where,
+      key: '(syntax)',
+      problem: `not valid TOML: ${message}`,
+      fix: 'fix the syntax at that line (see control/registry.example.toml)',
+    });
     return { registry: { repos: [] }, problems, declared: [] };
   }
   const c: Collected = { problems, index: undefined, text, file, schedules };
@@ -152,7 +204,12 @@ export function parseRegistry(text: string, file: string, schedules: ScheduleChe
     if (key !== 'defaults' && key !== 'repos') {
       c.index ??= new LineIndex(text);
       const line = c.index.lineOf(key) ?? c.index.lineOf('', key);
-      problems.push({ file: line === undefined ? file : `${file}:${line}`, key, problem: 'unknown top-level key', fix: 'only [defaults] and [repos.NAME] tables belong here' });
+      problems.push({
+        file: line === undefined ? file : `${file}:${line}`,
+        key,
+        problem: 'unknown top-level key',
+        fix: 'only [defaults] and [repos.NAME] tables belong here',
+      });
     }
   }
   let defaults: Fields = {};
@@ -169,7 +226,13 @@ export function parseRegistry(text: string, file: string, schedules: ScheduleChe
   for (const [name, raw] of Object.entries(reposRaw)) {
     const table = `repos.${name}`;
     if (!REPO_NAME_PATTERN.test(name)) {
-      report(c, table, undefined, `repo name "${name}" is not allowed`, 'use lowercase letters, digits and "-", starting with a letter, at most 24 characters');
+      report(
+        c,
+        table,
+        undefined,
+        `repo name "${name}" is not allowed`,
+        'use lowercase letters, digits and "-", starting with a letter, at most 24 characters',
+      );
       continue;
     }
     if (!isTable(raw)) {
@@ -178,8 +241,10 @@ export function parseRegistry(text: string, file: string, schedules: ScheduleChe
     }
     const before = problems.length;
     const fields = readFields(c, table, 'repo', raw);
-    if (raw.path === undefined) report(c, table, undefined, 'path is missing', 'add path = "/absolute/path/of/the/checkout"');
-    if (raw.proxy_port === undefined) report(c, table, undefined, 'proxy_port is missing', 'add proxy_port = <a free port, one per repo>');
+    if (raw.path === undefined)
+      report(c, table, undefined, 'path is missing', 'add path = "/absolute/path/of/the/checkout"');
+    if (raw.proxy_port === undefined)
+      report(c, table, undefined, 'proxy_port is missing', 'add proxy_port = <a free port, one per repo>');
     const { path, proxyPort } = fields;
     if (problems.length > before || path === undefined || proxyPort === undefined) continue;
     repos.push(resolveRepo(name, { ...fields, path, proxyPort }, defaults));
@@ -192,15 +257,29 @@ export function parseRegistry(text: string, file: string, schedules: ScheduleChe
 }
 
 /** Reads and validates the registry; throws UsageError naming every problem. */
-export async function readRegistry(deps: { readonly fs: Pick<FsPort, 'readTextIfExists'>; readonly scheduler: ScheduleCheck }, file: string): Promise<Registry> {
+export async function readRegistry(
+  deps: { readonly fs: Pick<FsPort, 'readTextIfExists'>; readonly scheduler: ScheduleCheck },
+  file: string,
+): Promise<Registry> {
   return registryFromText(await deps.fs.readTextIfExists(file), file, deps.scheduler);
 }
 
 /** Pure: the registry from its text (undefined: the file does not exist); throws UsageError naming every problem. */
 export function registryFromText(text: string | undefined, file: string, schedules: ScheduleCheck): Registry {
-  if (text === undefined) throw new UsageError(configValueError(file, '(file)', 'the registry does not exist', 'create it (see control/registry.example.toml) or set AGENT_RUNNER_CONFIG'));
+  if (text === undefined)
+    throw new UsageError(
+      configValueError(
+        file,
+        '(file)',
+        'the registry does not exist',
+        'create it (see control/registry.example.toml) or set AGENT_RUNNER_CONFIG',
+      ),
+    );
   const { registry, problems } = parseRegistry(text, file, schedules);
-  if (problems.length) throw new UsageError(`the registry has ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n${formatProblems(problems)}`);
+  if (problems.length)
+    throw new UsageError(
+      `the registry has ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n${formatProblems(problems)}`,
+    );
   return registry;
 }
 
@@ -209,7 +288,14 @@ export function findRepo(registry: Registry, name: string, file: string): Regist
   const repo = registry.repos.find((candidate) => candidate.name === name);
   if (!repo) {
     const known = registry.repos.map((candidate) => candidate.name);
-    throw new UsageError(configValueError(file, `repos.${name}`, 'no such repo', known.length ? `registered repos: ${known.join(', ')}` : 'register it first (agent-runner provision repo ...)'));
+    throw new UsageError(
+      configValueError(
+        file,
+        `repos.${name}`,
+        'no such repo',
+        known.length ? `registered repos: ${known.join(', ')}` : 'register it first (agent-runner provision repo ...)',
+      ),
+    );
   }
   return repo;
 }

@@ -18,12 +18,14 @@ export const FIRST_PROXY_PORT = 700;
 /** Why `port` cannot be a proxy port under `limit` (the live sysctl), or undefined when it can. */
 export function proxyPortProblem(port: number, limit: number = PRIVILEGED_PORT_LIMIT): string | undefined {
   if (!Number.isInteger(port) || port < 1 || port > 65535) return `${JSON.stringify(port)} is not a TCP port`;
-  if (port >= limit) return `port ${port} is not below net.ipv4.ip_unprivileged_port_start (${limit}): any user, an agent too, can bind it and cut the repo off from its proxy`;
+  if (port >= limit)
+    return `port ${port} is not below net.ipv4.ip_unprivileged_port_start (${limit}): any user, an agent too, can bind it and cut the repo off from its proxy`;
   return undefined;
 }
 
 /** The lowest port from FIRST_PROXY_PORT below `limit` that is not in `taken`, or undefined when none is left. */
 export function nextProxyPort(taken: ReadonlySet<number>, limit: number = PRIVILEGED_PORT_LIMIT): number | undefined {
-  for (let port = FIRST_PROXY_PORT; port < Math.min(limit, PRIVILEGED_PORT_LIMIT); port += 1) if (!taken.has(port)) return port;
+  for (let port = FIRST_PROXY_PORT; port < Math.min(limit, PRIVILEGED_PORT_LIMIT); port += 1)
+    if (!taken.has(port)) return port;
   return undefined;
 }

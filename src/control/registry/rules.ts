@@ -15,8 +15,16 @@ export function loopbackPortClashes(repos: readonly RegistryRepo[]): { repo: str
       if (owner === undefined) continue;
       found.push(
         owner === repo.name
-          ? { repo: repo.name, problem: `port ${port} is repo "${repo.name}"'s own proxy port`, fix: `remove ${port} from repos.${repo.name}.loopback_ports (the proxy is always reachable)` }
-          : { repo: repo.name, problem: `port ${port} is the proxy port of repo "${owner}": repo "${repo.name}" would use "${owner}"'s allowlist`, fix: `remove ${port} from loopback_ports of repo "${repo.name}" (or from [defaults])` },
+          ? {
+              repo: repo.name,
+              problem: `port ${port} is repo "${repo.name}"'s own proxy port`,
+              fix: `remove ${port} from repos.${repo.name}.loopback_ports (the proxy is always reachable)`,
+            }
+          : {
+              repo: repo.name,
+              problem: `port ${port} is the proxy port of repo "${owner}": repo "${repo.name}" would use "${owner}"'s allowlist`,
+              fix: `remove ${port} from loopback_ports of repo "${repo.name}" (or from [defaults])`,
+            },
       );
     }
   }

@@ -29,21 +29,38 @@ const FIELD: Readonly<Record<SpendKey, keyof SpendLimits>> = {
 };
 
 /** Checks one spend key; on success sets it in `fields`, otherwise calls bad(problem, fix). */
-export function readSpendKey(key: SpendKey, value: unknown, fields: SpendFields, bad: (problem: string, fix: string) => void): void {
+export function readSpendKey(
+  key: SpendKey,
+  value: unknown,
+  fields: SpendFields,
+  bad: (problem: string, fix: string) => void,
+): void {
   const number = typeof value === 'number' && Number.isFinite(value) ? value : undefined;
   switch (key) {
     case 'daily_usd':
     case 'task_usd':
-      if (number === undefined || number <= 0 || number > 1_000_000) return bad(`must be a number of dollars above 0, got ${JSON.stringify(value)}`, `e.g. ${key} = ${key === 'daily_usd' ? 50 : 5}; remove the key for no cap`);
+      if (number === undefined || number <= 0 || number > 1_000_000)
+        return bad(
+          `must be a number of dollars above 0, got ${JSON.stringify(value)}`,
+          `e.g. ${key} = ${key === 'daily_usd' ? 50 : 5}; remove the key for no cap`,
+        );
       fields[FIELD[key] as 'dailyUsd' | 'taskUsd'] = number;
       return;
     case 'daily_tokens':
-      if (number === undefined || !Number.isSafeInteger(number) || number <= 0) return bad(`must be a whole number of tokens above 0, got ${JSON.stringify(value)}`, 'e.g. daily_tokens = 20000000; remove the key for no cap');
+      if (number === undefined || !Number.isSafeInteger(number) || number <= 0)
+        return bad(
+          `must be a whole number of tokens above 0, got ${JSON.stringify(value)}`,
+          'e.g. daily_tokens = 20000000; remove the key for no cap',
+        );
       fields.dailyTokens = number;
       return;
     case 'rate_limit_wait_min_sec':
     case 'rate_limit_wait_max_sec':
-      if (number === undefined || !Number.isInteger(number) || number < 1 || number > 86_400) return bad(`must be whole seconds 1-86400, got ${JSON.stringify(value)}`, `e.g. ${key} = ${key.includes('min') ? 60 : 3600}`);
+      if (number === undefined || !Number.isInteger(number) || number < 1 || number > 86_400)
+        return bad(
+          `must be whole seconds 1-86400, got ${JSON.stringify(value)}`,
+          `e.g. ${key} = ${key.includes('min') ? 60 : 3600}`,
+        );
       fields[FIELD[key] as 'rateLimitWaitMinSec' | 'rateLimitWaitMaxSec'] = number;
       return;
   }
@@ -51,7 +68,8 @@ export function readSpendKey(key: SpendKey, value: unknown, fields: SpendFields,
 
 /** Pure: a repo's spend limits: its own, else [defaults], else SPEND_DEFAULTS; the max wait is never below the min. */
 export function resolveSpend(repo: SpendFields, defaults: SpendFields): SpendLimits {
-  const pick = <K extends keyof SpendLimits>(key: K): SpendLimits[K] => repo[key] ?? defaults[key] ?? SPEND_DEFAULTS[key];
+  const pick = <K extends keyof SpendLimits>(key: K): SpendLimits[K] =>
+    repo[key] ?? defaults[key] ?? SPEND_DEFAULTS[key];
   const min = pick('rateLimitWaitMinSec');
   return {
     dailyUsd: pick('dailyUsd'),
@@ -76,5 +94,7 @@ export function rawSpend(raw: Readonly<Record<string, unknown>>): RawSpend | und
 
 export function renderSpendLines(spend: RawSpend | undefined): string[] {
   if (!spend) return [];
-  return (Object.keys(SPEND_KEYS) as SpendKey[]).filter((key) => spend[key] !== undefined).map((key) => `${key} = ${spend[key]}`);
+  return (Object.keys(SPEND_KEYS) as SpendKey[])
+    .filter((key) => spend[key] !== undefined)
+    .map((key) => `${key} = ${spend[key]}`);
 }

@@ -25,10 +25,15 @@ export async function readUidMin(fs: Pick<FsPort, 'readTextIfExists'>): Promise<
 }
 
 /** Why `account` may not be repo `repo`'s user, with the fix; undefined when it may. */
-export function accountProblem(repo: string, account: Pick<UserAccount, 'name' | 'uid' | 'comment'>, uidMin: number): string | undefined {
+export function accountProblem(
+  repo: string,
+  account: Pick<UserAccount, 'name' | 'uid' | 'comment'>,
+  uidMin: number,
+): string | undefined {
   const fix = `give repo "${repo}" its own user: remove the user line from [repos.${repo}] (default agent-${repo}) or name a user that does not exist yet, and run agent-runner provision repo ${repo}`;
   if (account.uid === 0) return `repo "${repo}": user "${account.name}" has uid 0; agents never run as root. ${fix}`;
-  if (account.uid < uidMin) return `repo "${repo}": user "${account.name}" is a system account (uid ${account.uid} is below UID_MIN ${uidMin} of /etc/login.defs); agents never run as a system account. ${fix}`;
+  if (account.uid < uidMin)
+    return `repo "${repo}": user "${account.name}" is a system account (uid ${account.uid} is below UID_MIN ${uidMin} of /etc/login.defs); agents never run as a system account. ${fix}`;
   if (account.comment !== accountComment(repo)) {
     return `repo "${repo}": user "${account.name}" was not created by agent-runner for this repo (its comment is ${JSON.stringify(account.comment ?? '')}, not "${accountComment(repo)}"); agents run only as a user made for their repo. ${fix}`;
   }

@@ -11,5 +11,11 @@ const MAX_CREDENTIALS_BYTES = 256 * 1024;
 
 /** Every secret in the repo user's credential files; a file root refuses to read (a link, too big) is skipped. */
 export function repoUserSecrets(fs: Pick<FsPort, 'readUntrusted'>, home: string): Promise<string[]> {
-  return secretValues({ readTextIfExists: (file) => fs.readUntrusted(home, path.relative(home, file), MAX_CREDENTIALS_BYTES).catch(() => undefined) }, home);
+  return secretValues(
+    {
+      readTextIfExists: (file) =>
+        fs.readUntrusted(home, path.relative(home, file), MAX_CREDENTIALS_BYTES).catch(() => undefined),
+    },
+    home,
+  );
 }

@@ -57,7 +57,11 @@ export type DropTarget = Pick<UserAccount, 'uid' | 'gid'> | Pick<UserAccount, 'n
  * (src/io/real-ports.ts), so nothing run as a repo user can reach root's tty. With
  * parentDeathSignal, the command gets that signal when its parent dies.
  */
-export function dropPrivileges(user: DropTarget, command: Command, options: { parentDeathSignal?: 'SIGTERM' } = {}): Command {
+export function dropPrivileges(
+  user: DropTarget,
+  command: Command,
+  options: { parentDeathSignal?: 'SIGTERM' } = {},
+): Command {
   const envArgs = Object.entries(command.env).map(([key, value]) => `${key}=${value}`);
   const [uid, gid] = 'uid' in user ? [String(user.uid), String(user.gid)] : [user.name, user.name];
   return {
@@ -96,7 +100,12 @@ export function parsePasswdLine(line: string): UserAccount | undefined {
 /** Looks a user up by name (or by uid); undefined when there is no such user. */
 export async function lookupUser(process: ProcessPort, who: string | number): Promise<UserAccount | undefined> {
   if (typeof who === 'number' ? !Number.isInteger(who) || who < 0 : !USER_NAME_PATTERN.test(who)) return undefined;
-  const result = await process.run({ program: 'getent', args: ['passwd', String(who)], env: { PATH: '/usr/bin:/bin' }, cwd: '/' });
+  const result = await process.run({
+    program: 'getent',
+    args: ['passwd', String(who)],
+    env: { PATH: '/usr/bin:/bin' },
+    cwd: '/',
+  });
   if (result.exitCode !== 0) return undefined;
   return parsePasswdLine(result.stdout);
 }

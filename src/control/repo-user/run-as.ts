@@ -16,17 +16,28 @@ export interface Install {
   readonly main: string;
 }
 
-/** The repo's user, or a UsageError that says how to create it; never root, a system account or one agent-runner did not make for this repo. */
+/**
+ * The repo's user, or a UsageError that says how to create it; never root, a system account or one agent-runner did not
+ * make for this repo.
+ */
 export async function repoUser(ports: Pick<Ports, 'process' | 'fs'>, repo: RegistryRepo): Promise<UserAccount> {
   const user = await lookupUser(ports.process, repo.user);
-  if (!user) throw new UsageError(`repo "${repo.name}": user "${repo.user}" does not exist; create it with: agent-runner provision repo ${repo.name}`);
+  if (!user)
+    throw new UsageError(
+      `repo "${repo.name}": user "${repo.user}" does not exist; create it with: agent-runner provision repo ${repo.name}`,
+    );
   const refused = accountProblem(repo.name, user, await readUidMin(ports.fs));
   if (refused) throw new UsageError(refused);
   return user;
 }
 
 /** Pure: `agent-runner <args>` as the repo's user, before the privilege drop. */
-export function runnerCommandAsUser(install: Install, repo: RegistryRepo, user: UserAccount, args: readonly string[]): Command {
+export function runnerCommandAsUser(
+  install: Install,
+  repo: RegistryRepo,
+  user: UserAccount,
+  args: readonly string[],
+): Command {
   return {
     program: install.node,
     args: [install.main, ...args],

@@ -21,7 +21,14 @@ import { assessReadiness } from '../../board/readiness.js';
 import { assembleBoard, completedIds, statusesFrom, taskPrefixFrom } from '../../board/read.js';
 import { isParked } from '../../board/parking.js';
 import { canonicalTaskId, isTaskFileName } from '../../board/task-id.js';
-import { BUILT_IN_DIRS, customDirectory, LOCATION_PROBES, locateBoard, ROOT_CONFIG_FILE, type BoardLocation } from '../../board/location.js';
+import {
+  BUILT_IN_DIRS,
+  customDirectory,
+  LOCATION_PROBES,
+  locateBoard,
+  ROOT_CONFIG_FILE,
+  type BoardLocation,
+} from '../../board/location.js';
 import { STAGING_BRANCH, STAGING_REF } from '../../staging/names.js';
 
 export interface BoardSummary {
@@ -53,7 +60,9 @@ export function parseBatchCheck(names: readonly string[], stdout: string): (GitO
   });
 }
 
-/** Pure: `ls-tree` entries (`-z`: NUL-ended, names as stored; or lines) to [blob oid, file name] of the markdown files. */
+/**
+ * Pure: `ls-tree` entries (`-z`: NUL-ended, names as stored; or lines) to [blob oid, file name] of the markdown files.
+ */
 export function parseLsTree(stdout: string): [string, string][] {
   const entries: [string, string][] = [];
   for (const line of stdout.split(/[\0\n]/)) {
@@ -73,13 +82,20 @@ export interface GitObjectContent extends GitObject {
  * `--batch-command`, `contents[i]` says whether request i was `contents`
  * (header and content) or `info` (the header only: an empty content).
  */
-export function parseBatchObjects(stdout: Buffer | string, count: number, contents?: readonly boolean[]): (GitObjectContent | undefined)[] {
+export function parseBatchObjects(
+  stdout: Buffer | string,
+  count: number,
+  contents?: readonly boolean[],
+): (GitObjectContent | undefined)[] {
   const buffer = typeof stdout === 'string' ? Buffer.from(stdout, 'latin1') : stdout;
   const objects: (GitObjectContent | undefined)[] = [];
   let offset = 0;
   for (let i = 0; i < count; i++) {
     const newline = buffer.indexOf(0x0a, offset);
-    const header = newline < 0 ? null : /^([0-9a-f]{40,64}) (tree|blob|commit|tag) (\d+)$/.exec(buffer.toString('latin1', offset, newline));
+    const header =
+      newline < 0
+        ? null
+        : /^([0-9a-f]{40,64}) (tree|blob|commit|tag) (\d+)$/.exec(buffer.toString('latin1', offset, newline));
     if (!header) {
       objects.push(undefined);
       if (newline >= 0) offset = newline + 1;
@@ -87,7 +103,11 @@ export function parseBatchObjects(stdout: Buffer | string, count: number, conten
     }
     const size = contents?.[i] === false ? -1 : Number(header[3]);
     const type = header[2] as GitObject['type'] | 'tag';
-    objects.push(type === 'tag' ? undefined : { oid: header[1]!, type, content: buffer.subarray(newline + 1, newline + 1 + Math.max(0, size)) });
+    objects.push(
+      type === 'tag'
+        ? undefined
+        : { oid: header[1]!, type, content: buffer.subarray(newline + 1, newline + 1 + Math.max(0, size)) },
+    );
     offset = newline + 1 + size + 1;
   }
   return objects;
@@ -109,13 +129,17 @@ export function parseTreeObject(content: Buffer, oidHexLength: number): [string,
     const mode = content.toString('latin1', offset, space);
     const name = content.toString('utf8', space + 1, nul);
     // 40000 is a folder and 160000 a submodule; everything else is a blob (ls-tree says blob for a link too).
-    if (mode !== '40000' && mode !== '160000' && name.endsWith('.md')) entries.push([content.toString('hex', nul + 1, nul + 1 + idBytes), name]);
+    if (mode !== '40000' && mode !== '160000' && name.endsWith('.md'))
+      entries.push([content.toString('hex', nul + 1, nul + 1 + idBytes), name]);
     offset = nul + 1 + idBytes;
   }
   return entries;
 }
 
-/** Pure: `cat-file --batch` output to the contents as text, in request order ('' for a missing object): parseBatchObjects read as UTF-8. */
+/**
+ * Pure: `cat-file --batch` output to the contents as text, in request order ('' for a missing object):
+ * parseBatchObjects read as UTF-8.
+ */
 export function parseBatch(stdout: Buffer | string, count: number): string[] {
   // This output is read as UTF-8 text (no binaryStdout): back to its bytes, whose sizes the headers give.
   const buffer = typeof stdout === 'string' ? Buffer.from(stdout, 'utf8') : stdout;
@@ -130,7 +154,10 @@ export function combineBoards(staging: Board | undefined, base: Board | undefine
   if (!staging) return base ?? { tasks: [], unreadable: [], statuses: statusesFrom(undefined) };
   if (!base) return staging;
   const known = new Set([...staging.tasks.map((task) => task.id), ...(staging.completed ?? [])].map(canonicalTaskId));
-  const completed = [...(staging.completed ?? []), ...(base.completed ?? []).filter((id) => !known.has(canonicalTaskId(id)))];
+  const completed = [
+    ...(staging.completed ?? []),
+    ...(base.completed ?? []).filter((id) => !known.has(canonicalTaskId(id))),
+  ];
   return {
     tasks: [...staging.tasks, ...base.tasks.filter((task) => !known.has(canonicalTaskId(task.id)))],
     unreadable: staging.unreadable,
@@ -169,14 +196,28 @@ interface BoardFiles {
   readonly completed: readonly [string, string][];
 }
 
-/** Pure: of the probed paths, those whose content a first read brings along: the config files and the tasks/completed folders. */
+/**
+ * Pure: of the probed paths, those whose content a first read brings along: the config files and the tasks/completed
+ * folders.
+ */
 function contentProbes(): Set<string> {
-  return new Set([ROOT_CONFIG_FILE, ...LOCATION_PROBES.filter((file) => file.includes('/')), ...BUILT_IN_DIRS.flatMap((dir) => [`${dir}/tasks`, `${dir}/completed`])]);
+  return new Set([
+    ROOT_CONFIG_FILE,
+    ...LOCATION_PROBES.filter((file) => file.includes('/')),
+    ...BUILT_IN_DIRS.flatMap((dir) => [`${dir}/tasks`, `${dir}/completed`]),
+  ]);
 }
 
-/** Pure: the paths probed on every ref: the location probes, a root config, and the tasks/completed folders of the built-in locations. */
+/**
+ * Pure: the paths probed on every ref: the location probes, a root config, and the tasks/completed folders of the
+ * built-in locations.
+ */
 function probePaths(): string[] {
-  return [ROOT_CONFIG_FILE, ...LOCATION_PROBES, ...BUILT_IN_DIRS.flatMap((dir) => [`${dir}/tasks`, `${dir}/completed`])];
+  return [
+    ROOT_CONFIG_FILE,
+    ...LOCATION_PROBES,
+    ...BUILT_IN_DIRS.flatMap((dir) => [`${dir}/tasks`, `${dir}/completed`]),
+  ];
 }
 
 /** Reads one repo's board as data, caching by tree id and by blob id. Not shared between repos. */
@@ -199,7 +240,13 @@ export class BoardSnapshot {
    * read them (the same git call): fleet compares staging with the base
    * without asking git for the refs again.
    */
-  commits: { readonly staging: string | undefined; readonly originBase: string | undefined; readonly localBase: string | undefined } | undefined;
+  commits:
+    | {
+        readonly staging: string | undefined;
+        readonly originBase: string | undefined;
+        readonly localBase: string | undefined;
+      }
+    | undefined;
 
   async summary(): Promise<BoardSummary> {
     await this.view();
@@ -210,25 +257,39 @@ export class BoardSnapshot {
   async view(): Promise<BoardView> {
     const refs = [STAGING_REF, `refs/remotes/origin/${this.baseBranch}`, `refs/heads/${this.baseBranch}`];
     const paths = probePaths();
-    const names = [...refs.flatMap((ref) => paths.map((file) => `${ref}:${file}`)), ...refs.map((ref) => `${ref}^{commit}`)];
+    const names = [
+      ...refs.flatMap((ref) => paths.map((file) => `${ref}:${file}`)),
+      ...refs.map((ref) => `${ref}^{commit}`),
+    ];
     const withContent = contentProbes();
     const first = !this.viewed;
     this.viewed = true;
-    const requests = names.map((name, i) => ({ name, contents: i < refs.length * paths.length && withContent.has(paths[i % paths.length]!) }));
+    const requests = names.map((name, i) => ({
+      name,
+      contents: i < refs.length * paths.length && withContent.has(paths[i % paths.length]!),
+    }));
     // git before 2.36 has no --batch-command: the first read is then read as the later ones are.
     const objects = first ? await this.fetch(requests).catch(() => this.check(names)) : await this.check(names);
     const found = objects.slice(0, refs.length * paths.length);
     const [staging0, origin0, local0] = objects.slice(refs.length * paths.length).map((object) => object?.oid);
     this.commits = { staging: staging0, originBase: origin0, localBase: local0 };
     const atRefs: (BoardAtRef | undefined)[] = [];
-    for (const [index, ref] of refs.entries()) atRefs.push(await this.locate(ref, new Map(paths.map((file, i) => [file, found[index * paths.length + i]]))));
+    for (const [index, ref] of refs.entries())
+      atRefs.push(await this.locate(ref, new Map(paths.map((file, i) => [file, found[index * paths.length + i]]))));
     const staging = atRefs[0];
     // origin/<base> when it exists (what the drain merges), else the local base.
     const base = atRefs[1] ?? atRefs[2];
-    const key = [staging, base].map((at) => (at ? `${at.location.dir}:${at.tasks}:${at.completed}:${at.config}` : '-')).join('/');
+    const key = [staging, base]
+      .map((at) => (at ? `${at.location.dir}:${at.tasks}:${at.completed}:${at.config}` : '-'))
+      .join('/');
     if (this.cached?.key === key) return this.cached.view;
     this.live.clear();
-    const sameAsStaging = staging && base && staging.tasks === base.tasks && staging.completed === base.completed && staging.config === base.config;
+    const sameAsStaging =
+      staging &&
+      base &&
+      staging.tasks === base.tasks &&
+      staging.completed === base.completed &&
+      staging.config === base.config;
     const listed = new Map<string, [string, string][]>();
     const stagingFiles = staging ? await this.filesOf(staging, objects, listed) : undefined;
     const baseFiles = base && !sameAsStaging ? await this.filesOf(base, objects, listed) : undefined;
@@ -238,16 +299,27 @@ export class BoardSnapshot {
     // Forget parsed blobs no longer on either board, so the cache stays the size of the board.
     for (const oid of this.blobs.keys()) if (!this.live.has(oid)) this.blobs.delete(oid);
     for (const oid of this.texts.keys()) if (!this.live.has(oid)) this.texts.delete(oid);
-    const used = [stagingBoard ? STAGING_BRANCH : undefined, baseBoard ? base!.ref.replace(/^refs\/(heads|remotes)\//, '') : undefined].filter((ref): ref is string => ref !== undefined);
+    const used = [
+      stagingBoard ? STAGING_BRANCH : undefined,
+      baseBoard ? base!.ref.replace(/^refs\/(heads|remotes)\//, '') : undefined,
+    ].filter((ref): ref is string => ref !== undefined);
     const view = { board: combineBoards(stagingBoard, baseBoard), refs: used };
     this.cached = { key, view, summary: summarize(view) };
     return view;
   }
 
-  /** The objects, with the content of those asked for; the blobs' texts (the config files) go to the text cache, so reading them later runs no git. */
-  private async fetch(requests: readonly { readonly name: string; readonly contents: boolean }[]): Promise<(GitObject | GitObjectContent | undefined)[]> {
+  /**
+   * The objects, with the content of those asked for; the blobs' texts (the config files) go to the text cache, so
+   * reading them later runs no git.
+   */
+  private async fetch(
+    requests: readonly { readonly name: string; readonly contents: boolean }[],
+  ): Promise<(GitObject | GitObjectContent | undefined)[]> {
     const result = await this.process.run(catFileBatchCommand(this.repoPath, requests));
-    if (result.exitCode !== 0) throw new BoardReadError(`cannot read the git objects of ${this.repoPath}: ${result.stderr.trim() || `git exited ${result.exitCode}`}`);
+    if (result.exitCode !== 0)
+      throw new BoardReadError(
+        `cannot read the git objects of ${this.repoPath}: ${result.stderr.trim() || `git exited ${result.exitCode}`}`,
+      );
     const wanted = requests.map((request) => request.contents);
     const objects = parseBatchObjects(result.stdout, requests.length, wanted);
     objects.forEach((object, i) => {
@@ -258,7 +330,10 @@ export class BoardSnapshot {
 
   private async check(names: readonly string[]): Promise<(GitObject | undefined)[]> {
     const result = await this.process.run(catFileBatchCheck(this.repoPath, names));
-    if (result.exitCode !== 0) throw new BoardReadError(`cannot read the git objects of ${this.repoPath}: ${result.stderr.trim() || `git exited ${result.exitCode}`}`);
+    if (result.exitCode !== 0)
+      throw new BoardReadError(
+        `cannot read the git objects of ${this.repoPath}: ${result.stderr.trim() || `git exited ${result.exitCode}`}`,
+      );
     return parseBatchCheck(names, result.stdout);
   }
 
@@ -272,11 +347,21 @@ export class BoardSnapshot {
       const objects = await this.check(extra.map((file) => `${ref}:${file}`));
       extra.forEach((file, i) => found.set(file, objects[i]));
     }
-    const location = locateBoard({ rootConfig, isDir: (file) => found.get(file)?.type === 'tree', isFile: (file) => found.get(file)?.type === 'blob' });
+    const location = locateBoard({
+      rootConfig,
+      isDir: (file) => found.get(file)?.type === 'tree',
+      isFile: (file) => found.get(file)?.type === 'blob',
+    });
     if (!location) return undefined;
     const tree = (file: string) => (found.get(file)?.type === 'tree' ? found.get(file)!.oid : undefined);
     const config = location.configFile ? found.get(location.configFile) : undefined;
-    return { ref, location, tasks: tree(location.tasksDir), completed: tree(location.completedDir), config: config?.type === 'blob' ? config.oid : undefined };
+    return {
+      ref,
+      location,
+      tasks: tree(location.tasksDir),
+      completed: tree(location.completedDir),
+      config: config?.type === 'blob' ? config.oid : undefined,
+    };
   }
 
   /** Blob texts, cached by oid. */
@@ -284,24 +369,37 @@ export class BoardSnapshot {
     const wanted = [...new Set(oids.filter((oid) => !this.texts.has(oid)))];
     if (wanted.length) {
       const batch = await this.process.run(catFileBatch(this.repoPath, wanted));
-      if (batch.exitCode !== 0) throw new BoardReadError(`cannot read the board's files in ${this.repoPath}: ${batch.stderr.trim()}`);
+      if (batch.exitCode !== 0)
+        throw new BoardReadError(`cannot read the board's files in ${this.repoPath}: ${batch.stderr.trim()}`);
       parseBatch(batch.stdout, wanted.length).forEach((text, i) => this.texts.set(wanted[i]!, text));
     }
     for (const oid of oids) this.live.add(oid);
     return oids.map((oid) => this.texts.get(oid) ?? '');
   }
 
-  /** The markdown files of a folder: from its tree object when the first read brought it, else `ls-tree` (once a read per tree). */
-  private async listing(tree: string, dir: string, fetched: readonly (GitObject | undefined)[], listed: Map<string, [string, string][]>): Promise<[string, string][]> {
+  /**
+   * The markdown files of a folder: from its tree object when the first read brought it, else `ls-tree` (once a read
+   * per tree).
+   */
+  private async listing(
+    tree: string,
+    dir: string,
+    fetched: readonly (GitObject | undefined)[],
+    listed: Map<string, [string, string][]>,
+  ): Promise<[string, string][]> {
     const known = listed.get(tree);
     if (known) return known;
-    const object = fetched.find((candidate): candidate is GitObjectContent => candidate?.type === 'tree' && candidate.oid === tree && 'content' in candidate);
+    const object = fetched.find(
+      (candidate): candidate is GitObjectContent =>
+        candidate?.type === 'tree' && candidate.oid === tree && 'content' in candidate,
+    );
     let entries: [string, string][];
     if (object) {
       entries = parseTreeObject(object.content, tree.length);
     } else {
       const listing = await this.process.run(lsTree(this.repoPath, tree));
-      if (listing.exitCode !== 0) throw new BoardReadError(`cannot list ${dir} in ${this.repoPath}: ${listing.stderr.trim()}`);
+      if (listing.exitCode !== 0)
+        throw new BoardReadError(`cannot list ${dir} in ${this.repoPath}: ${listing.stderr.trim()}`);
       entries = parseLsTree(listing.stdout);
     }
     listed.set(tree, entries);
@@ -309,17 +407,36 @@ export class BoardSnapshot {
   }
 
   /** The task files of one board: its config's text, and [blob oid, path] of the files in tasks/ and completed/. */
-  private async filesOf(at: BoardAtRef, fetched: readonly (GitObject | undefined)[], listed: Map<string, [string, string][]>): Promise<BoardFiles> {
+  private async filesOf(
+    at: BoardAtRef,
+    fetched: readonly (GitObject | undefined)[],
+    listed: Map<string, [string, string][]>,
+  ): Promise<BoardFiles> {
     const configText = at.config ? (await this.read([at.config]))[0] : undefined;
     const prefix = taskPrefixFrom(configText);
     const files = async (tree: string | undefined, dir: string): Promise<[string, string][]> =>
-      tree ? (await this.listing(tree, dir, fetched, listed)).filter(([, name]) => isTaskFileName(name, prefix)).map(([oid, name]) => [oid, path.posix.join(dir, name)]) : [];
-    return { configText, tasks: await files(at.tasks, at.location.tasksDir), completed: await files(at.completed, at.location.completedDir) };
+      tree
+        ? (await this.listing(tree, dir, fetched, listed))
+            .filter(([, name]) => isTaskFileName(name, prefix))
+            .map(([oid, name]) => [oid, path.posix.join(dir, name)])
+        : [];
+    return {
+      configText,
+      tasks: await files(at.tasks, at.location.tasksDir),
+      completed: await files(at.completed, at.location.completedDir),
+    };
   }
 
   /** Parses (cached by blob) every task file not parsed yet, of all the boards at once: one git process. */
   private async parseAll(boards: readonly BoardFiles[]): Promise<void> {
-    const unparsed = [...new Set(boards.flatMap((board) => [...board.tasks, ...board.completed]).map(([oid]) => oid).filter((oid) => !this.blobs.has(oid)))];
+    const unparsed = [
+      ...new Set(
+        boards
+          .flatMap((board) => [...board.tasks, ...board.completed])
+          .map(([oid]) => oid)
+          .filter((oid) => !this.blobs.has(oid)),
+      ),
+    ];
     const texts = await this.read(unparsed);
     unparsed.forEach((oid, i) => this.blobs.set(oid, parseTaskFile('', texts[i]!)));
     // Parsed once, blob texts are not kept: only the parse is.
@@ -327,7 +444,8 @@ export class BoardSnapshot {
   }
 
   private board(files: BoardFiles): Board {
-    const parsed = (entries: readonly [string, string][]) => entries.map(([oid, file]) => (this.live.add(oid), { ...this.blobs.get(oid)!, file }));
+    const parsed = (entries: readonly [string, string][]) =>
+      entries.map(([oid, file]) => (this.live.add(oid), { ...this.blobs.get(oid)!, file }));
     // The same rules as a drain's own read: a duplicated id makes both files unreadable.
     return assembleBoard(parsed(files.tasks), files.configText, completedIds(parsed(files.completed)));
   }

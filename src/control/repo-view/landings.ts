@@ -14,9 +14,24 @@ import { STAGING_REF } from '../../staging/names.js';
 const MAX_LANDINGS = 1000;
 
 /** The task ids run `runId` landed on auto/work; [] when there is no auto/work or git cannot read it. */
-export async function tasksLandedInRun(process: Pick<ProcessPort, 'run'>, repoPath: string, runId: string): Promise<TaskId[]> {
+export async function tasksLandedInRun(
+  process: Pick<ProcessPort, 'run'>,
+  repoPath: string,
+  runId: string,
+): Promise<TaskId[]> {
   const result = await process.run(
-    outsiderReadCommand(repoPath, ['log', '--first-parent', '--merges', '--fixed-strings', `--grep=Agent-Runner-Run: ${runId}`, `--format=${LANDING_LOG_FORMAT}`, '-n', String(MAX_LANDINGS), STAGING_REF, '--']),
+    outsiderReadCommand(repoPath, [
+      'log',
+      '--first-parent',
+      '--merges',
+      '--fixed-strings',
+      `--grep=Agent-Runner-Run: ${runId}`,
+      `--format=${LANDING_LOG_FORMAT}`,
+      '-n',
+      String(MAX_LANDINGS),
+      STAGING_REF,
+      '--',
+    ]),
   );
   if (result.exitCode !== 0) return [];
   return parseLandings(result.stdout).map((landing) => landing.taskId);

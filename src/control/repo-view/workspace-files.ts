@@ -37,9 +37,15 @@ export async function recordsOfRepo(ports: Pick<Ports, 'process' | 'fs'>, repo: 
   return { root: user.home, base: path.relative(user.home, workspaceStateDir(repoUserStateDir(user.home), repo.path)) };
 }
 
-const under = (where: WorkspaceFiles, dir: (workspaceState: string) => string) => path.relative(where.root, dir(path.join(where.root, where.base)));
+const under = (where: WorkspaceFiles, dir: (workspaceState: string) => string) =>
+  path.relative(where.root, dir(path.join(where.root, where.base)));
 
-async function readOrSkip(fs: FsPort, where: WorkspaceFiles, relative: string, maxBytes: number): Promise<string | undefined> {
+async function readOrSkip(
+  fs: FsPort,
+  where: WorkspaceFiles,
+  relative: string,
+  maxBytes: number,
+): Promise<string | undefined> {
   try {
     return await fs.readUntrusted(where.root, relative, maxBytes);
   } catch (error) {
@@ -52,7 +58,10 @@ async function readOrSkip(fs: FsPort, where: WorkspaceFiles, relative: string, m
 /** Every drain the workspace kept, newest first (run ids sort by time). */
 export async function readDrainHistory(fs: FsPort, where: WorkspaceFiles, limit = Infinity): Promise<DrainSummary[]> {
   const dir = under(where, drainHistoryDir);
-  const names = (await fs.listUntrusted(where.root, dir, MAX_ENTRIES)).filter((name) => name.endsWith('.json') && !name.startsWith('.')).sort().reverse();
+  const names = (await fs.listUntrusted(where.root, dir, MAX_ENTRIES))
+    .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
+    .sort()
+    .reverse();
   const drains: DrainSummary[] = [];
   for (const name of names) {
     if (drains.length >= limit) break;
@@ -75,7 +84,9 @@ export interface TranscriptEntry {
 export async function listTranscripts(fs: FsPort, where: WorkspaceFiles): Promise<TranscriptEntry[]> {
   const dir = under(where, transcriptsDir);
   const entries: TranscriptEntry[] = [];
-  for (const name of (await fs.listUntrusted(where.root, dir, MAX_ENTRIES)).filter((n) => TRANSCRIPT_NAME.test(n)).sort()) {
+  for (const name of (await fs.listUntrusted(where.root, dir, MAX_ENTRIES))
+    .filter((n) => TRANSCRIPT_NAME.test(n))
+    .sort()) {
     const relative = path.join(dir, name);
     const stat = await fs.statUntrusted(where.root, relative);
     if (stat?.isFile) entries.push({ name, relative, size: stat.size, mtimeMs: stat.mtimeMs });
@@ -84,7 +95,11 @@ export async function listTranscripts(fs: FsPort, where: WorkspaceFiles): Promis
 }
 
 /** A task's failed attempts as the drain counts them (undefined when it has none on record). */
-export async function readTaskAttempts(fs: FsPort, where: WorkspaceFiles, taskId: string): Promise<{ failures: number; lastReason: string } | undefined> {
+export async function readTaskAttempts(
+  fs: FsPort,
+  where: WorkspaceFiles,
+  taskId: string,
+): Promise<{ failures: number; lastReason: string } | undefined> {
   const text = await readOrSkip(fs, where, under(where, attemptsFile), MAX_ATTEMPTS_BYTES);
   if (!text) return undefined;
   try {

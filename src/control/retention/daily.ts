@@ -35,21 +35,31 @@ export async function applyDailyRetention(deps: RetentionDeps, repo: RegistryRep
     const days = retentionDays(repo);
     const root = await pruneRootRecords(deps.fs, deps.state, repo.name, days, now);
     const user = await repoUser(deps, repo);
-    const result = await deps.process.run(dropPrivileges(user, retentionCommandAsUser(deps.install, repo, user, days), { parentDeathSignal: 'SIGTERM' }));
+    const result = await deps.process.run(
+      dropPrivileges(user, retentionCommandAsUser(deps.install, repo, user, days), { parentDeathSignal: 'SIGTERM' }),
+    );
     if (result.exitCode === EXIT.busy) {
       deps.log('retention-deferred', { reason: 'the workspace is busy', rootRecords: root });
       return;
     }
-    if (result.exitCode !== EXIT.ok) throw new Error(`gc --retention-only as ${user.name} exited ${result.exitCode}: ${result.stderr.trim().split('\n').slice(-2).join(' | ')}`);
+    if (result.exitCode !== EXIT.ok)
+      throw new Error(
+        `gc --retention-only as ${user.name} exited ${result.exitCode}: ${result.stderr.trim().split('\n').slice(-2).join(' | ')}`,
+      );
     let workspace: Partial<Pruned> = {};
     try {
-      workspace = (JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '{}') as { pruned?: Partial<Pruned> }).pruned ?? {};
+      workspace =
+        (JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '{}') as { pruned?: Partial<Pruned> }).pruned ?? {};
     } catch {
       // The counts are for the log only.
     }
     const pruned: Pruned = { ...NOTHING_PRUNED, ...workspace, ...root };
     await ensureRepoStateDir(deps.fs, deps.state, repo.name);
-    await deps.fs.writeAtomic(retentionStampFile(deps.state, repo.name), `${JSON.stringify({ at: new Date(now).toISOString(), days, pruned })}\n`, 0o600);
+    await deps.fs.writeAtomic(
+      retentionStampFile(deps.state, repo.name),
+      `${JSON.stringify({ at: new Date(now).toISOString(), days, pruned })}\n`,
+      0o600,
+    );
     deps.log('retention-applied', { days, ...pruned, detail: describePruned(pruned, days) });
   } catch (error) {
     deps.log('retention-failed', { error: (error as Error).message });

@@ -27,7 +27,8 @@ export function expiredRecords(records: readonly AgedRecord[], now: number, days
   return records
     .filter((record) => !record.running)
     .filter((record) => {
-      const at = record.finishedMs !== undefined && Number.isFinite(record.finishedMs) ? record.finishedMs : record.mtimeMs;
+      const at =
+        record.finishedMs !== undefined && Number.isFinite(record.finishedMs) ? record.finishedMs : record.mtimeMs;
       return at < cutoff;
     })
     .map((record) => record.name);

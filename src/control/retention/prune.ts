@@ -19,7 +19,12 @@ export interface Pruned {
 
 export const NOTHING_PRUNED: Pruned = { runRecords: 0, jobs: 0, transcripts: 0, drains: 0 };
 
-async function aged(fs: FsPort, dir: string, suffix: string, finished: (text: string) => { finishedMs: number | undefined; running: boolean }): Promise<AgedRecord[]> {
+async function aged(
+  fs: FsPort,
+  dir: string,
+  suffix: string,
+  finished: (text: string) => { finishedMs: number | undefined; running: boolean },
+): Promise<AgedRecord[]> {
   const records: AgedRecord[] = [];
   for (const name of (await fs.list(dir)).filter((n) => n.endsWith(suffix) && !n.startsWith('.'))) {
     const file = path.join(dir, name);
@@ -38,21 +43,36 @@ async function aged(fs: FsPort, dir: string, suffix: string, finished: (text: st
   return records;
 }
 
-async function removeExpired(fs: FsPort, dir: string, records: readonly AgedRecord[], now: number, days: number): Promise<number> {
+async function removeExpired(
+  fs: FsPort,
+  dir: string,
+  records: readonly AgedRecord[],
+  now: number,
+  days: number,
+): Promise<number> {
   const names = expiredRecords(records, now, days);
   for (const name of names) await fs.remove(path.join(dir, name));
   return names.length;
 }
 
 /** Root's records of one repo: run records (never one still running) and jobs in done/ and failed/. */
-export async function pruneRootRecords(fs: FsPort, state: string, repo: string, days: number, now: number): Promise<Pick<Pruned, 'runRecords' | 'jobs'>> {
+export async function pruneRootRecords(
+  fs: FsPort,
+  state: string,
+  repo: string,
+  days: number,
+  now: number,
+): Promise<Pick<Pruned, 'runRecords' | 'jobs'>> {
   const runs = runsDir(state, repo);
   const runRecords = await removeExpired(
     fs,
     runs,
     await aged(fs, runs, '.json', (text) => {
       const record = JSON.parse(text) as { status?: unknown; endedAt?: unknown };
-      return { running: record.status === 'running', finishedMs: typeof record.endedAt === 'string' ? Date.parse(record.endedAt) : undefined };
+      return {
+        running: record.status === 'running',
+        finishedMs: typeof record.endedAt === 'string' ? Date.parse(record.endedAt) : undefined,
+      };
     }),
     now,
     days,
@@ -65,7 +85,10 @@ export async function pruneRootRecords(fs: FsPort, state: string, repo: string, 
       dir,
       await aged(fs, dir, '.json', (text) => {
         const job = JSON.parse(text) as { result?: { finishedAt?: unknown } };
-        return { running: false, finishedMs: typeof job.result?.finishedAt === 'string' ? Date.parse(job.result.finishedAt) : undefined };
+        return {
+          running: false,
+          finishedMs: typeof job.result?.finishedAt === 'string' ? Date.parse(job.result.finishedAt) : undefined,
+        };
       }),
       now,
       days,
@@ -75,17 +98,31 @@ export async function pruneRootRecords(fs: FsPort, state: string, repo: string, 
 }
 
 /** A workspace's own records, by their owner holding the workspace lock: transcripts and drain summaries. */
-export async function pruneWorkspaceRecords(fs: FsPort, workspaceState: string, days: number, now: number): Promise<Pick<Pruned, 'transcripts' | 'drains'>> {
+export async function pruneWorkspaceRecords(
+  fs: FsPort,
+  workspaceState: string,
+  days: number,
+  now: number,
+): Promise<Pick<Pruned, 'transcripts' | 'drains'>> {
   const transcripts = transcriptsDir(workspaceState);
   const drains = drainHistoryDir(workspaceState);
   return {
-    transcripts: await removeExpired(fs, transcripts, await aged(fs, transcripts, '.jsonl', () => ({ finishedMs: undefined, running: false })), now, days),
+    transcripts: await removeExpired(
+      fs,
+      transcripts,
+      await aged(fs, transcripts, '.jsonl', () => ({ finishedMs: undefined, running: false })),
+      now,
+      days,
+    ),
     drains: await removeExpired(
       fs,
       drains,
       await aged(fs, drains, '.json', (text) => {
         const drain = JSON.parse(text) as { endedAt?: unknown };
-        return { running: false, finishedMs: typeof drain.endedAt === 'string' ? Date.parse(drain.endedAt) : undefined };
+        return {
+          running: false,
+          finishedMs: typeof drain.endedAt === 'string' ? Date.parse(drain.endedAt) : undefined,
+        };
       }),
       now,
       days,
@@ -95,7 +132,15 @@ export async function pruneWorkspaceRecords(fs: FsPort, workspaceState: string, 
 
 /** Pure: `gc --retention-only` as the repo user, for the watcher's daily pass. */
 export function retentionCommandAsUser(install: Install, repo: RegistryRepo, user: UserAccount, days: number): Command {
-  return runnerCommandAsUser(install, repo, user, ['gc', '--retention-only', '--retention-days', String(days), '--json', '--workspace', repo.path]);
+  return runnerCommandAsUser(install, repo, user, [
+    'gc',
+    '--retention-only',
+    '--retention-days',
+    String(days),
+    '--json',
+    '--workspace',
+    repo.path,
+  ]);
 }
 
 export function describePruned(pruned: Pruned, days: number): string {

@@ -18,8 +18,16 @@ export interface HistoryEntry {
   readonly endedAt: string | null;
   readonly exitCode: number | null;
   readonly detail: string | null;
-  readonly counts: { readonly landed: number; readonly parked: number; readonly blocked: number; readonly failed: number };
-  /** Tokens of the run's agent sessions as root sealed them into the ledger; null when not known (a drain run by hand, an older run). */
+  readonly counts: {
+    readonly landed: number;
+    readonly parked: number;
+    readonly blocked: number;
+    readonly failed: number;
+  };
+  /**
+   * Tokens of the run's agent sessions as root sealed them into the ledger; null when not known (a drain run by hand,
+   * an older run).
+   */
   readonly tokens: number | null;
   /** What the sessions cost ("$0.42", "$0.42 + 1 unknown", "unknown"); null when not known. */
   readonly cost: string | null;
@@ -36,7 +44,11 @@ function counts(tasks: readonly TaskSummary[]): HistoryEntry['counts'] {
 }
 
 /** Newest first; `limit` entries at most. */
-export function mergeRunHistory(records: readonly RunRecord[], drains: readonly DrainSummary[], limit = Infinity): HistoryEntry[] {
+export function mergeRunHistory(
+  records: readonly RunRecord[],
+  drains: readonly DrainSummary[],
+  limit = Infinity,
+): HistoryEntry[] {
   const drainById = new Map(drains.map((drain) => [drain.runId, drain]));
   const entries: HistoryEntry[] = [];
   for (const record of records) {
@@ -79,7 +91,9 @@ export function mergeRunHistory(records: readonly RunRecord[], drains: readonly 
       tasks: drain.tasks,
     });
   }
-  return entries.sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : a.id < b.id ? 1 : -1)).slice(0, limit);
+  return entries
+    .sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : a.id < b.id ? 1 : -1))
+    .slice(0, limit);
 }
 
 /** What `runs` prints and the dashboard's runs tab shows. */

@@ -100,7 +100,10 @@ export async function latestRuns(fs: FsPort, state: string, repo: string, count:
  * anything before it (there should be nothing) is ignored.
  */
 export function parseOrchestrateSummary(stdout: string): OrchestrateSummary | undefined {
-  const lines = stdout.split('\n').map((line) => line.trim()).filter(Boolean);
+  const lines = stdout
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
   const candidates = [stdout.trim(), ...lines.reverse()];
   for (const candidate of candidates) {
     if (!candidate.startsWith('{')) continue;
@@ -117,7 +120,14 @@ export function parseOrchestrateSummary(stdout: string): OrchestrateSummary | un
 /** Pure: the finished record from the started one and how orchestrate ended. */
 export function finishRun(
   started: RunRecord,
-  ended: { exitCode: number | null; signal: string | null; stdout: string; stderrTail: string; endedAt: string; interrupted: boolean },
+  ended: {
+    exitCode: number | null;
+    signal: string | null;
+    stdout: string;
+    stderrTail: string;
+    endedAt: string;
+    interrupted: boolean;
+  },
 ): RunRecord {
   const summary = parseOrchestrateSummary(ended.stdout);
   const base = { ...started, endedAt: ended.endedAt, exitCode: ended.exitCode, signal: ended.signal };
@@ -132,7 +142,9 @@ export function finishRun(
       ...(summary.pushed === undefined ? {} : { pushed: summary.pushed }),
     };
   }
-  const why = ended.signal ? `orchestrate was ended by ${ended.signal}` : `orchestrate exited ${ended.exitCode} without a summary`;
+  const why = ended.signal
+    ? `orchestrate was ended by ${ended.signal}`
+    : `orchestrate exited ${ended.exitCode} without a summary`;
   const tail = ended.stderrTail.trim().split('\n').slice(-3).join(' | ');
   return {
     ...base,

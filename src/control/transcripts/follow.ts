@@ -13,18 +13,37 @@ export const MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024;
 /** How much a transcript may grow between its stat and its read. */
 const GROWTH_ALLOWANCE = 1024 * 1024;
 
-export async function findTranscript(fs: FsPort, where: WorkspaceFiles, task: string | undefined, label: string): Promise<TranscriptEntry> {
+export async function findTranscript(
+  fs: FsPort,
+  where: WorkspaceFiles,
+  task: string | undefined,
+  label: string,
+): Promise<TranscriptEntry> {
   const entry = pickTranscript(await listTranscripts(fs, where), task);
-  if (!entry) throw new UsageError(`no transcript${task ? ` of ${task}` : ''} for ${label}: no agent has run${task ? ' on that task' : ''} there yet`);
+  if (!entry)
+    throw new UsageError(
+      `no transcript${task ? ` of ${task}` : ''} for ${label}: no agent has run${task ? ' on that task' : ''} there yet`,
+    );
   return entry;
 }
 
 /** The raw lines of a transcript (complete lines only). */
-export async function readTranscriptLines(fs: FsPort, where: WorkspaceFiles, entry: TranscriptEntry): Promise<string[]> {
+export async function readTranscriptLines(
+  fs: FsPort,
+  where: WorkspaceFiles,
+  entry: TranscriptEntry,
+): Promise<string[]> {
   // Bounded by what the file holds now (plus what may come while reading), not by the cap: reads come often.
   const size = (await fs.statUntrusted(where.root, entry.relative))?.size ?? 0;
-  if (size > MAX_TRANSCRIPT_BYTES) throw new UsageError(`${entry.name} is ${size} bytes, more than the ${MAX_TRANSCRIPT_BYTES} logs reads; open the file itself`);
-  const text = await fs.readUntrusted(where.root, entry.relative, Math.min(MAX_TRANSCRIPT_BYTES, size + GROWTH_ALLOWANCE));
+  if (size > MAX_TRANSCRIPT_BYTES)
+    throw new UsageError(
+      `${entry.name} is ${size} bytes, more than the ${MAX_TRANSCRIPT_BYTES} logs reads; open the file itself`,
+    );
+  const text = await fs.readUntrusted(
+    where.root,
+    entry.relative,
+    Math.min(MAX_TRANSCRIPT_BYTES, size + GROWTH_ALLOWANCE),
+  );
   return completeLines(text ?? '');
 }
 
@@ -38,7 +57,13 @@ export interface FollowOptions {
 }
 
 /** Follows until the signal aborts. */
-export async function followTranscript(fs: FsPort, clock: Clock, where: WorkspaceFiles, entry: TranscriptEntry, options: FollowOptions): Promise<void> {
+export async function followTranscript(
+  fs: FsPort,
+  clock: Clock,
+  where: WorkspaceFiles,
+  entry: TranscriptEntry,
+  options: FollowOptions,
+): Promise<void> {
   let seen = options.skip;
   let size = -1;
   while (!options.signal.aborted) {

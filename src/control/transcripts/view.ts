@@ -6,11 +6,16 @@ import { printableLine } from '../../printable.js';
 import type { TranscriptEntry } from '../repo-view/index.js';
 
 /** The newest transcript of `task` (any task when undefined): the one written last. */
-export function pickTranscript(entries: readonly TranscriptEntry[], task: string | undefined): TranscriptEntry | undefined {
+export function pickTranscript(
+  entries: readonly TranscriptEntry[],
+  task: string | undefined,
+): TranscriptEntry | undefined {
   const suffix = task === undefined ? undefined : `-${task.toUpperCase()}.JSONL`;
   const matching = entries.filter((entry) => suffix === undefined || entry.name.toUpperCase().endsWith(suffix));
   let newest: TranscriptEntry | undefined;
-  for (const entry of matching) if (!newest || entry.mtimeMs > newest.mtimeMs || (entry.mtimeMs === newest.mtimeMs && entry.name > newest.name)) newest = entry;
+  for (const entry of matching)
+    if (!newest || entry.mtimeMs > newest.mtimeMs || (entry.mtimeMs === newest.mtimeMs && entry.name > newest.name))
+      newest = entry;
   return newest;
 }
 
@@ -21,7 +26,8 @@ export function completeLines(text: string): string[] {
   return lines;
 }
 
-const str = (value: unknown) => (typeof value === 'string' ? value : value === undefined || value === null ? '' : JSON.stringify(value));
+const str = (value: unknown) =>
+  typeof value === 'string' ? value : value === undefined || value === null ? '' : JSON.stringify(value);
 
 /** Pure: one transcript line for a person: "HH:MM:SS what", printable. */
 export function describeTranscriptLine(line: string): string {

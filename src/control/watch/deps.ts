@@ -20,7 +20,10 @@ export interface WatchDeps extends ControlPorts {
   /** After interrupting: how long orchestrate gets before its groups are killed. */
   readonly killAfterMs: number;
   readonly maxAttempts?: number;
-  /** Throws, naming what is missing, when the repo's egress lock or proxy is not in place (cli/isolation-check.ts); absent with --no-isolation. */
+  /**
+   * Throws, naming what is missing, when the repo's egress lock or proxy is not in place (cli/isolation-check.ts);
+   * absent with --no-isolation.
+   */
   readonly checkIsolation?: (repo: RegistryRepo) => Promise<void>;
 }
 

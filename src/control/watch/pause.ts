@@ -19,7 +19,10 @@ export async function readPause(fs: FsPort, state: string, repo: string): Promis
   if (text === undefined) return undefined;
   try {
     const value = JSON.parse(text) as Partial<PauseFlag>;
-    return { since: typeof value.since === 'string' ? value.since : '?', by: typeof value.by === 'string' ? value.by : '?' };
+    return {
+      since: typeof value.since === 'string' ? value.since : '?',
+      by: typeof value.by === 'string' ? value.by : '?',
+    };
   } catch {
     return { since: '?', by: '?' };
   }

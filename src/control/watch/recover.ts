@@ -9,7 +9,13 @@ import { runLockPath } from '../../paths.js';
 import type { HeldLock } from '../../ports.js';
 import { DEFAULT_MAX_ATTEMPTS, jobTask, type Job } from '../jobs/index.js';
 import { tasksLandedInRun } from '../repo-view/index.js';
-import { runUnitPattern, stopUnitCommand, systemdIsRunning, describeSweep, endRunProcesses } from '../dispatch/index.js';
+import {
+  runUnitPattern,
+  stopUnitCommand,
+  systemdIsRunning,
+  describeSweep,
+  endRunProcesses,
+} from '../dispatch/index.js';
 import { latestRuns, writeRun, type RunRecord } from '../runs/index.js';
 import { repoUser } from '../repo-user/index.js';
 import { appendLedger, sealRun } from '../ledger/index.js';
@@ -18,7 +24,12 @@ import type { WatcherContext } from './deps.js';
 /** How many of a repo's runs a restart checks for "still marked running". */
 const RECENT_RUNS = 20;
 
-const RECOVERY_EVENTS = { requeue: 'job-requeued', landed: 'job-landed-before-restart', 'give-up': 'job-gave-up', 'drop-duplicate': 'job-duplicate-dropped' } as const;
+const RECOVERY_EVENTS = {
+  requeue: 'job-requeued',
+  landed: 'job-landed-before-restart',
+  'give-up': 'job-gave-up',
+  'drop-duplicate': 'job-duplicate-dropped',
+} as const;
 
 /** After a crash: stale run lock, orphaned process groups, runs still marked running, jobs left in running/. */
 export async function recoverRepo(context: WatcherContext, repo: RegistryRepo): Promise<void> {
@@ -30,10 +41,19 @@ async function recoverRuns(context: WatcherContext, repo: RegistryRepo): Promise
   const { deps, name } = context;
   const lockPath = runLockPath(deps.state, name);
   const cleared = await clearDeadLock(context.lockDeps, lockPath);
-  if (cleared.cleared) context.log('stale-lock-cleared', { lock: 'run', holderPid: cleared.holder?.pid, holderCommand: cleared.holder?.command });
+  if (cleared.cleared)
+    context.log('stale-lock-cleared', {
+      lock: 'run',
+      holderPid: cleared.holder?.pid,
+      holderCommand: cleared.holder?.command,
+    });
   let runLock: HeldLock;
   try {
-    runLock = await acquireLock(context.lockDeps, lockPath, { command: `watch ${name} (recovering)`, wait: false, what: `repo "${name}"` });
+    runLock = await acquireLock(context.lockDeps, lockPath, {
+      command: `watch ${name} (recovering)`,
+      wait: false,
+      what: `repo "${name}"`,
+    });
   } catch (error) {
     if (!(error instanceof BusyError)) throw error;
     // A live dispatch owns the repo: its runs and agents are not orphans.
@@ -41,13 +61,33 @@ async function recoverRuns(context: WatcherContext, repo: RegistryRepo): Promise
     return;
   }
   try {
-    const orphans = (await latestRuns(deps.fs, deps.state, name, RECENT_RUNS)).filter((run) => run.status === 'running');
+    const orphans = (await latestRuns(deps.fs, deps.state, name, RECENT_RUNS)).filter(
+      (run) => run.status === 'running',
+    );
     if (orphans.length) await endLeftovers(context, repo, orphans);
     for (const run of orphans) {
-      const record: RunRecord = { ...run, status: 'interrupted', outcome: 'interrupted', endedAt: context.now(), detail: 'the runner died mid-run (watcher restarted); its processes were ended' };
+      const record: RunRecord = {
+        ...run,
+        status: 'interrupted',
+        outcome: 'interrupted',
+        endedAt: context.now(),
+        detail: 'the runner died mid-run (watcher restarted); its processes were ended',
+      };
       await writeRun(deps.fs, deps.state, record);
       // Its sessions were never reported: the ledger says unknown, not nothing.
-      await appendLedger(deps.fs, deps.state, name, sealRun({ repo: name, runId: run.id, startedAt: run.startedAt, endedAt: record.endedAt!, summary: undefined, sealedAt: record.endedAt! }));
+      await appendLedger(
+        deps.fs,
+        deps.state,
+        name,
+        sealRun({
+          repo: name,
+          runId: run.id,
+          startedAt: run.startedAt,
+          endedAt: record.endedAt!,
+          summary: undefined,
+          sealedAt: record.endedAt!,
+        }),
+      );
       context.log('run-interrupted', { runId: run.id });
     }
   } finally {
@@ -66,7 +106,10 @@ async function recoverJobs(context: WatcherContext, repo: RegistryRepo): Promise
     return landed.some((id) => id.toLowerCase() === taskId.toLowerCase()) ? run.id : undefined;
   };
   for (const action of await context.spool.recover(context.now(), deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, landedIn)) {
-    context.log(RECOVERY_EVENTS[action.action], { jobId: action.id, ...(action.action === 'landed' ? { runId: action.runId, detail: action.detail } : {}) });
+    context.log(RECOVERY_EVENTS[action.action], {
+      jobId: action.id,
+      ...(action.action === 'landed' ? { runId: action.runId, detail: action.detail } : {}),
+    });
   }
 }
 
@@ -87,5 +130,11 @@ async function endLeftovers(context: WatcherContext, repo: RegistryRepo, orphans
   }
   const units = (await systemdIsRunning(deps.fs)) ? stopUnitCommand(runUnitPattern(context.name)) : undefined;
   const sweep = await endRunProcesses(deps, units, user, deps.killAfterMs);
-  context.log('leftovers-ended', { runs, found: sweep.found, killed: sweep.killed, survivors: sweep.survivors, detail: describeSweep(sweep) });
+  context.log('leftovers-ended', {
+    runs,
+    found: sweep.found,
+    killed: sweep.killed,
+    survivors: sweep.survivors,
+    detail: describeSweep(sweep),
+  });
 }

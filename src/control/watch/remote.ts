@@ -30,7 +30,11 @@ export function trackingRef(baseBranch: string): string {
 function asRepoUser(user: UserAccount, repo: RegistryRepo, args: readonly string[]): Command {
   const env = agentEnvironment({ user, path: repo.toolchainPath, proxyPort: repo.proxyPort, extra: {} });
   const git = gitCommand(repo.path, args, { env });
-  return dropPrivileges(user, { ...git, program: 'timeout', args: ['--kill-after=5', String(REMOTE_TIMEOUT_SEC), git.program, ...git.args] });
+  return dropPrivileges(user, {
+    ...git,
+    program: 'timeout',
+    args: ['--kill-after=5', String(REMOTE_TIMEOUT_SEC), git.program, ...git.args],
+  });
 }
 
 /** Pure: origin's commit of the base branch, asked of the remote itself. */
@@ -40,7 +44,13 @@ export function lsRemoteCommand(user: UserAccount, repo: RegistryRepo): Command 
 
 /** Pure: fetches only the base branch into its remote-tracking ref. */
 export function fetchBaseCommand(user: UserAccount, repo: RegistryRepo): Command {
-  return asRepoUser(user, repo, ['fetch', '--quiet', '--no-tags', 'origin', `+refs/heads/${repo.baseBranch}:${trackingRef(repo.baseBranch)}`]);
+  return asRepoUser(user, repo, [
+    'fetch',
+    '--quiet',
+    '--no-tags',
+    'origin',
+    `+refs/heads/${repo.baseBranch}:${trackingRef(repo.baseBranch)}`,
+  ]);
 }
 
 /** Pure: root's read of the local remote-tracking ref (data only, no repo program runs). */
@@ -71,7 +81,9 @@ export function judgeRemote(remote: string | undefined, local: string | undefine
 
 function failure(what: string, result: { exitCode: number | null; stderr: string }): Error {
   const how = result.exitCode === 124 ? `timed out after ${REMOTE_TIMEOUT_SEC} s` : `exit ${result.exitCode}`;
-  return new Error(`${what} failed (${how}): ${result.stderr.trim().split('\n').slice(-2).join(' | ') || 'no message'}`);
+  return new Error(
+    `${what} failed (${how}): ${result.stderr.trim().split('\n').slice(-2).join(' | ') || 'no message'}`,
+  );
 }
 
 /**
@@ -83,10 +95,14 @@ export async function checkRemote(process: ProcessPort, user: UserAccount, repo:
   const asked = await process.run(lsRemoteCommand(user, repo));
   if (asked.exitCode !== 0) throw failure(`git ls-remote origin (as ${user.name}, in ${repo.path})`, asked);
   const local = await process.run(trackingRefCommand(repo));
-  const check = judgeRemote(parseLsRemote(asked.stdout, repo.baseBranch), local.exitCode === 0 ? local.stdout.trim() : undefined);
+  const check = judgeRemote(
+    parseLsRemote(asked.stdout, repo.baseBranch),
+    local.exitCode === 0 ? local.stdout.trim() : undefined,
+  );
   if (check.kind !== 'moved') return check;
   const fetched = await process.run(fetchBaseCommand(user, repo));
-  if (fetched.exitCode !== 0) throw failure(`git fetch origin ${repo.baseBranch} (as ${user.name}, in ${repo.path})`, fetched);
+  if (fetched.exitCode !== 0)
+    throw failure(`git fetch origin ${repo.baseBranch} (as ${user.name}, in ${repo.path})`, fetched);
   return check;
 }
 
@@ -127,7 +143,10 @@ export class RemotePoller {
 
   private next(intervalSec: number): void {
     if (this.stopped) return;
-    this.timer = this.host.clock.setTimer((intervalSec > 0 ? intervalSec : OFF_RECHECK_SEC) * 1000, () => void this.poll());
+    this.timer = this.host.clock.setTimer(
+      (intervalSec > 0 ? intervalSec : OFF_RECHECK_SEC) * 1000,
+      () => void this.poll(),
+    );
   }
 
   /** One round; never throws. */

@@ -21,7 +21,12 @@ const HEARTBEAT_MS = 15_000;
 /** What the watcher runs: a drain (its orchestrate arguments), or the next queued job. */
 export type RunRequest = { readonly kind: 'drain'; readonly args: readonly string[] } | { readonly kind: 'job' };
 
-export async function runOnce(context: WatcherContext, repo: RegistryRepo, request: RunRequest, stop: StopRequest): Promise<void> {
+export async function runOnce(
+  context: WatcherContext,
+  repo: RegistryRepo,
+  request: RunRequest,
+  stop: StopRequest,
+): Promise<void> {
   const lock = await takeRunLock(context);
   if (!lock) return;
   let job: Job | undefined;
@@ -32,18 +37,39 @@ export async function runOnce(context: WatcherContext, repo: RegistryRepo, reque
       if (!job) return;
     }
     const runId = context.deps.ids.next();
-    await context.setStatus({ state: 'running', runId, runStartedAt: context.now(), lastTick: context.now(), jobId: job?.id });
+    await context.setStatus({
+      state: 'running',
+      runId,
+      runStartedAt: context.now(),
+      lastTick: context.now(),
+      jobId: job?.id,
+    });
     heartbeat.start();
     let args: readonly string[] = request.kind === 'drain' ? request.args : [];
     if (job) ({ job, args } = await argsForJob(context, repo, job));
     const record = await dispatch(context, repo, { args, runId, job }, stop);
-    if (record.pushed) await afterPublishedDrain({ ...context.deps, now: () => context.now() }, repo, (event, fields) => context.log(event, fields));
+    if (record.pushed)
+      await afterPublishedDrain({ ...context.deps, now: () => context.now() }, repo, (event, fields) =>
+        context.log(event, fields),
+      );
     if (job) await settleJob(context, job, record, runId);
-    await context.setStatus({ ...notRunning(context), lastResult: { runId, outcome: record.outcome ?? record.status, exitCode: record.exitCode, endedAt: record.endedAt }, lastError: undefined });
+    await context.setStatus({
+      ...notRunning(context),
+      lastResult: {
+        runId,
+        outcome: record.outcome ?? record.status,
+        exitCode: record.exitCode,
+        endedAt: record.endedAt,
+      },
+      lastError: undefined,
+    });
   } catch (error) {
     const message = await context.redacted(repo, error instanceof Error ? error.message : String(error));
     context.log('run-failed', { error: message, ...(job ? { jobId: job.id } : {}) });
-    if (job) await context.spool.finish(job, { outcome: 'failed', detail: message, finishedAt: context.now() }).catch(() => undefined);
+    if (job)
+      await context.spool
+        .finish(job, { outcome: 'failed', detail: message, finishedAt: context.now() })
+        .catch(() => undefined);
     await context.setStatus({ ...notRunning(context), lastError: { at: context.now(), message } });
   } finally {
     heartbeat.cancel();
@@ -76,8 +102,13 @@ async function claimJob(context: WatcherContext): Promise<Job | undefined> {
 }
 
 /** orchestrate's arguments for a job; a prompt becomes a task first (recorded on the job, so a retry reuses it). */
-async function argsForJob(context: WatcherContext, repo: RegistryRepo, job: Job): Promise<{ job: Job; args: readonly string[] }> {
-  if (job.work.kind !== 'prompt' || job.taskId !== undefined) return { job, args: orchestrateArgsFor(job.work, job.taskId) };
+async function argsForJob(
+  context: WatcherContext,
+  repo: RegistryRepo,
+  job: Job,
+): Promise<{ job: Job; args: readonly string[] }> {
+  if (job.work.kind !== 'prompt' || job.taskId !== undefined)
+    return { job, args: orchestrateArgsFor(job.work, job.taskId) };
   const taskId = await createPromptTask(context.deps, repo, job);
   const withTask = { ...job, taskId };
   await context.spool.update(withTask);
@@ -85,21 +116,47 @@ async function argsForJob(context: WatcherContext, repo: RegistryRepo, job: Job)
   return { job: withTask, args: orchestrateArgsFor(job.work, taskId) };
 }
 
-async function dispatch(context: WatcherContext, repo: RegistryRepo, run: { args: readonly string[]; runId: string; job: Job | undefined }, stop: StopRequest): Promise<RunRecord> {
+async function dispatch(
+  context: WatcherContext,
+  repo: RegistryRepo,
+  run: { args: readonly string[]; runId: string; job: Job | undefined },
+  stop: StopRequest,
+): Promise<RunRecord> {
   const { deps } = context;
   const { runId, job } = run;
   const record = await dispatchRun(
     deps,
-    { repo, state: deps.state, install: deps.install, orchestrateArgs: [...run.args], trigger: job ? 'job' : 'watch', ...(job ? { jobId: job.id } : {}), progress: 'json', runId },
+    {
+      repo,
+      state: deps.state,
+      install: deps.install,
+      orchestrateArgs: [...run.args],
+      trigger: job ? 'job' : 'watch',
+      ...(job ? { jobId: job.id } : {}),
+      progress: 'json',
+      runId,
+    },
     {
       onStderrLine: (line) => relayProgress(context, line),
       onSweep: (sweep) => {
-        if (sweep.found) context.log('leftovers-ended', { runId, found: sweep.found, killed: sweep.killed, survivors: sweep.survivors, detail: describeSweep(sweep) });
+        if (sweep.found)
+          context.log('leftovers-ended', {
+            runId,
+            found: sweep.found,
+            killed: sweep.killed,
+            survivors: sweep.survivors,
+            detail: describeSweep(sweep),
+          });
       },
     },
     stop,
   );
-  context.log('run-finished', { runId, outcome: record.outcome, exitCode: record.exitCode, tasks: (record.tasks ?? []).map((task) => `${task.id}:${task.outcome}`) });
+  context.log('run-finished', {
+    runId,
+    outcome: record.outcome,
+    exitCode: record.exitCode,
+    tasks: (record.tasks ?? []).map((task) => `${task.id}:${task.outcome}`),
+  });
   return record;
 }
 
@@ -110,11 +167,22 @@ async function settleJob(context: WatcherContext, job: Job, record: RunRecord, r
     context.log('job-requeued', { jobId: job.id });
     return;
   }
-  await context.spool.finish(job, { outcome: record.exitCode === EXIT.ok ? 'succeeded' : 'failed', runId, exitCode: record.exitCode ?? -1, finishedAt: context.now(), ...(record.detail ? { detail: record.detail } : {}) });
+  await context.spool.finish(job, {
+    outcome: record.exitCode === EXIT.ok ? 'succeeded' : 'failed',
+    runId,
+    exitCode: record.exitCode ?? -1,
+    finishedAt: context.now(),
+    ...(record.detail ? { detail: record.detail } : {}),
+  });
 }
 
 function notRunning(context: WatcherContext) {
-  return { state: context.stopping() ? 'stopping' : 'idle', runId: undefined, jobId: undefined, runStartedAt: undefined } as const;
+  return {
+    state: context.stopping() ? 'stopping' : 'idle',
+    runId: undefined,
+    jobId: undefined,
+    runStartedAt: undefined,
+  } as const;
 }
 
 /** orchestrate's progress lines, relayed to the journal; its word on a rate limit holds the watcher's next run. */
@@ -129,12 +197,17 @@ function relayProgress(context: WatcherContext, line: string): void {
   // The drain's word on a rate limit only delays root's next run, bounded by the drain's own wait cap.
   if (name === 'rate-limit-wait' && typeof event.until === 'string' && !Number.isNaN(Date.parse(event.until))) {
     const until = new Date(Date.parse(event.until)).toISOString();
-    void context.setStatus({ rateLimitUntil: until, hold: { reason: `waiting for rate limit until ${clockTime(until)}`, until } });
+    void context.setStatus({
+      rateLimitUntil: until,
+      hold: { reason: `waiting for rate limit until ${clockTime(until)}`, until },
+    });
   }
   context.deps.log({ ...rest, event: `orchestrate:${String(name ?? 'log')}`, repo: context.name });
 }
 
-/** watch.json rewritten every HEARTBEAT_MS while a run is in flight, so fleet can tell a live watcher from a dead one. */
+/**
+ * watch.json rewritten every HEARTBEAT_MS while a run is in flight, so fleet can tell a live watcher from a dead one.
+ */
 class Heartbeat {
   private timer: { cancel(): void } | undefined;
   private cancelled = false;

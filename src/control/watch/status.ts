@@ -15,7 +15,12 @@ export interface WatchStatus {
   readonly runStartedAt?: string;
   readonly lastTick?: string;
   readonly heartbeat: string;
-  readonly lastResult?: { readonly runId: string; readonly outcome: string; readonly exitCode: number | null | undefined; readonly endedAt: string | undefined };
+  readonly lastResult?: {
+    readonly runId: string;
+    readonly outcome: string;
+    readonly exitCode: number | null | undefined;
+    readonly endedAt: string | undefined;
+  };
   /** Why no run starts now (a rate limit, a daily budget) and until when (ledger/hold.ts). */
   readonly hold?: { readonly reason: string; readonly until: string };
   /** The last rate-limit reset a drain reported (ISO): no run starts before it. */

@@ -36,7 +36,9 @@ export class RepoWatcher implements WatcherContext {
   private status: WatchStatus;
   private snapshot: { readonly key: string; readonly board: BoardSnapshot } | undefined;
   private poller: RemotePoller | undefined;
-  /** The registry, parsed again only when its text changed, a broken one too (an idle tick should cost next to nothing). */
+  /**
+   * The registry, parsed again only when its text changed, a broken one too (an idle tick should cost next to nothing).
+   */
   private cachedRegistry: CachedRegistry | undefined;
 
   constructor(
@@ -63,7 +65,9 @@ export class RepoWatcher implements WatcherContext {
 
   async setStatus(change: Partial<WatchStatus>): Promise<void> {
     this.status = { ...this.status, ...change, heartbeat: this.now() };
-    await writeWatchStatus(this.deps.fs, this.deps.state, this.status).catch((error: Error) => this.log('status-write-failed', { error: error.message }));
+    await writeWatchStatus(this.deps.fs, this.deps.state, this.status).catch((error: Error) =>
+      this.log('status-write-failed', { error: error.message }),
+    );
   }
 
   /** Takes the watch lock (BusyError when another watcher has it), repairs, schedules. */
@@ -71,7 +75,11 @@ export class RepoWatcher implements WatcherContext {
     const lockPath = watchLockPath(this.deps.state, this.name);
     const cleared = await clearDeadLock(this.lockDeps, lockPath);
     if (cleared.cleared) this.log('stale-lock-cleared', { lock: 'watch', holderPid: cleared.holder?.pid });
-    this.watchLock = await acquireLock(this.lockDeps, lockPath, { command: `watch ${this.name}`, wait: false, what: `the watcher of repo "${this.name}"` });
+    this.watchLock = await acquireLock(this.lockDeps, lockPath, {
+      command: `watch ${this.name}`,
+      wait: false,
+      what: `the watcher of repo "${this.name}"`,
+    });
     await this.spool.ensure();
     await recoverRepo(this, repo);
     this.reschedule(repo.schedule);
@@ -107,7 +115,11 @@ export class RepoWatcher implements WatcherContext {
     try {
       const registry = await this.registry();
       repo = registry.repos.find((candidate) => candidate.name === this.name);
-      if (!repo) throw new ExitError(`repo "${this.name}" is no longer in ${this.deps.registryFile}; stop its unit: systemctl disable --now agent-runner-watch@${this.name}`, 2);
+      if (!repo)
+        throw new ExitError(
+          `repo "${this.name}" is no longer in ${this.deps.registryFile}; stop its unit: systemctl disable --now agent-runner-watch@${this.name}`,
+          2,
+        );
       this.reschedule(repo.schedule);
       const queued = (await this.spool.ids('queue')).length;
       const paused = (await readPause(this.deps.fs, this.deps.state, this.name)) !== undefined;
@@ -120,11 +132,20 @@ export class RepoWatcher implements WatcherContext {
           boardError = (error as Error).message;
         }
       }
-      const action = decideTick({ enabled: repo.enabled, paused, running: false, stopping: this.isStopping, queued, ready, ...(boardError === undefined ? {} : { boardError }) });
+      const action = decideTick({
+        enabled: repo.enabled,
+        paused,
+        running: false,
+        stopping: this.isStopping,
+        queued,
+        ready,
+        ...(boardError === undefined ? {} : { boardError }),
+      });
       if (action.kind === 'broken') throw new Error(action.reason);
       const starts = action.kind === 'run-job' || action.kind === 'drain';
       if (starts && (await this.held(repo, at))) return;
-      // Checked before every start, not once: an egress lock flushed or a proxy that died stops new runs until it is back.
+      // Checked before every start, not once: an egress lock flushed or a proxy that died stops new runs until it is
+      // back.
       if (starts) await this.deps.checkIsolation?.(repo);
       if (action.kind === 'run-job') this.begin(repo, { kind: 'job' });
       else if (action.kind === 'drain') {
@@ -133,7 +154,8 @@ export class RepoWatcher implements WatcherContext {
       } else {
         await this.setStatus({ lastTick: at });
         // Nothing started: a quiet moment for the daily retention pass.
-        if (!this.isStopping) await applyDailyRetention({ ...this.deps, log: (event, fields) => this.log(event, fields) }, repo);
+        if (!this.isStopping)
+          await applyDailyRetention({ ...this.deps, log: (event, fields) => this.log(event, fields) }, repo);
       }
     } catch (error) {
       const message = await this.redacted(repo, error instanceof Error ? error.message : String(error));
@@ -142,10 +164,14 @@ export class RepoWatcher implements WatcherContext {
     }
   }
 
-  /** The board on origin's base, read by root as data; one snapshot per path and base, so later ticks read only what changed. */
+  /**
+   * The board on origin's base, read by root as data; one snapshot per path and base, so later ticks read only what
+   * changed.
+   */
   private boardOf(repo: RegistryRepo): BoardSnapshot {
     const key = `${repo.path}\n${repo.baseBranch}`;
-    if (this.snapshot?.key !== key) this.snapshot = { key, board: new BoardSnapshot(this.deps.process, repo.path, repo.baseBranch) };
+    if (this.snapshot?.key !== key)
+      this.snapshot = { key, board: new BoardSnapshot(this.deps.process, repo.path, repo.baseBranch) };
     return this.snapshot.board;
   }
 
@@ -167,8 +193,15 @@ export class RepoWatcher implements WatcherContext {
 
   /** A rate limit or a daily budget holds new runs: say so (once per change) and start nothing. */
   private async held(repo: RegistryRepo, at: string): Promise<boolean> {
-    const hold = await spendHold(this.deps.fs, this.deps.state, repo, this.deps.clock.now(), this.status.rateLimitUntil);
-    if (hold?.reason !== this.status.hold?.reason) this.log(hold ? 'held' : 'hold-lifted', hold ? { reason: hold.reason, until: hold.until } : {});
+    const hold = await spendHold(
+      this.deps.fs,
+      this.deps.state,
+      repo,
+      this.deps.clock.now(),
+      this.status.rateLimitUntil,
+    );
+    if (hold?.reason !== this.status.hold?.reason)
+      this.log(hold ? 'held' : 'hold-lifted', hold ? { reason: hold.reason, until: hold.until } : {});
     await this.setStatus({ lastTick: at, hold });
     return hold !== undefined;
   }

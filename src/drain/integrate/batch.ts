@@ -12,7 +12,19 @@ import { judgeCandidate } from './protected-paths.js';
 import { changedSinceFork, protectedPathsDrift } from './guard.js';
 import { abandonMerge, landingMessage, type LandingMeta } from './branch.js';
 import { runGate, type GateSpec, type IntegratorDeps } from './gate.js';
-import { conflictOutcome, judgeMergedTree, type GateResult, type IntegrationOutcome, afterCulprit, afterGate, afterLand, afterMerge, nextStep, startBisection, type Bisection } from '../verdict/index.js';
+import {
+  conflictOutcome,
+  judgeMergedTree,
+  type GateResult,
+  type IntegrationOutcome,
+  afterCulprit,
+  afterGate,
+  afterLand,
+  afterMerge,
+  nextStep,
+  startBisection,
+  type Bisection,
+} from '../verdict/index.js';
 import { attachHead, headRef, resolveCommit, updateRef } from '../../git/refs.js';
 import { abortMerge, conflictedFiles, mergeNoCommit } from '../../git/merge.js';
 import { checkoutDetached, checkoutForce, cleanUntracked, commitIndex, resetAndClean } from '../../git/tree.js';
@@ -37,8 +49,18 @@ async function moveTo(git: Git, dir: string, chain: Chain, commit: string): Prom
   chain.at = commit;
 }
 
-/** Merges one task onto the chain's tip as its own merge commit; a conflict or a protected-path drift leaves the chain as it was. */
-async function mergeOnto(deps: IntegratorDeps, dir: string, chain: Chain, meta: LandingMeta, gate: GateSpec, batchSize: number): Promise<IntegrationOutcome | undefined> {
+/**
+ * Merges one task onto the chain's tip as its own merge commit; a conflict or a protected-path drift leaves the chain
+ * as it was.
+ */
+async function mergeOnto(
+  deps: IntegratorDeps,
+  dir: string,
+  chain: Chain,
+  meta: LandingMeta,
+  gate: GateSpec,
+  batchSize: number,
+): Promise<IntegrationOutcome | undefined> {
   const { git } = deps;
   const tip = chain.commits.at(-1) ?? chain.landed;
   await moveTo(git, dir, chain, tip);
@@ -61,7 +83,14 @@ async function mergeOnto(deps: IntegratorDeps, dir: string, chain: Chain, meta: 
 }
 
 /** Gates the chain's commit after `prefix` tasks; a gate that moves HEAD is red. */
-async function gateAt(deps: IntegratorDeps, dir: string, chain: Chain, prefix: number, tasks: readonly TaskId[], gate: GateSpec): Promise<GateResult> {
+async function gateAt(
+  deps: IntegratorDeps,
+  dir: string,
+  chain: Chain,
+  prefix: number,
+  tasks: readonly TaskId[],
+  gate: GateSpec,
+): Promise<GateResult> {
   const { git } = deps;
   const target = chain.commits[prefix - 1]!;
   await moveTo(git, dir, chain, target);
@@ -78,7 +107,12 @@ async function gateAt(deps: IntegratorDeps, dir: string, chain: Chain, prefix: n
  * Integrates a batch (in the given order) and returns each task's outcome,
  * as integrateBranch would have for it. Runs inside the integrator's mutex.
  */
-export async function integrateBatch(deps: IntegratorDeps, stagingDir: string, metas: readonly LandingMeta[], gate: GateSpec): Promise<Outcomes> {
+export async function integrateBatch(
+  deps: IntegratorDeps,
+  stagingDir: string,
+  metas: readonly LandingMeta[],
+  gate: GateSpec,
+): Promise<Outcomes> {
   const { git } = deps;
   const outcomes: Outcomes = new Map();
   const byId = new Map(metas.map((meta) => [meta.task.id, meta]));
@@ -87,7 +121,8 @@ export async function integrateBatch(deps: IntegratorDeps, stagingDir: string, m
   const mergeable: TaskId[] = [];
   for (const meta of metas) {
     const candidate = judgeCandidate(await changedSinceFork(git, stagingDir, before, meta.branch), gate.script);
-    if (candidate.kind === 'park') outcomes.set(meta.task.id, { kind: 'protected-paths', paths: candidate.paths, reason: candidate.reason });
+    if (candidate.kind === 'park')
+      outcomes.set(meta.task.id, { kind: 'protected-paths', paths: candidate.paths, reason: candidate.reason });
     else mergeable.push(meta.task.id);
   }
   const chain: Chain = { landed: before, commits: [], at: before, cleanAt: undefined };
@@ -111,7 +146,9 @@ export async function integrateBatch(deps: IntegratorDeps, stagingDir: string, m
         const target = chain.commits[step.tasks.length - 1]!;
         // Compare-and-swap: auto/work moves only from the state this batch started on or last landed.
         await updateRef(git, stagingDir, headRef(STAGING_BRANCH), target, chain.landed);
-        step.tasks.forEach((task, i) => outcomes.set(task, { kind: 'landed', commit: chain.commits[i]!, gate: lastGreen! }));
+        step.tasks.forEach((task, i) =>
+          outcomes.set(task, { kind: 'landed', commit: chain.commits[i]!, gate: lastGreen! }),
+        );
         chain.commits.splice(0, step.tasks.length);
         chain.landed = target;
         state = afterLand(state, step.tasks.length);

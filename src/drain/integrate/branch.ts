@@ -47,7 +47,12 @@ export async function abandonMerge(git: Git, dir: string, to: string): Promise<v
 }
 
 /** Merges a task branch into auto/work (checked out in stagingDir) and gates it. */
-export async function integrateBranch(deps: IntegratorDeps, stagingDir: string, meta: LandingMeta, gate: GateSpec): Promise<IntegrationOutcome> {
+export async function integrateBranch(
+  deps: IntegratorDeps,
+  stagingDir: string,
+  meta: LandingMeta,
+  gate: GateSpec,
+): Promise<IntegrationOutcome> {
   const { git } = deps;
   const before = (await resolveCommit(git, stagingDir, 'HEAD'))!;
   if (meta.mayBeLanded && (await isAncestor(git, stagingDir, meta.branch, 'HEAD'))) {

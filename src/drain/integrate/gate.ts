@@ -38,17 +38,37 @@ const TAIL_LINES = 15;
  * Runs the gates script in dir over the tasks merged there (the first names
  * the gate's process record). A missing or non-executable script is red, never green.
  */
-export async function runGate(deps: IntegratorDeps, dir: string, gate: GateSpec, tasks: readonly TaskId[]): Promise<GateResult> {
+export async function runGate(
+  deps: IntegratorDeps,
+  dir: string,
+  gate: GateSpec,
+  tasks: readonly TaskId[],
+): Promise<GateResult> {
   const taskId = tasks[0]!;
   if (gate.script === undefined) return { ok: true, detail: 'no gates configured', tail: '', durationMs: 0 };
   const script = path.join(dir, gate.script);
   const stat = await deps.fs.stat(script);
-  if (!stat) return { ok: false, detail: `gates script ${gate.script} does not exist`, tail: `gates script ${gate.script} does not exist; add it or set "gates" in .agent/config.json`, durationMs: 0 };
-  if ((stat.mode & 0o111) === 0) return { ok: false, detail: `gates script ${gate.script} is not executable`, tail: `gates script ${gate.script} is not executable; chmod +x it and commit`, durationMs: 0 };
+  if (!stat)
+    return {
+      ok: false,
+      detail: `gates script ${gate.script} does not exist`,
+      tail: `gates script ${gate.script} does not exist; add it or set "gates" in .agent/config.json`,
+      durationMs: 0,
+    };
+  if ((stat.mode & 0o111) === 0)
+    return {
+      ok: false,
+      detail: `gates script ${gate.script} is not executable`,
+      tail: `gates script ${gate.script} is not executable; chmod +x it and commit`,
+      durationMs: 0,
+    };
   const lines: string[] = [];
   const started = deps.clock.now();
   const run = await superviseAgent(
-    { process: reportingProcess(deps.process, deps.onGateProcess && ((event) => deps.onGateProcess!(taskId, event))), clock: deps.clock },
+    {
+      process: reportingProcess(deps.process, deps.onGateProcess && ((event) => deps.onGateProcess!(taskId, event))),
+      clock: deps.clock,
+    },
     { program: script, args: [], env: { ...gate.env, AGENT_RUNNER_GATE: '1' }, cwd: dir },
     { idleTimeoutMs: gate.timeoutMs, wallClockMs: gate.timeoutMs, killGraceMs: 5000 },
     (_stream, line) => {
@@ -67,4 +87,3 @@ export async function runGate(deps: IntegratorDeps, dir: string, gate: GateSpec,
   deps.onGateRun?.(tasks, result);
   return result;
 }
-

@@ -5,7 +5,13 @@
 import type { Git } from '../../git/git.js';
 import { protectedRoots } from './protected-paths.js';
 import { mergeBase } from '../../git/refs.js';
-import { changedAgainstHead, changedBetween, changedSinceMergeBase, literalPathspecs, treePaths } from '../../git/diff.js';
+import {
+  changedAgainstHead,
+  changedBetween,
+  changedSinceMergeBase,
+  literalPathspecs,
+  treePaths,
+} from '../../git/diff.js';
 
 /**
  * Paths the branch changed between its merge base with `onto` and its tip,

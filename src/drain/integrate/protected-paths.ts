@@ -18,7 +18,10 @@ export function protectedRoots(gatesScript: string | undefined): string[] {
 }
 
 function normalize(file: string): string {
-  return file.split('/').filter((part) => part !== '' && part !== '.').join('/');
+  return file
+    .split('/')
+    .filter((part) => part !== '' && part !== '.')
+    .join('/');
 }
 
 function isUnder(file: string, root: string): boolean {
@@ -32,7 +35,9 @@ export function protectedPathsIn(changed: readonly string[], gatesScript: string
   return changed.filter((file) => roots.some((root) => isUnder(file, root)));
 }
 
-export type CandidateVerdict = { readonly kind: 'integrate' } | { readonly kind: 'park'; readonly reason: string; readonly paths: readonly string[] };
+export type CandidateVerdict =
+  | { readonly kind: 'integrate' }
+  | { readonly kind: 'park'; readonly reason: string; readonly paths: readonly string[] };
 
 const LISTED = 5;
 

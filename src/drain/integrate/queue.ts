@@ -25,7 +25,9 @@ export class IntegrationQueue {
   private readonly waiting: Waiting[] = [];
 
   constructor(
-    /** The integrator's mutex: a batch holds it from forming to its end; park and block commits take it between batches. */
+    /**
+     * The integrator's mutex: a batch holds it from forming to its end; park and block commits take it between batches.
+     */
     private readonly integrator: Mutex,
     private readonly maxBatch: number,
     private readonly hooks: QueueHooks,
@@ -42,8 +44,17 @@ export class IntegrationQueue {
 
   private async turn(): Promise<void> {
     if (!this.waiting.length) return;
-    const ids = formBatch(this.waiting.map((entry) => entry.task.id), this.maxBatch);
-    const taken = ids.map((id) => this.waiting.splice(this.waiting.findIndex((entry) => entry.task.id === id), 1)[0]!);
+    const ids = formBatch(
+      this.waiting.map((entry) => entry.task.id),
+      this.maxBatch,
+    );
+    const taken = ids.map(
+      (id) =>
+        this.waiting.splice(
+          this.waiting.findIndex((entry) => entry.task.id === id),
+          1,
+        )[0]!,
+    );
     try {
       if (taken.length === 1) {
         taken[0]!.resolve(await this.hooks.one(taken[0]!.task));

@@ -49,7 +49,11 @@ export async function findGitLocks(fs: FsPort, gitCommonDir: string): Promise<st
  * `workspace`; returns a note per lock removed or kept. Call it holding the
  * drain lock, after this repository's orphans were ended.
  */
-export async function clearStaleGitLocks(deps: GitLockDeps, workspace: string, gitCommonDir: string): Promise<string[]> {
+export async function clearStaleGitLocks(
+  deps: GitLockDeps,
+  workspace: string,
+  gitCommonDir: string,
+): Promise<string[]> {
   const locks = await findGitLocks(deps.fs, gitCommonDir);
   // Where a live git of this repository would work.
   const dirs = [workspace, worktreesDir(workspace), gitCommonDir];

@@ -14,10 +14,17 @@ export interface RecordedGroup extends ProcessIdentity {
   readonly label: string;
 }
 
-/** Processes (agents, setup commands, gates) a drain recorded under its workspace state dir (malformed files are skipped). */
+/**
+ * Processes (agents, setup commands, gates) a drain recorded under its workspace state dir (malformed files are
+ * skipped).
+ */
 export async function recordedGroups(fs: FsPort, workspaceState: string): Promise<RecordedGroup[]> {
   const records = await readProcessRecords(fs, workspaceState);
-  return records.map((record) => ({ pid: record.pid, startTime: record.startTime, label: `${record.kind} ${record.taskId}` }));
+  return records.map((record) => ({
+    pid: record.pid,
+    startTime: record.startTime,
+    label: `${record.kind} ${record.taskId}`,
+  }));
 }
 
 export interface ReapDeps {
@@ -30,7 +37,11 @@ export interface ReapDeps {
  * SIGTERM to every live recorded group, then SIGKILL to those still there
  * after graceMs. Returns what was signalled, for the log.
  */
-export async function reapGroups(deps: ReapDeps, records: readonly RecordedGroup[], graceMs: number): Promise<{ label: string; pid: number; killed: boolean }[]> {
+export async function reapGroups(
+  deps: ReapDeps,
+  records: readonly RecordedGroup[],
+  graceMs: number,
+): Promise<{ label: string; pid: number; killed: boolean }[]> {
   const live: RecordedGroup[] = [];
   for (const record of records) {
     if (await stillRunning(deps.process, record)) live.push(record);

@@ -45,11 +45,15 @@ export function parseProcessRecord(name: string, text: string, file: string): Pr
   const kind: RecordedProcessKind = value.kind === 'setup' || value.kind === 'gate' ? value.kind : 'agent';
   const taskId = value.taskId ?? (kind === 'agent' ? name.slice(0, -'.json'.length) : undefined);
   if (typeof taskId !== 'string' || !TASK_ID.test(taskId)) return undefined;
-  const startTime = typeof value.startTime === 'string' && /^\d{1,20}$/.test(value.startTime) ? value.startTime : undefined;
+  const startTime =
+    typeof value.startTime === 'string' && /^\d{1,20}$/.test(value.startTime) ? value.startTime : undefined;
   return { pid: value.pid, startTime, kind, taskId, file };
 }
 
-/** The agents a drain recorded as running (read by orchestrate, as the user, in its own state dir); malformed records are skipped. */
+/**
+ * The agents a drain recorded as running (read by orchestrate, as the user, in its own state dir); malformed records
+ * are skipped.
+ */
 export async function readProcessRecords(fs: FsPort, workspaceState: string): Promise<ProcessRecord[]> {
   const dir = processRecordsDir(workspaceState);
   const records: ProcessRecord[] = [];
@@ -94,7 +98,14 @@ export class ProcessTracker {
     const file = processRecordFile(this.workspaceState, recordName(kind, taskId));
     if (event.ended) return this.ports.fs.remove(file);
     const startTime = await this.ports.process.startTimeOf(event.pid);
-    const record = { pid: event.pid, startTime, kind, taskId, runId: this.runId, startedAt: new Date(this.ports.clock.now()).toISOString() };
+    const record = {
+      pid: event.pid,
+      startTime,
+      kind,
+      taskId,
+      runId: this.runId,
+      startedAt: new Date(this.ports.clock.now()).toISOString(),
+    };
     await this.ports.fs.writeAtomic(file, `${JSON.stringify(record)}\n`, 0o600);
   }
 

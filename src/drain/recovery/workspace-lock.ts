@@ -24,7 +24,12 @@ function busyMessage(file: string, holder: LockHolder | undefined): string {
 
 /** Takes the lock at `file` for `purpose`, or throws BusyError naming the holder. */
 export async function acquireWorkspaceLock(deps: WorkspaceLockDeps, file: string, purpose: string): Promise<HeldLock> {
-  return acquireLock(deps, file, { command: purpose, wait: false, what: file, busyMessage: (holder) => busyMessage(file, holder) });
+  return acquireLock(deps, file, {
+    command: purpose,
+    wait: false,
+    what: file,
+    busyMessage: (holder) => busyMessage(file, holder),
+  });
 }
 
 export interface RepoLock {
@@ -34,7 +39,12 @@ export interface RepoLock {
 }
 
 /** Takes the repository's drain lock for the checkout at `workspace`. */
-export async function acquireRepoLock(deps: WorkspaceLockDeps, git: Git, workspace: string, purpose: string): Promise<RepoLock> {
+export async function acquireRepoLock(
+  deps: WorkspaceLockDeps,
+  git: Git,
+  workspace: string,
+  purpose: string,
+): Promise<RepoLock> {
   const gitCommonDir = await commonGitDir(git, workspace);
   return { lock: await acquireWorkspaceLock(deps, repoDrainLock(gitCommonDir), purpose), gitCommonDir };
 }

@@ -53,13 +53,30 @@ async function commitTaskEdit(
 }
 
 /** Parks a task on auto/work: label `parked` and a note with the reason and the branch. */
-export function parkTask(deps: BoardEditDeps, stagingDir: string, taskId: TaskId, reason: string, branch: string): Promise<string | undefined> {
+export function parkTask(
+  deps: BoardEditDeps,
+  stagingDir: string,
+  taskId: TaskId,
+  reason: string,
+  branch: string,
+): Promise<string | undefined> {
   const oneLine = reason.replace(/\s+/g, ' ').trim();
-  return commitTaskEdit(deps, stagingDir, taskId, (text) => appendNote(addLabel(text, PARKED_LABEL), parkNote(oneLine, branch)), `Park ${taskId}: ${oneLine.slice(0, 120)}`);
+  return commitTaskEdit(
+    deps,
+    stagingDir,
+    taskId,
+    (text) => appendNote(addLabel(text, PARKED_LABEL), parkNote(oneLine, branch)),
+    `Park ${taskId}: ${oneLine.slice(0, 120)}`,
+  );
 }
 
 /** Commits Blocked and its reason (whole, every line) onto auto/work, so the task stops recurring. */
-export function blockTask(deps: BoardEditDeps, stagingDir: string, taskId: TaskId, reason: string): Promise<string | undefined> {
+export function blockTask(
+  deps: BoardEditDeps,
+  stagingDir: string,
+  taskId: TaskId,
+  reason: string,
+): Promise<string | undefined> {
   const whole = reason.replace(/\r\n?/g, '\n').trim() || NO_REASON;
   const oneLine = whole.replace(/\s+/g, ' ');
   return commitTaskEdit(
@@ -68,7 +85,8 @@ export function blockTask(deps: BoardEditDeps, stagingDir: string, taskId: TaskI
     taskId,
     (text) => {
       const blocked = setStatus(text, BLOCKED_STATUS);
-      // Written once: only a Blocked note of the notes already saying it counts (not the reason's words elsewhere in the file).
+      // Written once: only a Blocked note of the notes already saying it counts (not the reason's words elsewhere in
+      // the file).
       const parsed = parseTaskFile('', blocked);
       const notes = isUnreadable(parsed) ? '' : parsed.notes;
       return lastBlockedParagraph(notes.split('\n')) === whole ? blocked : appendNote(blocked, `Blocked: ${whole}`);

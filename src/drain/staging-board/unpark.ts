@@ -27,18 +27,39 @@ export interface UnparkResult {
 export async function unparkTask(input: LifecycleInput, taskId: string): Promise<UnparkResult> {
   const { git, ports } = input;
   const dir = stagingWorktree(input.workspace);
-  if (!(await ports.fs.stat(dir))) throw new UsageError(`${input.workspace} has no staging worktree (${dir}): no drain has run, so no task is parked`);
-  if ((await currentBranch(git, dir)) !== STAGING_BRANCH) throw new FailedError(`${dir} is not on ${STAGING_BRANCH}; run a drain (it repairs the staging worktree), then un-park again`);
-  if (await isDirty(git, dir, 'no')) throw new FailedError(`${dir} has uncommitted changes; run a drain (it repairs the staging worktree), then un-park again`);
+  if (!(await ports.fs.stat(dir)))
+    throw new UsageError(`${input.workspace} has no staging worktree (${dir}): no drain has run, so no task is parked`);
+  if ((await currentBranch(git, dir)) !== STAGING_BRANCH)
+    throw new FailedError(
+      `${dir} is not on ${STAGING_BRANCH}; run a drain (it repairs the staging worktree), then un-park again`,
+    );
+  if (await isDirty(git, dir, 'no'))
+    throw new FailedError(
+      `${dir} has uncommitted changes; run a drain (it repairs the staging worktree), then un-park again`,
+    );
   const task = findTask(await readBoard(ports.fs, dir), taskId.toUpperCase());
-  if (!task) throw new UsageError(`no task ${taskId} on ${STAGING_BRANCH}; "agent-runner status" lists the parked ones`);
-  if (!isParked(task)) return { taskId: task.id, unparked: false, commit: await resolveCommit(git, dir, 'HEAD'), detail: `${task.id} is not parked` };
-  await updateTaskFile(ports.fs, dir, task, (text) => setUpdatedDate(removeLabel(text, PARKED_LABEL), backlogTimestamp(ports.clock.now())));
+  if (!task)
+    throw new UsageError(`no task ${taskId} on ${STAGING_BRANCH}; "agent-runner status" lists the parked ones`);
+  if (!isParked(task))
+    return {
+      taskId: task.id,
+      unparked: false,
+      commit: await resolveCommit(git, dir, 'HEAD'),
+      detail: `${task.id} is not parked`,
+    };
+  await updateTaskFile(ports.fs, dir, task, (text) =>
+    setUpdatedDate(removeLabel(text, PARKED_LABEL), backlogTimestamp(ports.clock.now())),
+  );
   await stagePaths(git, dir, [task.file]);
   await commitIndex(git, dir, `Un-park ${task.id}`);
   const wsState = workspaceStateDir(input.stateDir, input.workspace);
   const attempts = await readAttempts(ports.fs, wsState);
   const remaining = forget(attempts, task.id);
   if (remaining !== attempts) await writeAttempts(ports.fs, wsState, remaining);
-  return { taskId: task.id, unparked: true, commit: await resolveCommit(git, dir, 'HEAD'), detail: `${task.id} un-parked on ${STAGING_BRANCH}; the next drain picks it again` };
+  return {
+    taskId: task.id,
+    unparked: true,
+    commit: await resolveCommit(git, dir, 'HEAD'),
+    detail: `${task.id} un-parked on ${STAGING_BRANCH}; the next drain picks it again`,
+  };
 }

@@ -22,7 +22,9 @@ export interface AgentFacts {
   readonly maxAttempts: number;
 }
 
-export type AgentVerdict = { readonly kind: 'integrate' } | Extract<TaskVerdict, { kind: 'block' | 'interrupted' | 'systemic' | 'fail' | 'park' }>;
+export type AgentVerdict =
+  | { readonly kind: 'integrate' }
+  | Extract<TaskVerdict, { kind: 'block' | 'interrupted' | 'systemic' | 'fail' | 'park' }>;
 
 export function isSystemic(outcome: WorkOutcome, failure: AgentFailure | undefined): boolean {
   return outcome.kind === 'agent-failed' && failure !== undefined && SYSTEMIC_FAILURES.has(failure);
@@ -37,14 +39,27 @@ export function afterAgent(facts: AgentFacts): AgentVerdict {
   // Spending more on it is the operator's call, not another attempt's.
   if (outcome.kind === 'over-budget') return { kind: 'park', reason: outcome.reason };
   // Stopped at its budget where no SessionGuard turned it into over-budget: the same park.
-  if (outcome.kind === 'agent-failed' && facts.failure === 'over-budget') return { kind: 'park', reason: `over its budget (${outcome.reason})` };
+  if (outcome.kind === 'agent-failed' && facts.failure === 'over-budget')
+    return { kind: 'park', reason: `over its budget (${outcome.reason})` };
   if (isSystemic(outcome, facts.failure)) return { kind: 'systemic', reason: outcome.reason };
   const failures = (facts.attempts?.failures ?? 0) + 1;
-  if (failures >= facts.maxAttempts) return { kind: 'park', reason: `failed ${failures} time(s); last: ${outcome.reason}`, failedAttempt: outcome.reason };
-  return { kind: 'fail', reason: `${outcome.reason} (attempt ${failures} of ${facts.maxAttempts})`, failedAttempt: outcome.reason };
+  if (failures >= facts.maxAttempts)
+    return {
+      kind: 'park',
+      reason: `failed ${failures} time(s); last: ${outcome.reason}`,
+      failedAttempt: outcome.reason,
+    };
+  return {
+    kind: 'fail',
+    reason: `${outcome.reason} (attempt ${failures} of ${facts.maxAttempts})`,
+    failedAttempt: outcome.reason,
+  };
 }
 
 /** Pure: the runner itself failed while working on the task. */
 export function afterInternalError(error: unknown): Extract<TaskVerdict, { kind: 'internal-error' }> {
-  return { kind: 'internal-error', reason: `internal error: ${error instanceof Error ? error.message : String(error)}` };
+  return {
+    kind: 'internal-error',
+    reason: `internal error: ${error instanceof Error ? error.message : String(error)}`,
+  };
 }

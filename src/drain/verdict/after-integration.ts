@@ -22,23 +22,37 @@ export type IntegrationOutcome =
   | { readonly kind: 'gate-failed'; readonly gate: GateResult };
 
 /** Pure: a failed merge, naming its conflicted files, or git's last words when there are none. */
-export function conflictOutcome(files: readonly string[], stderr: string): Extract<IntegrationOutcome, { kind: 'conflict' }> {
-  return { kind: 'conflict', files: files.length ? files : [`(merge failed: ${stderr.trim().split('\n').at(-1) ?? 'unknown'})`] };
+export function conflictOutcome(
+  files: readonly string[],
+  stderr: string,
+): Extract<IntegrationOutcome, { kind: 'conflict' }> {
+  return {
+    kind: 'conflict',
+    files: files.length ? files : [`(merge failed: ${stderr.trim().split('\n').at(-1) ?? 'unknown'})`],
+  };
 }
 
-export type MergedTreeVerdict = { readonly kind: 'commit'; readonly gate: GateResult } | { readonly kind: 'reject'; readonly gate: GateResult };
+export type MergedTreeVerdict =
+  { readonly kind: 'commit'; readonly gate: GateResult } | { readonly kind: 'reject'; readonly gate: GateResult };
 
 /**
  * Pure: whether a merged (uncommitted) tree may be committed. `drift` is the
  * protected paths that differ from auto/work before the merge (then the gate
  * did not run); otherwise `gate` is its result and whether it moved HEAD.
  */
-export function judgeMergedTree(drift: readonly string[], gate?: { readonly result: GateResult; readonly headMoved: boolean }): MergedTreeVerdict {
+export function judgeMergedTree(
+  drift: readonly string[],
+  gate?: { readonly result: GateResult; readonly headMoved: boolean },
+): MergedTreeVerdict {
   if (drift.length || !gate) {
     const detail = `after the merge, ${drift.slice(0, 5).join(', ')} differ from ${STAGING_BRANCH} before it; the gate was not run`;
     return { kind: 'reject', gate: { ok: false, detail, tail: '', durationMs: 0 } };
   }
-  if (gate.headMoved) return { kind: 'reject', gate: { ...gate.result, ok: false, detail: 'the gates script moved HEAD (gates must not commit)' } };
+  if (gate.headMoved)
+    return {
+      kind: 'reject',
+      gate: { ...gate.result, ok: false, detail: 'the gates script moved HEAD (gates must not commit)' },
+    };
   return gate.result.ok ? { kind: 'commit', gate: gate.result } : { kind: 'reject', gate: gate.result };
 }
 
@@ -78,12 +92,19 @@ export function afterRecoveredIntegration(taskId: TaskId, integration: Integrati
   switch (integration.kind) {
     case 'landed':
     case 'already-landed':
-      return { kind: 'land', commit: integration.commit, reason: 'recovered: integrated the finished work of an interrupted drain' };
+      return {
+        kind: 'land',
+        commit: integration.commit,
+        reason: 'recovered: integrated the finished work of an interrupted drain',
+      };
     case 'protected-paths':
       // Running it again would only produce the same change: a human decides.
       return { kind: 'park', reason: integration.reason, recovered: true };
     default:
       // No longer clean: the task is still To Do on auto/work and simply runs again.
-      return { kind: 'run-again', detail: `${taskId}: finished work from an interrupted drain no longer integrates (${integration.kind}); it will run again` };
+      return {
+        kind: 'run-again',
+        detail: `${taskId}: finished work from an interrupted drain no longer integrates (${integration.kind}); it will run again`,
+      };
   }
 }

@@ -42,7 +42,9 @@ export type BisectStep<G> =
   | { readonly kind: 'gate'; readonly prefix: number; readonly tasks: readonly TaskId[] }
   /** Move auto/work to the chain's commit after its first `count` tasks (a gated green state). */
   | { readonly kind: 'land'; readonly tasks: readonly TaskId[] }
-  /** The chain's first task is red on its own on auto/work's tip: park it with this gate's output; the rest merge again. */
+  /**
+   * The chain's first task is red on its own on auto/work's tip: park it with this gate's output; the rest merge again.
+   */
   | { readonly kind: 'culprit'; readonly task: TaskId; readonly gate: G }
   | { readonly kind: 'done' };
 
@@ -66,14 +68,21 @@ export function nextStep<G extends { readonly ok: boolean }>(state: Bisection<G>
   return { kind: 'gate', prefix, tasks: chain.slice(0, prefix) };
 }
 
-/** The task was merged onto the chain, or it conflicted (then it leaves the batch: the conflict rule applies to it alone). */
+/**
+ * The task was merged onto the chain, or it conflicted (then it leaves the batch: the conflict rule applies to it
+ * alone).
+ */
 export function afterMerge<G extends { readonly ok: boolean }>(state: Bisection<G>, merged: boolean): Bisection<G> {
   const [task, ...rest] = state.toMerge;
   if (task === undefined) throw new Error('afterMerge: nothing was to merge');
   return { ...state, toMerge: rest, chain: merged ? [...state.chain, task] : state.chain };
 }
 
-export function afterGate<G extends { readonly ok: boolean }>(state: Bisection<G>, prefix: number, gate: G): Bisection<G> {
+export function afterGate<G extends { readonly ok: boolean }>(
+  state: Bisection<G>,
+  prefix: number,
+  gate: G,
+): Bisection<G> {
   const gateRuns = state.gateRuns + 1;
   if (gate.ok) return { ...state, gateRuns, green: Math.max(state.green, prefix) };
   return { ...state, gateRuns, red: state.red && state.red.prefix <= prefix ? state.red : { prefix, gate } };

@@ -26,7 +26,11 @@ export function judgeGitLocks(locks: readonly string[], holders: readonly LockHo
   for (const file of locks) {
     const opener = holders.find((holder) => holder.file === file);
     if (opener) keep.push({ file, reason: `open in pid ${opener.pid} (${opener.name})` });
-    else if (working.length) keep.push({ file, reason: `git is running in the repository (pid ${working.map((holder) => holder.pid).join(', ')}) and may hold it` });
+    else if (working.length)
+      keep.push({
+        file,
+        reason: `git is running in the repository (pid ${working.map((holder) => holder.pid).join(', ')}) and may hold it`,
+      });
     else remove.push(file);
   }
   return { remove, keep };

@@ -35,11 +35,21 @@ function whatNext(task: Task | undefined): string {
 export function judgeLeftover(facts: LeftoverFacts): LeftoverVerdict {
   const { branch, task } = facts;
   // Reset discarded what the branch grew from: integrating it would bring that back.
-  if (facts.stagingReset) return { kind: 'drop', note: `${branch}: grew from ${STAGING_BRANCH} as it was before this drain reset it to the base; removed the branch; ${whatNext(task)}` };
+  if (facts.stagingReset)
+    return {
+      kind: 'drop',
+      note: `${branch}: grew from ${STAGING_BRANCH} as it was before this drain reset it to the base; removed the branch; ${whatNext(task)}`,
+    };
   if (task && isParked(task)) return { kind: 'keep-parked' };
-  if (facts.onStaging === 'landed') return { kind: 'tidy-landed', note: `${branch}: already landed; removed the branch` };
-  if (facts.onStaging === 'empty') return { kind: 'drop', note: `${branch}: no commits of its own, nothing to land; removed the branch; ${whatNext(task)}` };
-  if (task && facts.statusOnBranch === DONE_STATUS) return { kind: 'integrate', task, note: `${branch}: finished by an interrupted drain; integrating it now` };
+  if (facts.onStaging === 'landed')
+    return { kind: 'tidy-landed', note: `${branch}: already landed; removed the branch` };
+  if (facts.onStaging === 'empty')
+    return {
+      kind: 'drop',
+      note: `${branch}: no commits of its own, nothing to land; removed the branch; ${whatNext(task)}`,
+    };
+  if (task && facts.statusOnBranch === DONE_STATUS)
+    return { kind: 'integrate', task, note: `${branch}: finished by an interrupted drain; integrating it now` };
   return { kind: 'drop', note: `${branch}: unfinished work of an interrupted drain removed; ${whatNext(task)}` };
 }
 

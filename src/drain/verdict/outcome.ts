@@ -6,7 +6,12 @@ import { STAGING_BRANCH } from '../../staging/names.js';
 
 export interface DrainFacts {
   /** With --task: whether the drain ran it, and (when not) whether it is on auto/work at all. */
-  readonly only?: { readonly id: TaskId; readonly ran: boolean; readonly onBoard: boolean; readonly unreadable?: string };
+  readonly only?: {
+    readonly id: TaskId;
+    readonly ran: boolean;
+    readonly onBoard: boolean;
+    readonly unreadable?: string;
+  };
   /** The first systemic agent failure (the drain stopped for it). */
   readonly systemicFailure: string | undefined;
   /** A stop was requested. */

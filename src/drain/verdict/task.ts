@@ -54,7 +54,12 @@ export interface TaskPlan {
 export function planFor(taskId: TaskId, verdict: TaskVerdict): TaskPlan {
   switch (verdict.kind) {
     case 'land':
-      return { attempts: 'settle', worktree: 'remove', exclude: false, report: { finish: 'landed', commit: verdict.commit, ...(verdict.reason ? { reason: verdict.reason } : {}) } };
+      return {
+        attempts: 'settle',
+        worktree: 'remove',
+        exclude: false,
+        report: { finish: 'landed', commit: verdict.commit, ...(verdict.reason ? { reason: verdict.reason } : {}) },
+      };
     case 'park':
       return {
         ...(verdict.failedAttempt ? { countFailure: { reason: verdict.failedAttempt, bestEffort: false } } : {}),
@@ -66,18 +71,52 @@ export function planFor(taskId: TaskId, verdict: TaskVerdict): TaskPlan {
         report: { finish: 'parked', reason: verdict.reason },
       };
     case 'block':
-      return { stagingEdit: { kind: 'block', reason: verdict.reason }, attempts: 'settle', worktree: 'remove', exclude: false, report: { finish: 'blocked', reason: verdict.reason } };
+      return {
+        stagingEdit: { kind: 'block', reason: verdict.reason },
+        attempts: 'settle',
+        worktree: 'remove',
+        exclude: false,
+        report: { finish: 'blocked', reason: verdict.reason },
+      };
     case 'retry':
-      return { attempts: { conflictRetry: verdict.reason, tellAgent: verdict.tellAgent }, worktree: 'remove', exclude: false, report: { retrying: verdict.reason } };
+      return {
+        attempts: { conflictRetry: verdict.reason, tellAgent: verdict.tellAgent },
+        worktree: 'remove',
+        exclude: false,
+        report: { retrying: verdict.reason },
+      };
     case 'fail':
-      return { countFailure: { reason: verdict.failedAttempt, bestEffort: false }, attempts: 'keep', worktree: 'remove', exclude: false, report: { finish: 'failed', reason: verdict.reason } };
+      return {
+        countFailure: { reason: verdict.failedAttempt, bestEffort: false },
+        attempts: 'keep',
+        worktree: 'remove',
+        exclude: false,
+        report: { finish: 'failed', reason: verdict.reason },
+      };
     case 'systemic':
-      return { systemic: `${taskId}: ${verdict.reason}`, attempts: 'keep', worktree: 'remove', exclude: true, report: { finish: 'failed', reason: verdict.reason } };
+      return {
+        systemic: `${taskId}: ${verdict.reason}`,
+        attempts: 'keep',
+        worktree: 'remove',
+        exclude: true,
+        report: { finish: 'failed', reason: verdict.reason },
+      };
     case 'interrupted':
-      return { attempts: 'keep', worktree: 'remove', exclude: false, report: { finish: 'interrupted', reason: verdict.reason } };
+      return {
+        attempts: 'keep',
+        worktree: 'remove',
+        exclude: false,
+        report: { finish: 'interrupted', reason: verdict.reason },
+      };
     case 'internal-error':
       // The worktree stays as it is: whatever failed may have left it for a human to see.
-      return { countFailure: { reason: verdict.reason, bestEffort: true }, attempts: 'keep', worktree: 'keep', exclude: true, report: { finish: 'failed', reason: verdict.reason } };
+      return {
+        countFailure: { reason: verdict.reason, bestEffort: true },
+        attempts: 'keep',
+        worktree: 'keep',
+        exclude: true,
+        report: { finish: 'failed', reason: verdict.reason },
+      };
     case 'run-again':
       return { attempts: 'keep', worktree: 'remove', exclude: false, report: { recovered: verdict.detail } };
   }
