@@ -21,6 +21,8 @@
 //    is seen from beside it only through its entry, index.ts.
 // 4. Nothing imports in a circle: not files, not the layer folders, not the
 //    folders inside one.
+// 5. A folder stays small enough to read: at most 15 files of its own (src/cli/,
+//    one file per command, is the exception).
 import t from 'tap';
 import * as path from 'node:path';
 import { REPO_ROOT, sourceFiles } from '../helpers/source-imports.js';
@@ -250,5 +252,19 @@ t.test('the circle finder finds circles and only circles', async (t) => {
     ),
     [],
     'a diamond is no circle',
+  );
+});
+
+t.test('no folder under src/ but cli/ (one file per command) holds more than 15 source files of its own', async (t) => {
+  const own = new Map<string, number>();
+  for (const file of files.filter((file) => file.startsWith('src/'))) {
+    own.set(path.posix.dirname(file), (own.get(path.posix.dirname(file)) ?? 0) + 1);
+  }
+  t.ok(own.size >= 20, `counted the folders (${own.size})`);
+  t.same(
+    [...own]
+      .filter(([folder, count]) => folder !== 'src/cli' && count > 15)
+      .map(([folder, count]) => `${folder}: ${count}`),
+    [],
   );
 });
