@@ -17,11 +17,12 @@ import { Sandbox, benchTasks, tinyAgentScript, type BenchTask, type Copy } from 
 import { taskFileName } from '../src/board/render.js';
 import { runDrainCli, type CliDrain } from './lib/drain.js';
 import { median, round, runsWanted } from './lib/stats.js';
+import { sized } from './lib/quick.js';
 
-const TASKS = 20;
-const PARALLEL = 16;
+const TASKS = sized(20, 6);
+const PARALLEL = sized(16, 3);
 const REPO_FILES = 50;
-const RED_TASK = 'TASK-13';
+const RED_TASK = `TASK-${sized(13, 4)}`;
 const GOAL_SPEEDUP = 5;
 const GATE_RUN_BOUND = 2 * Math.ceil(Math.log2(TASKS)) + 1;
 /** Red when a marker file is in the tree; 1 s either way. */

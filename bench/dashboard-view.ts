@@ -16,6 +16,7 @@ import { INITIAL_STATE } from '../tui/console-state.js';
 import { runDashboard } from '../tui/dashboard.js';
 import type { ConsoleServices } from '../tui/services.js';
 import type { Fleet, FleetRepo } from '../src/control/fleet/fleet.js';
+import { sized } from './lib/quick.js';
 
 const REPOS = 50;
 const BAR_MS = 50;
@@ -118,7 +119,12 @@ async function keyToFrameTimes(count: number): Promise<number[]> {
     const before = frames;
     const started = performance.now();
     input.write(i % 40 < 20 ? 'j' : 'k');
-    while (frames === before) await new Promise((resolve) => setImmediate(resolve));
+    // A key that changes nothing writes no frame: fail loudly rather than wait forever.
+    const deadline = performance.now() + 5000;
+    while (frames === before) {
+      if (performance.now() > deadline) throw new Error(`key ${i + 1} of ${count} wrote no frame within 5 s`);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     times.push(performance.now() - started);
   }
   terminate.abort();
@@ -128,8 +134,8 @@ async function keyToFrameTimes(count: number): Promise<number[]> {
 
 export async function main(): Promise<BenchResult> {
   buildTimes(50); // warm-up
-  const build = buildTimes(500);
-  const frame = await keyToFrameTimes(200);
+  const build = buildTimes(sized(500, 50));
+  const frame = await keyToFrameTimes(sized(200, 40));
   const buildMedian = round(median(build), 3);
   const frameMedian = round(median(frame), 2);
   const frameP95 = round([...frame].sort((a, b) => a - b)[Math.floor(frame.length * 0.95)]!, 2);

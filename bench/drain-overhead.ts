@@ -13,10 +13,11 @@ import { baselineLandings, runShellBaseline, writeShellBaseline } from './lib/sh
 import { describeProfile, profileDrain } from './lib/profile.js';
 import { cpuSeconds, type CpuTime } from './lib/cpu.js';
 import { median, round, runsWanted } from './lib/stats.js';
+import { sized } from './lib/quick.js';
 
-const TASKS = 40;
+const TASKS = sized(40, 4);
 const PARALLEL = 4;
-const REPO_FILES = 2000;
+const REPO_FILES = sized(2000, 50);
 /** Issue 15: the runner within 1.2x of the shell, in wall time and in CPU time. */
 const GOAL_RATIO = 1.2;
 

@@ -11,10 +11,11 @@ import { Sandbox, benchTasks, tinyAgentScript } from './lib/repo.js';
 import { runDrainCli, SCRIPTED_AGENT, taskSpan } from './lib/drain.js';
 import { median, round, runsWanted } from './lib/stats.js';
 import { describeProfile, profileDrain } from './lib/profile.js';
+import { sized } from './lib/quick.js';
 
-const TASKS = 12;
+const TASKS = sized(12, 4);
 const PARALLEL = 4;
-const SLEEP_SECONDS = 2;
+const SLEEP_SECONDS = sized(2, 1);
 const REPO_FILES = 50;
 const GOAL = 0.85;
 const IDEAL = (TASKS * SLEEP_SECONDS) / PARALLEL;

@@ -21,14 +21,17 @@ import { cronScheduler } from '../src/io/cron.js';
 import type { BenchFigure, BenchGoal, BenchResult } from './lib/types.js';
 import { printResult } from './lib/print.js';
 import { median } from './lib/stats.js';
+import { isQuick, sized } from './lib/quick.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const arg = (name: string, fallback: string) => {
   const index = process.argv.indexOf(`--${name}`);
   return index > 0 ? process.argv[index + 1]! : fallback;
 };
-const PUSHES = Number(arg('pushes', '3'));
-const POLLS = arg('poll', '1,15').split(',').map(Number);
+const PUSHES = Number(arg('pushes', String(sized(3, 1))));
+const POLLS = arg('poll', isQuick() ? '1' : '1,15')
+  .split(',')
+  .map(Number);
 const NAME = `rp${process.pid % 100000}`;
 const USER = `agent-${NAME}`;
 
@@ -76,10 +79,16 @@ function write(root: string, files: Record<string, string>): void {
   }
 }
 
-async function waitFor(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+/** Waits for `condition`; on timeout the error ends with what the watcher said last (`log`). */
+async function waitFor(condition: () => boolean, timeoutMs: number, what: string, log = () => ''): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) {
+      const said = log().trim().split('\n').slice(-8).join('\n');
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${said ? `; the watcher said last:\n${said}` : ''}`,
+      );
+    }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
@@ -157,7 +166,8 @@ export async function main(): Promise<BenchResult> {
       const state = path.join(root, `state-${poll}`);
       const registry = path.join(root, `registry-${poll}.toml`);
       writeFileSync(registry, registryText(poll));
-      const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'watch'), NAME], {
+      // The pickup is what is measured: the host's egress lock and proxy are not (isolation-egress.test.ts is).
+      const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'watch'), NAME, '--no-isolation'], {
         env: {
           PATH: '/usr/local/bin:/usr/bin:/bin',
           HOME: '/root',
@@ -170,7 +180,12 @@ export async function main(): Promise<BenchResult> {
       watcher = child;
       let stderr = '';
       child.stderr!.on('data', (chunk) => (stderr += chunk));
-      await waitFor(() => stderr.includes('"event":"watching"'), 30_000, 'the watcher to start');
+      await waitFor(
+        () => stderr.includes('"event":"watching"'),
+        30_000,
+        'the watcher to start',
+        () => stderr,
+      );
       const delays: number[] = [];
       for (let push = 0; push < PUSHES; push++) {
         const id = `TASK-${++number}`;
@@ -189,12 +204,14 @@ export async function main(): Promise<BenchResult> {
           () => existsSync(startFile) && readFileSync(startFile, 'utf8').trim() !== '',
           120_000,
           `the agent of ${id}`,
+          () => stderr,
         );
         delays.push(Number(readFileSync(startFile, 'utf8').trim()) - pushedAt);
         await waitFor(
           () => stderr.split('"event":"run-finished"').length > finishedBefore,
           120_000,
           `the drain of ${id} to end`,
+          () => stderr,
         );
       }
       child.kill('SIGTERM');
