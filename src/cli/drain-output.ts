@@ -37,6 +37,7 @@ function describeEvent(event: DrainEvent): string {
     case 'stopping':
     case 'published':
     case 'publish-skipped':
+    case 'staging-moved':
       return `${clock} ${event.event}${event.detail ? `: ${event.detail}` : ''}`;
     default:
       return `${clock} ${task}${event.event.replace(/^task-/, '')}${seconds}${event.reason ? `: ${event.reason}` : ''}`;

@@ -14,6 +14,7 @@ import {
   reapGroups,
 } from './recovery/index.js';
 import { fetchAndResolveBase, prepareStaging, publishedStaging, publishStaging } from '../staging/branch.js';
+import { StagingMovedError, StagingTip } from '../staging/tip.js';
 import { STAGING_BRANCH } from '../staging/names.js';
 import { releaseSpares, SpareWorktrees } from '../staging/task-branches.js';
 import { readBoard } from '../board/read.js';
@@ -35,7 +36,6 @@ import { processRecordsDir, workspaceStateDir } from '../paths.js';
 import { recordDrain } from './history.js';
 import type { DrainEvent, DrainEventBody, DrainSummary, Emit } from './types.js';
 import { drainOutcome, shouldPublish, type DrainFacts } from './verdict/index.js';
-import { resolveCommit } from '../git/refs.js';
 import { SessionGuard } from './session-guard.js';
 import { NO_SPEND_POLICY, type SpendPolicy } from '../spend/policy.js';
 import { utcDay } from '../spend/verdict.js';
@@ -146,11 +146,13 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       onProcess: (task, event, kind) => agents.update(task.id, event, kind),
       sessions,
     };
+    const tip = new StagingTip(git, stagingDir, withBlocked ?? prepared.head);
     const integratorDeps: IntegratorDeps = {
       process,
       fs,
       clock,
       git,
+      tip,
       onGateProcess: (taskId, event) => agents.update(taskId, event, 'gate'),
       onGateRun: (tasks, result) => drainBook.gateRan({ tasks, ok: result.ok, durationMs: result.durationMs }),
     };
@@ -204,7 +206,11 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
           () => integrator.ended,
         ),
         runTask: (task, releaseSlot) => runTaskFlow(flow, task, releaseSlot),
-        stopping: () => input.stop.aborted || systemicFailure !== undefined || sessions.budgetStop !== undefined,
+        stopping: () =>
+          input.stop.aborted ||
+          systemicFailure !== undefined ||
+          tip.movedBy !== undefined ||
+          sessions.budgetStop !== undefined,
         excluded: () => drainBook.excluded,
       },
       input.config.maxParallel,
@@ -223,11 +229,21 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
           : { id: input.only, ran, onBoard: true }
         : onlyFacts(input.only, await readBoard(fs, stagingDir));
 
-    const head = (await resolveCommit(git, stagingDir, 'HEAD'))!;
+    // Published only while auto/work is still the commit the runner wrote last, and exactly that commit.
+    const moved = await tip.verify().then(
+      () => undefined,
+      (error: unknown) => {
+        if (error instanceof StagingMovedError) return error;
+        throw error;
+      },
+    );
+    if (moved)
+      emit({ event: 'staging-moved', expected: moved.expected, found: moved.found ?? null, detail: moved.message });
+    const head = tip.current;
     staging = { base: prepared.baseHead, head };
     let publish: DrainFacts['publish'];
-    if (shouldPublish(input.push, head, remoteBefore)) {
-      const result = await publishStaging(git, input.workspace, refs, remoteBefore);
+    if (!moved && shouldPublish(input.push, head, remoteBefore)) {
+      const result = await publishStaging(git, input.workspace, refs, remoteBefore, head);
       pushed = result.pushed;
       publish = { pushed: result.pushed, reason: result.reason, hasOrigin: refs.hasOrigin };
       emit({
@@ -238,6 +254,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     const verdict = drainOutcome({
       ...(only ? { only } : {}),
       systemicFailure,
+      ...(moved ? { stagingMoved: moved.message } : {}),
       stopped: input.stop.aborted,
       tasksEnded: book.results.size,
       ...(publish ? { publish } : {}),

@@ -80,6 +80,16 @@ export interface DrainNoteEvent {
   readonly detail: string;
 }
 
+/** auto/work was found moved by something other than the runner: the drain stops and publishes nothing. */
+export interface StagingMovedEvent {
+  readonly event: 'staging-moved';
+  /** The commit the runner wrote last. */
+  readonly expected: string;
+  /** Where auto/work (or the staging worktree's HEAD) was found; null when the branch is gone. */
+  readonly found: string | null;
+  readonly detail: string;
+}
+
 export interface StagingReadyEvent {
   readonly event: 'staging-ready';
   readonly base: string;
@@ -140,6 +150,7 @@ export type DrainEventBody =
   | DrainNoteEvent
   | RateLimitWaitEvent
   | StagingReadyEvent
+  | StagingMovedEvent
   | TaskStartedEvent
   | TaskRetryingEvent
   | TaskFinishedEvent

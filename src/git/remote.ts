@@ -34,9 +34,10 @@ export async function pushWithLease(
   remote: string,
   branch: string,
   expected: string | undefined,
+  source: string = headRef(branch),
 ): Promise<PushAttempt> {
   const lease = `--force-with-lease=${headRef(branch)}:${expected ?? ''}`;
-  const result = await git.try(cwd, ['push', '--quiet', lease, remote, `${headRef(branch)}:${headRef(branch)}`]);
+  const result = await git.try(cwd, ['push', '--quiet', lease, remote, `${source}:${headRef(branch)}`]);
   return { ok: result.exitCode === 0, stderr: result.stderr };
 }
 

@@ -1,6 +1,7 @@
 // The working tree and index as named verbs: status, reset, clean, stage,
 // commit, checkout. Thin typed wrappers over Git.
 import type { Git } from './git.js';
+import { headRef } from './refs.js';
 
 export type UntrackedMode = 'all' | 'normal' | 'no';
 
@@ -54,6 +55,35 @@ export async function stageAll(git: Git, cwd: string): Promise<void> {
 /** Commits the index (no hooks); returns nothing, read HEAD for the commit. */
 export async function commitIndex(git: Git, cwd: string, message: string): Promise<void> {
   await git.run(cwd, ['commit', '--quiet', '--no-verify', '-m', message]);
+}
+
+export type CommitOnto =
+  { readonly ok: true; readonly commit: string } | { readonly ok: false; readonly found: string | undefined };
+
+/**
+ * Commits the index onto `branch` only while the branch is still at
+ * `parent` (update-ref's compare-and-swap): the commit's first parent is
+ * `parent` whatever the branch points at now, and a branch that moved
+ * meanwhile is left where it is (`found`). A merge in progress is the
+ * commit's second parent and is concluded. No hooks run (git commit-tree
+ * runs none).
+ */
+export async function commitIndexOnto(
+  git: Git,
+  cwd: string,
+  branch: string,
+  parent: string,
+  message: string,
+): Promise<CommitOnto> {
+  const tree = await git.value(cwd, ['write-tree']);
+  const mergeHead = await git.resolve(cwd, 'MERGE_HEAD');
+  const parents = ['-p', parent, ...(mergeHead ? ['-p', mergeHead] : [])];
+  const commit = await git.value(cwd, ['commit-tree', tree, ...parents, '-m', message]);
+  const subject = message.split('\n', 1)[0]!;
+  const moved = await git.try(cwd, ['update-ref', '-m', `commit: ${subject}`, headRef(branch), commit, parent]);
+  if (moved.exitCode !== 0) return { ok: false, found: await git.resolve(cwd, headRef(branch)) };
+  if (mergeHead) await git.run(cwd, ['merge', '--quit']);
+  return { ok: true, commit };
 }
 
 /** Checks out a branch, discarding changes to tracked files. */

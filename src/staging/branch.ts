@@ -185,15 +185,19 @@ export interface PublishResult {
   readonly reason?: string;
 }
 
-/** Pushes auto/work to origin with a lease on what origin had when we fetched. */
+/**
+ * Pushes `tip` (the commit the runner wrote last, never whatever the branch
+ * points at now) as auto/work to origin, with a lease on what origin had when we fetched.
+ */
 export async function publishStaging(
   git: Git,
   workspace: string,
   refs: Refs,
   expectedRemote: string | undefined,
+  tip: string,
 ): Promise<PublishResult> {
   if (!refs.hasOrigin) return { pushed: false, reason: 'no origin remote' };
-  const result = await pushWithLease(git, workspace, 'origin', STAGING_BRANCH, expectedRemote);
+  const result = await pushWithLease(git, workspace, 'origin', STAGING_BRANCH, expectedRemote, tip);
   if (!result.ok)
     return {
       pushed: false,

@@ -259,7 +259,7 @@ export async function discard(input: LifecycleInput): Promise<DiscardResult> {
   await ports.fs.remove(attemptsFile(workspaceStateDir(input.stateDir, workspace)));
   let pushed = false;
   if (staging && remoteBefore && remoteBefore !== base) {
-    const publish = await publishStaging(git, workspace, refs, remoteBefore);
+    const publish = await publishStaging(git, workspace, refs, remoteBefore, base);
     if (!publish.pushed)
       throw new FailedError(`${STAGING_BRANCH} was reset locally, but ${publish.reason}; run discard again`);
     pushed = true;

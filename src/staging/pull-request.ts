@@ -175,7 +175,7 @@ async function restartStaging(input: LifecycleInput): Promise<void> {
   const dir = stagingWorktree(input.workspace);
   if (await input.ports.fs.stat(`${dir}/.git`)) await resetAndClean(input.git, dir, base);
   else await createBranch(input.git, input.workspace, STAGING_BRANCH, base, { force: true });
-  const publish = await publishStaging(input.git, input.workspace, refs, before);
+  const publish = await publishStaging(input.git, input.workspace, refs, before, base);
   if (!publish.pushed)
     throw new FailedError(
       `merged, but ${STAGING_BRANCH} could not be restarted from ${input.baseBranch}: ${publish.reason}; run agent-runner discard`,

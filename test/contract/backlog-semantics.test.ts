@@ -21,6 +21,7 @@ import { DEMO_BACKLOG_CONFIG } from '../../src/demo/demo-repo.js';
 import { isFinishedStatus } from '../../src/board/status.js';
 import type { Board, Task } from '../../src/types.js';
 import { git, gitRepo } from '../helpers/temp.js';
+import { StagingTip } from '../../src/staging/tip.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const BACKLOG = path.join(root, 'node_modules', '.bin', 'backlog');
@@ -235,8 +236,11 @@ t.test('5: the Blocked reason is found wherever the agent wrote it, and kept who
   git(repo, 'add', '-A');
   git(repo, 'commit', '-q', '-m', 'board');
   const gitPort = new Git(realProcess, { env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: repo } });
+  // Board edits are commits onto auto/work, from the tip the runner wrote last.
+  git(repo, 'checkout', '-q', '-b', 'auto/work');
+  const tip = new StagingTip(gitPort, repo, git(repo, 'rev-parse', 'HEAD').trim());
   // The reason's words are in the description: the note must still be written.
-  await blockTask({ fs: realFs, git: gitPort }, repo, 'TASK-1', `${reason}\nand a second line that explains it`);
+  await blockTask({ fs: realFs, git: gitPort, tip }, repo, 'TASK-1', `${reason}\nand a second line that explains it`);
   const blocked = findTask(await readBoard(realFs, repo), 'TASK-1')!;
   t.equal(blocked.status, 'Blocked');
   t.equal(blockedReason(blocked), `${reason}\nand a second line that explains it`, 'the whole reason, both lines');
@@ -244,7 +248,7 @@ t.test('5: the Blocked reason is found wherever the agent wrote it, and kept who
     task: { status: string; implementationNotes?: string };
   };
   t.equal(view.task.status, 'Blocked', 'the CLI reads what we wrote');
-  await blockTask({ fs: realFs, git: gitPort }, repo, 'TASK-1', `${reason}\nand a second line that explains it`);
+  await blockTask({ fs: realFs, git: gitPort, tip }, repo, 'TASK-1', `${reason}\nand a second line that explains it`);
   t.equal(
     findTask(await readBoard(realFs, repo), 'TASK-1')!.notes.split('Blocked:').length,
     2,

@@ -243,10 +243,11 @@ async function killMidGit(
 
 for (const point of [
   { name: 'the staging merge', subcommand: 'merge', lock: 'index.lock', left: 'worktrees/staging/index.lock' },
-  { name: 'the landing commit', subcommand: 'commit', lock: 'index.lock', left: 'worktrees/staging/index.lock' },
+  // A landing is write-tree, commit-tree, then update-ref from the tip the runner wrote last (staging/tip.ts).
+  { name: 'the landing commit', subcommand: 'write-tree', lock: 'index.lock', left: 'worktrees/staging/index.lock' },
   {
     name: 'the update of auto/work',
-    subcommand: 'commit',
+    subcommand: 'update-ref',
     lock: '../../refs/heads/auto/work.lock',
     left: 'refs/heads/auto/work.lock',
   },

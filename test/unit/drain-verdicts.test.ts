@@ -535,6 +535,11 @@ t.test('drainOutcome: what the drain says it did', async (t) => {
       { outcome: 'drained' },
     ],
     ['pushed', facts({ publish: { pushed: true, reason: undefined, hasOrigin: true } }), { outcome: 'drained' }],
+    [
+      'auto/work moved outside the runner fails the drain, over a stop and a systemic failure',
+      facts({ stagingMoved: 'auto/work was moved outside the runner', stopped: true, systemicFailure: 'x' }),
+      { outcome: 'failed', failure: 'auto/work was moved outside the runner' },
+    ],
   ];
   for (const [name, input, expected] of rows) t.same(drainOutcome(input), expected, name);
   const publishRows: [boolean, string, string | undefined, boolean][] = [

@@ -25,7 +25,7 @@ import {
   startBisection,
   type Bisection,
 } from '../verdict/index.js';
-import { attachHead, headRef, resolveCommit, updateRef } from '../../git/refs.js';
+import { attachHead, resolveCommit } from '../../git/refs.js';
 import { abortMerge, conflictedFiles, mergeNoCommit } from '../../git/merge.js';
 import { checkoutDetached, checkoutForce, cleanUntracked, commitIndex, resetAndClean } from '../../git/tree.js';
 
@@ -116,7 +116,7 @@ export async function integrateBatch(
   const { git } = deps;
   const outcomes: Outcomes = new Map();
   const byId = new Map(metas.map((meta) => [meta.task.id, meta]));
-  const before = (await resolveCommit(git, stagingDir, 'HEAD'))!;
+  const before = await deps.tip.verify();
   // A task never judges itself: one that changes the gate or the runner's config is not merged at all.
   const mergeable: TaskId[] = [];
   for (const meta of metas) {
@@ -145,7 +145,7 @@ export async function integrateBatch(
       } else if (step.kind === 'land') {
         const target = chain.commits[step.tasks.length - 1]!;
         // Compare-and-swap: auto/work moves only from the state this batch started on or last landed.
-        await updateRef(git, stagingDir, headRef(STAGING_BRANCH), target, chain.landed);
+        await deps.tip.moveTo(target);
         step.tasks.forEach((task, i) =>
           outcomes.set(task, { kind: 'landed', commit: chain.commits[i]!, gate: lastGreen! }),
         );

@@ -11,7 +11,7 @@ import { conflictOutcome, judgeMergedTree, type GateResult, type IntegrationOutc
 import { isAncestor, resolveCommit } from '../../git/refs.js';
 import { abortMerge, conflictedFiles, mergeNoCommit } from '../../git/merge.js';
 import type { Git } from '../../git/git.js';
-import { commitIndex, resetAndClean } from '../../git/tree.js';
+import { resetAndClean } from '../../git/tree.js';
 
 export interface LandingMeta {
   readonly task: Pick<Task, 'id' | 'title'>;
@@ -54,7 +54,7 @@ export async function integrateBranch(
   gate: GateSpec,
 ): Promise<IntegrationOutcome> {
   const { git } = deps;
-  const before = (await resolveCommit(git, stagingDir, 'HEAD'))!;
+  const before = await deps.tip.verify();
   if (meta.mayBeLanded && (await isAncestor(git, stagingDir, meta.branch, 'HEAD'))) {
     return { kind: 'already-landed', commit: before };
   }
@@ -81,10 +81,8 @@ export async function integrateBranch(
     await abandonMerge(git, stagingDir, before);
     return { kind: 'gate-failed', gate: verdict.gate };
   }
-  await commitIndex(git, stagingDir, landingMessage(meta, verdict.gate));
-  const after = await git.treeState(stagingDir);
-  const commit = after.head!;
+  const commit = await deps.tip.commit(landingMessage(meta, verdict.gate));
   // Whatever the gates built or changed is not part of the landing.
-  if (after.dirty) await resetAndClean(git, stagingDir, commit);
+  if ((await git.treeState(stagingDir)).dirty) await resetAndClean(git, stagingDir, commit);
   return { kind: 'landed', commit, gate: verdict.gate };
 }

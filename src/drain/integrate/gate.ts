@@ -9,12 +9,15 @@ import type { TaskId } from '../../types.js';
 import { superviseAgent } from '../../agent/supervise.js';
 import { reportingProcess, type AgentProcessEvent } from '../../agent/run-task.js';
 import type { GateResult } from '../verdict/index.js';
+import type { StagingTip } from '../../staging/tip.js';
 
 export interface IntegratorDeps {
   readonly process: ProcessPort;
   readonly fs: FsPort;
   readonly clock: Clock;
   readonly git: Git;
+  /** auto/work as the runner last wrote it: every landing checks it and moves the branch from it. */
+  readonly tip: StagingTip;
   /** The gate's process and its end, for the drain's records (a killed drain's gate is reaped by the next). */
   readonly onGateProcess?: (taskId: TaskId, event: AgentProcessEvent) => void | Promise<void>;
   /** Each run of the gates script, with the tasks it judged together. */

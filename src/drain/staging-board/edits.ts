@@ -20,12 +20,15 @@ import { NO_REASON, PARKED_LABEL, parkNote } from '../../board/parking.js';
 import { isUnreadable, lastBlockedParagraph, parseTaskFile } from '../../board/parse.js';
 import { BLOCKED_STATUS } from '../../board/readiness.js';
 import { commitIndex, stagePaths } from '../../git/tree.js';
+import type { StagingTip } from '../../staging/tip.js';
 import { resolveCommit } from '../../git/refs.js';
 
 /** What a board edit on auto/work needs: the files and git (an IntegratorDeps will do). */
 export interface BoardEditDeps {
   readonly fs: FsPort;
   readonly git: Git;
+  /** auto/work as the runner last wrote it: an edit is committed by compare-and-swap from it. */
+  readonly tip: StagingTip;
 }
 
 /**
@@ -40,16 +43,17 @@ async function commitTaskEdit(
   message: string,
   alsoEnsureBlockedStatus = false,
 ): Promise<string | undefined> {
+  // The board edited is auto/work's as the runner last wrote it, and the commit moves it from there.
+  await deps.tip.verify();
   const board = await readBoard(deps.fs, stagingDir);
   const task = findTask(board, taskId);
   if (!task) return undefined;
-  if (!(await updateTaskFile(deps.fs, stagingDir, task, edit))) return resolveCommit(deps.git, stagingDir, 'HEAD');
+  if (!(await updateTaskFile(deps.fs, stagingDir, task, edit))) return deps.tip.current;
   await stagePaths(deps.git, stagingDir, [task.file]);
   // The backlog CLI refuses a status its config does not list.
   const config = alsoEnsureBlockedStatus ? await ensureBlockedStatusFile(deps.fs, stagingDir) : undefined;
   if (config) await stagePaths(deps.git, stagingDir, [config]);
-  await commitIndex(deps.git, stagingDir, message);
-  return resolveCommit(deps.git, stagingDir, 'HEAD');
+  return deps.tip.commit(message);
 }
 
 /** Parks a task on auto/work: label `parked` and a note with the reason and the branch. */

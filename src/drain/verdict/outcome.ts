@@ -14,6 +14,8 @@ export interface DrainFacts {
   };
   /** The first systemic agent failure (the drain stopped for it). */
   readonly systemicFailure: string | undefined;
+  /** auto/work was found moved by something other than the runner (staging/tip.ts): why the drain stopped. */
+  readonly stagingMoved?: string;
   /** A stop was requested. */
   readonly stopped: boolean;
   /** Tasks that ended in this drain. */
@@ -55,6 +57,11 @@ export function drainOutcome(facts: DrainFacts): DrainVerdict {
   if (facts.publish && !facts.publish.pushed && facts.publish.hasOrigin) {
     outcome = 'failed';
     failure = facts.publish.reason;
+  }
+  // Nothing was published then, and nothing else matters as much.
+  if (facts.stagingMoved) {
+    outcome = 'failed';
+    failure = facts.stagingMoved;
   }
   return { outcome, ...(failure ? { failure } : {}) };
 }
