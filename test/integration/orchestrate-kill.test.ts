@@ -273,7 +273,7 @@ for (const point of [
   });
 }
 
-t.test('a git lock something still holds is kept, and the failure names it', async (t) => {
+t.test('a git lock a live process holds is kept, and the drain is busy naming it', async (t) => {
   const fixture = drainFixture(t, [TWO_TASKS[0]!]);
   const lock = path.join(fixture.clone, '.git', 'refs', 'heads', 'auto', 'work.lock');
   git(fixture.clone, 'branch', 'auto/work', 'main');
@@ -293,12 +293,20 @@ t.test('a git lock something still holds is kept, and the failure names it', asy
     'the holder to open the lock',
   );
   const next = await runOrchestrate(fixture);
-  const details = next.events.filter((event) => event.event === 'recovered').map((event) => String(event.detail));
-  t.ok(
-    details.some((detail) => detail.startsWith(`kept git lock ${lock}: open in pid ${holder.pid} (sleep)`)),
-    `kept, naming the holder (${details.join('; ')})`,
+  t.equal(next.code, 75, `busy (${next.stderr.slice(-400)})`);
+  t.match(
+    next.stderr,
+    `${lock} is held by sleep pid ${holder.pid}, which no live or gone agent-runner run is known to have started; wait for it to finish, then run again`,
+    'naming the lock and its holder',
   );
+  t.notMatch(next.stderr, /Unable to create/, "never git's raw lock error");
   t.ok(existsSync(lock), 'the lock is still there');
+  t.ok(alive(holder.pid!), 'and its holder is not ended');
+  t.same(
+    readdirSync(path.join(fixture.clone, '.git')).filter((name) => name.startsWith('agent-runner-drain.lock')),
+    [],
+    'the drain lock is released',
+  );
 });
 
 t.test('killed during publish: the next drain publishes, nothing lands twice', async (t) => {
