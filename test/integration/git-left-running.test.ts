@@ -17,8 +17,8 @@ import {
   type CliRun,
   type DrainFixture,
 } from '../helpers/drain-fixture.js';
-import { gitLocksUnder, killGroup, pidFrom } from '../helpers/kill.js';
-import { running, startTimeOf } from '../helpers/user-processes.js';
+import { gitLocksUnder, killGroup, killIfSame, pidFrom } from '../helpers/kill.js';
+import { running } from '../helpers/user-processes.js';
 
 const TASK = { id: 'TASK-1', title: 'Add alpha', description: 'agent: write alpha.txt "alpha"' };
 /** alpha.txt goes through the filter named slow (configured per clone by slowFilter). */
@@ -70,16 +70,7 @@ async function hungGit(t: Test, control: string, what: string): Promise<HeldGit>
   const sleep = await pidFrom(path.join(control, 'sleep-pid'), 5000, 'the filter to start its sleep');
   const held = { git: parentOf(filter), filter, sleep };
   t.equal(readFileSync(`/proc/${held.git}/comm`, 'utf8').trim(), 'git', 'the filter runs under git');
-  for (const pid of [held.sleep, held.filter, held.git]) {
-    const identity = startTimeOf(pid);
-    t.teardown(() => {
-      try {
-        if (startTimeOf(pid) === identity) process.kill(pid, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    });
-  }
+  for (const pid of [held.sleep, held.filter, held.git]) t.teardown(killIfSame(pid));
   return held;
 }
 

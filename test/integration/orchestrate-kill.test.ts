@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync, chmodSync, readdirSync, rmSync } from 'node:fs';
-import { gitLocksUnder, hangingGit, killGroup, killGroupIfSame, pidFrom } from '../helpers/kill.js';
+import { gitLocksUnder, hangingGit, killGroup, killGroupIfSame, killIfSame, pidFrom } from '../helpers/kill.js';
 import * as path from 'node:path';
 import { git, tempDir } from '../helpers/temp.js';
 import {
@@ -321,6 +321,7 @@ t.test('killed during publish: the next drain publishes, nothing lands twice', a
   const before = git(fixture.clone, 'rev-parse', 'origin/main');
   const { child } = startOrchestrate(fixture, [], true);
   const hookPid = await pidFrom(path.join(control, 'pushing'), 30000, 'the push to reach origin');
+  t.teardown(killIfSame(hookPid));
   // The whole group: orchestrate and its git push, as a crash or power cut would.
   killGroup(child.pid!);
   killGroup(hookPid);
@@ -333,6 +334,8 @@ t.test('killed during publish: the next drain publishes, nothing lands twice', a
 
   const next = await runOrchestrate(fixture);
   t.equal(next.code, 0, next.stderr.slice(-800));
+  // The push outlived the group kill (it leads its own session), and the hook with it.
+  t.notOk(alive(hookPid), "the next drain ended the killed drain's push, its hook too");
   t.equal(JSON.parse(next.stdout).pushed, true, 'the next drain publishes');
   t.equal(
     git(fixture.origin, 'rev-parse', 'auto/work'),
