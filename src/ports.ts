@@ -156,9 +156,28 @@ export interface UserProcess {
   readonly zombie: boolean;
 }
 
+/** A process found working in a repository (ProcessControl.processesInRepository), as /proc shows it. */
+export interface RepositoryProcess {
+  readonly pid: number;
+  /** /proc/PID/comm. */
+  readonly name: string;
+  /** Field 22 of /proc/PID/stat; undefined when it could not be read (or it is a zombie). */
+  readonly startTime: string | undefined;
+  /** The real uid. */
+  readonly uid: number;
+  /** Its process group (field 5 of /proc/PID/stat): a git the runner started leads its own. */
+  readonly pgid: number;
+  /** The file among those asked about that it has open, if any. */
+  readonly file: string | undefined;
+  /** Whether its working directory is in one of the directories asked about. */
+  readonly inDirs: boolean;
+  /** The STARTED_BY_VARIABLE of its environment as it is, when present and readable (process-identity.ts). */
+  readonly startedBy: string | undefined;
+}
+
 export interface ProcessControl {
-  /** This process. */
-  self(): Promise<{ readonly pid: number; readonly startTime: string | undefined }>;
+  /** This process: its identity and its real uid. */
+  self(): Promise<{ readonly pid: number; readonly startTime: string | undefined; readonly uid: number }>;
   /**
    * Signals process group `pgid`; false when there is no such group. Only
    * orchestrate uses it, as the repo user, on its own agents: root signals
@@ -166,17 +185,19 @@ export interface ProcessControl {
    * processes (control/dispatch/user-sweep.ts).
    */
   signalGroup(pgid: number, signal: 'SIGTERM' | 'SIGKILL'): boolean;
+  /**
+   * Signals the one process `pid` (not its group); false when there is none. Like signalGroup, used by a drain or
+   * a lifecycle command, as the repo user, on what a gone run of its own left (drain/recovery/git-locks.ts).
+   */
+  signalProcess(pid: number, signal: 'SIGTERM' | 'SIGKILL'): boolean;
   /** Every process whose REAL uid is `uid` (the Uid: line of /proc/PID/status). */
   processesOfUser(uid: number): Promise<UserProcess[]>;
   /**
-   * Processes visible to this one that hold any of `files` open, and git
-   * processes whose working directory is in any of `dirs` (git may hold a
-   * lock closed while a hook or editor runs). This process is never listed.
+   * Processes visible to this one that hold any of `files` open or whose
+   * working directory is in any of `dirs`, whatever their name (a git, the
+   * filter or editor it runs). This process is never listed.
    */
-  processesHolding(
-    files: readonly string[],
-    dirs: readonly string[],
-  ): Promise<{ readonly pid: number; readonly name: string; readonly file: string | undefined }[]>;
+  processesInRepository(files: readonly string[], dirs: readonly string[]): Promise<RepositoryProcess[]>;
   /** Calls handler on each signal; returns the unsubscribe. */
   onSignal(signal: StopSignal, handler: () => void): () => void;
 }

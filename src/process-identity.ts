@@ -27,3 +27,24 @@ export async function stillRunning(
   if (!Number.isInteger(recorded.pid) || recorded.pid <= 0) return false;
   return isSameProcess(recorded, await process.startTimeOf(recorded.pid));
 }
+
+/**
+ * The variable every git the runner starts carries: the identity of the agent-runner process that started it,
+ * "PID:STARTTIME". A git outlives its starter (it leads its own session, so a group kill misses it); with this,
+ * the next run can prove the run that started it is gone (src/drain/recovery/git-locks.ts).
+ */
+export const STARTED_BY_VARIABLE = 'AGENT_RUNNER_STARTED_BY';
+
+/** Pure: the variable's value for `starter`, or undefined when its start time is unknown (it would prove nothing). */
+export function startedByValue(starter: ProcessIdentity): string | undefined {
+  if (!Number.isInteger(starter.pid) || starter.pid <= 1 || starter.startTime === undefined) return undefined;
+  return /^\d{1,20}$/.test(starter.startTime) ? `${starter.pid}:${starter.startTime}` : undefined;
+}
+
+/** Pure: the identity a STARTED_BY value names, or undefined when it names none (absent, malformed). */
+export function parseStartedBy(value: string | undefined): ProcessIdentity | undefined {
+  const match = /^(\d{1,10}):(\d{1,20})$/.exec(value ?? '');
+  if (!match) return undefined;
+  const pid = Number(match[1]);
+  return pid > 1 ? { pid, startTime: match[2] } : undefined;
+}

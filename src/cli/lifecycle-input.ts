@@ -19,7 +19,7 @@ export async function lifecycleInput(
   const { fs, process } = context.ports;
   const workspace = await checkWorkspace(fs, context.cwd, workspaceOption);
   const { config } = await readRepoConfig(fs, workspace);
-  const git = new Git(process, { env: agentBaseEnv(context.env) });
+  const git = new Git(process, { env: agentBaseEnv(context.env), startedBy: await context.ports.control.self() });
   return {
     ports: context.ports,
     git,
@@ -32,8 +32,9 @@ export async function lifecycleInput(
 
 /**
  * Runs work holding the repository's drain lock, released whatever happens,
- * after removing git locks a killed git left (a killed promote's
- * fast-forward leaves the checkout's index.lock); says what it removed.
+ * after ending the gits a killed run left and removing the git locks they
+ * held (a killed promote's fast-forward leaves the checkout's index.lock);
+ * says what it ended and removed. Busy while a live process holds a lock.
  */
 export async function withWorkspaceLock<T>(
   context: CliContext,
@@ -44,7 +45,7 @@ export async function withWorkspaceLock<T>(
   const { locks, process, clock, fs, control } = context.ports;
   const { lock, gitCommonDir } = await acquireRepoLock({ locks, process, clock }, input.git, input.workspace, purpose);
   try {
-    for (const note of await clearStaleGitLocks({ fs, control }, input.workspace, gitCommonDir))
+    for (const note of await clearStaleGitLocks({ fs, process, clock, control }, input.workspace, gitCommonDir))
       context.err(`${note}\n`);
     return await work();
   } finally {

@@ -108,7 +108,7 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
   await ensureStateDir(fs, workspaceStateDir(state, workspace));
 
   const runId = options.runId ?? ids.next();
-  const git = new Git(process, { env, files: fs });
+  const git = new Git(process, { env, files: fs, startedBy: await context.ports.control.self() });
   const identity = authorFrom(options) ?? (await configuredIdentity(git, workspace));
   const summary = await orchestrate(context.ports, identity ? git.withIdentity(identity) : git, {
     workspace,

@@ -102,7 +102,7 @@ async function run(context: CliContext, options: RunOptions): Promise<number> {
   await ensureStateDir(fs, workspaceStateDir(state, workspace));
 
   const runId = ids.next();
-  const git = new Git(process, { env });
+  const git = new Git(process, { env, startedBy: await context.ports.control.self() });
   const secrets = await knownSecrets(fs, env);
   context.err(
     `run ${runId}: ${task.id} "${printableLine(redactSecrets(task.title, secrets))}" with ${config.assistant}${config.model ? ` (${config.model})` : ''}\n`,

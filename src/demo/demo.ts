@@ -80,7 +80,11 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
     GIT_COMMITTER_NAME: 'demo agent',
     GIT_COMMITTER_EMAIL: 'agent@demo.invalid',
   };
-  const git = new Git(ports.process, { env, identity: { name: 'demo operator', email: 'operator@demo.invalid' } });
+  const git = new Git(ports.process, {
+    env,
+    identity: { name: 'demo operator', email: 'operator@demo.invalid' },
+    startedBy: await input.control.self(),
+  });
 
   input.onStep(`demo repo: ${clone} (origin ${origin})`);
   await initBare(git, root, origin, 'main');

@@ -60,8 +60,8 @@ export interface OrchestrateInput {
   /** Aborted when the drain must stop (SIGTERM): start nothing new, then end running agents after graceMs. */
   readonly stop: AbortSignal;
   readonly graceMs: number;
-  /** Signals process groups this drain did not start (agents a killed drain left running). */
-  readonly control: Pick<ProcessControl, 'signalGroup' | 'processesHolding'>;
+  /** Ends what a killed drain left running: the agents it recorded, the gits it started (drain/recovery). */
+  readonly control: Pick<ProcessControl, 'signalGroup' | 'signalProcess' | 'self' | 'processesInRepository'>;
   /** Takes the workspace lock. */
   readonly locks: LockPort;
   /** Budgets and what the ledger says was spent (root passes it); none: no caps, default waits. */
@@ -87,10 +87,17 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
         input.secrets,
       ),
     );
-  await reapOrphanedAgents(ports, input, wsState, emit);
-  // After the orphans: a git they ran is gone, so what it locked is stale.
-  for (const note of await clearStaleGitLocks({ fs, control: input.control }, input.workspace, gitCommonDir))
-    emit({ event: 'recovered', detail: note });
+  try {
+    await reapOrphanedAgents(ports, input, wsState, emit);
+    // After the orphans: a git they ran is gone, so what it locked is stale.
+    const gitLocks = { fs, process, clock, control: input.control };
+    for (const note of await clearStaleGitLocks(gitLocks, input.workspace, gitCommonDir))
+      emit({ event: 'recovered', detail: note });
+  } catch (error) {
+    // Busy (a live process holds a git lock) or failed before the drain began: nothing to record.
+    await lock.release();
+    throw error;
+  }
   let outcome: DrainSummary['outcome'] = 'drained';
   let failure: string | undefined;
   let staging = { base: '', head: '' };

@@ -6,6 +6,7 @@ import type { Command } from '../types.js';
 import { FailedError } from '../errors.js';
 import { USER_PATH } from '../system-path.js';
 import { headFromFiles } from './head-files.js';
+import { STARTED_BY_VARIABLE, startedByValue, type ProcessIdentity } from '../process-identity.js';
 
 export interface GitIdentity {
   readonly name: string;
@@ -21,6 +22,11 @@ export interface GitOptions {
    * With these, HEAD is read from the worktree's files when they say it plainly (head-files.ts), not by starting git.
    */
   readonly files?: Pick<FsPort, 'readUntrusted' | 'statUntrusted'>;
+  /**
+   * The agent-runner process these gits belong to (ProcessControl.self()): each carries it in its environment, so a
+   * git left running after that process died can be told from a live run's (src/drain/recovery/git-locks.ts).
+   */
+  readonly startedBy?: ProcessIdentity;
 }
 
 /**
@@ -59,7 +65,11 @@ export function committerEnvironment(): Record<string, string> {
 }
 
 /** The environment every git invocation gets, derived from the caller's base env. */
-function sanitizedGitEnv(base: Readonly<Record<string, string>>, identity?: GitIdentity): Record<string, string> {
+function sanitizedGitEnv(
+  base: Readonly<Record<string, string>>,
+  identity?: GitIdentity,
+  startedBy?: ProcessIdentity,
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const key of [
     'HOME',
@@ -88,6 +98,8 @@ function sanitizedGitEnv(base: Readonly<Record<string, string>>, identity?: GitI
   env.GIT_AUTHOR_EMAIL = author.email;
   env.GIT_COMMITTER_NAME = RUNNER_IDENTITY.name;
   env.GIT_COMMITTER_EMAIL = RUNNER_IDENTITY.email;
+  const starter = startedBy && startedByValue(startedBy);
+  if (starter) env[STARTED_BY_VARIABLE] = starter;
   return env;
 }
 
@@ -107,7 +119,12 @@ const SAFE_FLAGS = [
 ];
 
 export function gitCommand(cwd: string, args: readonly string[], options: GitOptions): Command {
-  return { program: 'git', args: [...SAFE_FLAGS, ...args], env: sanitizedGitEnv(options.env, options.identity), cwd };
+  return {
+    program: 'git',
+    args: [...SAFE_FLAGS, ...args],
+    env: sanitizedGitEnv(options.env, options.identity, options.startedBy),
+    cwd,
+  };
 }
 
 /**

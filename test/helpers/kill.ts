@@ -46,6 +46,19 @@ export function killGroupIfSame(pid: number): () => void {
   };
 }
 
+/** For a teardown: SIGKILL to the one process `pid`, only while it is still the process it is now. */
+export function killIfSame(pid: number): () => void {
+  const identity = startTimeOrUndefined(pid);
+  return () => {
+    if (identity === undefined || startTimeOrUndefined(pid) !== identity) return;
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  };
+}
+
 function startTimeOrUndefined(pid: number): string | undefined {
   try {
     return startTimeOf(pid);

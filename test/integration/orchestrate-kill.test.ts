@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync, chmodSync, readdirSync, rmSync } from 'node:fs';
-import { gitLocksUnder, hangingGit, killGroup, killGroupIfSame, pidFrom } from '../helpers/kill.js';
+import { gitLocksUnder, hangingGit, killGroup, killGroupIfSame, killIfSame, pidFrom } from '../helpers/kill.js';
 import * as path from 'node:path';
 import { git, tempDir } from '../helpers/temp.js';
 import {
@@ -274,7 +274,7 @@ for (const point of [
   });
 }
 
-t.test('a git lock something still holds is kept, and the failure names it', async (t) => {
+t.test('a git lock a live process holds is kept, and the drain is busy naming it', async (t) => {
   const fixture = drainFixture(t, [TWO_TASKS[0]!]);
   const lock = path.join(fixture.clone, '.git', 'refs', 'heads', 'auto', 'work.lock');
   git(fixture.clone, 'branch', 'auto/work', 'main');
@@ -294,12 +294,20 @@ t.test('a git lock something still holds is kept, and the failure names it', asy
     'the holder to open the lock',
   );
   const next = await runOrchestrate(fixture);
-  const details = next.events.filter((event) => event.event === 'recovered').map((event) => String(event.detail));
-  t.ok(
-    details.some((detail) => detail.startsWith(`kept git lock ${lock}: open in pid ${holder.pid} (sleep)`)),
-    `kept, naming the holder (${details.join('; ')})`,
+  t.equal(next.code, 75, `busy (${next.stderr.slice(-400)})`);
+  t.match(
+    next.stderr,
+    `${lock} is held by sleep pid ${holder.pid}, which no live or gone agent-runner run is known to have started; wait for it to finish, then run again`,
+    'naming the lock and its holder',
   );
+  t.notMatch(next.stderr, /Unable to create/, "never git's raw lock error");
   t.ok(existsSync(lock), 'the lock is still there');
+  t.ok(alive(holder.pid!), 'and its holder is not ended');
+  t.same(
+    readdirSync(path.join(fixture.clone, '.git')).filter((name) => name.startsWith('agent-runner-drain.lock')),
+    [],
+    'the drain lock is released',
+  );
 });
 
 t.test('killed during publish: the next drain publishes, nothing lands twice', async (t) => {
@@ -314,6 +322,7 @@ t.test('killed during publish: the next drain publishes, nothing lands twice', a
   const before = git(fixture.clone, 'rev-parse', 'origin/main');
   const { child } = startOrchestrate(fixture, [], true);
   const hookPid = await pidFrom(path.join(control, 'pushing'), 30000, 'the push to reach origin');
+  t.teardown(killIfSame(hookPid));
   // The whole group: orchestrate and its git push, as a crash or power cut would.
   killGroup(child.pid!);
   killGroup(hookPid);
@@ -326,6 +335,8 @@ t.test('killed during publish: the next drain publishes, nothing lands twice', a
 
   const next = await runOrchestrate(fixture);
   t.equal(next.code, 0, next.stderr.slice(-800));
+  // The push outlived the group kill (it leads its own session), and the hook with it.
+  t.notOk(alive(hookPid), "the next drain ended the killed drain's push, its hook too");
   t.equal(JSON.parse(next.stdout).pushed, true, 'the next drain publishes');
   t.equal(
     git(fixture.origin, 'rev-parse', 'auto/work'),
