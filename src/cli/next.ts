@@ -11,7 +11,7 @@ import type { Ports } from '../ports.js';
 import { readRepoConfig } from '../repo/read-config.js';
 import { BoardSnapshot } from '../control/repo-view/board.js';
 import { STAGING_BRANCH } from '../staging/names.js';
-import { EXIT } from '../errors.js';
+import { EXIT, PathError } from '../errors.js';
 import { checkWorkspace } from '../repo/workspace.js';
 import { readBoard } from '../board/read.js';
 import { assessReadiness, describeReason } from '../board/readiness.js';
@@ -46,7 +46,12 @@ async function drainBoard(
     (validation) => validation.config.baseBranch,
     () => 'main',
   );
-  const view = await new BoardSnapshot(ports.process, workspace, baseBranch).view().catch(() => undefined);
+  // git cannot read the objects (no commit yet, say): the checkout's board is the drain's starting point. A board that
+  // is not a folder on auto/work or the base is the drain's error too: said, not read past.
+  const view = await new BoardSnapshot(ports.process, workspace, baseBranch).view().catch((error: unknown) => {
+    if (error instanceof PathError) throw error;
+    return undefined;
+  });
   if (view?.refs.includes(STAGING_BRANCH)) return { board: view.board, source: view.refs.join(' + ') };
   return { board: await readBoard(ports.fs, workspace), source: 'checkout' };
 }
