@@ -3,7 +3,7 @@
 // the serialized integrator, publish, and write the drain's summary.
 import * as path from 'node:path';
 import type { LockPort, Ports, ProcessControl } from '../ports.js';
-import type { AgentAdapter, RepoConfig, TaskId, Board } from '../types.js';
+import type { AgentAdapter, RepoConfig, TaskId, Board, LabelCheck } from '../types.js';
 import type { Git } from '../git/git.js';
 import {
   acquireRepoLock,
@@ -17,6 +17,7 @@ import { fetchAndResolveBase, prepareStaging, publishedStaging, publishStaging }
 import { STAGING_BRANCH } from '../staging/names.js';
 import { releaseSpares, SpareWorktrees } from '../staging/task-branches.js';
 import { readBoard } from '../board/read.js';
+import { assessReadiness, describeReason } from '../board/readiness.js';
 import { drainLoop } from './schedule.js';
 import { boardReader, ensureBlockedOnStaging } from './staging-board/index.js';
 import { Mutex } from './mutex.js';
@@ -42,6 +43,7 @@ import { utcDay } from '../spend/verdict.js';
 import { readRememberedReset, rememberReset } from './rate-limit-memory.js';
 import { redactDeep, redactSecrets } from '../agent/secrets.js';
 import { sameTaskId } from '../board/task-id.js';
+import { labelCheckFor } from '../repo/escalation.js';
 
 export interface OrchestrateInput {
   readonly workspace: string;
@@ -209,6 +211,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       },
       input.config.maxParallel,
       input.only,
+      labelCheckFor(input.config.assistant),
     );
     stopTimer?.cancel();
     input.stop.removeEventListener('abort', onStop);
@@ -221,7 +224,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
         ? input.only === undefined
           ? undefined
           : { id: input.only, ran, onBoard: true }
-        : onlyFacts(input.only, await readBoard(fs, stagingDir));
+        : onlyFacts(input.only, await readBoard(fs, stagingDir), labelCheckFor(input.config.assistant));
 
     const head = (await resolveCommit(git, stagingDir, 'HEAD'))!;
     staging = { base: prepared.baseHead, head };
@@ -310,9 +313,12 @@ async function reapOrphanedAgents(ports: Ports, input: OrchestrateInput, wsState
   for (const name of await fs.list(dir)) await fs.remove(path.join(dir, name));
 }
 
-/** Pure: what the board says of a --task that did not run: on it, unreadable (and why), or absent. */
-function onlyFacts(id: TaskId, board: Board): NonNullable<DrainFacts['only']> {
-  if (board.tasks.some((task) => sameTaskId(task.id, id))) return { id, ran: false, onBoard: true };
+/** Pure: what the board says of a --task that did not run: on it (and why it is not ready), unreadable, or absent. */
+function onlyFacts(id: TaskId, board: Board, labels: LabelCheck): NonNullable<DrainFacts['only']> {
+  if (board.tasks.some((task) => sameTaskId(task.id, id))) {
+    const entry = assessReadiness(board, labels).notReady.find((candidate) => sameTaskId(candidate.id, id));
+    return { id, ran: false, onBoard: true, notReady: entry?.reasons.map(describeReason) ?? [] };
+  }
   const broken = board.unreadable.find((entry) => entry.id !== undefined && sameTaskId(entry.id, id));
   return { id, ran: false, onBoard: false, ...(broken ? { unreadable: `${broken.file}: ${broken.reason}` } : {}) };
 }

@@ -500,6 +500,18 @@ t.test('drainOutcome: what the drain says it did', async (t) => {
       },
     ],
     [
+      '--task not ready, with its reasons',
+      facts({
+        only: { id: 'TASK-3', ran: false, onBoard: true, notReady: ['status In Progress', 'label "effort:" ...'] },
+        tasksEnded: 0,
+      }),
+      {
+        outcome: 'failed',
+        failure:
+          'TASK-3 is not ready on auto/work (status In Progress; label "effort:" ...); `agent-runner next` (which reads auto/work) says why',
+      },
+    ],
+    [
       '--task not on the board',
       facts({ only: { id: 'TASK-3', ran: false, onBoard: false }, tasksEnded: 0 }),
       { outcome: 'failed', failure: 'no task TASK-3 on auto/work' },

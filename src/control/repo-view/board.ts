@@ -11,10 +11,14 @@
 // `--batch-check`, whose answer is the same few bytes however large the
 // board's files are. Git runs with safe.directory=<repo> because root does
 // not own the checkout. `agent-runner next` reads the same view, so it and
-// `fleet` agree.
+// `fleet` agree. The same batch reads the checkout's committed
+// .agent/config.json (`HEAD`): its assistant decides which model:/effort:
+// labels a task may carry to be ready, as it does for the drain.
 import * as path from 'node:path';
 import type { ProcessPort } from '../../ports.js';
-import type { Board, Task, UnreadableTask } from '../../types.js';
+import type { AssistantName, Board, LabelCheck, Task, UnreadableTask } from '../../types.js';
+import { CONFIG_FILE as REPO_CONFIG_FILE, parseRepoConfig } from '../../repo/config.js';
+import { labelCheckFor } from '../../repo/escalation.js';
 import { catFileBatch, catFileBatchCheck, catFileBatchCommand, lsTree, lsTreePath } from '../../git/outsider.js';
 import { PathError } from '../../errors.js';
 import { parseTaskFile } from '../../board/parse.js';
@@ -169,11 +173,20 @@ export function combineBoards(staging: Board | undefined, base: Board | undefine
   };
 }
 
-function summarize(view: BoardView): BoardSummary {
+/** Pure: the assistant a repo config names (the default without one); undefined when it is not a valid config. */
+function assistantIn(configText: string | undefined): AssistantName | undefined {
+  try {
+    return parseRepoConfig(configText, REPO_CONFIG_FILE).config.assistant;
+  } catch {
+    return undefined;
+  }
+}
+
+function summarize(view: BoardView, labels: LabelCheck): BoardSummary {
   const { board, refs } = view;
   return {
     refs,
-    ready: assessReadiness(board).ready.map((task) => task.id),
+    ready: assessReadiness(board, labels).ready.map((task) => task.id),
     parked: board.tasks.filter(isParked).length,
     unreadable: board.unreadable.length,
     total: board.tasks.length + board.unreadable.length,
@@ -274,18 +287,23 @@ export class BoardSnapshot {
     const names = [
       ...refs.flatMap((ref) => paths.map((file) => `${ref}:${file}`)),
       ...refs.map((ref) => `${ref}^{commit}`),
+      // The repo config as the checkout has it: the drain runs with it, so its assistant judges the labels.
+      `HEAD:${REPO_CONFIG_FILE}`,
     ];
     const withContent = contentProbes();
     const first = !this.viewed;
     this.viewed = true;
     const requests = names.map((name, i) => ({
       name,
-      contents: i < refs.length * paths.length && withContent.has(paths[i % paths.length]!),
+      contents: (i < refs.length * paths.length && withContent.has(paths[i % paths.length]!)) || i === names.length - 1,
     }));
     // git before 2.36 has no --batch-command: the first read is then read as the later ones are.
     const objects = first ? await this.fetch(requests).catch(() => this.check(names)) : await this.check(names);
     const found = objects.slice(0, refs.length * paths.length);
-    const [staging0, origin0, local0] = objects.slice(refs.length * paths.length).map((object) => object?.oid);
+    const [staging0, origin0, local0] = objects
+      .slice(refs.length * paths.length, refs.length * (paths.length + 1))
+      .map((object) => object?.oid);
+    const repoConfig = objects.at(-1)?.type === 'blob' ? objects.at(-1)!.oid : undefined;
     this.commits = { staging: staging0, originBase: origin0, localBase: local0 };
     const atRefs: (BoardAtRef | PathError | undefined)[] = [];
     for (const [index, ref] of refs.entries())
@@ -295,11 +313,13 @@ export class BoardSnapshot {
       if (at instanceof PathError) throw at;
       return at;
     });
-    const key = [staging, base]
-      .map((at) => (at ? `${at.location.dir}:${at.tasks}:${at.completed}:${at.config}` : '-'))
-      .join('/');
+    const key = [
+      ...[staging, base].map((at) => (at ? `${at.location.dir}:${at.tasks}:${at.completed}:${at.config}` : '-')),
+      repoConfig ?? '-',
+    ].join('/');
     if (this.cached?.key === key) return this.cached.view;
     this.live.clear();
+    const assistant = assistantIn(repoConfig ? (await this.read([repoConfig]))[0] : undefined);
     const sameAsStaging =
       staging &&
       base &&
@@ -319,7 +339,7 @@ export class BoardSnapshot {
       (ref): ref is string => ref !== undefined,
     );
     const view = { board: combineBoards(stagingBoard, baseBoard), refs: used };
-    this.cached = { key, view, summary: summarize(view) };
+    this.cached = { key, view, summary: summarize(view, labelCheckFor(assistant)) };
     return view;
   }
 

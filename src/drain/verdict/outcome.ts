@@ -11,6 +11,8 @@ export interface DrainFacts {
     readonly ran: boolean;
     readonly onBoard: boolean;
     readonly unreadable?: string;
+    /** On the board but not ready: why, in readiness's words. */
+    readonly notReady?: readonly string[];
   };
   /** The first systemic agent failure (the drain stopped for it). */
   readonly systemicFailure: string | undefined;
@@ -37,7 +39,7 @@ export function drainOutcome(facts: DrainFacts): DrainVerdict {
   let failure: string | undefined;
   if (facts.only && !facts.only.ran) {
     failure = facts.only.onBoard
-      ? `${facts.only.id} is not ready on ${STAGING_BRANCH}; \`agent-runner next\` (which reads ${STAGING_BRANCH}) says why`
+      ? `${facts.only.id} is not ready on ${STAGING_BRANCH}${facts.only.notReady?.length ? ` (${facts.only.notReady.join('; ')})` : ''}; \`agent-runner next\` (which reads ${STAGING_BRANCH}) says why`
       : facts.only.unreadable
         ? `${facts.only.id} is unreadable on ${STAGING_BRANCH}: ${facts.only.unreadable}`
         : `no task ${facts.only.id} on ${STAGING_BRANCH}`;
