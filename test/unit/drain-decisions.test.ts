@@ -157,7 +157,13 @@ t.test('landings round-trip through the merge message', async (t) => {
   const [subject, ...rest] = message.split('\n');
   const log = `abc123\x1f${subject}\x1f${rest.join('\n')}\x1e\nnot-ours\x1fMerge main\x1f\x1e`;
   t.same(parseLandings(log), [
-    { taskId: 'TASK-7', commit: 'abc123', subject: 'Land TASK-7: Add x', gate: 'passed (.agent/gates.sh, 1.2s)' },
+    {
+      taskId: 'TASK-7',
+      commit: 'abc123',
+      subject: 'Land TASK-7: Add x',
+      gate: 'passed (.agent/gates.sh, 1.2s)',
+      runId: 'R1',
+    },
   ]);
 });
 
