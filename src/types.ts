@@ -54,6 +54,16 @@ export interface Board {
   readonly completed?: readonly TaskId[];
 }
 
+/** A task label the assistant that would run the task cannot take (src/repo/escalation.ts), and the fix. */
+export interface LabelProblem {
+  readonly label: string;
+  readonly problem: string;
+  readonly fix: string;
+}
+
+/** The labels of a task that its repo's assistant cannot take; [] when it can take them all. Pure. */
+export type LabelCheck = (task: Task) => readonly LabelProblem[];
+
 export type NotReadyReason =
   | { readonly kind: 'done' }
   | { readonly kind: 'status'; readonly status: string }
@@ -62,7 +72,8 @@ export type NotReadyReason =
   | { readonly kind: 'needs-human'; readonly labels?: readonly string[] }
   | { readonly kind: 'no-status' }
   | { readonly kind: 'parked'; readonly note: string }
-  | { readonly kind: 'unreadable'; readonly reason: string };
+  | { readonly kind: 'unreadable'; readonly reason: string }
+  | ({ readonly kind: 'label' } & LabelProblem);
 
 export interface Readiness {
   readonly ready: readonly Task[];

@@ -2,7 +2,7 @@
 // (`Risk:Needs-Human` is `risk:needs-human`, `Area:API` is `area:api`). The
 // per-task escalation labels `model:<id>` and `effort:<level>` override the
 // repo's model and effort for one task. Pure.
-import type { Task } from '../types.js';
+import type { LabelProblem, Task } from '../types.js';
 
 /** A label as the CLI compares it: trimmed, lower-cased. */
 export function normalizeLabel(label: string): string {
@@ -49,4 +49,12 @@ export const NEEDS_HUMAN_LABEL = 'risk:needs-human';
  */
 export function needsHumanLabels(task: Pick<Task, 'labels'>): string[] {
   return task.labels.filter((label) => /^risk\s*:/.test(normalizeLabel(label)));
+}
+
+/**
+ * A label its assistant cannot take, in words: the label (quoted: it is the repo's text), what is wrong and the fix.
+ * `next`, the drain and a run all say it so.
+ */
+export function describeLabelProblem(problem: LabelProblem): string {
+  return `label ${JSON.stringify(problem.label)} ${problem.problem}; fix: ${problem.fix}`;
 }

@@ -9,41 +9,91 @@
 // operator decide.
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import type { FsPort } from '../ports.js';
+import type { FsPort, UntrustedStat } from '../ports.js';
 import type { Board, Task, TaskId, UnreadableTask } from '../types.js';
-import { UsageError } from '../errors.js';
+import { PathError, UntrustedPathError, UsageError } from '../errors.js';
 import { MAX_TASK_FILE_BYTES, isUnreadable, tooLarge } from './parse.js';
 import { parseTaskFileRemembered } from './parse-memo.js';
 import { canonicalTaskId, DEFAULT_TASK_PREFIX, isTaskFileName } from './task-id.js';
 import { DEFAULT_STATUSES } from './status.js';
 import {
+  BUILT_IN_DIRS,
   customDirectory,
-  LOCATION_PROBES,
-  locateBoard,
+  FOLDER_CONFIGS,
+  misshapenProblem,
   noBoardMessage,
+  placeBoard,
   ROOT_CONFIG_FILE,
   type BoardLocation,
+  type PathShape,
 } from './location.js';
 
-/** The default layout (`backlog init`): what the demo writes. Boards elsewhere are found by locateBoard. */
+/** The default layout (`backlog init`): what the demo writes. Boards elsewhere are found by placeBoard. */
 export const TASKS_DIR = path.join('backlog', 'tasks');
 export const CONFIG_FILE = path.join('backlog', 'config.yml');
 
-/** Where the board of `workspace` lives on disk; a UsageError when there is none. */
+/** Where the board of `workspace` lives on disk; a UsageError when there is none, a PathError when it is no folder. */
 export async function findBoardOnDisk(fs: FsPort, workspace: string): Promise<BoardLocation> {
   const rootConfig = await fs.readTextIfExists(path.join(workspace, ROOT_CONFIG_FILE)).catch(() => undefined);
-  const custom = customDirectory(rootConfig);
-  const probes = [...LOCATION_PROBES, ...(custom ? [custom] : [])];
-  const stats = new Map(
-    await Promise.all(probes.map(async (probe) => [probe, await fs.stat(path.join(workspace, probe))] as const)),
-  );
-  const location = locateBoard({
-    rootConfig,
-    isDir: (relative) => stats.get(relative)?.isDirectory === true,
-    isFile: (relative) => stats.get(relative)?.isDirectory === false,
-  });
-  if (!location) throw new UsageError(noBoardMessage(workspace));
-  return location;
+  const shapes = await shapesOnDisk(fs, workspace, customDirectory(rootConfig));
+  const place = placeBoard({ rootConfig, shapeOf: (relative) => shapes.get(relative) });
+  if (place.kind === 'none') throw new UsageError(noBoardMessage(workspace));
+  if (place.kind === 'misshapen') {
+    const { problem, fix } = misshapenProblem(place, false);
+    throw new PathError(path.join(workspace, place.path), problem, fix);
+  }
+  return place.location;
+}
+
+/**
+ * What stands at each board folder (built-in and custom) and, inside those that are folders, at their config files,
+ * tasks/ and completed/: lstat through the no-follow walk, so a link is seen as a link.
+ */
+async function shapesOnDisk(
+  fs: FsPort,
+  workspace: string,
+  custom: string | undefined,
+): Promise<Map<string, PathShape>> {
+  const shapes = new Map<string, PathShape>();
+  const look = async (relative: string) => {
+    const shape = await shapeOnDisk(fs, workspace, relative);
+    if (shape) shapes.set(relative, shape);
+  };
+  const dirs = [
+    ...BUILT_IN_DIRS,
+    ...(custom && !(BUILT_IN_DIRS as readonly string[]).includes(custom) ? [custom] : []),
+  ];
+  await Promise.all(dirs.map(look));
+  const inside = dirs
+    .filter((dir) => shapes.get(dir) === 'folder')
+    .flatMap((dir) => [...FOLDER_CONFIGS, 'tasks', 'completed'].map((name) => path.posix.join(dir, name)));
+  await Promise.all(inside.map(look));
+  return shapes;
+}
+
+async function shapeOnDisk(fs: FsPort, workspace: string, relative: string): Promise<PathShape | undefined> {
+  let stat: UntrustedStat | undefined;
+  try {
+    stat = await fs.statUntrusted(workspace, relative);
+  } catch (error) {
+    // A component on the way is a file or a link (a custom folder below one, say).
+    if (error instanceof UntrustedPathError) return 'below-non-folder';
+    if ((error as NodeJS.ErrnoException).code === 'EACCES')
+      throw new PathError(
+        path.join(workspace, relative),
+        'cannot be looked at (permission denied)',
+        'give read and search permission on every directory above it',
+      );
+    throw error;
+  }
+  if (!stat) return undefined;
+  if (stat.isSymlink) return 'link';
+  if (stat.isDirectory) return 'folder';
+  if (stat.isFile) return 'file';
+  const type = stat.mode & 0o170000;
+  if (type === 0o010000) return 'fifo';
+  if (type === 0o140000) return 'socket';
+  return type === 0o020000 || type === 0o060000 ? 'device' : 'file';
 }
 
 export async function readBoard(fs: FsPort, workspace: string): Promise<Board> {

@@ -6,13 +6,15 @@
 // Ready = status "To Do", every dependency finished (its file is in
 // backlog/completed/, or its status is the board's last configured status),
 // no `risk:*` label (risk:needs-human, or any risk label we do not know), no
-// `parked` label. A dependency that is missing, archived, a draft or claimed
-// by two files is unresolved and blocks, as in the CLI. Order: priority high,
-// medium, low, none; then ordinal (tasks without one after those with one);
-// then the number in the id (TASK-2 before TASK-10).
-import type { Board, NotReadyReason, Readiness, Task, TaskId } from '../types.js';
+// `parked` label, and no label the assistant that would run it cannot take
+// (a `model:`/`effort:` label; `labels`, the repo's check, says which). A
+// dependency that is missing, archived, a draft or claimed by two files is
+// unresolved and blocks, as in the CLI. Order: priority high, medium, low,
+// none; then ordinal (tasks without one after those with one); then the
+// number in the id (TASK-2 before TASK-10).
+import type { Board, LabelCheck, NotReadyReason, Readiness, Task, TaskId } from '../types.js';
 import { isParked, parkedReason } from './parking.js';
-import { needsHumanLabels, NEEDS_HUMAN_LABEL } from './labels.js';
+import { describeLabelProblem, needsHumanLabels, NEEDS_HUMAN_LABEL } from './labels.js';
 import { canonicalTaskId } from './task-id.js';
 import { isFinishedStatus, READY_STATUS, sameStatus } from './status.js';
 
@@ -20,7 +22,11 @@ export { BLOCKED_STATUS, DONE_STATUS } from './status.js';
 
 type Dependency = { readonly finished: true } | { readonly finished: false; readonly status: string };
 
-export function assessReadiness(board: Board): Readiness {
+/**
+ * `labels` is the repo's check of escalation labels (repo/escalation.ts labelCheckFor): next, the drain and root's
+ * snapshot each pass theirs, so all three apply one rule.
+ */
+export function assessReadiness(board: Board, labels: LabelCheck): Readiness {
   const dependencies = new Map<string, Dependency | 'ambiguous'>();
   const add = (id: string, entry: Dependency) => {
     const key = canonicalTaskId(id);
@@ -42,7 +48,7 @@ export function assessReadiness(board: Board): Readiness {
   const ready: Task[] = [];
   const notReady: Readiness['notReady'][number][] = [];
   for (const task of [...board.tasks].sort(compareTasks)) {
-    const reasons = reasonsNotReady(task, board.statuses, dependencies);
+    const reasons = reasonsNotReady(task, board.statuses, dependencies, labels);
     if (reasons.length === 0) ready.push(task);
     else notReady.push({ id: task.id, file: task.file, title: task.title, reasons });
   }
@@ -61,6 +67,7 @@ function reasonsNotReady(
   task: Task,
   statuses: readonly string[],
   dependencies: ReadonlyMap<string, Dependency | 'ambiguous'>,
+  labels: LabelCheck,
 ): NotReadyReason[] {
   if (isFinishedStatus(task.status, statuses)) return [{ kind: 'done' }];
   const reasons: NotReadyReason[] = [];
@@ -79,6 +86,7 @@ function reasonsNotReady(
         : { kind: 'needs-human', labels: risks },
     );
   if (isParked(task)) reasons.push({ kind: 'parked', note: parkedReason(task) });
+  for (const problem of labels(task)) reasons.push({ kind: 'label', ...problem });
   return reasons;
 }
 
@@ -102,6 +110,8 @@ export function describeReason(reason: NotReadyReason): string {
       return reason.note ? `parked: ${reason.note}` : 'parked';
     case 'unreadable':
       return `unreadable: ${reason.reason}`;
+    case 'label':
+      return describeLabelProblem(reason);
   }
 }
 

@@ -67,5 +67,5 @@ export function renderTaskTable(tasks: DrainSummary['tasks']): string {
 export function renderSummary(summary: DrainSummary): string {
   const gates = summary.gateRuns ? `; ${summary.gateRuns} gate run(s)` : '';
   const head = `drain ${printableLine(summary.runId)}: ${summary.outcome}${summary.failure ? ` (${printableLine(summary.failure)})` : ''}; ${STAGING_BRANCH} ${summary.staging.head.slice(0, 10) || '-'}${summary.pushed ? ', pushed' : ''}${gates}\n`;
-  return head + renderTaskTable(summary.tasks);
+  return head + (summary.note ? `${printableLine(summary.note)}\n` : '') + renderTaskTable(summary.tasks);
 }

@@ -11,6 +11,7 @@ import { loadRegistry, requireRoot } from './root-support.js';
 import { describeWork, Spool, type Job, type JobWork } from '../control/jobs/spool.js';
 import { isSafeTaskId } from '../board/parse.js';
 import { STAGING_BRANCH } from '../staging/names.js';
+import { modelIdProblem } from '../repo/model-id.js';
 
 interface EnqueueOptions {
   task?: string;
@@ -23,7 +24,6 @@ interface EnqueueOptions {
 }
 
 const MAX_PROMPT_BYTES = 64 * 1024;
-const MODEL = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}$/;
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
@@ -52,8 +52,8 @@ function workFromOptions(options: EnqueueOptions): JobWork {
       "--model goes with --prompt only (it becomes the new task's model:<id> label); for an existing task add that label to the task",
     );
   }
-  if (options.model !== undefined && !MODEL.test(options.model))
-    throw new UsageError(`--model "${options.model}" is not a model id`);
+  const modelWrong = options.model === undefined ? undefined : modelIdProblem(options.model);
+  if (modelWrong) throw new UsageError(`--model: ${modelWrong}`);
   if (options.task !== undefined) {
     if (!isSafeTaskId(options.task)) throw new UsageError(`--task "${options.task}" is not a task id (e.g. TASK-12)`);
     return { kind: 'task', taskId: options.task.toUpperCase() };

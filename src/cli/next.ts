@@ -9,9 +9,10 @@ import type { CliContext } from './context.js';
 import type { Board, Readiness } from '../types.js';
 import type { Ports } from '../ports.js';
 import { readRepoConfig } from '../repo/read-config.js';
+import { labelCheckFor } from '../repo/escalation.js';
 import { BoardSnapshot } from '../control/repo-view/board.js';
 import { STAGING_BRANCH } from '../staging/names.js';
-import { EXIT } from '../errors.js';
+import { EXIT, PathError } from '../errors.js';
 import { checkWorkspace } from '../repo/workspace.js';
 import { readBoard } from '../board/read.js';
 import { assessReadiness, describeReason } from '../board/readiness.js';
@@ -27,8 +28,13 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--json', 'print the result as JSON')
     .action(async (options: NextOptions) => {
       const workspace = await checkWorkspace(context.ports.fs, context.cwd, options.workspace);
-      const { board, source } = await drainBoard(context.ports, workspace);
-      const readiness = assessReadiness(board);
+      // A broken .agent/config.json is orchestrate's to report: the base is then main, any assistant's efforts count.
+      const config = await readRepoConfig(context.ports.fs, workspace).then(
+        (validation) => validation.config,
+        () => undefined,
+      );
+      const { board, source } = await drainBoard(context.ports, workspace, config?.baseBranch ?? 'main');
+      const readiness = assessReadiness(board, labelCheckFor(config?.assistant));
       context.out(
         options.json ? `${JSON.stringify(nextJson(readiness, source), null, 2)}\n` : renderNext(readiness, source),
       );
@@ -40,13 +46,14 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
 async function drainBoard(
   ports: Pick<Ports, 'fs' | 'process'>,
   workspace: string,
+  baseBranch: string,
 ): Promise<{ board: Board; source: string }> {
-  // A broken .agent/config.json is orchestrate's to report; the base only adds tasks not yet merged.
-  const baseBranch = await readRepoConfig(ports.fs, workspace).then(
-    (validation) => validation.config.baseBranch,
-    () => 'main',
-  );
-  const view = await new BoardSnapshot(ports.process, workspace, baseBranch).view().catch(() => undefined);
+  // git cannot read the objects (no commit yet, say): the checkout's board is the drain's starting point. A board that
+  // is not a folder on auto/work or the base is the drain's error too: said, not read past.
+  const view = await new BoardSnapshot(ports.process, workspace, baseBranch).view().catch((error: unknown) => {
+    if (error instanceof PathError) throw error;
+    return undefined;
+  });
   if (view?.refs.includes(STAGING_BRANCH)) return { board: view.board, source: view.refs.join(' + ') };
   return { board: await readBoard(ports.fs, workspace), source: 'checkout' };
 }

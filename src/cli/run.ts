@@ -8,6 +8,8 @@ import { checkWorkspace, ensureStateDir } from '../repo/workspace.js';
 import { applyOverrides, ASSISTANTS } from '../repo/config.js';
 import { readRepoConfig } from '../repo/read-config.js';
 import { effortProblem } from '../repo/efforts.js';
+import { labelCheckFor } from '../repo/escalation.js';
+import { modelIdProblem } from '../repo/model-id.js';
 import { readBoard, findTask } from '../board/read.js';
 import { sameTaskId } from '../board/task-id.js';
 import { assessReadiness, describeReason } from '../board/readiness.js';
@@ -67,12 +69,15 @@ async function run(context: CliContext, options: RunOptions): Promise<number> {
     ...(options.model ? { model: options.model } : {}),
     ...(options.effort ? { effort: options.effort } : {}),
   });
+  const modelWrong = options.model === undefined ? undefined : modelIdProblem(options.model);
+  if (modelWrong) throw new UsageError(`--model: ${modelWrong}`);
   const effortWrong = config.effort === undefined ? undefined : effortProblem(config.assistant, config.effort);
   if (effortWrong)
     throw new UsageError(
       `${options.effort ? '--effort' : `"effort" in .agent/config.json with --assistant ${config.assistant}`}: ${effortWrong}`,
     );
   const board = await readBoard(fs, workspace);
+  const labels = labelCheckFor(config.assistant);
   let task;
   if (options.task) {
     task = findTask(board, options.task);
@@ -84,14 +89,18 @@ async function run(context: CliContext, options: RunOptions): Promise<number> {
           : `no task ${options.task} on the board of ${workspace}; \`agent-runner next --workspace ${workspace}\` lists them`,
       );
     }
-    // Named by hand, it runs even when not ready, but never without a word about why it is not.
-    const notReady = assessReadiness(board).notReady.find((entry) => entry.id === task!.id);
+    // Named by hand, it runs even when not ready, but never without a word about why it is not; never on a label its
+    // assistant cannot take.
+    const notReady = assessReadiness(board, labels).notReady.find((entry) => entry.id === task!.id);
+    const badLabels = notReady?.reasons.filter((reason) => reason.kind === 'label') ?? [];
+    if (badLabels.length)
+      throw new UsageError(`task ${task.id} in ${task.file}: ${badLabels.map(describeReason).join('; ')}`);
     if (notReady)
       context.err(
         `warning: ${task.id} is not ready (${notReady.reasons.map(describeReason).join('; ')}); running it because --task names it\n`,
       );
   } else {
-    task = assessReadiness(board).ready[0];
+    task = assessReadiness(board, labels).ready[0];
     if (!task)
       throw new UsageError(`no ready task in ${workspace}; \`agent-runner next --workspace ${workspace}\` says why`);
   }

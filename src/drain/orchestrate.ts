@@ -3,7 +3,7 @@
 // the serialized integrator, publish, and write the drain's summary.
 import * as path from 'node:path';
 import type { LockPort, Ports, ProcessControl } from '../ports.js';
-import type { AgentAdapter, RepoConfig, TaskId, Board } from '../types.js';
+import type { AgentAdapter, RepoConfig, TaskId, Board, LabelCheck } from '../types.js';
 import type { Git } from '../git/git.js';
 import {
   acquireRepoLock,
@@ -18,6 +18,10 @@ import { StagingMovedError, StagingTip } from '../staging/tip.js';
 import { STAGING_BRANCH } from '../staging/names.js';
 import { releaseSpares, SpareWorktrees } from '../staging/task-branches.js';
 import { readBoard } from '../board/read.js';
+import { assessReadiness, BLOCKED_STATUS, describeReason } from '../board/readiness.js';
+import { blockedReason, isParked, parkedReason } from '../board/parking.js';
+import { sameStatus } from '../board/status.js';
+import { landingOf } from '../staging/lifecycle.js';
 import { drainLoop } from './schedule.js';
 import { boardReader, ensureBlockedOnStaging } from './staging-board/index.js';
 import { Mutex } from './mutex.js';
@@ -42,6 +46,7 @@ import { utcDay } from '../spend/verdict.js';
 import { readRememberedReset, rememberReset } from './rate-limit-memory.js';
 import { redactDeep, redactSecrets } from '../agent/secrets.js';
 import { sameTaskId } from '../board/task-id.js';
+import { labelCheckFor } from '../repo/escalation.js';
 
 export interface OrchestrateInput {
   readonly workspace: string;
@@ -100,6 +105,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
   }
   let outcome: DrainSummary['outcome'] = 'drained';
   let failure: string | undefined;
+  let note: string | undefined;
   let staging = { base: '', head: '' };
   let pushed = false;
   let summary: DrainSummary | undefined;
@@ -222,6 +228,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       },
       input.config.maxParallel,
       input.only,
+      labelCheckFor(input.config.assistant),
     );
     stopTimer?.cancel();
     input.stop.removeEventListener('abort', onStop);
@@ -234,7 +241,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
         ? input.only === undefined
           ? undefined
           : { id: input.only, ran, onBoard: true }
-        : onlyFacts(input.only, await readBoard(fs, stagingDir));
+        : await onlyOnStaging(git, fs, stagingDir, input.only, labelCheckFor(input.config.assistant));
 
     // Published only while auto/work is still the commit the runner wrote last, and exactly that commit.
     const moved = await tip.verify().then(
@@ -268,6 +275,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     });
     outcome = verdict.outcome;
     failure = verdict.failure;
+    note = verdict.note;
   } catch (error) {
     outcome = 'failed';
     failure = error instanceof Error ? error.message : String(error);
@@ -280,6 +288,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
         runId: input.runId,
         outcome,
         ...(failure ? { failure } : {}),
+        ...(note ? { note } : {}),
         tasks: [...(book?.results.values() ?? [])],
         sessions: sessions.reports,
         ...(sessions.budgetStop ? { budgetStop: sessions.budgetStop } : {}),
@@ -293,7 +302,11 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     );
     await recordDrain(fs, wsState, summary).catch(() => undefined);
     await lock.release();
-    emit({ event: 'drain-finished', outcome, ...(summary.failure ? { reason: summary.failure } : {}) });
+    emit({
+      event: 'drain-finished',
+      outcome,
+      ...(summary.failure ? { reason: summary.failure } : summary.note ? { reason: summary.note } : {}),
+    });
   }
   return summary;
 }
@@ -334,9 +347,43 @@ async function reapOrphanedAgents(ports: Ports, input: OrchestrateInput, wsState
   for (const name of await fs.list(dir)) await fs.remove(path.join(dir, name));
 }
 
-/** Pure: what the board says of a --task that did not run: on it, unreadable (and why), or absent. */
-function onlyFacts(id: TaskId, board: Board): NonNullable<DrainFacts['only']> {
-  if (board.tasks.some((task) => sameTaskId(task.id, id))) return { id, ran: false, onBoard: true };
-  const broken = board.unreadable.find((entry) => entry.id !== undefined && sameTaskId(entry.id, id));
-  return { id, ran: false, onBoard: false, ...(broken ? { unreadable: `${broken.file}: ${broken.reason}` } : {}) };
+/**
+ * Pure: what the board says of a --task that did not run: on it and how it stands (Done, parked, Blocked, not ready
+ * and why; nothing when it is ready and a stop kept it), unreadable, or absent.
+ */
+function onlyFacts(id: TaskId, board: Board, labels: LabelCheck): NonNullable<DrainFacts['only']> {
+  const task = board.tasks.find((candidate) => sameTaskId(candidate.id, id));
+  if (!task) {
+    if ((board.completed ?? []).some((done) => sameTaskId(done, id)))
+      return { id, ran: false, onBoard: true, standing: { kind: 'done' } };
+    const broken = board.unreadable.find((entry) => entry.id !== undefined && sameTaskId(entry.id, id));
+    return { id, ran: false, onBoard: false, ...(broken ? { unreadable: `${broken.file}: ${broken.reason}` } : {}) };
+  }
+  // Said with the id as the board spells it (task-1 asked, TASK-1 said).
+  const on = { id: task.id, ran: false, onBoard: true } as const;
+  const entry = assessReadiness(board, labels).notReady.find((candidate) => sameTaskId(candidate.id, id));
+  if (!entry) return on;
+  if (entry.reasons.some((reason) => reason.kind === 'done')) return { ...on, standing: { kind: 'done' } };
+  if (isParked(task)) return { ...on, standing: { kind: 'parked', reason: parkedReason(task) } };
+  if (sameStatus(task.status, BLOCKED_STATUS))
+    return { ...on, standing: { kind: 'blocked', reason: blockedReason(task) } };
+  return { ...on, standing: { kind: 'not-ready', reasons: entry.reasons.map(describeReason) } };
+}
+
+/**
+ * A --task that did not run, from auto/work's board; when it is Done there, the landing that brought it (the
+ * integrator's merge on auto/work's first-parent line, with its run), so a job for it is met, not failed.
+ */
+async function onlyOnStaging(
+  git: Git,
+  fs: Ports['fs'],
+  stagingDir: string,
+  id: TaskId,
+  labels: LabelCheck,
+): Promise<NonNullable<DrainFacts['only']>> {
+  const board = await readBoard(fs, stagingDir);
+  const facts = onlyFacts(id, board, labels);
+  if (facts.standing?.kind !== 'done') return facts;
+  const landing = await landingOf(git, stagingDir, facts.id);
+  return landing ? { ...facts, standing: { kind: 'landed', commit: landing.commit, runId: landing.runId } } : facts;
 }

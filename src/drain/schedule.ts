@@ -2,7 +2,7 @@
 // moment a task finishes (no waves), re-reading the board on auto/work after
 // every integration so tasks whose dependencies just landed are picked in the
 // same drain. It ends when nothing is ready and nothing is running.
-import type { Board, Task, TaskId } from '../types.js';
+import type { Board, LabelCheck, Task, TaskId } from '../types.js';
 import { assessReadiness } from '../board/readiness.js';
 import { pickRunnable } from '../board/leases.js';
 
@@ -17,6 +17,8 @@ export interface SchedulerState {
   readonly excluded: ReadonlySet<TaskId>;
   /** With --task: the only task this drain may start. */
   readonly only: TaskId | undefined;
+  /** The escalation labels the repo's assistant cannot take: such a task is not ready, so it never starts. */
+  readonly labels: LabelCheck;
 }
 
 /** Pure: which ready tasks to start now. */
@@ -24,7 +26,7 @@ export function tasksToStart(state: SchedulerState): Task[] {
   const free = state.slots - state.busySlots;
   if (free <= 0) return [];
   const activeIds = new Set(state.active.map((task) => task.id));
-  const candidates = assessReadiness(state.board).ready.filter(
+  const candidates = assessReadiness(state.board, state.labels).ready.filter(
     (task) =>
       !activeIds.has(task.id) &&
       !state.excluded.has(task.id) &&
@@ -64,7 +66,12 @@ class Wakeup {
   }
 }
 
-export async function drainLoop(hooks: DrainLoopHooks, slots: number, only: TaskId | undefined): Promise<void> {
+export async function drainLoop(
+  hooks: DrainLoopHooks,
+  slots: number,
+  only: TaskId | undefined,
+  labels: LabelCheck,
+): Promise<void> {
   const active = new Map<TaskId, Task>();
   let busySlots = 0;
   const wakeup = new Wakeup();
@@ -78,6 +85,7 @@ export async function drainLoop(hooks: DrainLoopHooks, slots: number, only: Task
         slots,
         excluded: hooks.excluded(),
         only,
+        labels,
       })) {
         active.set(task.id, task);
         busySlots++;

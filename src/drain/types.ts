@@ -52,6 +52,8 @@ export interface DrainSummary {
   readonly runId: string;
   readonly outcome: DrainOutcome;
   readonly failure?: string;
+  /** What the drain has to say when nothing failed: a --task that had already landed ("already landed in ..."). */
+  readonly note?: string;
   readonly tasks: readonly TaskSummary[];
   /** Every agent session of the drain, for the ledger. */
   readonly sessions: readonly SessionReport[];
@@ -72,7 +74,7 @@ export interface DrainSummary {
  * and the tasks always, staging and pushed when the runner wrote them.
  */
 export type OrchestrateSummary = Pick<DrainSummary, 'runId' | 'outcome' | 'tasks'> &
-  Partial<Pick<DrainSummary, 'staging' | 'pushed' | 'sessions' | 'budgetStop'>>;
+  Partial<Pick<DrainSummary, 'staging' | 'pushed' | 'sessions' | 'budgetStop' | 'failure' | 'note'>>;
 
 /** Something the drain noticed and tidied, or a stop request, or the push: a line of detail. */
 export interface DrainNoteEvent {

@@ -22,3 +22,30 @@ export async function aheadBehind(
 export function mergeLog(git: Git, cwd: string, range: string, format: string): Promise<string> {
   return git.run(cwd, ['log', '--merges', '--reverse', `--format=${format}`, range]);
 }
+
+/**
+ * The merge commits on `ref`'s first-parent line whose message holds `text` (fixed, any case), newest first, at most
+ * `limit`, as `git log --format=<format>` prints them.
+ */
+export function firstParentMergesMatching(
+  git: Git,
+  cwd: string,
+  ref: string,
+  text: string,
+  limit: number,
+  format: string,
+): Promise<string> {
+  return git.run(cwd, [
+    'log',
+    '--first-parent',
+    '--merges',
+    '--fixed-strings',
+    '--regexp-ignore-case',
+    `--grep=${text}`,
+    `--format=${format}`,
+    '-n',
+    String(limit),
+    ref,
+    '--',
+  ]);
+}

@@ -40,6 +40,11 @@ export function lsTree(repoPath: string, tree: string): Command {
   return outsiderReadCommand(repoPath, ['ls-tree', '-z', tree]);
 }
 
+/** `git ls-tree <ref> -- <path>`: the one entry at `path` (its mode first), or nothing when there is none. */
+export function lsTreePath(repoPath: string, ref: string, file: string): Command {
+  return outsiderReadCommand(repoPath, ['ls-tree', ref, '--', file]);
+}
+
 /** The names of those of `refs` that exist, one a line. */
 export function existingRefs(repoPath: string, refs: readonly string[]): Command {
   return outsiderReadCommand(repoPath, ['for-each-ref', '--format=%(refname)', ...refs]);

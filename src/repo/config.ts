@@ -4,8 +4,10 @@
 import * as path from 'node:path';
 import type { AssistantName, ConfigProblem, MergeMethodName, RepoConfig, Task, WorkBranchMode } from '../types.js';
 import { UsageError, configValueError, formatProblems } from '../errors.js';
-import { effortLabel, modelLabel } from '../board/labels.js';
+import { describeLabelProblem, effortLabel, modelLabel } from '../board/labels.js';
 import { ALL_EFFORTS, EFFORTS, effortProblem } from './efforts.js';
+import { escalationProblems } from './escalation.js';
+import { modelIdProblem } from './model-id.js';
 
 export const CONFIG_FILE = '.agent/config.json';
 
@@ -59,8 +61,6 @@ const intIn = (min: number, max: number) => (value: unknown) =>
     : `must be a whole number from ${min} to ${max}`;
 const oneOf = (choices: readonly string[]) => (value: unknown) =>
   isString(value) && choices.includes(value) ? undefined : `must be one of ${choices.join(', ')}`;
-const nonEmptyString = (value: unknown) =>
-  isString(value) && value.trim() !== '' ? undefined : 'must be a non-empty string';
 /** Paths inside the repo only: no absolute paths, no climbing out. */
 const repoPath = (value: unknown) => {
   if (!isString(value) || value.trim() === '') return 'must be a path inside the repo';
@@ -79,7 +79,11 @@ const safeBranch = (value: unknown) =>
 
 const FIELDS: readonly Field[] = [
   { key: 'assistant', check: oneOf(ASSISTANTS), fix: `set "assistant" to one of ${ASSISTANTS.join(', ')}` },
-  { key: 'model', check: nonEmptyString, fix: 'set "model" to a model id such as "sonnet", or remove it' },
+  {
+    key: 'model',
+    check: (value) => (isString(value) ? modelIdProblem(value) : 'must be a model id (a string)'),
+    fix: 'set "model" to a model id such as "sonnet", or remove it',
+  },
   // Which of these the assistant accepts is checked below, with the assistant known.
   { key: 'effort', check: oneOf(ALL_EFFORTS), fix: `set "effort" to one of ${ALL_EFFORTS.join(', ')}, or remove it` },
   { key: 'workBranchMode', check: oneOf(WORK_BRANCH_MODES), fix: 'set "workBranchMode" to "accumulate" or "reset"' },
@@ -277,7 +281,10 @@ export interface ModelChoice {
   /** Where each came from, stamped into the transcript. */
   readonly modelSource: 'label' | 'flag-or-config' | 'default';
   readonly effortSource: 'label' | 'flag-or-config' | 'default';
-  /** A task label asking for an effort its assistant does not accept: the task must not run on a guess. */
+  /**
+   * A task label its assistant cannot take (repo/escalation.ts; readiness already keeps such a task from a drain):
+   * the task must not run on a guess.
+   */
   readonly problem?: string;
 }
 
@@ -288,9 +295,9 @@ export interface ModelChoice {
 export function resolveModelChoice(config: RepoConfig, task: Task | undefined): ModelChoice {
   const labelModel = task ? modelLabel(task) : undefined;
   const labelEffort = task ? effortLabel(task) : undefined;
-  const wrong = labelEffort === undefined ? undefined : effortProblem(config.assistant, labelEffort);
+  const wrong = task ? escalationProblems(config.assistant, task)[0] : undefined;
   return {
-    ...(wrong ? { problem: `label effort:${labelEffort}: ${wrong}; fix the label on the task` } : {}),
+    ...(wrong ? { problem: describeLabelProblem(wrong) } : {}),
     model: labelModel ?? config.model,
     effort: labelEffort ?? config.effort,
     modelSource: labelModel ? 'label' : config.model ? 'flag-or-config' : 'default',

@@ -23,5 +23,5 @@ export function effortProblem(assistant: AssistantName, effort: string): string 
   const allowed = EFFORTS[assistant];
   return allowed.includes(effort)
     ? undefined
-    : `"${effort}" is not an effort ${assistant} accepts (${allowed.join(', ')})`;
+    : `${JSON.stringify(effort)} is not an effort ${assistant} accepts (${allowed.join(', ')})`;
 }

@@ -4,7 +4,7 @@
 import * as path from 'node:path';
 import type { Ports } from '../ports.js';
 import type { Git } from '../git/git.js';
-import type { Board } from '../types.js';
+import type { Board, TaskId } from '../types.js';
 import { FailedError } from '../errors.js';
 import { fetchAndResolveBase, publishedStaging, publishStaging, type Refs } from './branch.js';
 import { STAGING_BRANCH, STAGING_REF, taskIdOfBranch } from './names.js';
@@ -24,7 +24,8 @@ import {
   shortRefName,
   updateRef,
 } from '../git/refs.js';
-import { aheadBehind, mergeLog } from '../git/history.js';
+import { aheadBehind, firstParentMergesMatching, mergeLog } from '../git/history.js';
+import { sameTaskId } from '../board/task-id.js';
 import { abortMergeOrThrow, fastForward, mergeInProgress } from '../git/merge.js';
 import { changedPaths, isDirty, resetAndClean, resetHard } from '../git/tree.js';
 import { changedBetween } from '../git/diff.js';
@@ -36,6 +37,8 @@ export interface Landing {
   readonly commit: string;
   readonly subject: string;
   readonly gate: string;
+  /** The run that landed it (its Agent-Runner-Run trailer), when the commit names one. */
+  readonly runId?: string;
 }
 
 export interface StagingStatus {
@@ -61,14 +64,35 @@ export function parseLandings(log: string): Landing[] {
     if (!commit || !body) continue;
     const task = body.match(/^Agent-Runner-Task: (\S+)$/m)?.[1];
     if (!task) continue;
+    const runId = body.match(/^Agent-Runner-Run: (\S+)$/m)?.[1];
     landings.push({
       taskId: task,
       commit: commit.trim(),
       subject: subject ?? '',
       gate: body.match(/^Agent-Runner-Gate: (.+)$/m)?.[1] ?? '',
+      ...(runId ? { runId } : {}),
     });
   }
   return landings;
+}
+
+/** Landings of one task looked at: a task lands again only after it was reopened, so a few are plenty. */
+const MAX_TASK_LANDINGS = 50;
+
+/**
+ * The newest landing of `taskId` on auto/work's first-parent line (only the integrator makes the merges there; a
+ * trailer an agent wrote into its own commits never counts), or undefined when none names it.
+ */
+export async function landingOf(git: Git, cwd: string, taskId: TaskId): Promise<Landing | undefined> {
+  const log = await firstParentMergesMatching(
+    git,
+    cwd,
+    STAGING_REF,
+    `Agent-Runner-Task: ${taskId}`,
+    MAX_TASK_LANDINGS,
+    LANDING_LOG_FORMAT,
+  );
+  return parseLandings(log).find((landing) => sameTaskId(landing.taskId, taskId));
 }
 
 export interface LifecycleInput {

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { realFs } from '../../src/io/real-ports.js';
 import { readBoard, findTask } from '../../src/board/read.js';
 import { assessReadiness } from '../../src/board/readiness.js';
+import { labelCheckFor } from '../../src/repo/escalation.js';
 import { addLabel, appendNote, checkCriterion, setStatus, setUpdatedDate } from '../../src/board/edit.js';
 import { ensureBlockedStatusFile, updateTaskFile } from '../../src/board/write.js';
 import { parkNote } from '../../src/board/parking.js';
@@ -119,7 +120,7 @@ t.test('the board and the backlog CLI agree in both directions', async (t) => {
   ];
   t.same(board, { tasks: expected, unreadable: [], statuses: ['To Do', 'In Progress', 'Done'] });
   t.same(
-    assessReadiness(board).ready.map((task) => task.id),
+    assessReadiness(board, labelCheckFor('claude')).ready.map((task) => task.id),
     ['TASK-3', 'TASK-1'],
     'TASK-2 waits for TASK-1; low priority before none',
   );
@@ -207,7 +208,7 @@ t.test('the board and the backlog CLI agree in both directions', async (t) => {
   t.same(view.task.readiness, { isReady: true, isBlocked: false, blockingDependencies: [], missingDependencies: [] });
 
   // And we read back what both wrote.
-  const after = assessReadiness(await readBoard(realFs, repo));
+  const after = assessReadiness(await readBoard(realFs, repo), labelCheckFor('claude'));
   t.same(after.ready, []);
   t.same(
     after.notReady.map((entry) => [entry.id, entry.reasons]),

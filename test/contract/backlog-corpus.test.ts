@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { realFs } from '../../src/io/real-ports.js';
 import { readBoard } from '../../src/board/read.js';
 import { assessReadiness } from '../../src/board/readiness.js';
+import { labelCheckFor } from '../../src/repo/escalation.js';
 import { gitRepo } from '../helpers/temp.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -51,7 +52,7 @@ t.test("Backlog.md's own task files: the CLI and we read every field alike", asy
   t.equal(cli.length, files.length, 'the CLI lists every file');
   const board = await readBoard(realFs, repo);
   t.same(board.unreadable, [], 'we read every file the CLI reads');
-  const ready = new Set(assessReadiness(board).ready.map((task) => task.id));
+  const ready = new Set(assessReadiness(board, labelCheckFor('claude')).ready.map((task) => task.id));
   const ours = new Map(board.tasks.map((task) => [task.id, task]));
   const differences: string[] = [];
   for (const theirs of cli) {

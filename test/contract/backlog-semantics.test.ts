@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { realFs, realProcess } from '../../src/io/real-ports.js';
 import { findTask, readBoard, statusesFrom } from '../../src/board/read.js';
 import { assessReadiness, describeReason } from '../../src/board/readiness.js';
+import { labelCheckFor } from '../../src/repo/escalation.js';
 import { pickRunnable } from '../../src/board/leases.js';
 import { blockedReason } from '../../src/board/parking.js';
 import { parseTaskFile, isUnreadable } from '../../src/board/parse.js';
@@ -44,10 +45,10 @@ function cliBoard(t: Parameters<typeof gitRepo>[0], ...initArgs: string[]) {
 }
 
 const reasonsOf = (board: Board, id: string) =>
-  assessReadiness(board)
+  assessReadiness(board, labelCheckFor('claude'))
     .notReady.find((entry) => entry.id === id)
     ?.reasons.map(describeReason);
-const readyIds = (board: Board) => assessReadiness(board).ready.map((task) => task.id);
+const readyIds = (board: Board) => assessReadiness(board, labelCheckFor('claude')).ready.map((task) => task.id);
 
 t.test('1: labels compare as the CLI compares them; an unknown risk label needs a human', async (t) => {
   const { repo, backlog } = cliBoard(t);

@@ -1,5 +1,6 @@
 // .agent/config.json: schema, every problem at once, precedence and caps.
 import t from 'tap';
+import { escalationProblems } from '../../src/repo/escalation.js';
 import {
   applyOverrides,
   DEFAULT_CONFIG,
@@ -120,6 +121,33 @@ t.test('a task label sits above flag, config and default for model and effort', 
   });
 });
 
+t.test('a label its assistant cannot take is the run-time problem, worded as next words it', async (t) => {
+  const choice = resolveModelChoice(DEFAULT_CONFIG, aTask({ id: 'TASK-1', labels: ['model:-x', 'effort:high'] }));
+  t.equal(
+    choice.problem,
+    'label "model:-x" "-x" is not a model id (a letter or digit, then letters, digits and . _ : / @ [ ] - (at most 100 characters)); fix: write the model id as the assistant takes it (model:claude-sonnet-4-5), or remove the label',
+  );
+  t.equal(resolveModelChoice(DEFAULT_CONFIG, aTask({ id: 'TASK-1', labels: ['effort:high'] })).problem, undefined);
+});
+
+t.test('"model" in the config is held to the rule labels and flags are', async (t) => {
+  for (const model of ['sonnet', 'claude-sonnet-4-5', 'us.anthropic.claude-3-7-sonnet-20250219-v1:0', 'sonnet[1m]'])
+    t.same(validateConfig({ model }).problems, [], `${model} is a model id`);
+  for (const model of ['', ' ', '--dangerously-skip-permissions', 'opus 4', 'a;b', 42]) {
+    const problems = validateConfig({ model }).problems;
+    t.same(
+      problems.map((p) => p.key),
+      ['model'],
+      `${JSON.stringify(model)} is refused`,
+    );
+  }
+  t.match(validateConfig({ model: '-x' }).problems[0], {
+    problem:
+      '"-x" is not a model id (a letter or digit, then letters, digits and . _ : / @ [ ] - (at most 100 characters))',
+    fix: 'set "model" to a model id such as "sonnet", or remove it',
+  });
+});
+
 t.test('setup is an argv array or a script path, kept as given', async (t) => {
   const cases: { setup: unknown; kept?: readonly string[] | string; problem?: true }[] = [
     { setup: ['npm', 'ci'], kept: ['npm', 'ci'] },
@@ -192,8 +220,13 @@ t.test('one effort list per assistant, the same check for config, labels and fla
     if (!accepted)
       t.match(
         choice.problem,
-        `label effort:${effort}: "${effort}" is not an effort ${assistant} accepts (${EFFORTS[assistant].join(', ')})`,
+        `label "effort:${effort}" "${effort}" is not an effort ${assistant} accepts (${EFFORTS[assistant].join(', ')})`,
       );
+    t.equal(
+      escalationProblems(assistant, aTask({ id: 'TASK-1', labels: [`effort:${effort}`] })).length === 0,
+      accepted,
+      `readiness: ${assistant} ${effort}`,
+    );
   }
 });
 

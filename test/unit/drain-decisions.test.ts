@@ -4,6 +4,7 @@ import t from 'tap';
 import { judgeSession } from '../../src/agent/run-task.js';
 import { blockedReason } from '../../src/board/parking.js';
 import { drainLoop, tasksToStart } from '../../src/drain/schedule.js';
+import { labelCheckFor } from '../../src/repo/escalation.js';
 import { Mutex } from '../../src/drain/mutex.js';
 import { boardReader } from '../../src/drain/staging-board/reader.js';
 import { buildPrompt, taskDirective } from '../../src/agent/prompt.js';
@@ -55,7 +56,8 @@ t.test('blockedReason skips our own park notes', async (t) => {
   t.equal(blockedReason(aTask({ id: 'TASK-1', notes: '' })), 'the agent gave no reason');
 });
 
-t.test('tasksToStart: slots, leases, exclusions, --task', async (t) => {
+t.test('tasksToStart: slots, leases, exclusions, --task, labels', async (t) => {
+  const labels = labelCheckFor('claude');
   const a = aTask({ id: 'TASK-1', priority: 'high', labels: ['area:ui'] });
   const b = aTask({ id: 'TASK-2', priority: 'high', labels: ['area:ui'] });
   const c = aTask({ id: 'TASK-3', priority: 'medium' });
@@ -63,17 +65,17 @@ t.test('tasksToStart: slots, leases, exclusions, --task', async (t) => {
   const board = aBoard().withTask(a).withTask(b).withTask(c).withTask(d).build();
   const ids = (tasks: { id: string }[]) => tasks.map((task) => task.id);
   t.same(
-    ids(tasksToStart({ board, active: [], busySlots: 0, slots: 3, excluded: new Set(), only: undefined })),
+    ids(tasksToStart({ board, active: [], busySlots: 0, slots: 3, excluded: new Set(), only: undefined, labels })),
     ['TASK-1', 'TASK-3', 'TASK-4'],
     'the area lease keeps TASK-2 out',
   );
   t.same(
-    ids(tasksToStart({ board, active: [a], busySlots: 1, slots: 3, excluded: new Set(), only: undefined })),
+    ids(tasksToStart({ board, active: [a], busySlots: 1, slots: 3, excluded: new Set(), only: undefined, labels })),
     ['TASK-3', 'TASK-4'],
     'TASK-2 waits while TASK-1 runs',
   );
   t.same(
-    ids(tasksToStart({ board, active: [a, c], busySlots: 2, slots: 2, excluded: new Set(), only: undefined })),
+    ids(tasksToStart({ board, active: [a, c], busySlots: 2, slots: 2, excluded: new Set(), only: undefined, labels })),
     [],
     'no free slot',
   );
@@ -86,19 +88,51 @@ t.test('tasksToStart: slots, leases, exclusions, --task', async (t) => {
         slots: 3,
         excluded: new Set(['TASK-1', 'TASK-3']),
         only: undefined,
+        labels,
       }),
     ),
     ['TASK-2', 'TASK-4'],
   );
   t.same(
-    ids(tasksToStart({ board, active: [a, c], busySlots: 0, slots: 2, excluded: new Set(), only: undefined })),
+    ids(tasksToStart({ board, active: [a, c], busySlots: 0, slots: 2, excluded: new Set(), only: undefined, labels })),
     ['TASK-4'],
     'tasks waiting for the integrator free their slot but keep their lease',
   );
   t.same(
-    ids(tasksToStart({ board, active: [], busySlots: 0, slots: 3, excluded: new Set(), only: 'task-4' })),
+    ids(tasksToStart({ board, active: [], busySlots: 0, slots: 3, excluded: new Set(), only: 'task-4', labels })),
     ['TASK-4'],
     '--task matches case-insensitively',
+  );
+  const bad = aBoard()
+    .withTask(aTask({ id: 'TASK-5', priority: 'high', labels: ['effort:; touch /tmp/x'] }))
+    .withTask(aTask({ id: 'TASK-6', labels: ['model:--dangerously-skip-permissions'] }))
+    .withTask(c)
+    .build();
+  t.same(
+    ids(tasksToStart({ board: bad, active: [], busySlots: 0, slots: 3, excluded: new Set(), only: undefined, labels })),
+    ['TASK-3'],
+    'a task whose labels the assistant cannot take never starts',
+  );
+  t.same(
+    ids(tasksToStart({ board: bad, active: [], busySlots: 0, slots: 3, excluded: new Set(), only: 'TASK-5', labels })),
+    [],
+    'not with --task either',
+  );
+  const anyLabel = () => [];
+  t.same(
+    ids(
+      tasksToStart({
+        board: bad,
+        active: [],
+        busySlots: 0,
+        slots: 3,
+        excluded: new Set(),
+        only: undefined,
+        labels: anyLabel,
+      }),
+    ),
+    ['TASK-5', 'TASK-3', 'TASK-6'],
+    'control: it is the label check that keeps them out',
   );
 });
 
@@ -123,7 +157,13 @@ t.test('landings round-trip through the merge message', async (t) => {
   const [subject, ...rest] = message.split('\n');
   const log = `abc123\x1f${subject}\x1f${rest.join('\n')}\x1e\nnot-ours\x1fMerge main\x1f\x1e`;
   t.same(parseLandings(log), [
-    { taskId: 'TASK-7', commit: 'abc123', subject: 'Land TASK-7: Add x', gate: 'passed (.agent/gates.sh, 1.2s)' },
+    {
+      taskId: 'TASK-7',
+      commit: 'abc123',
+      subject: 'Land TASK-7: Add x',
+      gate: 'passed (.agent/gates.sh, 1.2s)',
+      runId: 'R1',
+    },
   ]);
 });
 
@@ -156,6 +196,7 @@ t.test('drainLoop: a slot frees when the agent ends, before the integrator is do
     },
     1,
     undefined,
+    labelCheckFor('claude'),
   );
   await new Promise((resolve) => setTimeout(resolve, 20));
   t.same(started, ['TASK-1', 'TASK-2', 'TASK-3'], 'one slot served all three agents while none had landed');

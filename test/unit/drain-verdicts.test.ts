@@ -500,6 +500,79 @@ t.test('drainOutcome: what the drain says it did', async (t) => {
       },
     ],
     [
+      '--task not ready for another reason: as before, with its reasons',
+      facts({
+        only: {
+          id: 'TASK-3',
+          ran: false,
+          onBoard: true,
+          standing: { kind: 'not-ready', reasons: ['blocked by TASK-2 (To Do)', 'label "effort:" ...'] },
+        },
+        tasksEnded: 0,
+      }),
+      {
+        outcome: 'failed',
+        failure:
+          'TASK-3 is not ready on auto/work (blocked by TASK-2 (To Do); label "effort:" ...); `agent-runner next` (which reads auto/work) says why',
+      },
+    ],
+    [
+      '--task already landed: met, with the commit and the run',
+      facts({
+        only: {
+          id: 'TASK-3',
+          ran: false,
+          onBoard: true,
+          standing: { kind: 'landed', commit: 'abcdef0123456789abcdef0123456789abcdef01', runId: 'R7' },
+        },
+        tasksEnded: 0,
+      }),
+      { outcome: 'nothing-to-do', note: 'TASK-3 already landed in abcdef012345 by run R7' },
+    ],
+    [
+      '--task Done with no landing naming it: met',
+      facts({ only: { id: 'TASK-3', ran: false, onBoard: true, standing: { kind: 'done' } }, tasksEnded: 0 }),
+      { outcome: 'nothing-to-do', note: 'TASK-3 is already Done on auto/work (no landing of the runner names it)' },
+    ],
+    [
+      '--task parked: says so, with the reason and the fix',
+      facts({
+        only: {
+          id: 'TASK-3',
+          ran: false,
+          onBoard: true,
+          standing: { kind: 'parked', reason: 'gate failed: red (branch auto/TASK-3)' },
+        },
+        tasksEnded: 0,
+      }),
+      {
+        outcome: 'failed',
+        failure:
+          'TASK-3 is parked on auto/work: gate failed: red (branch auto/TASK-3); fix what parked it, then `agent-runner unpark TASK-3` and queue it again',
+      },
+    ],
+    [
+      '--task Blocked: says so, with the reason',
+      facts({
+        only: { id: 'TASK-3', ran: false, onBoard: true, standing: { kind: 'blocked', reason: 'needs the API key' } },
+        tasksEnded: 0,
+      }),
+      {
+        outcome: 'failed',
+        failure:
+          'TASK-3 is Blocked on auto/work: needs the API key; answer what blocks it, set it To Do and queue it again',
+      },
+    ],
+    [
+      'a refused push wins over a note',
+      facts({
+        only: { id: 'TASK-3', ran: false, onBoard: true, standing: { kind: 'done' } },
+        tasksEnded: 0,
+        publish: { pushed: false, reason: 'push of auto/work refused: stale info', hasOrigin: true },
+      }),
+      { outcome: 'failed', failure: 'push of auto/work refused: stale info' },
+    ],
+    [
       '--task not on the board',
       facts({ only: { id: 'TASK-3', ran: false, onBoard: false }, tasksEnded: 0 }),
       { outcome: 'failed', failure: 'no task TASK-3 on auto/work' },

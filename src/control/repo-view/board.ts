@@ -11,11 +11,16 @@
 // `--batch-check`, whose answer is the same few bytes however large the
 // board's files are. Git runs with safe.directory=<repo> because root does
 // not own the checkout. `agent-runner next` reads the same view, so it and
-// `fleet` agree.
+// `fleet` agree. The same batch reads the checkout's committed
+// .agent/config.json (`HEAD`): its assistant decides which model:/effort:
+// labels a task may carry to be ready, as it does for the drain.
 import * as path from 'node:path';
 import type { ProcessPort } from '../../ports.js';
-import type { Board, Task, UnreadableTask } from '../../types.js';
-import { catFileBatch, catFileBatchCheck, catFileBatchCommand, lsTree } from '../../git/outsider.js';
+import type { AssistantName, Board, LabelCheck, Task, UnreadableTask } from '../../types.js';
+import { CONFIG_FILE as REPO_CONFIG_FILE, parseRepoConfig } from '../../repo/config.js';
+import { labelCheckFor } from '../../repo/escalation.js';
+import { catFileBatch, catFileBatchCheck, catFileBatchCommand, lsTree, lsTreePath } from '../../git/outsider.js';
+import { PathError } from '../../errors.js';
 import { parseTaskFile } from '../../board/parse.js';
 import { assessReadiness } from '../../board/readiness.js';
 import { assembleBoard, completedIds, statusesFrom, taskPrefixFrom } from '../../board/read.js';
@@ -25,9 +30,11 @@ import {
   BUILT_IN_DIRS,
   customDirectory,
   LOCATION_PROBES,
-  locateBoard,
+  misshapenProblem,
+  placeBoard,
   ROOT_CONFIG_FILE,
   type BoardLocation,
+  type PathShape,
 } from '../../board/location.js';
 import { STAGING_BRANCH, STAGING_REF } from '../../staging/names.js';
 
@@ -166,11 +173,20 @@ export function combineBoards(staging: Board | undefined, base: Board | undefine
   };
 }
 
-function summarize(view: BoardView): BoardSummary {
+/** Pure: the assistant a repo config names (the default without one); undefined when it is not a valid config. */
+function assistantIn(configText: string | undefined): AssistantName | undefined {
+  try {
+    return parseRepoConfig(configText, REPO_CONFIG_FILE).config.assistant;
+  } catch {
+    return undefined;
+  }
+}
+
+function summarize(view: BoardView, labels: LabelCheck): BoardSummary {
   const { board, refs } = view;
   return {
     refs,
-    ready: assessReadiness(board).ready.map((task) => task.id),
+    ready: assessReadiness(board, labels).ready.map((task) => task.id),
     parked: board.tasks.filter(isParked).length,
     unreadable: board.unreadable.length,
     total: board.tasks.length + board.unreadable.length,
@@ -178,6 +194,17 @@ function summarize(view: BoardView): BoardSummary {
 }
 
 export class BoardReadError extends Error {}
+
+/** Pure: what a tree entry is, as placeBoard judges it; a blob is taken for a file (a link is a blob too). */
+function shapeInGit(object: GitObject | undefined): PathShape | undefined {
+  if (!object) return undefined;
+  return object.type === 'tree' ? 'folder' : object.type === 'commit' ? 'submodule' : 'file';
+}
+
+/** refs/heads/auto/work as auto/work, refs/remotes/origin/main as origin/main. */
+function shortRef(ref: string): string {
+  return ref.replace(/^refs\/(heads|remotes)\//, '');
+}
 
 /** Where the board is on one ref, with the object ids that make it. */
 interface BoardAtRef {
@@ -260,30 +287,39 @@ export class BoardSnapshot {
     const names = [
       ...refs.flatMap((ref) => paths.map((file) => `${ref}:${file}`)),
       ...refs.map((ref) => `${ref}^{commit}`),
+      // The repo config as the checkout has it: the drain runs with it, so its assistant judges the labels.
+      `HEAD:${REPO_CONFIG_FILE}`,
     ];
     const withContent = contentProbes();
     const first = !this.viewed;
     this.viewed = true;
     const requests = names.map((name, i) => ({
       name,
-      contents: i < refs.length * paths.length && withContent.has(paths[i % paths.length]!),
+      contents: (i < refs.length * paths.length && withContent.has(paths[i % paths.length]!)) || i === names.length - 1,
     }));
     // git before 2.36 has no --batch-command: the first read is then read as the later ones are.
     const objects = first ? await this.fetch(requests).catch(() => this.check(names)) : await this.check(names);
     const found = objects.slice(0, refs.length * paths.length);
-    const [staging0, origin0, local0] = objects.slice(refs.length * paths.length).map((object) => object?.oid);
+    const [staging0, origin0, local0] = objects
+      .slice(refs.length * paths.length, refs.length * (paths.length + 1))
+      .map((object) => object?.oid);
+    const repoConfig = objects.at(-1)?.type === 'blob' ? objects.at(-1)!.oid : undefined;
     this.commits = { staging: staging0, originBase: origin0, localBase: local0 };
-    const atRefs: (BoardAtRef | undefined)[] = [];
+    const atRefs: (BoardAtRef | PathError | undefined)[] = [];
     for (const [index, ref] of refs.entries())
       atRefs.push(await this.locate(ref, new Map(paths.map((file, i) => [file, found[index * paths.length + i]]))));
-    const staging = atRefs[0];
-    // origin/<base> when it exists (what the drain merges), else the local base.
-    const base = atRefs[1] ?? atRefs[2];
-    const key = [staging, base]
-      .map((at) => (at ? `${at.location.dir}:${at.tasks}:${at.completed}:${at.config}` : '-'))
-      .join('/');
+    // origin/<base> when it has a board (what the drain merges), else the local base.
+    const [staging, base] = [atRefs[0], atRefs[1] ?? atRefs[2]].map((at) => {
+      if (at instanceof PathError) throw at;
+      return at;
+    });
+    const key = [
+      ...[staging, base].map((at) => (at ? `${at.location.dir}:${at.tasks}:${at.completed}:${at.config}` : '-')),
+      repoConfig ?? '-',
+    ].join('/');
     if (this.cached?.key === key) return this.cached.view;
     this.live.clear();
+    const assistant = assistantIn(repoConfig ? (await this.read([repoConfig]))[0] : undefined);
     const sameAsStaging =
       staging &&
       base &&
@@ -299,12 +335,11 @@ export class BoardSnapshot {
     // Forget parsed blobs no longer on either board, so the cache stays the size of the board.
     for (const oid of this.blobs.keys()) if (!this.live.has(oid)) this.blobs.delete(oid);
     for (const oid of this.texts.keys()) if (!this.live.has(oid)) this.texts.delete(oid);
-    const used = [
-      stagingBoard ? STAGING_BRANCH : undefined,
-      baseBoard ? base!.ref.replace(/^refs\/(heads|remotes)\//, '') : undefined,
-    ].filter((ref): ref is string => ref !== undefined);
+    const used = [stagingBoard ? STAGING_BRANCH : undefined, baseBoard ? shortRef(base!.ref) : undefined].filter(
+      (ref): ref is string => ref !== undefined,
+    );
     const view = { board: combineBoards(stagingBoard, baseBoard), refs: used };
-    this.cached = { key, view, summary: summarize(view) };
+    this.cached = { key, view, summary: summarize(view, labelCheckFor(assistant)) };
     return view;
   }
 
@@ -337,8 +372,14 @@ export class BoardSnapshot {
     return parseBatchCheck(names, result.stdout);
   }
 
-  /** Where the board is on `ref`, decided by the CLI's rules (board/location.ts); undefined when the ref has none. */
-  private async locate(ref: string, found: Map<string, GitObject | undefined>): Promise<BoardAtRef | undefined> {
+  /**
+   * Where the board is on `ref`, decided by the CLI's rules (board/location.ts); undefined when the ref has none, a
+   * PathError (to throw when the ref is read) when what stands there is not a folder.
+   */
+  private async locate(
+    ref: string,
+    found: Map<string, GitObject | undefined>,
+  ): Promise<BoardAtRef | PathError | undefined> {
     const rootConfigBlob = found.get(ROOT_CONFIG_FILE);
     const rootConfig = rootConfigBlob?.type === 'blob' ? (await this.read([rootConfigBlob.oid]))[0] : undefined;
     const custom = customDirectory(rootConfig);
@@ -347,12 +388,15 @@ export class BoardSnapshot {
       const objects = await this.check(extra.map((file) => `${ref}:${file}`));
       extra.forEach((file, i) => found.set(file, objects[i]));
     }
-    const location = locateBoard({
-      rootConfig,
-      isDir: (file) => found.get(file)?.type === 'tree',
-      isFile: (file) => found.get(file)?.type === 'blob',
-    });
-    if (!location) return undefined;
+    const place = placeBoard({ rootConfig, shapeOf: (file) => shapeInGit(found.get(file)) });
+    if (place.kind === 'none') return undefined;
+    if (place.kind === 'misshapen') {
+      // A blob is a file or a link: only its mode in the tree tells, asked only on this (rare) path.
+      const shape = place.shape === 'file' ? await this.blobShape(ref, place.path) : place.shape;
+      const { problem, fix } = misshapenProblem({ ...place, shape }, true);
+      return new PathError(`${shortRef(ref)}:${place.path} in ${this.repoPath}`, problem, fix);
+    }
+    const { location } = place;
     const tree = (file: string) => (found.get(file)?.type === 'tree' ? found.get(file)!.oid : undefined);
     const config = location.configFile ? found.get(location.configFile) : undefined;
     return {
@@ -362,6 +406,12 @@ export class BoardSnapshot {
       completed: tree(location.completedDir),
       config: config?.type === 'blob' ? config.oid : undefined,
     };
+  }
+
+  /** 'link' or 'file': the mode of the blob at `file` on `ref`. */
+  private async blobShape(ref: string, file: string): Promise<PathShape> {
+    const listing = await this.process.run(lsTreePath(this.repoPath, ref, file));
+    return listing.exitCode === 0 && listing.stdout.startsWith('120000 ') ? 'link' : 'file';
   }
 
   /** Blob texts, cached by oid. */

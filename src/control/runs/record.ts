@@ -29,7 +29,7 @@ export interface RunRecord {
   readonly tasks?: readonly TaskSummary[];
   readonly staging?: OrchestrateSummary['staging'];
   readonly pushed?: boolean;
-  /** Why the run failed or was interrupted, in words. */
+  /** Why the run failed or was interrupted, or what it has to say (a --task already landed), in words. */
   readonly detail?: string;
   /** What the run's agent sessions cost, as sealed into the ledger (dispatch/usage.ts). */
   readonly usage?: RunUsage;
@@ -117,6 +117,12 @@ export function parseOrchestrateSummary(stdout: string): OrchestrateSummary | un
   return undefined;
 }
 
+/** The summary's failure, else its note; a string only (the summary is the repo user's output), on one line. */
+function detailOf(summary: OrchestrateSummary): string | undefined {
+  const text = typeof summary.failure === 'string' ? summary.failure : summary.note;
+  return typeof text === 'string' && text.trim() ? text.replace(/\s+/g, ' ').trim().slice(0, 2000) : undefined;
+}
+
 /** Pure: the finished record from the started one and how orchestrate ended. */
 export function finishRun(
   started: RunRecord,
@@ -140,6 +146,7 @@ export function finishRun(
       tasks: summary.tasks,
       ...(summary.staging ? { staging: summary.staging } : {}),
       ...(summary.pushed === undefined ? {} : { pushed: summary.pushed }),
+      ...(detailOf(summary) === undefined ? {} : { detail: detailOf(summary) }),
     };
   }
   const why = ended.signal

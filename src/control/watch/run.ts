@@ -156,6 +156,7 @@ async function dispatch(
     outcome: record.outcome,
     exitCode: record.exitCode,
     tasks: (record.tasks ?? []).map((task) => `${task.id}:${task.outcome}`),
+    ...(record.detail ? { detail: record.detail } : {}),
   });
   return record;
 }
@@ -167,13 +168,15 @@ async function settleJob(context: WatcherContext, job: Job, record: RunRecord, r
     context.log('job-requeued', { jobId: job.id });
     return;
   }
+  const outcome = record.exitCode === EXIT.ok ? 'succeeded' : 'failed';
   await context.spool.finish(job, {
-    outcome: record.exitCode === EXIT.ok ? 'succeeded' : 'failed',
+    outcome,
     runId,
     exitCode: record.exitCode ?? -1,
     finishedAt: context.now(),
     ...(record.detail ? { detail: record.detail } : {}),
   });
+  context.log('job-finished', { jobId: job.id, outcome, runId, ...(record.detail ? { detail: record.detail } : {}) });
 }
 
 function notRunning(context: WatcherContext) {
