@@ -152,7 +152,7 @@ export interface UserProcess {
   readonly pid: number;
   /** /proc/PID/comm, for the log. */
   readonly name: string;
-  /** Exited, waiting for its parent to collect it: holds nothing but its pid. */
+  /** Exited with every thread, waiting for its parent to collect it: holds nothing but its pid. */
   readonly zombie: boolean;
 }
 

@@ -312,4 +312,9 @@ export interface SpendLimits {
 
 export interface Registry {
   readonly repos: readonly RegistryRepo[];
+  /**
+   * Proxy ports are below this (the registry's top-level proxy_ports_below): 1024, the kernel's default
+   * net.ipv4.ip_unprivileged_port_start, unless the operator raised both.
+   */
+  readonly proxyPortsBelow?: number;
 }

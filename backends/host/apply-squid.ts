@@ -127,8 +127,11 @@ export async function applySquid(deps: SquidDeps, input: SquidInput): Promise<Sq
   }
   // Every repo's port, not just one: a port another process holds would leave that repo without a proxy.
   const probePorts = input.repos.map((repo) => repo.proxyPort);
-  if (await squidServing(deps, rendered.configFile, probePorts)) {
-    if (!changed) return 'unchanged';
+  // A killed Squid nobody reaped yet still "runs" for -k check: its pid file goes first.
+  await clearStalePidFile(deps, input.layout.stateDir);
+  if (await squidRunning(deps, rendered.configFile)) {
+    if (!changed && (await squidServing(deps, rendered.configFile, probePorts))) return 'unchanged';
+    // A running Squid opens a new repo's port on reconfigure (starting a second one would fail: "already running").
     const result = await deps.process.run(
       wrap(systemCommand('squid', ['-k', 'reconfigure', '-n', instance, '-f', rendered.configFile])),
     );
@@ -136,9 +139,9 @@ export async function applySquid(deps: SquidDeps, input: SquidInput): Promise<Sq
       throw new FailedError(
         `squid -k reconfigure failed (${describeFailure(result)}); see ${squidCacheLog(input.layout.stateDir)}`,
       );
+    await waitUntilServing(deps, rendered.configFile, input.layout.stateDir, probePorts, 'reconfigured');
     return 'reconfigured';
   }
-  await clearStalePidFile(deps, input.layout.stateDir);
   await startSquid(deps, rendered.configFile, input.layout.stateDir, probePorts);
   return 'started';
 }
@@ -195,11 +198,24 @@ async function startSquid(
   const result = await deps.process.run(wrap(systemCommand('squid', ['-n', instance, '-f', configFile])));
   if (result.exitCode !== 0)
     throw new FailedError(`squid did not start (${describeFailure(result)}); see ${squidCacheLog(stateDir)}`);
+  await waitUntilServing(deps, configFile, stateDir, probePorts, 'started');
+}
+
+/** Up to 5 s for Squid to run and answer on every port given. */
+async function waitUntilServing(
+  deps: SquidDeps,
+  configFile: string,
+  stateDir: string,
+  probePorts: readonly number[],
+  what: 'started' | 'reconfigured',
+): Promise<void> {
   for (let attempt = 0; attempt < 50; attempt += 1) {
     if (await squidServing(deps, configFile, probePorts)) return;
     await deps.clock.sleep(100);
   }
-  throw new FailedError(`squid started but is not running after 5 s; see ${squidCacheLog(stateDir)}`);
+  throw new FailedError(
+    `squid ${what} but does not run and answer on every repo port (${probePorts.join(', ')}) after 5 s; see ${squidCacheLog(stateDir)} (a port another process holds stays closed to it)`,
+  );
 }
 
 /** Writes what differs, removes lists of repos that are gone; true when anything changed. */

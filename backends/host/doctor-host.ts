@@ -1,8 +1,10 @@
 // doctor: host-wide settings that decide what one repo user can learn about
 // the others: who can read the registry, and whether /proc shows other
-// users' processes (their argv, environment names, cwd).
-import type { FsPort } from '../../src/ports.js';
+// users' processes (their argv, environment names, cwd); and what contains
+// a run's processes here (doctor-limits.ts).
+import type { FsPort, ProcessPort } from '../../src/ports.js';
 import type { Check } from './check.js';
+import { checkContainment } from './doctor-limits.js';
 
 /** The registry holds every repo's user, ports, allowlist and env: root only. */
 export async function registryModeCheck(fs: Pick<FsPort, 'stat'>, file: string): Promise<Check> {
@@ -59,9 +61,6 @@ export async function hidepidCheck(fs: Pick<FsPort, 'readTextIfExists'>): Promis
   };
 }
 
-export async function hostChecks(
-  fs: Pick<FsPort, 'stat' | 'readTextIfExists'>,
-  registryFile: string,
-): Promise<Check[]> {
-  return [await registryModeCheck(fs, registryFile), await hidepidCheck(fs)];
+export async function hostChecks(deps: { fs: FsPort; process: ProcessPort }, registryFile: string): Promise<Check[]> {
+  return [await registryModeCheck(deps.fs, registryFile), await hidepidCheck(deps.fs), await checkContainment(deps)];
 }

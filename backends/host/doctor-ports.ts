@@ -2,13 +2,18 @@
 // what listens there (not a squatter, not another local service that
 // happens to answer). Read through the wrapper, where the proxy runs.
 import type { RegistryRepo } from '../../src/types.js';
-import { proxyPortProblem } from '../../src/control/registry/proxy-ports.js';
-import { describeHolders, foreignHolder, readPortsState, squidOwns } from './ports.js';
+import { PRIVILEGED_PORT_LIMIT, proxyPortProblem } from '../../src/control/registry/proxy-ports.js';
+import { describeHolders, foreignHolder, readPortsState, squidOwns, sysctlBackFix } from './ports.js';
 import type { HostLayout } from './layout.js';
 import type { HostDeps } from './provision-run.js';
 import type { Check } from './check.js';
 
-export async function proxyPortChecks(deps: HostDeps, layout: HostLayout, repo: RegistryRepo): Promise<Check[]> {
+export async function proxyPortChecks(
+  deps: HostDeps,
+  layout: HostLayout,
+  repo: RegistryRepo,
+  declared: number = PRIVILEGED_PORT_LIMIT,
+): Promise<Check[]> {
   const state = await readPortsState(deps, layout.squid.stateDir);
   const port = repo.proxyPort;
   const unprivileged = proxyPortProblem(port, state.unprivilegedStart);
@@ -21,9 +26,9 @@ export async function proxyPortChecks(deps: HostDeps, layout: HostLayout, repo: 
     fix:
       unprivileged === undefined
         ? ''
-        : port >= 1024
+        : port >= declared
           ? `agent-runner provision repo ${repo.name} (moves the repo to a privileged port)`
-          : 'sysctl -w net.ipv4.ip_unprivileged_port_start=1024 and remove the override from /etc/sysctl.d',
+          : sysctlBackFix(declared),
   };
   const holder = foreignHolder(port, state);
   const owned = squidOwns(port, state);

@@ -19,6 +19,7 @@ import { proxyPortChecks } from './doctor-ports.js';
 import { inClone, MAX_USER_CONFIG_BYTES, statClone, userTreePath } from './user-tree.js';
 import { UntrustedPathError } from '../../src/errors.js';
 import { getConfigArgs } from '../../src/git/plumbing.js';
+import { proxyPortsBelowOf } from '../../src/control/registry/parse.js';
 
 export type { Check } from './check.js';
 
@@ -115,7 +116,7 @@ export async function doctorRepo(
       'start the proxy: systemctl start agent-runner-proxy.service (see its cache.log)',
     ),
   );
-  checks.push(...(await proxyPortChecks(deps, layout, repo)));
+  checks.push(...(await proxyPortChecks(deps, layout, repo, proxyPortsBelowOf(registry))));
 
   // Ownership and modes.
   const clone = await statClone(fs, account?.home, repo.path).catch((error: unknown) =>

@@ -9,7 +9,16 @@
 import { squidPidFile } from '../../src/paths.js';
 import type { FsPort, ProcessPort } from '../../src/ports.js';
 import { FailedError } from '../../src/errors.js';
-import { nextProxyPort, proxyPortProblem } from '../../src/control/registry/proxy-ports.js';
+import {
+  MAX_PROXY_PORTS_BELOW,
+  nextProxyPort,
+  PRIVILEGED_PORT_LIMIT,
+  PROXY_PORTS_BELOW_KEY,
+  proxyPortPool,
+  proxyPortProblem,
+  proxyPortsLeft,
+  type ProxyPortPool,
+} from '../../src/control/registry/proxy-ports.js';
 import { describeFailure, onHost, systemCommand, type CommandWrapper } from './exec.js';
 
 export interface PortHolder {
@@ -133,31 +142,114 @@ export function squidOwns(port: number, state: Pick<PortsState, 'listeners' | 's
   );
 }
 
-/** A proxy port for a new or moved repo: privileged under the live limit, in no registry entry, with no listener. */
+/** The pool's use: how many ports are left, who holds the others, and both limits it comes from. */
+export interface ProxyPortBudget {
+  readonly pool: ProxyPortPool;
+  /** Ports of the pool neither a registry entry nor a listener holds. */
+  readonly left: number;
+  /** Ports of the pool held by registry entries. */
+  readonly byRepos: number;
+  /** Further ports of the pool something else listens on (skipped, never handed out). */
+  readonly byOthers: number;
+  /** The live net.ipv4.ip_unprivileged_port_start. */
+  readonly live: number;
+  /** The registry's proxy_ports_below (1024 unless raised). */
+  readonly declared: number;
+}
+
+/** Pure: the pool under the live sysctl and the registry's limit, and how much of it `taken` and the listeners use. */
+export function proxyPortBudget(
+  taken: ReadonlySet<number>,
+  state: Pick<PortsState, 'listeners' | 'unprivilegedStart'>,
+  declared: number = PRIVILEGED_PORT_LIMIT,
+): ProxyPortBudget {
+  const pool = proxyPortPool(state.unprivilegedStart, declared);
+  const inPool = (port: number) => port >= pool.first && port < pool.below;
+  const repos = new Set([...taken].filter(inPool));
+  const others = new Set(
+    state.listeners.map((listener) => listener.port).filter((port) => inPool(port) && !repos.has(port)),
+  );
+  return {
+    pool,
+    left: proxyPortsLeft(new Set([...repos, ...others]), pool),
+    byRepos: repos.size,
+    byOthers: others.size,
+    live: state.unprivilegedStart,
+    declared,
+  };
+}
+
+/** A proxy port for a new or moved repo: privileged under both limits, in no registry entry, with no listener. */
 export function freeProxyPort(
   taken: ReadonlySet<number>,
   state: Pick<PortsState, 'listeners' | 'unprivilegedStart'>,
+  declared: number = PRIVILEGED_PORT_LIMIT,
 ): number | undefined {
   return nextProxyPort(
     new Set([...taken, ...state.listeners.map((listener) => listener.port)]),
-    state.unprivilegedStart,
+    proxyPortPool(state.unprivilegedStart, declared),
   );
 }
 
+/** Pure: "323 of 324 proxy ports left (700-1023)", with what holds the rest and, when limits disagree, which. */
+export function describePortBudget(budget: ProxyPortBudget): string {
+  const { pool, left } = budget;
+  const range = pool.size
+    ? `${pool.first}-${pool.below - 1}`
+    : `none: the limit ${pool.below} is not above ${pool.first}`;
+  const held = [
+    ...(budget.byRepos ? [`${budget.byRepos} by repos`] : []),
+    ...(budget.byOthers ? [`${budget.byOthers} by other listeners`] : []),
+  ];
+  const limits =
+    budget.live === budget.declared
+      ? `below net.ipv4.ip_unprivileged_port_start ${budget.live}`
+      : budget.live < budget.declared
+        ? `below net.ipv4.ip_unprivileged_port_start ${budget.live}, though ${PROXY_PORTS_BELOW_KEY} is ${budget.declared}`
+        : `below ${PROXY_PORTS_BELOW_KEY} ${budget.declared}, though net.ipv4.ip_unprivileged_port_start is ${budget.live}`;
+  return `${left} of ${pool.size} proxy port${pool.size === 1 ? '' : 's'} left (${range}, ${limits}${held.length ? `; held: ${held.join(', ')}` : ''})`;
+}
+
+/**
+ * Pure: how to get more proxy ports. The kernel's limit and the registry's must both move: the sysctl makes the
+ * ports privileged, proxy_ports_below lets the registry use them. Or the repo goes to another host.
+ */
+export function morePortsFix(budget: ProxyPortBudget, registryFile: string): string {
+  const elsewhere = 'or provision the repo on another host (docs/operations.md, "How many repos a host holds")';
+  const persist = (value: number) =>
+    `sysctl -w net.ipv4.ip_unprivileged_port_start=${value} and make it last (echo net.ipv4.ip_unprivileged_port_start=${value} > /etc/sysctl.d/60-agent-runner-ports.conf)`;
+  if (budget.live > budget.declared)
+    return `the kernel already keeps ports below ${budget.live} for root: add ${PROXY_PORTS_BELOW_KEY} = ${budget.live} at the top of ${registryFile}; ${elsewhere}`;
+  if (budget.live < budget.declared && budget.declared === PRIVILEGED_PORT_LIMIT)
+    return `net.ipv4.ip_unprivileged_port_start is ${budget.live}, under the kernel's default ${PRIVILEGED_PORT_LIMIT}, so ports ${budget.live}-${PRIVILEGED_PORT_LIMIT - 1} are open to every user: ${sysctlBackFix()}; ${elsewhere}`;
+  if (budget.live < budget.declared)
+    return `${registryFile} says ${PROXY_PORTS_BELOW_KEY} = ${budget.declared} but the kernel's limit is ${budget.live}: ${persist(budget.declared)}; ${elsewhere}`;
+  const next = Math.min(MAX_PROXY_PORTS_BELOW, budget.declared + 1024);
+  return `where you accept that on this host every port below ${next} needs root to bind (a service that binds one as another user then fails), ${persist(next)} and add ${PROXY_PORTS_BELOW_KEY} = ${next} at the top of ${registryFile}; ${elsewhere}`;
+}
+
 /** Problems with the proxy ports the registry will have, each with its fix; empty when all is well. */
-export function proxyPortProblems(repos: readonly { name: string; proxyPort: number }[], state: PortsState): string[] {
+export function proxyPortProblems(
+  repos: readonly { name: string; proxyPort: number }[],
+  state: PortsState,
+  declared: number = PRIVILEGED_PORT_LIMIT,
+): string[] {
   const problems: string[] = [];
   for (const repo of repos) {
     const unprivileged = proxyPortProblem(repo.proxyPort, state.unprivilegedStart);
-    if (unprivileged)
-      problems.push(
-        `repo "${repo.name}": ${unprivileged}; set it back: sysctl -w net.ipv4.ip_unprivileged_port_start=1024 (and drop the override in /etc/sysctl.d)`,
-      );
+    if (unprivileged) problems.push(`repo "${repo.name}": ${unprivileged}; ${sysctlBackFix(declared)}`);
     const holder = foreignHolder(repo.proxyPort, state);
     if (holder)
       problems.push(
-        `repo "${repo.name}": proxy port ${repo.proxyPort} is held by ${holder}, not by agent-runner's Squid; stop that service (ss -ltnp 'sport = :${repo.proxyPort}') or move the repo: set repos.${repo.name}.proxy_port to a free port below 1024`,
+        `repo "${repo.name}": proxy port ${repo.proxyPort} is held by ${holder}, not by agent-runner's Squid; stop that service (ss -ltnp 'sport = :${repo.proxyPort}') or move the repo: set repos.${repo.name}.proxy_port to a free port below ${Math.min(declared, state.unprivilegedStart)}`,
       );
   }
   return problems;
+}
+
+/** Pure: the fix for a live sysctl under the registry's limit (lowered by hand, or raised and lost on a reboot). */
+export function sysctlBackFix(declared: number = PRIVILEGED_PORT_LIMIT): string {
+  return declared === PRIVILEGED_PORT_LIMIT
+    ? `set it back: sysctl -w net.ipv4.ip_unprivileged_port_start=${PRIVILEGED_PORT_LIMIT} (and drop the override in /etc/sysctl.d)`
+    : `set it to what ${PROXY_PORTS_BELOW_KEY} in the registry says: sysctl -w net.ipv4.ip_unprivileged_port_start=${declared}, and make it last in /etc/sysctl.d/`;
 }

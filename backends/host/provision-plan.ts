@@ -9,7 +9,7 @@ import type { UserAccount } from '../../src/control/repo-user/privdrop.js';
 import { formatProblems, UsageError } from '../../src/errors.js';
 import { USER_PATH } from '../../src/system-path.js';
 import type { ScheduleCheck } from '../../src/ports.js';
-import { defaultUserFor, parseRegistry } from '../../src/control/registry/parse.js';
+import { defaultUserFor, parseRegistry, proxyPortsBelowOf } from '../../src/control/registry/parse.js';
 import { removeRepo, upsertRepo, type RegistryRepoInput } from '../../src/control/registry/edit.js';
 import { rawRunLimits } from '../../src/control/registry/limits.js';
 import { rawSpend } from '../../src/control/registry/spend.js';
@@ -26,7 +26,15 @@ import {
 } from './users.js';
 import { defaultClonePath, homeOf, type HostLayout } from './layout.js';
 import { systemCommand } from './exec.js';
-import { freeProxyPort, proxyPortProblems, type PortsState } from './ports.js';
+import {
+  describePortBudget,
+  freeProxyPort,
+  morePortsFix,
+  proxyPortBudget,
+  proxyPortProblems,
+  type PortsState,
+  type ProxyPortBudget,
+} from './ports.js';
 import { movedProxyPorts, registryModeStep, REGISTRY_MODE } from './provision-ports.js';
 import { accountProblem } from '../../src/control/repo-user/account.js';
 import { ensureBlockedStatus } from '../../src/board/edit.js';
@@ -75,6 +83,8 @@ export interface RepoPlan {
   readonly repo: RegistryRepo | undefined;
   /** What the operator still does by hand. */
   readonly checklist: readonly string[];
+  /** The proxy port pool once this plan is applied (planRepo only). */
+  readonly proxyPorts?: ProxyPortBudget;
 }
 
 type RawTable = Record<string, unknown>;
@@ -121,13 +131,16 @@ function validRegistry(text: string, file: string, schedules: ScheduleCheck): re
   return registry.repos;
 }
 
-/** A port for a new repo: privileged, free on the host, in no registry entry. */
-function firstFreePort(text: string, state: RepoState, file: string): number {
-  const port = freeProxyPort(new Set(rawProxyPorts(text)), state.ports);
-  if (port === undefined)
+/** A port for a new repo: privileged, free on the host, in no registry entry; refused with the fix when none is. */
+function firstFreePort(name: string, text: string, state: RepoState, file: string, declared: number): number {
+  const taken = new Set(rawProxyPorts(text));
+  const port = freeProxyPort(taken, state.ports, declared);
+  if (port === undefined) {
+    const budget = proxyPortBudget(taken, state.ports, declared);
     throw new UsageError(
-      `${file}: no free privileged proxy port is left below net.ipv4.ip_unprivileged_port_start (${state.ports.unprivilegedStart}); free one, or set the sysctl back to 1024`,
+      `${file}: no proxy port is left for repo "${name}": ${describePortBudget(budget)}; a proxy port must be below net.ipv4.ip_unprivileged_port_start so that no agent can bind it. Fix: ${morePortsFix(budget, file)}`,
     );
+  }
   return port;
 }
 
@@ -176,7 +189,9 @@ export function planRepo(
   squidOptions: SquidOptions = {},
 ): RepoPlan {
   const file = layout.registryFile;
-  const before = parseRegistry(state.registryText, file, state.schedules).registry.repos;
+  const parsedBefore = parseRegistry(state.registryText, file, state.schedules).registry;
+  const before = parsedBefore.repos;
+  const declared = proxyPortsBelowOf(parsedBefore);
   const existing = rawInput(state.registryText, request.name);
   const user = existing?.user ?? defaultUserFor(request.name);
   if (state.account) {
@@ -191,19 +206,22 @@ export function planRepo(
     ...(existing ?? {
       name: request.name,
       path: defaultClonePath(user, request.name),
-      proxyPort: firstFreePort(state.registryText, state, file),
+      proxyPort: firstFreePort(request.name, state.registryText, state, file, declared),
     }),
     url,
     ...(request.base !== undefined ? { baseBranch: request.base } : {}),
     ...(request.allow !== undefined ? { allow: [...request.allow] } : {}),
   };
   // Repos still on an unprivileged port (older registries) move to a free privileged one.
-  const moved = movedProxyPorts(upsertRepo(state.registryText, input), state.ports, (text, name, proxyPort) =>
-    upsertRepo(text, { ...rawInput(text, name)!, proxyPort }),
+  const moved = movedProxyPorts(
+    upsertRepo(state.registryText, input),
+    state.ports,
+    (text, name, proxyPort) => upsertRepo(text, { ...rawInput(text, name)!, proxyPort }),
+    { declared, file },
   );
   const candidate = moved.text;
   const after = validRegistry(candidate, file, state.schedules);
-  const portProblems = proxyPortProblems(after, state.ports);
+  const portProblems = proxyPortProblems(after, state.ports, declared);
   if (portProblems.length)
     throw new UsageError(
       `the proxy ports cannot be used:\n${portProblems.map((problem) => `  ${problem}`).join('\n')}`,
@@ -304,7 +322,8 @@ export function planRepo(
     `put the git token in ${home}/.git-credentials (one line https://USER:TOKEN@HOST), owned by ${repo.user}, mode 0600, and run: git -C ${repo.path} config credential.helper store`,
     `check the result: agent-runner doctor ${repo.name}`,
   );
-  return { steps, repo, checklist };
+  const proxyPorts = proxyPortBudget(new Set(after.map((entry) => entry.proxyPort)), state.ports, declared);
+  return { steps, repo, checklist, proxyPorts };
 }
 
 /**

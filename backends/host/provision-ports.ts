@@ -8,7 +8,7 @@
 import { parse } from 'smol-toml';
 import type { ProvisionStep } from './provision-step.js';
 import { PRIVILEGED_PORT_LIMIT } from '../../src/control/registry/proxy-ports.js';
-import { freeProxyPort, type PortsState } from './ports.js';
+import { describePortBudget, freeProxyPort, morePortsFix, proxyPortBudget, type PortsState } from './ports.js';
 import { systemCommand } from './exec.js';
 import { UsageError } from '../../src/errors.js';
 
@@ -17,11 +17,15 @@ export const REGISTRY_MODE = 0o600;
 
 type Rewrite = (text: string, repo: string, proxyPort: number) => string;
 
-/** The registry text with every repo on an unprivileged port moved, and one line per move. */
+/** The registry text with every repo on a port the registry's limit refuses moved, and one line per move. */
 export function movedProxyPorts(
   text: string,
   ports: Pick<PortsState, 'listeners' | 'unprivilegedStart'>,
   rewrite: Rewrite,
+  limit: { readonly declared: number; readonly file: string } = {
+    declared: PRIVILEGED_PORT_LIMIT,
+    file: 'registry.toml',
+  },
 ): { text: string; moves: string[] } {
   let repos: Record<string, Record<string, unknown>>;
   try {
@@ -38,16 +42,18 @@ export function movedProxyPorts(
   let result = text;
   for (const [name, repo] of Object.entries(repos)) {
     const port = repo?.proxy_port;
-    if (!Number.isInteger(port) || (port as number) < PRIVILEGED_PORT_LIMIT) continue;
-    const next = freeProxyPort(taken, ports);
-    if (next === undefined)
+    if (!Number.isInteger(port) || (port as number) < limit.declared) continue;
+    const next = freeProxyPort(taken, ports, limit.declared);
+    if (next === undefined) {
+      const budget = proxyPortBudget(taken, ports, limit.declared);
       throw new UsageError(
-        `repo "${name}": proxy port ${String(port)} can be bound by any user and no free privileged port is left to move it to; free one below ${Math.min(ports.unprivilegedStart, PRIVILEGED_PORT_LIMIT)}`,
+        `repo "${name}": proxy port ${String(port)} can be bound by any user and no free privileged port is left to move it to: ${describePortBudget(budget)}. Fix: ${morePortsFix(budget, limit.file)}`,
       );
+    }
     taken.add(next);
     result = rewrite(result, name, next);
     moves.push(
-      `proxy port of repo ${name} moves from ${String(port)} to ${next} (ports from ${PRIVILEGED_PORT_LIMIT} up can be bound by any user, an agent too)`,
+      `proxy port of repo ${name} moves from ${String(port)} to ${next} (ports from ${limit.declared} up can be bound by any user, an agent too)`,
     );
   }
   return { text: result, moves };

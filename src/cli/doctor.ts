@@ -73,7 +73,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         const github = options.github || repo.promote?.mode === 'pr' ? await repoGitHubChecks(context, repo) : [];
         results.push({ repo: repo.name, checks: [...isolation, ...github] });
       }
-      const host = options.github ? [] : await hostChecks(context.ports.fs, layout.registryFile);
+      const host = options.github ? [] : await hostChecks(context.ports, layout.registryFile);
       const failed = [
         ...host.filter((check) => !check.ok).map((check) => `host: ${check.name}`),
         ...results.flatMap((result) =>

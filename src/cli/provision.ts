@@ -21,6 +21,7 @@ import {
 import { systemdIsRunning } from '../control/dispatch/limits.js';
 import { planHost, readHostState } from '../../backends/host/provision-host.js';
 import { squidInstanceInNetns } from '../../backends/host/squid-config.js';
+import { describePortBudget, morePortsFix, type ProxyPortBudget } from '../../backends/host/ports.js';
 
 interface CommonOptions {
   dryRun?: boolean;
@@ -55,13 +56,44 @@ async function finish(
   steps: readonly ProvisionStep[],
   checklist: readonly string[],
   options: CommonOptions,
+  ports?: PortsReport,
 ): Promise<number> {
   if (!options.dryRun) {
     await applySteps(deps, layout, steps, (step) => {
       if (!options.json) context.err(`${step.outcome}: ${step.description}${step.detail ? ` (${step.detail})` : ''}\n`);
     });
   }
-  return report(context, subject, steps, checklist, options);
+  return report(context, subject, steps, checklist, options, ports);
+}
+
+/** The proxy port pool after a repo's provisioning, and the registry it is counted for. */
+interface PortsReport {
+  readonly budget: ProxyPortBudget;
+  readonly registryFile: string;
+}
+
+/** When this few proxy ports are left, provision says how to get more before it has to refuse. */
+const FEW_PORTS_LEFT = 16;
+
+function portsJson({ budget }: PortsReport) {
+  return {
+    left: budget.left,
+    total: budget.pool.size,
+    first: budget.pool.first,
+    last: budget.pool.below - 1,
+    heldByRepos: budget.byRepos,
+    heldByOthers: budget.byOthers,
+    unprivilegedPortStart: budget.live,
+    proxyPortsBelow: budget.declared,
+  };
+}
+
+function portsLine({ budget, registryFile }: PortsReport): string {
+  const few =
+    budget.left <= FEW_PORTS_LEFT
+      ? `\n  when none is left, provision refuses new repos; ${morePortsFix(budget, registryFile)}`
+      : '';
+  return `proxy ports: ${describePortBudget(budget)}${few}\n`;
 }
 
 function report(
@@ -70,6 +102,7 @@ function report(
   steps: readonly ProvisionStep[],
   checklist: readonly string[],
   options: CommonOptions,
+  ports?: PortsReport,
 ): number {
   const pending = steps.filter((step) => !step.skip);
   const reports: StepReport[] = steps.map((step) => ({
@@ -79,7 +112,7 @@ function report(
   }));
   if (options.json) {
     context.out(
-      `${JSON.stringify({ subject, dryRun: Boolean(options.dryRun), changed: pending.length > 0 && !options.dryRun, steps: reports, plan: steps.map((step) => describeStep(step)), checklist }, null, 2)}\n`,
+      `${JSON.stringify({ subject, dryRun: Boolean(options.dryRun), changed: pending.length > 0 && !options.dryRun, steps: reports, plan: steps.map((step) => describeStep(step)), checklist, ...(ports ? { proxyPorts: portsJson(ports) } : {}) }, null, 2)}\n`,
     );
     return EXIT.ok;
   }
@@ -96,6 +129,7 @@ function report(
     context.out(
       `${subject}: ${pending.length} step${pending.length === 1 ? '' : 's'} done${steps.length > pending.length ? `, ${steps.length - pending.length} skipped` : ''}\n`,
     );
+  if (ports) context.out(portsLine(ports));
   if (checklist.length) context.out(`\nStill to do by hand:\n${checklist.map((item) => `  [ ] ${item}`).join('\n')}\n`);
   return EXIT.ok;
 }
@@ -174,8 +208,12 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         }
         const request = { name, url: options.url, base: options.base, allow: options.allow };
         const plan = planRepo(request, await readRepoState(deps, layout, name), layout, squidOptions);
+        const portsOf = (planned: typeof plan) =>
+          planned.proxyPorts ? { budget: planned.proxyPorts, registryFile: layout.registryFile } : undefined;
         if (options.dryRun) {
-          setExit(await finish(context, deps, layout, `repo ${name}`, plan.steps, plan.checklist, options));
+          setExit(
+            await finish(context, deps, layout, `repo ${name}`, plan.steps, plan.checklist, options, portsOf(plan)),
+          );
           return;
         }
         // Some steps can only be planned once earlier ones happened (the
@@ -195,7 +233,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
           throw new FailedError(
             `provision repo ${name} did not converge; still planned: ${next.steps.map((step) => step.description).join('; ')}`,
           );
-        setExit(report(context, `repo ${name}`, steps, next.checklist, options));
+        setExit(report(context, `repo ${name}`, steps, next.checklist, options, portsOf(next)));
       },
     );
 }

@@ -68,7 +68,7 @@ export function createUser(t: Test, name: string, home: string, repo: string): v
     try {
       execFileSync(
         'setpriv',
-        [`--reuid=${name}`, `--regid=${name}`, '--init-groups', '--', 'kill', '-s', 'KILL', '--', '-1'],
+        [`--reuid=${name}`, `--regid=${name}`, '--init-groups', '--', 'kill', '-KILL', '--', '-1'],
         { stdio: 'ignore' },
       );
     } catch {

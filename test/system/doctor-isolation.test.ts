@@ -164,7 +164,13 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
       [
         ['registry is readable by root only', true],
         ["/proc hides other users' processes", hidepid],
+        ['run containment', true],
       ],
+    );
+    t.match(
+      result.report.host.find((check) => check.name === 'run containment'),
+      { containment: 'user-sweep', misses: /a memory cap and CPU weight for the run as a whole/ },
+      'systemd is not PID 1 here: only the user sweep, and what it misses, in --json',
     );
     t.equal(result.code, hidepid ? 0 : 1, "only the host's /proc may fail here");
     t.same(

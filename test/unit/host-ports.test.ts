@@ -4,9 +4,12 @@
 import t from 'tap';
 import {
   describeHolders,
+  describePortBudget,
   foreignHolder,
   freeProxyPort,
+  morePortsFix,
   parseListeners,
+  proxyPortBudget,
   proxyPortProblems,
   squidOwns,
   type PortsState,
@@ -19,10 +22,12 @@ import {
   FIRST_PROXY_PORT,
   nextProxyPort,
   PRIVILEGED_PORT_LIMIT,
+  proxyPortPool,
   proxyPortProblem,
   FIRST_PROXY_PORT as REGISTRY_FIRST_PORT,
 } from '../../src/control/registry/proxy-ports.js';
-import { parseRegistry } from '../../src/control/registry/parse.js';
+import { parseRegistry, proxyPortsBelowOf } from '../../src/control/registry/parse.js';
+import { UsageError } from '../../src/errors.js';
 import { upsertRepo } from '../../src/control/registry/edit.js';
 import { accountComment, accountProblem, parseUidMin } from '../../src/control/repo-user/account.js';
 import { cronScheduler } from '../../src/io/cron.js';
@@ -73,7 +78,11 @@ t.test('the one range: privileged, from FIRST_PROXY_PORT, skipping what is taken
   t.match(proxyPortProblem(1024)!, /not below net.ipv4.ip_unprivileged_port_start \(1024\)/);
   t.match(proxyPortProblem(800, 500)!, /not below .* \(500\)/);
   t.equal(nextProxyPort(new Set([700, 701])), 702);
-  t.equal(nextProxyPort(new Set(), 600), undefined, 'no privileged port left when the sysctl is below the range');
+  t.equal(
+    nextProxyPort(new Set(), proxyPortPool(600)),
+    undefined,
+    'no privileged port left when the sysctl is below the range',
+  );
   t.equal(freeProxyPort(new Set(), state), 703, '700-702 are listened on');
   t.same(proxyPortProblems([{ name: 'a', proxyPort: 700 }], state), []);
   t.match(
@@ -232,4 +241,133 @@ t.test('upsert picks ports from the shared first port', async (t) => {
     parseRegistry(two, 'r', cronScheduler).registry.repos.map((repo) => repo.proxyPort),
     [700, 701],
   );
+});
+
+t.test('the pool is the repo limit: 324 ports on a default host, counted, and the fix when none is left', async (t) => {
+  t.same(proxyPortPool(), { first: 700, below: 1024, size: 324 }, 'a default host: 700-1023');
+  t.same(
+    proxyPortPool(4096),
+    { first: 700, below: 1024, size: 324 },
+    'a raised sysctl alone: the registry still says 1024',
+  );
+  t.same(
+    proxyPortPool(1024, 4096),
+    { first: 700, below: 1024, size: 324 },
+    "the registry's word alone: the kernel says 1024",
+  );
+  t.same(proxyPortPool(2048, 2048), { first: 700, below: 2048, size: 1348 }, 'both raised');
+  t.equal(freeProxyPort(new Set(), { listeners: [], unprivilegedStart: 2048 }, 2048), 700);
+  const fullUpTo = (below: number) => new Set(Array.from({ length: below - 700 }, (_, index) => 700 + index));
+  t.equal(freeProxyPort(fullUpTo(1024), { listeners: [], unprivilegedStart: 2048 }, 2048), 1024, 'on past 1023');
+  t.equal(freeProxyPort(fullUpTo(1024), { listeners: [], unprivilegedStart: 1024 }), undefined);
+
+  const budget = proxyPortBudget(new Set([700, 705, 3200]), state);
+  t.same(
+    { left: budget.left, byRepos: budget.byRepos, byOthers: budget.byOthers },
+    { left: 320, byRepos: 2, byOthers: 2 },
+    '700 is a repo port and a listener at once: counted once; 3200 is not in the pool',
+  );
+  t.equal(
+    describePortBudget(budget),
+    '320 of 324 proxy ports left (700-1023, below net.ipv4.ip_unprivileged_port_start 1024; held: 2 by repos, 2 by other listeners)',
+  );
+
+  const full = proxyPortBudget(fullUpTo(1024), { listeners: [], unprivilegedStart: 1024 });
+  t.equal(full.left, 0);
+  const fix = morePortsFix(full, '/etc/agent-runner/registry.toml');
+  t.match(fix, /where you accept that on this host every port below 2048 needs root to bind/);
+  t.match(fix, /sysctl -w net.ipv4.ip_unprivileged_port_start=2048 and make it last \(echo .* > \/etc\/sysctl.d\//);
+  t.match(fix, /add proxy_ports_below = 2048 at the top of \/etc\/agent-runner\/registry.toml/);
+  t.match(fix, /or provision the repo on another host/);
+  t.match(
+    morePortsFix({ ...full, live: 4096 }, 'r.toml'),
+    /^the kernel already keeps ports below 4096 for root: add proxy_ports_below = 4096 at the top of r.toml/,
+  );
+  t.match(
+    morePortsFix({ ...full, live: 702 }, 'r.toml'),
+    /^net.ipv4.ip_unprivileged_port_start is 702, under the kernel's default 1024, so ports 702-1023 are open to every user: set it back: sysctl -w net.ipv4.ip_unprivileged_port_start=1024/,
+  );
+  t.match(
+    morePortsFix({ ...full, declared: 4096 }, 'r.toml'),
+    /^r.toml says proxy_ports_below = 4096 but the kernel's limit is 1024: sysctl -w net.ipv4.ip_unprivileged_port_start=4096/,
+  );
+});
+
+t.test('provision says how many ports are left, and refuses with the fix when none is', async (t) => {
+  const plan = planRepo(request, fresh, layout);
+  t.match(plan.proxyPorts, { left: 323, byRepos: 1, pool: { first: 700, below: 1024, size: 324 } }, 'after this repo');
+  // Every port of the pool taken by a registered repo (the last one held by another service instead).
+  const sections = Array.from(
+    { length: 323 },
+    (_, index) => `[repos.r${index}]\npath = "/srv/r${index}"\nproxy_port = ${700 + index}\n`,
+  );
+  const busy: RepoState = {
+    ...fresh,
+    registryText: sections.join('\n'),
+    ports: {
+      ...fresh.ports,
+      listeners: parseListeners('LISTEN 0 5 0.0.0.0:1023 0.0.0.0:* users:(("cupsd",pid=8,fd=3))\n'),
+    },
+  };
+  t.throws(
+    () => planRepo(request, busy, layout),
+    new RegExp(
+      '/cfg/registry.toml: no proxy port is left for repo "web": 0 of 324 proxy ports left \\(700-1023, below net.ipv4.ip_unprivileged_port_start 1024; held: 323 by repos, 1 by other listeners\\); ' +
+        'a proxy port must be below net.ipv4.ip_unprivileged_port_start so that no agent can bind it. Fix: where you accept .*sysctl -w net.ipv4.ip_unprivileged_port_start=2048.*proxy_ports_below = 2048 at the top of /cfg/registry.toml; or provision the repo on another host',
+    ),
+  );
+  t.throws(() => planRepo(request, busy, layout), UsageError, 'a usage error: exit 2');
+  // The operator raises both: the next repo gets 1024.
+  const raised: RepoState = {
+    ...busy,
+    registryText: `proxy_ports_below = 2048\n\n${busy.registryText}`,
+    ports: { ...busy.ports, unprivilegedStart: 2048 },
+  };
+  const more = planRepo(request, raised, layout);
+  t.equal(more.repo!.proxyPort, 1024);
+  t.match(more.proxyPorts, { left: 1023, pool: { below: 2048, size: 1348 } });
+  t.match(registryOf(more)!.text, /^proxy_ports_below = 2048\n/, 'the declaration is kept');
+  // The sysctl lost on a reboot, the registry still raised: every port from 1024 up is refused, with the way back.
+  const withWeb = registryOf(more)!.text;
+  t.throws(
+    () =>
+      planRepo(
+        request,
+        { ...raised, registryText: withWeb, ports: { ...raised.ports, unprivilegedStart: 1024 } },
+        layout,
+      ),
+    /repo "web": port 1024 is not below net.ipv4.ip_unprivileged_port_start \(1024\).*set it to what proxy_ports_below in the registry says: sysctl -w net.ipv4.ip_unprivileged_port_start=2048/,
+  );
+});
+
+t.test('registry: proxy_ports_below moves the limit, and only up', async (t) => {
+  const repo = (port: number) => `[repos.a]\npath = "/a"\nproxy_port = ${port}\n`;
+  t.match(parseRegistry(repo(1500), 'r.toml', cronScheduler).problems[0], {
+    file: 'r.toml:3',
+    key: 'repos.a.proxy_port',
+    problem: /must be a privileged port 1-1023, got 1500/,
+  });
+  const raised = parseRegistry(`proxy_ports_below = 2048\n${repo(1500)}`, 'r.toml', cronScheduler);
+  t.same(raised.problems, []);
+  t.equal(raised.registry.proxyPortsBelow, 2048);
+  t.equal(proxyPortsBelowOf(raised.registry), 2048);
+  t.equal(proxyPortsBelowOf(parseRegistry(repo(700), 'r', cronScheduler).registry), 1024, 'the default');
+  t.match(parseRegistry(`proxy_ports_below = 2048\n${repo(2048)}`, 'r.toml', cronScheduler).problems[0], {
+    problem: /must be a privileged port 1-2047 \(proxy_ports_below = 2048\), got 2048/,
+  });
+  for (const bad of ['512', '70000', '"2048"', '1500.5'])
+    t.match(
+      parseRegistry(`proxy_ports_below = ${bad}\n${repo(700)}`, 'r.toml', cronScheduler).problems[0],
+      {
+        file: 'r.toml:1',
+        key: 'proxy_ports_below',
+        problem: /must be an integer 1024-65535/,
+        fix: /sysctl -n net.ipv4.ip_unprivileged_port_start/,
+      },
+      bad,
+    );
+  t.match(parseRegistry(`proxy_ports_belo = 2048\n${repo(700)}`, 'r.toml', cronScheduler).problems[0], {
+    problem: 'unknown top-level key',
+    fix: /only proxy_ports_below, \[defaults\] and \[repos.NAME\]/,
+  });
 });

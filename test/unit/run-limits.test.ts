@@ -184,28 +184,38 @@ t.test('the user sweep: kill -1 as the user, TERM then KILL, survivors from /pro
   });
   t.throws(() => signalEveryProcessAsUser({ uid: 0, gid: 0 }, 'KILL'), /refusing/, 'never as root');
 
-  // A fake host: TERM ends what does not ignore it; KILL ends everything.
-  const run = (processes: UserProcess[], ignoresTerm: Set<number>) => {
+  // A fake host: TERM ends what does not ignore it; STOP freezes; KILL ends everything. A "hopper" (a process that
+  // forks and exits in a loop) is never where a scan looks unless it is stopped.
+  const run = (processes: UserProcess[], ignoresTerm: Set<number>, hoppers: Set<number> = new Set()) => {
     let now = 0;
     const sent: string[] = [];
     let alive = [...processes];
+    const stopped = new Set<number>();
     const deps = {
       clock: { now: () => now, sleep: async (ms: number) => void (now += ms), setTimer: () => ({ cancel() {} }) },
-      control: { processesOfUser: async (uid: number) => (uid === 1001 ? alive : []) },
+      control: {
+        processesOfUser: async (uid: number) =>
+          uid === 1001 ? alive.filter((entry) => !hoppers.has(entry.pid) || stopped.has(entry.pid)) : [],
+      },
       process: {
         run: async (command: Command) => {
           const signal = command.args.at(-3)!;
           sent.push(signal);
-          alive = alive.filter((entry) => entry.zombie || (signal === '-TERM' && ignoresTerm.has(entry.pid)));
+          if (signal === '-STOP') for (const entry of alive) stopped.add(entry.pid);
+          else
+            alive = alive.filter(
+              (entry) => entry.zombie || (signal === '-TERM' && (ignoresTerm.has(entry.pid) || stopped.has(entry.pid))),
+            );
           return { exitCode: 0, signal: null, stdout: '', stderr: '' };
         },
       },
     };
-    return { deps, sent };
+    return { deps, sent, alive: () => alive.filter((entry) => !entry.zombie) };
   };
+  const user = { uid: 1001, gid: 1001 };
   const none = run([], new Set());
-  t.same(await endUserProcesses(none.deps, { uid: 1001, gid: 1001 }, 1000), { found: 0, killed: false, survivors: [] });
-  t.same(none.sent, [], 'nothing to end: no signal at all');
+  t.same(await endUserProcesses(none.deps, user, 1000), { found: 0, termed: false, killed: false, survivors: [] });
+  t.same(none.sent, ['-STOP'], 'nothing seen: no SIGTERM, but the uid is still frozen and read again');
   const polite = run(
     [
       { pid: 10, name: 'sleep', zombie: false },
@@ -214,11 +224,11 @@ t.test('the user sweep: kill -1 as the user, TERM then KILL, survivors from /pro
     new Set(),
   );
   t.same(
-    await endUserProcesses(polite.deps, { uid: 1001, gid: 1001 }, 1000),
-    { found: 1, killed: false, survivors: [] },
+    await endUserProcesses(polite.deps, user, 1000),
+    { found: 1, termed: true, killed: false, survivors: [] },
     'a zombie is not a leftover',
   );
-  t.same(polite.sent, ['-TERM']);
+  t.same(polite.sent, ['-TERM', '-STOP'], 'all gone after SIGTERM: the frozen uid shows none, no SIGKILL');
   const stubborn = run(
     [
       { pid: 10, name: 'sleep', zombie: false },
@@ -226,13 +236,50 @@ t.test('the user sweep: kill -1 as the user, TERM then KILL, survivors from /pro
     ],
     new Set([12]),
   );
-  const result = await endUserProcesses(stubborn.deps, { uid: 1001, gid: 1001 }, 1000);
-  t.same(result, { found: 2, killed: true, survivors: [] });
-  t.same(stubborn.sent, ['-TERM', '-KILL']);
-  t.equal(describeSweep(result), 'ended 2 leftover processes of the user with SIGTERM, then SIGKILL');
+  const result = await endUserProcesses(stubborn.deps, user, 1000);
+  t.same(result, { found: 2, termed: true, killed: true, survivors: [] });
+  t.same(stubborn.sent, ['-TERM', '-STOP', '-KILL']);
+  t.equal(describeSweep(result), 'ended 2 leftover processes of the user with SIGTERM, then SIGSTOP and SIGKILL');
+  const hopper = run([{ pid: 20, name: 'sh', zombie: false }], new Set([20]), new Set([20]));
+  const hopped = await endUserProcesses(hopper.deps, user, 1000);
+  t.same(hopper.alive(), [], 'a process no scan sees still ends');
+  t.same(hopped, { found: 1, termed: false, killed: true, survivors: [] }, 'counted once frozen');
+  t.equal(describeSweep(hopped), 'ended 1 leftover process of the user with SIGSTOP and SIGKILL');
   t.equal(
-    describeSweep({ found: 1, killed: true, survivors: [{ pid: 9, name: 'x', zombie: false }] }),
-    'ended 1 leftover process of the user with SIGTERM, then SIGKILL; still running: 9 (x)',
+    describeSweep({ found: 1, termed: true, killed: true, survivors: [{ pid: 9, name: 'x', zombie: false }] }),
+    'ended 1 leftover process of the user with SIGTERM, then SIGSTOP and SIGKILL; still running: 9 (x)',
+  );
+
+  // What SIGKILL cannot end at once (a process asleep in the kernel): rounds until the bound, then reported.
+  const stuck = run([{ pid: 30, name: 'fuse-wait', zombie: false }], new Set([30]));
+  const stuckDeps = {
+    ...stuck.deps,
+    process: {
+      run: async (command: Command) => {
+        stuck.sent.push(command.args.at(-3)!);
+        return { exitCode: 0, signal: null, stdout: '', stderr: '' };
+      },
+    },
+  };
+  const stuckResult = await endUserProcesses(stuckDeps, user, 1000);
+  t.same(stuckResult.survivors, [{ pid: 30, name: 'fuse-wait', zombie: false }]);
+  t.ok(stuck.sent.filter((signal) => signal === '-KILL').length >= 3, `SIGKILL again each round (${stuck.sent})`);
+  t.ok(stuck.deps.clock.now() <= 1000 + 10_000 + 3_000, 'within the bound');
+
+  // A kill that cannot run is said, not taken for success.
+  const broken = run([{ pid: 40, name: 'sleep', zombie: false }], new Set());
+  const brokenResult = await endUserProcesses(
+    {
+      ...broken.deps,
+      process: { run: async () => ({ exitCode: 127, signal: null, stdout: '', stderr: "env: 'kill': No such file" }) },
+    },
+    user,
+    100,
+  );
+  t.same(brokenResult.survivors, [{ pid: 40, name: 'sleep', zombie: false }]);
+  t.match(
+    describeSweep(brokenResult),
+    /still running: 40 \(sleep\); could not signal the user's processes: kill -TERM -1 as uid 1001 exited 127: env: 'kill': No such file/,
   );
 });
 
@@ -248,6 +295,13 @@ t.test('/proc status: the REAL uid decides', async (t) => {
     name: 'sh',
   });
   t.equal(parseProcStatus('garbage'), undefined);
+  // A leader that called pthread_exit: state Z, its other threads run on. Alive.
+  t.match(parseProcStatus('Name:\tpython3\nState:\tZ (zombie)\nUid:\t1001\t1001\t1001\t1001\nThreads:\t2\n'), {
+    zombie: false,
+  });
+  t.match(parseProcStatus('Name:\tsh\nState:\tZ (zombie)\nUid:\t1001\t1001\t1001\t1001\nThreads:\t1\n'), {
+    zombie: true,
+  });
 });
 
 t.test('agent records: one validation for every reader', async (t) => {

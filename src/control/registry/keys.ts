@@ -6,7 +6,7 @@ import { SECRET_NAME } from '../../agent/secrets.js';
 import { MAX_PARALLEL_CEILING } from '../../repo/config.js';
 import * as path from 'node:path';
 import type { ScheduleCheck } from '../../ports.js';
-import { FIRST_PROXY_PORT, PRIVILEGED_PORT_LIMIT, proxyPortProblem } from './proxy-ports.js';
+import { FIRST_PROXY_PORT, PRIVILEGED_PORT_LIMIT, PROXY_PORTS_BELOW_KEY, proxyPortProblem } from './proxy-ports.js';
 import { apiUrlProblem } from '../../github/origin.js';
 import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS } from '../retention/index.js';
 import { readRunLimit, RUN_LIMIT_KEYS, type RunLimitFields, type RunLimitKey } from './limits.js';
@@ -72,6 +72,8 @@ export interface KeyContext {
   readonly table: string;
   readonly fields: Fields;
   readonly schedules: ScheduleCheck;
+  /** The registry's proxy port limit (its top-level proxy_ports_below, default 1024). */
+  readonly proxyPortsBelow: number;
   /** Reports a problem with this key. */
   bad(problem: string, fix: string): void;
   /** Reports a problem with one entry of this key's table (env.NAME). */
@@ -166,10 +168,12 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: REPO,
     describe: 'loopback port of the repo proxy',
     read(value, at) {
-      if (typeof value !== 'number' || proxyPortProblem(value) !== undefined) {
+      const below = at.proxyPortsBelow;
+      if (typeof value !== 'number' || proxyPortProblem(value, below) !== undefined) {
+        const raised = below === PRIVILEGED_PORT_LIMIT ? '' : ` (${PROXY_PORTS_BELOW_KEY} = ${below})`;
         at.bad(
-          `must be a privileged port 1-${PRIVILEGED_PORT_LIMIT - 1}, got ${JSON.stringify(value)}: any user, an agent too, can bind a port from ${PRIVILEGED_PORT_LIMIT} up and cut the repo off from its proxy`,
-          `run agent-runner provision repo ${at.table.replace(/^repos\./, '')}: it moves the repo to a free port from ${FIRST_PROXY_PORT} up (or set one below ${PRIVILEGED_PORT_LIMIT} yourself, one per repo)`,
+          `must be a privileged port 1-${below - 1}${raised}, got ${JSON.stringify(value)}: any user, an agent too, can bind a port from ${below} up and cut the repo off from its proxy`,
+          `run agent-runner provision repo ${at.table.replace(/^repos\./, '')}: it moves the repo to a free port from ${FIRST_PROXY_PORT} up (or set one below ${below} yourself, one per repo)`,
         );
       } else at.fields.proxyPort = value;
     },

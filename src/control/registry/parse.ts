@@ -20,6 +20,7 @@ import {
   type Scope,
 } from './keys.js';
 import { LineIndex } from './locate.js';
+import { MAX_PROXY_PORTS_BELOW, PRIVILEGED_PORT_LIMIT, PROXY_PORTS_BELOW_KEY } from './proxy-ports.js';
 import { USER_PATH } from '../../system-path.js';
 
 /** Repo names become user names, unit instance names and directory names. */
@@ -46,6 +47,7 @@ interface Collected {
   readonly text: string;
   readonly file: string;
   readonly schedules: ScheduleCheck;
+  proxyPortsBelow: number;
 }
 
 function report(c: Collected, table: string, key: string | undefined, problem: string, fix: string): void {
@@ -82,6 +84,7 @@ function readFields(c: Collected, table: string, scope: Scope, raw: Record<strin
       table,
       fields,
       schedules: c.schedules,
+      proxyPortsBelow: c.proxyPortsBelow,
       bad: (problem, fix) => report(c, table, key, problem, fix),
       badEntry: (entry, problem, fix) => report(c, table, `${key}.${entry}`, problem, fix),
     };
@@ -199,19 +202,21 @@ export function parseRegistry(text: string, file: string, schedules: ScheduleChe
     });
     return { registry: { repos: [] }, problems, declared: [] };
   }
-  const c: Collected = { problems, index: undefined, text, file, schedules };
+  const c: Collected = { problems, index: undefined, text, file, schedules, proxyPortsBelow: PRIVILEGED_PORT_LIMIT };
   for (const key of Object.keys(document)) {
-    if (key !== 'defaults' && key !== 'repos') {
+    if (key !== 'defaults' && key !== 'repos' && key !== PROXY_PORTS_BELOW_KEY) {
       c.index ??= new LineIndex(text);
       const line = c.index.lineOf(key) ?? c.index.lineOf('', key);
       problems.push({
         file: line === undefined ? file : `${file}:${line}`,
         key,
         problem: 'unknown top-level key',
-        fix: 'only [defaults] and [repos.NAME] tables belong here',
+        fix: `only ${PROXY_PORTS_BELOW_KEY}, [defaults] and [repos.NAME] tables belong here`,
       });
     }
   }
+  const below = readProxyPortsBelow(c, document[PROXY_PORTS_BELOW_KEY]);
+  if (below !== undefined) c.proxyPortsBelow = below;
   let defaults: Fields = {};
   if (document.defaults !== undefined) {
     if (isTable(document.defaults)) defaults = readFields(c, 'defaults', 'defaults', document.defaults);
@@ -253,7 +258,38 @@ export function parseRegistry(text: string, file: string, schedules: ScheduleChe
   // One pass over the problems, not one per repo.
   const broken = new Set(problems.filter((p) => p.key.startsWith('repos.')).map((p) => p.key.split('.')[1]));
   const valid = repos.filter((repo) => !broken.has(repo.name));
-  return { registry: { repos: valid }, problems, declared: Object.keys(reposRaw) };
+  return {
+    registry: { repos: valid, ...(below === undefined ? {} : { proxyPortsBelow: below }) },
+    problems,
+    declared: Object.keys(reposRaw),
+  };
+}
+
+/** The top-level proxy_ports_below: undefined when absent (1024) or bad (reported). */
+function readProxyPortsBelow(c: Collected, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < PRIVILEGED_PORT_LIMIT ||
+    value > MAX_PROXY_PORTS_BELOW
+  ) {
+    c.index ??= new LineIndex(c.text);
+    const line = c.index.lineOf('', PROXY_PORTS_BELOW_KEY);
+    c.problems.push({
+      file: line === undefined ? c.file : `${c.file}:${line}`,
+      key: PROXY_PORTS_BELOW_KEY,
+      problem: `must be an integer ${PRIVILEGED_PORT_LIMIT}-${MAX_PROXY_PORTS_BELOW}, got ${JSON.stringify(value)}`,
+      fix: `set it to the host's net.ipv4.ip_unprivileged_port_start once you raised it (sysctl -n net.ipv4.ip_unprivileged_port_start), or remove it (${PRIVILEGED_PORT_LIMIT})`,
+    });
+    return undefined;
+  }
+  return value;
+}
+
+/** The registry's proxy port limit: proxy_ports_below, else the kernel's default 1024. */
+export function proxyPortsBelowOf(registry: Registry): number {
+  return registry.proxyPortsBelow ?? PRIVILEGED_PORT_LIMIT;
 }
 
 /** Reads and validates the registry; throws UsageError naming every problem. */
