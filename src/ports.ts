@@ -13,7 +13,10 @@ export interface CommandResult {
 
 export interface StartedProcess {
   readonly pid: number;
-  /** Resolves when the process has exited and its output is drained. */
+  /**
+   * Resolves when the process has exited and its output is drained: its pipes closed, or a bounded wait after its
+   * exit when something it left behind still holds them (the real edge waits 2 s).
+   */
   readonly exited: Promise<{ exitCode: number | null; signal: string | null }>;
   /** Signals the whole process group the process leads. */
   signalGroup(signal: 'SIGTERM' | 'SIGKILL'): void;

@@ -34,6 +34,9 @@ import type {
 /** Output beyond this is dropped from captured results (the tail is kept). */
 const MAX_CAPTURE = 16 * 1024 * 1024;
 
+/** After a started process exits: how long what it left behind may hold its pipes open before they are let go. */
+const PIPE_DRAIN_MS = 2_000;
+
 /** A pipe only when there is input to give; otherwise /dev/null. */
 function stdinMode(command: Command): 'pipe' | 'ignore' {
   return command.stdin === undefined ? 'ignore' : 'pipe';
@@ -123,6 +126,18 @@ export const realProcess: ProcessPort = {
       });
       child.on('close', (exitCode, signal) => {
         if (!spawnError) resolve({ exitCode, signal });
+      });
+      // Output still in the pipes is read until they close. A process the child left behind that holds them open
+      // (`setsid sleep 600 &` inherits the agent's stdout) would hold this process up for as long as it lives: it
+      // gets PIPE_DRAIN_MS, then the pipes are let go and the child counts as exited. The leftover is not ended here:
+      // it is in a session of its own, and the run's end (the user sweep) ends it.
+      child.on('exit', (exitCode, signal) => {
+        const timer = setTimeout(() => {
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          if (!spawnError) resolve({ exitCode, signal });
+        }, PIPE_DRAIN_MS);
+        child.on('close', () => clearTimeout(timer));
       });
     });
     createInterface({ input: child.stdout!, crlfDelay: Infinity }).on('line', handlers.onStdoutLine);

@@ -4,7 +4,7 @@
 // answered with its failure in words (every time: node also reports such a
 // command as closed with exit code -errno, and that must never win).
 import t from 'tap';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { realProcess } from '../../src/io/real-ports.js';
 import type { Command } from '../../src/types.js';
@@ -107,4 +107,37 @@ t.test('a command that cannot start: its failure, in words, every time', async (
     ],
     'the same answers in all 100 attempts',
   );
+});
+
+t.test('a started process has exited when it has, whatever it left holding its output', async (t) => {
+  const dir = tempDir(t);
+  const pidFile = path.join(dir, 'leftover');
+  t.teardown(() => {
+    try {
+      process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
+    } catch {
+      // never started, or gone
+    }
+  });
+  const lines: string[] = [];
+  const startedAt = Date.now();
+  // The leftover inherits stdout and stderr, in a session of its own, as `setsid sleep 600 &` in an agent does.
+  const started = realProcess.start(sh(`setsid sleep 60 & echo $! > '${pidFile}'; echo early`), {
+    onStdoutLine: (line) => lines.push(line),
+    onStderrLine: () => undefined,
+  });
+  t.same(await started.exited, { exitCode: 0, signal: null });
+  const took = Date.now() - startedAt;
+  t.ok(took < 10_000, `exited after ${took} ms, not when the 60 s leftover ends`);
+  t.same(lines, ['early']);
+  t.ok(existsSync(`/proc/${readFileSync(pidFile, 'utf8').trim()}`), 'the leftover is not ended here');
+
+  // Output that comes after the exit, while the pipes are still open, is still read.
+  const late: string[] = [];
+  const drained = realProcess.start(sh('(sleep 0.3; echo late) & echo first'), {
+    onStdoutLine: (line) => late.push(line),
+    onStderrLine: () => undefined,
+  });
+  t.same(await drained.exited, { exitCode: 0, signal: null });
+  t.same(late, ['first', 'late']);
 });

@@ -1,6 +1,7 @@
 // Nothing an agent starts outlives its run when systemd is not PID 1 (here,
 // and in containers and CI): a real dispatch as root whose agent leaves a
-// `setsid sleep 600`, a double-forked daemon, a process that ignores
+// `setsid sleep 600` (also one that keeps the agent's stdout open, as an
+// agent would write it), a double-forked daemon, a process that ignores
 // SIGTERM, one that forks in a loop while the sweep runs, one that forks
 // and exits in a loop (at a new pid each time, so no /proc scan sees it),
 // and a process whose main thread has exited while another thread runs (its
@@ -81,10 +82,14 @@ if kind == "threads":
 /** How the agent (a shell) leaves each kind behind. */
 function leaveCommand(kind: string, P: string): string {
   if (kind === 'setsid') return `setsid sleep 600 </dev/null >/dev/null 2>&1 &\necho $! > '${P}/pid-setsid'\n`;
+  // As an agent writes it: the sleep keeps the agent's stdout and stderr open.
+  if (kind === 'setsid-holding-output') return `setsid sleep 90 &\necho $! > '${P}/pid-${kind}'\n`;
   return `/usr/bin/python3 '${P}/leave.py' ${kind} '${P}' </dev/null >/dev/null 2>&1\nwhile [ ! -s '${P}/pid-${kind}' ]; do sleep 0.05; done\n`;
 }
 
-const KINDS = ['setsid', 'daemon', 'ignores-term', 'fork-loop', 'hopper', 'threads'] as const;
+const KINDS = ['setsid', 'setsid-holding-output', 'daemon', 'ignores-term', 'fork-loop', 'hopper', 'threads'] as const;
+/** Kinds that do not beat: a plain sleep, seen by its pid. */
+const SLEEPS: readonly string[] = ['setsid', 'setsid-holding-output'];
 
 const MARK_DONE = `file=$(grep -l "^id: $AGENT_TASK_ID$" backlog/tasks/*.md)
 sed -i 's/^status: To Do$/status: Done/' "$file"
@@ -92,12 +97,12 @@ git add -A
 git -c user.name=probe -c user.email=probe@example.invalid commit -q -m "$AGENT_TASK_ID done"
 `;
 
-/** Runs `command` as the fixture's user, the way root drops to it, and waits for it. */
+/** Runs `command` as the fixture's user, the way root drops to it, and waits for it (not for what it leaves). */
 function asUser(fixture: ControlFixture, ...command: string[]) {
   return spawnSync(
     'setpriv',
     [`--reuid=${fixture.user}`, `--regid=${fixture.user}`, '--init-groups', '--', '/usr/bin/env', '-i', ...command],
-    { encoding: 'utf8', cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: '/', stdio: 'ignore' },
   );
 }
 
@@ -112,7 +117,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Whether the leftover of `kind` still runs: its beat moves (or, for the plain sleep, its pid lives). */
 async function stillRuns(P: string, kind: string): Promise<boolean> {
-  if (kind === 'setsid') return running(Number(readFileSync(path.join(P, 'pid-setsid'), 'utf8')));
+  if (SLEEPS.includes(kind)) return running(Number(readFileSync(path.join(P, `pid-${kind}`), 'utf8')));
   const before = mtime(path.join(P, `beat-${kind}`));
   await sleep(1_000);
   return before !== undefined && mtime(path.join(P, `beat-${kind}`)) !== before;
@@ -130,7 +135,7 @@ for (const kind of KINDS) {
 
     // Control: started the same way, but not by a run, the leftover outlives the shell that started it.
     const started = asUser(fixture, 'PATH=/usr/bin:/bin', 'setsid', '-w', 'sh', '-c', leaveCommand(kind, P));
-    t.equal(started.status, 0, started.stderr);
+    t.equal(started.status, 0, 'the leftover was started');
     t.ok(await stillRuns(P, kind), `control: the ${kind} leftover runs on after its shell returned`);
     asUser(fixture, 'PATH=/usr/bin:/bin', 'kill', '-KILL', '--', '-1');
     await waitFor(() => processesOfUid(uid).length === 0, 5_000, 'the control leftover to be killed');
@@ -144,7 +149,7 @@ for (const kind of KINDS) {
     const startedAt = Date.now();
     const result = await runBin(fixture, 'dispatch', ['--no-isolation', fixture.name, '--json']);
     const tookMs = Date.now() - startedAt;
-    const beats = kind === 'setsid' ? false : await stillRuns(P, kind);
+    const beats = SLEEPS.includes(kind) ? false : await stillRuns(P, kind);
     const left = frozenProcesses(fixture, uid);
     t.equal(result.code, 0, result.stderr);
     const record = JSON.parse(result.stdout) as {
@@ -159,7 +164,9 @@ for (const kind of KINDS) {
     t.same(record.leftovers.survivors, [], 'the run record says none survived');
     t.ok(record.leftovers.found >= 1, `the sweep met the leftover: ${record.leftovers.summary}`);
     t.comment(`${kind}: dispatch took ${tookMs} ms; ${record.leftovers.summary}`);
-    if (kind !== 'setsid') t.notOk(beats, `no heartbeat of ${kind} after dispatch returned`);
-    else t.notOk(running(Number(readFileSync(path.join(P, 'pid-setsid'), 'utf8'))), 'the setsid sleep is gone');
+    if (!SLEEPS.includes(kind)) t.notOk(beats, `no heartbeat of ${kind} after dispatch returned`);
+    else t.notOk(await stillRuns(P, kind), 'the setsid sleep is gone');
+    // A leftover holding the agent's output must not hold the task until it ends (90 s for that sleep).
+    t.ok(tookMs < 60_000, `dispatch returned after ${tookMs} ms`);
   });
 }
