@@ -137,7 +137,9 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       });
 
     // The gate comes from auto/work as committed now, before any task merges.
-    const trusted = await committedConfig(git, stagingDir, withBlocked ?? prepared.head);
+    // auto/work as this drain starts it: where the gate is read from, and the first tip it builds on.
+    const startTip = withBlocked ?? prepared.head;
+    const trusted = await committedConfig(git, stagingDir, startTip);
     book = await DrainBook.open(fs, clock, wsState, emit);
     const drainBook = book;
     const refsMutex = new Mutex();
@@ -159,7 +161,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       onProcess: (task, event, kind) => agents.update(task.id, event, kind),
       sessions,
     };
-    const tip = new StagingTip(git, stagingDir, withBlocked ?? prepared.head);
+    const tip = new StagingTip(git, stagingDir, startTip);
     const integratorDeps: IntegratorDeps = {
       process,
       fs,
