@@ -136,8 +136,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
         detail: `added the Blocked status to the board's config on ${STAGING_BRANCH} (before the finished status), so agents can set it`,
       });
 
-    // The gate comes from auto/work as committed now, before any task merges.
-    // auto/work as this drain starts it: where the gate is read from, and the first tip it builds on.
+    // auto/work as this drain starts it, before any task merges: the gate is read from it, and it is the first tip.
     const startTip = withBlocked ?? prepared.head;
     const trusted = await committedConfig(git, stagingDir, startTip);
     book = await DrainBook.open(fs, clock, wsState, emit);
