@@ -40,7 +40,7 @@ const LAYERS: readonly [RegExp, Layer][] = [
   [/^src\/cli\//, { name: 'cli', rank: 4 }],
   [/^src\/io\//, { name: 'io', rank: 3.5 }],
   [/^(src\/(control|drain|staging|demo)|backends|tui)\//, { name: 'control', rank: 3 }],
-  [/^src\/(agent|board|git|github|repo|scripted-agent|spend)\//, { name: 'core', rank: 2 }],
+  [/^src\/(agent|board|git|github|handoff|launch|repo|scripted-agent|spend)\//, { name: 'core', rank: 2 }],
   [/^src\/[^/]+\.ts$/, { name: 'shared', rank: 1 }],
 ];
 
