@@ -83,6 +83,17 @@ export interface FsPort {
   statUntrusted(root: string, relative: string): Promise<UntrustedStat | undefined>;
   /** Entry names of root/relative by the same walk; [] when absent; more than maxEntries is an error. */
   listUntrusted(root: string, relative: string, maxEntries: number): Promise<string[]>;
+  /**
+   * Copies the regular file root/relative, by the same walk, into a new file `destination` (0600), at most maxBytes
+   * (more, a link or anything but a regular file is an UntrustedPathError): its size and its owner; undefined when
+   * absent.
+   */
+  copyUntrusted(
+    root: string,
+    relative: string,
+    maxBytes: number,
+    destination: string,
+  ): Promise<{ readonly size: number; readonly uid: number } | undefined>;
 }
 
 export interface Clock {

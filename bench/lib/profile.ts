@@ -20,6 +20,7 @@ import { agentBaseEnv } from '../../src/agent/env.js';
 import { readBoard } from '../../src/board/read.js';
 import { stagingWorktree, worktreesDir } from '../../src/paths.js';
 import type { Copy } from './repo.js';
+import { PROJECT_ROOT } from './drain.js';
 import { median, round } from './stats.js';
 
 type Place = 'workspace' | 'staging' | 'task worktree' | 'elsewhere';
@@ -197,6 +198,7 @@ export async function profileDrain(
     graceMs: 5000,
     control: realControl,
     locks: realLocks,
+    sideProgram: { node: process.execPath, main: path.join(PROJECT_ROOT, 'dist', 'src', 'main.js') },
   });
   const seconds = (now() - begin) / 1000;
   const nodeCpuUsed = process.cpuUsage(nodeCpuBefore);

@@ -74,6 +74,15 @@ export interface RunTaskInput {
   readonly afterSession?: (session: SessionEnd) => SessionFollowUp;
   /** Told the pid of each agent process as it starts, and when it ends. */
   readonly onAgentProcess?: (event: AgentProcessEvent) => void | Promise<void>;
+  /**
+   * Where the tree is another identity's (the agent's own repository), the runner cannot read it: the base prompt,
+   * the commit the task starts at and how the tree stands after a session come from these instead.
+   */
+  readonly elsewhere?: {
+    readonly basePrompt: string | undefined;
+    readonly startHead: string;
+    readonly readTree: () => Promise<TreeState>;
+  };
 }
 
 export interface AgentProcessEvent {
@@ -88,7 +97,7 @@ export interface RunDeps {
   readonly git: Git;
 }
 
-interface TreeState {
+export interface TreeState {
   readonly head: string | undefined;
   /** Uncommitted changes in the tree. */
   readonly dirty: boolean;
@@ -183,7 +192,11 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
   await fs.mkdirp(path.dirname(input.transcriptFile), 0o700);
   const transcript = new Transcript(fs, clock, input.transcriptFile, input.secrets);
   const choice = resolveModelChoice(input.config, input.task);
-  const basePrompt = await fs.readTextIfExists(path.join(input.workspace, input.config.prompt));
+  const elsewhere = input.elsewhere;
+  const basePrompt = elsewhere
+    ? elsewhere.basePrompt
+    : await fs.readTextIfExists(path.join(input.workspace, input.config.prompt));
+  const readTree = elsewhere ? elsewhere.readTree : () => readTreeState(deps, input.workspace, input.task.id);
   const sessions: SessionRecord[] = [];
   const process = reportingProcess(deps.ports.process, input.onAgentProcess);
   let outcome: RunOutcome | undefined;
@@ -205,7 +218,7 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
   if (choice.problem) outcome = { kind: 'unreadable', reason: choice.problem };
   // The first session starts from the task as given; later ones from what the previous one left.
   let before: TreeState = {
-    head: await deps.git.resolve(input.workspace, 'HEAD'),
+    head: elsewhere ? elsewhere.startHead : await deps.git.resolve(input.workspace, 'HEAD'),
     dirty: false,
     status: input.task.status,
     task: input.task,
@@ -266,7 +279,7 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
       durationMs,
       result,
     });
-    const after = await readTreeState(deps, input.workspace, input.task.id);
+    const after = await readTree();
     const judged = judgeSession(before, after, result);
     before = after;
     const followUp = input.afterSession?.({

@@ -20,6 +20,7 @@ import { progressPrinter, renderSummary } from './drain-output.js';
 import { isSafeTaskId } from '../board/parse.js';
 import { STAGING_BRANCH } from '../staging/names.js';
 import { parseSpendPolicy } from '../spend/policy.js';
+import { installPaths } from './root-support.js';
 
 interface OrchestrateOptions {
   workspace?: string;
@@ -128,6 +129,8 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
     control: context.ports.control,
     locks: context.ports.locks,
     ...(spend ? { spend } : {}),
+    sideProgram: await installPaths(context),
+    ...(identity ? { author: identity } : {}),
   });
   context.out(options.json ? `${JSON.stringify(summary)}\n` : renderSummary(summary));
   return summary.outcome === 'failed' ? EXIT.failed : EXIT.ok;

@@ -22,7 +22,7 @@ import { runTask } from '../agent/run-task.js';
 import type { RunOutcome, AssistantName } from '../types.js';
 import { Git } from '../git/git.js';
 import { stateDir, transcriptFile, workspaceStateDir } from '../paths.js';
-import { commitLeftovers } from '../drain/uncommitted.js';
+import { commitLeftovers } from '../handoff/leftovers.js';
 import { parsePositiveInt } from './options.js';
 
 interface RunOptions {

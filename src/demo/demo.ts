@@ -39,6 +39,8 @@ export interface DemoInput {
   readonly locks: OrchestrateInput['locks'];
   /** false: leave the base alone (demo --github promotes through a pull request instead). */
   readonly promoteByPush?: boolean;
+  /** How the agent's and gate's side steps start (node and this install's main.js). */
+  readonly sideProgram: OrchestrateInput['sideProgram'];
 }
 
 export interface DemoResult {
@@ -114,6 +116,9 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
   const { config: repoConfig } = await readRepoConfig(fs, clone);
   const config = applyOverrides(repoConfig, {});
   input.onStep(`draining ${DEMO_TASKS.length} tasks with the scripted agent, ${config.maxParallel} at a time`);
+  input.onStep(
+    'one user plays the runner, the agent and the gate here (no root); commits still cross between them as bundles',
+  );
   const runId = ports.ids.next();
   const runStarted = new Date(clock.now()).toISOString();
   const summary = await orchestrate(ports, git, {
@@ -134,6 +139,7 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
     graceMs: 5000,
     control: input.control,
     locks: input.locks,
+    sideProgram: input.sideProgram,
   });
   // What dispatch does as root after a run: seal the sessions into the ledger.
   const control = path.join(root, 'control-state');

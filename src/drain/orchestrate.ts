@@ -16,7 +16,11 @@ import {
 import { fetchAndResolveBase, prepareStaging, publishedStaging, publishStaging } from '../staging/branch.js';
 import { StagingMovedError, StagingTip } from '../staging/tip.js';
 import { STAGING_BRANCH } from '../staging/names.js';
-import { releaseSpares, SpareWorktrees } from '../staging/task-branches.js';
+import { Sides, type SideProgram } from './sides.js';
+import { localLauncher, type Launcher } from '../launch/index.js';
+import { sameUserLayout, type IdentityLayout } from '../identities.js';
+import { DEFAULT_BUNDLE_MAX_BYTES } from '../handoff/heads.js';
+import type { GitIdentity } from '../git/git.js';
 import { readBoard } from '../board/read.js';
 import { assessReadiness, BLOCKED_STATUS, describeReason } from '../board/readiness.js';
 import { blockedReason, isParked, parkedReason } from '../board/parking.js';
@@ -71,6 +75,24 @@ export interface OrchestrateInput {
   readonly locks: LockPort;
   /** Budgets and what the ledger says was spent (root passes it); none: no caps, default waits. */
   readonly spend?: SpendPolicy;
+  /** How agent and gate commands start: root's launcher; none: as this user (one user plays every part). */
+  readonly launcher?: Launcher;
+  /** The agent's and gate's places; none: one user's, inside the workspace's state dir. */
+  readonly layout?: IdentityLayout;
+  /** How a side step (`agent-runner side`) is started. */
+  readonly sideProgram: SideProgram;
+  /** The largest task bundle accepted (default DEFAULT_BUNDLE_MAX_BYTES). */
+  readonly bundleMaxBytes?: number;
+  /** Who the agent's commits are by (the repo's author). */
+  readonly author?: GitIdentity;
+}
+
+/** The identities' places, made where one user plays every part (a host's are provision's). */
+async function identityLayout(fs: Ports['fs'], input: OrchestrateInput, wsState: string): Promise<IdentityLayout> {
+  if (input.layout) return input.layout;
+  const layout = sameUserLayout(wsState);
+  for (const dir of [layout.agentHome, layout.gateHome, ...Object.values(layout.handoff)]) await fs.mkdirp(dir, 0o700);
+  return layout;
 }
 
 export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInput): Promise<DrainSummary> {
@@ -144,6 +166,21 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     const refsMutex = new Mutex();
     const agents = new ProcessTracker(ports, wsState, input.runId);
     let systemicFailure: string | undefined;
+    const tip = new StagingTip(git, stagingDir, startTip);
+    const sides = new Sides({
+      git,
+      fs,
+      launcher: input.launcher ?? localLauncher(process),
+      program: input.sideProgram,
+      layout: await identityLayout(fs, input, wsState),
+      workspace: input.workspace,
+      scratch: wsState,
+      env: input.env,
+      author: input.author,
+      bundleMaxBytes: input.bundleMaxBytes ?? DEFAULT_BUNDLE_MAX_BYTES,
+      runId: input.runId,
+      refs: refsMutex,
+    });
     const worker: WorkerContext = {
       ports,
       git,
@@ -156,11 +193,11 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       secrets: input.secrets,
       runId: input.runId,
       refs: refsMutex,
-      spares: new SpareWorktrees(),
+      sides,
+      startCommit: () => tip.current,
       onProcess: (task, event, kind) => agents.update(task.id, event, kind),
       sessions,
     };
-    const tip = new StagingTip(git, stagingDir, startTip);
     const integratorDeps: IntegratorDeps = {
       process,
       fs,
@@ -233,7 +270,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     );
     stopTimer?.cancel();
     input.stop.removeEventListener('abort', onStop);
-    await releaseSpares(worker);
+    await sides.release();
 
     const same = (id: string) => sameTaskId(id, input.only!);
     const ran = input.only !== undefined && [...book.results.keys()].some(same);

@@ -26,7 +26,7 @@ import type { Mutex } from './mutex.js';
 import type { DrainBook } from './book.js';
 import { blockTask, parkTask } from './staging-board/index.js';
 import { workOnTask, type WorkerContext } from './task-worker.js';
-import { removeTaskWorktree } from '../staging/task-branches.js';
+import { deleteBranch } from '../git/refs.js';
 import { taskBranch } from '../staging/names.js';
 import { redactDeep, redactSecrets } from '../agent/secrets.js';
 
@@ -67,6 +67,16 @@ function integrateAlone(flow: TaskFlow, task: Task): Promise<IntegrationOutcome>
   );
 }
 
+/**
+ * A task's worktree in the agent's repository goes; with its branch, the branch on the runner's side goes too (a
+ * parked task's stays for review). Never fails the ending: what is left, the next drain's recovery tidies.
+ */
+async function tidyTask(flow: TaskFlow, task: Task, withBranch: boolean): Promise<void> {
+  const { worker } = flow;
+  await worker.sides.removeTask(task.id).catch(() => undefined);
+  if (withBranch) await worker.refs.run(() => deleteBranch(worker.git, worker.workspace, taskBranch(task.id)));
+}
+
 /** The one path every ending of a task takes. */
 async function applyVerdict(flow: TaskFlow, task: Task, verdict: TaskVerdict, started: number): Promise<void> {
   // Reasons are agent text: redacted once here, before they reach a commit
@@ -89,7 +99,7 @@ async function applyVerdict(flow: TaskFlow, task: Task, verdict: TaskVerdict, st
   if (plan.attempts === 'settle') await book.settle(task.id);
   else if (plan.attempts !== 'keep')
     await book.retryAfterConflict(task.id, plan.attempts.conflictRetry, plan.attempts.tellAgent);
-  if (plan.worktree !== 'keep') await removeTaskWorktree(flow.worker, task.id, plan.worktree === 'remove');
+  if (plan.worktree !== 'keep') await tidyTask(flow, task, plan.worktree === 'remove');
   if (plan.exclude) book.excluded.add(task.id);
   const report = plan.report;
   if ('finish' in report) book.finish(task, report.finish, report.reason, started, report.commit ?? stagingCommit);

@@ -1,18 +1,19 @@
-// One task's life in a drain: a worktree cut from auto/work on auto/<id>,
-// the setup command, the agent, then what its status says. Integration is
-// not done here: the worker hands a Done task to the integrator.
-import * as path from 'node:path';
+// One task's life in a drain: its branch cut at auto/work's tip in the
+// agent's own repository (a bundle, sides.ts), the setup command and the
+// agent run there as the agent identity, then what its status says; a Done
+// task's branch comes back as a bundle the runner checks before it exists in
+// the runner's repository. Integration is not done here: the worker hands a
+// Done task to the integrator.
 import type { Ports } from '../ports.js';
 import type { AgentAdapter, AgentFailure, RepoConfig, Task } from '../types.js';
 import type { Git } from '../git/git.js';
-import { type AgentProcessEvent, reportingProcess, runTask } from '../agent/run-task.js';
+import { type AgentProcessEvent, reportingProcess, runTask, type TreeState } from '../agent/run-task.js';
 import { superviseAgent } from '../agent/supervise.js';
-import { commitLeftovers } from './uncommitted.js';
-import { cutTaskWorktree, type SpareWorktrees } from '../staging/task-branches.js';
 import { transcriptFile } from '../paths.js';
 import type { Mutex } from './mutex.js';
 import type { WorkOutcome } from './verdict/index.js';
 import type { SessionGuard } from './session-guard.js';
+import type { Sides } from './sides.js';
 
 export interface WorkerContext {
   readonly ports: Ports;
@@ -27,8 +28,10 @@ export interface WorkerContext {
   readonly runId: string;
   /** Serializes short ref-changing git operations (worktree add/remove, branch delete). */
   readonly refs: Mutex;
-  /** Finished tasks' worktrees, reused for the next tasks (task-branches.ts). */
-  readonly spares?: SpareWorktrees;
+  /** The agent's and gate's sides of the hand-off. */
+  readonly sides: Sides;
+  /** The commit a task starts at: auto/work as the runner last wrote it. */
+  readonly startCommit: () => string;
   /** Every agent and setup process a task starts, and its end (the drain records them). */
   readonly onProcess: (task: Task, event: AgentProcessEvent, kind: 'agent' | 'setup') => void | Promise<void>;
   /** The drain's books on sessions: rate-limit waits, budgets, the ledger reports. */
@@ -44,11 +47,11 @@ export interface WorkerResult {
 async function runSetup(context: WorkerContext, task: Task, dir: string): Promise<string | undefined> {
   const setup = context.config.setup;
   if (!setup) return undefined;
-  const argv = typeof setup === 'string' ? [path.join(dir, setup)] : [...setup];
+  const argv = typeof setup === 'string' ? [`${dir}/${setup}`] : [...setup];
   const lines: string[] = [];
   const run = await superviseAgent(
     {
-      process: reportingProcess(context.ports.process, (event) => context.onProcess(task, event, 'setup')),
+      process: reportingProcess(context.sides.processOf('agent'), (event) => context.onProcess(task, event, 'setup')),
       clock: context.ports.clock,
     },
     { program: argv[0]!, args: argv.slice(1), env: context.env, cwd: dir },
@@ -66,17 +69,56 @@ async function runSetup(context: WorkerContext, task: Task, dir: string): Promis
   return `setup ${argv.join(' ')} failed (${run.endedBy === 'exit' ? `exit ${run.exitCode ?? run.signal}` : run.endedBy}): ${lines.slice(-3).join(' | ')}`;
 }
 
+/** Pure: a side's answer about the tree as the run loop reads it (a bad answer is an unreadable task). */
+function treeFrom(task: Task, state: Awaited<ReturnType<Sides['taskState']>>): TreeState {
+  if (typeof state === 'string')
+    return {
+      head: undefined,
+      dirty: false,
+      status: undefined,
+      task: undefined,
+      unreadable: `the agent's side: ${state}`,
+    };
+  if (state.unreadable !== null)
+    return {
+      head: state.head ?? undefined,
+      dirty: state.dirty,
+      status: undefined,
+      task: undefined,
+      unreadable: state.unreadable,
+    };
+  return {
+    head: state.head ?? undefined,
+    dirty: state.dirty,
+    status: state.status ?? undefined,
+    task: {
+      ...task,
+      status: state.status ?? task.status,
+      ...(state.notes !== null ? { notes: state.notes } : {}),
+      ...(state.blockedNote !== null ? { blockedNote: state.blockedNote } : {}),
+    },
+    unreadable: undefined,
+  };
+}
+
+/** The base prompt as auto/work holds it at the task's start (the runner's side: trusted, and the same tree). */
+async function basePromptAt(context: WorkerContext, commit: string): Promise<string | undefined> {
+  const shown = await context.git.try(context.workspace, ['show', `${commit}:${context.config.prompt}`]);
+  return shown.exitCode === 0 ? shown.stdout : undefined;
+}
+
 export async function workOnTask(
   context: WorkerContext,
   task: Task,
   retryReason: string | undefined,
 ): Promise<WorkerResult> {
-  const dir = await cutTaskWorktree(context, task.id);
+  const base = context.startCommit();
+  const dir = await context.sides.prepareTask(task.id, base);
   const setupFailure = await runSetup(context, task, dir);
   if (setupFailure) return { outcome: { kind: 'setup-failed', reason: setupFailure }, failure: undefined };
 
   const report = await runTask(
-    { ports: context.ports, git: context.git },
+    { ports: { ...context.ports, process: context.sides.processOf('agent') }, git: context.git },
     {
       workspace: dir,
       task,
@@ -90,6 +132,11 @@ export async function workOnTask(
       secrets: context.secrets,
       ...(retryReason ? { retryReason } : {}),
       onAgentProcess: (event) => context.onProcess(task, event, 'agent'),
+      elsewhere: {
+        basePrompt: await basePromptAt(context, base),
+        startHead: base,
+        readTree: async () => treeFrom(task, await context.sides.taskState(task.id)),
+      },
       ...(context.sessions
         ? {
             beforeSession: () => context.sessions!.beforeSession(task),
@@ -99,9 +146,11 @@ export async function workOnTask(
         : {}),
     },
   );
-  if (report.leftovers && (report.outcome.kind === 'done' || report.outcome.kind === 'blocked'))
-    await commitLeftovers(context.git, dir, task.id);
   // The session that ended the run is the last one; its result says how the agent failed, typed.
   const failure = report.outcome.kind === 'agent-failed' ? report.sessions.at(-1)?.result.failure : undefined;
+  if (report.outcome.kind !== 'done') return { outcome: report.outcome, failure };
+  // Done on the agent's side: the branch exists on the runner's only once its bundle passed every check.
+  const accepted = await context.sides.handOver(task.id, base);
+  if (!accepted.accepted) return { outcome: { kind: 'handoff-refused', reason: accepted.reason }, failure: undefined };
   return { outcome: report.outcome, failure };
 }

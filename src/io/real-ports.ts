@@ -16,7 +16,7 @@ import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import type { Writable } from 'node:stream';
 import type { Command } from '../types.js';
-import { listUntrusted, readUntrusted, statUntrusted } from './untrusted-fs.js';
+import { copyUntrusted, listUntrusted, readUntrusted, statUntrusted } from './untrusted-fs.js';
 import { readToBound } from './read-to-bound.js';
 import { PathError, UnreadableFileError } from '../errors.js';
 import type {
@@ -304,6 +304,7 @@ export const realFs: FsPort = {
   makeTempDir: (prefix) => fs.mkdtemp(path.join(tmpdir(), prefix)),
   readUntrusted,
   statUntrusted,
+  copyUntrusted,
   listUntrusted,
 };
 

@@ -120,3 +120,43 @@ export async function listUntrusted(root: string, relative: string, maxEntries: 
     await handle.close();
   }
 }
+
+/**
+ * Copies the regular file at root/relative, by the same walk, into `destination` (a new file, mode 0600), at most
+ * maxBytes; the copy's size and the source's owner, or undefined when absent. The bytes are streamed: a bundle can be
+ * larger than what is sensible to hold in memory.
+ */
+export async function copyUntrusted(
+  root: string,
+  relative: string,
+  maxBytes: number,
+  destination: string,
+): Promise<{ readonly size: number; readonly uid: number } | undefined> {
+  const where = path.join(root, relative);
+  const handle = await openWalk(root, relative, 'file');
+  if (!handle) return undefined;
+  try {
+    const s = await handle.stat();
+    if (!s.isFile()) throw new UntrustedPathError(where, 'is not a regular file');
+    if (s.size > maxBytes) throw new UntrustedPathError(where, `is ${s.size} bytes, more than the ${maxBytes} allowed`);
+    const out = await fs.open(destination, c.O_WRONLY | c.O_CREAT | c.O_EXCL | c.O_NOFOLLOW, 0o600);
+    let total = 0;
+    try {
+      const chunk = Buffer.allocUnsafe(1024 * 1024);
+      for (;;) {
+        const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+        if (bytesRead === 0) break;
+        total += bytesRead;
+        if (total > maxBytes)
+          throw new UntrustedPathError(where, `grew past the ${maxBytes} bytes allowed while being read`);
+        await out.write(chunk, 0, bytesRead);
+      }
+      await out.sync();
+    } finally {
+      await out.close();
+    }
+    return { size: total, uid: s.uid };
+  } finally {
+    await handle.close();
+  }
+}

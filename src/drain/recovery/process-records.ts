@@ -97,6 +97,9 @@ export class ProcessTracker {
   private async write(taskId: TaskId, event: AgentProcessEvent, kind: RecordedProcessKind): Promise<void> {
     const file = processRecordFile(this.workspaceState, recordName(kind, taskId));
     if (event.ended) return this.ports.fs.remove(file);
+    // A process another identity runs (started by root's launcher) has no pid here to record: this uid could not
+    // signal it anyway, and the run's end sweep ends it.
+    if (event.pid <= 0) return;
     const startTime = await this.ports.process.startTimeOf(event.pid);
     const record = {
       pid: event.pid,

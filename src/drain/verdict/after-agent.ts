@@ -6,7 +6,11 @@ import type { AttemptRecord } from '../types.js';
 import type { TaskVerdict } from './task.js';
 
 /** How a task's work ended: the run loop's outcome, or its setup command failed. */
-export type WorkOutcome = RunOutcome | { readonly kind: 'setup-failed'; readonly reason: string };
+export type WorkOutcome =
+  | RunOutcome
+  | { readonly kind: 'setup-failed'; readonly reason: string }
+  /** The agent said Done, but its branch's bundle failed the runner's checks (handoff/accept.ts). */
+  | { readonly kind: 'handoff-refused'; readonly reason: string };
 
 /** Failures that say nothing about the task: the drain stops instead of counting attempts. */
 export const SYSTEMIC_FAILURES: ReadonlySet<AgentFailure> = new Set<AgentFailure>(['not-logged-in', 'rate-limited']);
@@ -35,6 +39,8 @@ export function afterAgent(facts: AgentFacts): AgentVerdict {
   const { outcome } = facts;
   if (outcome.kind === 'done') return { kind: 'integrate' };
   if (outcome.kind === 'blocked') return { kind: 'block', reason: outcome.reason };
+  // A bundle that names other refs, is malformed, oversized or does not descend is a human's to look at.
+  if (outcome.kind === 'handoff-refused') return { kind: 'park', reason: outcome.reason };
   if (facts.stopped) return { kind: 'interrupted', reason: 'the drain was stopped' };
   // Spending more on it is the operator's call, not another attempt's.
   if (outcome.kind === 'over-budget') return { kind: 'park', reason: outcome.reason };

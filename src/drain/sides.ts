@@ -1,0 +1,222 @@
+// The runner's end of the hand-off: the agent's and the gate's work driven
+// from the drain through `agent-runner side` steps run as those identities
+// (launcher), every answer read as data. A task is cut in the agent's own
+// repository from a bundle of the commit it starts at; its branch comes back
+// as a bundle the runner accepts or refuses (handoff/accept.ts); a candidate
+// goes to the gate's own checkout the same way.
+import type { FsPort, ProcessPort } from '../ports.js';
+import type { TaskId } from '../types.js';
+import type { Git, GitIdentity } from '../git/git.js';
+import type { Launcher } from '../launch/index.js';
+import {
+  agentTaskDir,
+  gateCandidateDir,
+  sideRepository,
+  type IdentityLayout,
+  type LaunchedIdentity,
+} from '../identities.js';
+import { GivenCommits } from '../handoff/give.js';
+import { acceptTaskBundle, type Acceptance } from '../handoff/accept.js';
+import { taskBranch } from '../staging/names.js';
+import { gitsLastWords } from '../git/git.js';
+import type { SideTreeState } from '../handoff/side.js';
+import type { Mutex } from './mutex.js';
+
+/** node and the install's main.js: how a side step is started. */
+export interface SideProgram {
+  readonly node: string;
+  readonly main: string;
+}
+
+export interface SidesDeps {
+  readonly git: Git;
+  readonly fs: FsPort;
+  readonly launcher: Launcher;
+  readonly program: SideProgram;
+  readonly layout: IdentityLayout;
+  /** The runner's checkout. */
+  readonly workspace: string;
+  /** A folder of the runner's own, for copies of handed-over bundles. */
+  readonly scratch: string;
+  /** The environment side steps start with (root's launcher sets the identity's own HOME and proxy). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Who the agent's commits are by. */
+  readonly author: GitIdentity | undefined;
+  readonly bundleMaxBytes: number;
+  readonly runId: string;
+  /** Side steps that change a side repository's refs run one at a time (as the runner's own do). */
+  readonly refs: Mutex;
+}
+
+const MAX_ANSWER = 256 * 1024;
+const COMMIT = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+/** A side step that failed: its identity, step and what it said. */
+export class SideStepError extends Error {}
+
+function text(value: unknown, max: number): string | null | undefined {
+  if (value === null) return null;
+  return typeof value === 'string' && value.length <= max ? value : undefined;
+}
+
+/** Pure: a side's `state` answer, checked; a string says what is wrong with it. */
+export function parseSideState(answer: unknown): SideTreeState | string {
+  if (typeof answer !== 'object' || answer === null) return 'the answer is not an object';
+  const value = answer as Record<string, unknown>;
+  const head = text(value.head, 64);
+  const status = text(value.status, 200);
+  const unreadable = text(value.unreadable, 4000);
+  const notes = text(value.notes, 64 * 1024);
+  const blockedNote = text(value.blockedNote, 8 * 1024);
+  if (head === undefined || (head !== null && !COMMIT.test(head))) return 'head is not a commit id';
+  if (typeof value.dirty !== 'boolean') return 'dirty is not true or false';
+  if (status === undefined || unreadable === undefined || notes === undefined || blockedNote === undefined)
+    return 'status, unreadable, notes or blockedNote is not a bounded string';
+  return { head, dirty: value.dirty, status, unreadable, notes, blockedNote };
+}
+
+export class Sides {
+  private readonly toAgent: GivenCommits;
+  private readonly toGate: GivenCommits;
+
+  constructor(private readonly deps: SidesDeps) {
+    this.toAgent = new GivenCommits(deps.git, deps.fs, deps.workspace, deps.layout.handoff.toAgent);
+    this.toGate = new GivenCommits(deps.git, deps.fs, deps.workspace, deps.layout.handoff.toGate);
+  }
+
+  /** The agent's (or gate's) process port: everything they run goes through it. */
+  processOf(identity: LaunchedIdentity): ProcessPort {
+    return this.deps.launcher.processFor(identity);
+  }
+
+  /** Runs one side step as `identity`; its one JSON answer. */
+  private async step(identity: LaunchedIdentity, args: readonly string[]): Promise<unknown> {
+    const home = identity === 'agent' ? this.deps.layout.agentHome : this.deps.layout.gateHome;
+    const result = await this.processOf(identity).run({
+      program: this.deps.program.node,
+      args: [this.deps.program.main, 'side', ...args],
+      env: { ...this.deps.env },
+      cwd: home,
+    });
+    if (result.exitCode !== 0)
+      throw new SideStepError(
+        `the ${identity}'s side ${args[0]} failed (exit ${result.exitCode ?? result.signal}): ${gitsLastWords(result.stderr || result.stdout)}`,
+      );
+    const line = result.stdout.trim().split('\n').at(-1) ?? '';
+    if (line.length > MAX_ANSWER) throw new SideStepError(`the ${identity}'s side ${args[0]} answered too much`);
+    try {
+      return JSON.parse(line) as unknown;
+    } catch {
+      throw new SideStepError(`the ${identity}'s side ${args[0]} answered "${line.slice(0, 120)}", not JSON`);
+    }
+  }
+
+  agentDir(taskId: TaskId): string {
+    return agentTaskDir(this.deps.layout.agentHome, taskId);
+  }
+
+  /** Cuts the task's branch at `base` in the agent's repository; the worktree's folder. */
+  async prepareTask(taskId: TaskId, base: string): Promise<string> {
+    const bundle = await this.toAgent.bundleOf(base);
+    const dir = this.agentDir(taskId);
+    const author = this.deps.author;
+    await this.deps.refs.run(() =>
+      this.step('agent', [
+        'checkout',
+        '--repo',
+        sideRepository(this.deps.layout.agentHome),
+        '--bundle',
+        bundle,
+        '--commit',
+        base,
+        '--dir',
+        dir,
+        '--branch',
+        taskBranch(taskId),
+        ...(author ? ['--author-name', author.name, '--author-email', author.email] : []),
+      ]),
+    );
+    return dir;
+  }
+
+  /** How the task's tree stands, as the agent's side reports it. */
+  async taskState(taskId: TaskId): Promise<SideTreeState | string> {
+    return parseSideState(await this.step('agent', ['state', '--dir', this.agentDir(taskId), '--task', taskId]));
+  }
+
+  /** The task's branch handed back and accepted into the runner's repository, or why not. */
+  async handOver(taskId: TaskId, base: string): Promise<Acceptance> {
+    const branch = taskBranch(taskId);
+    const name = `${taskId}-${this.deps.runId}.bundle`;
+    const answer = (await this.step('agent', [
+      'hand-over',
+      '--dir',
+      this.agentDir(taskId),
+      '--task',
+      taskId,
+      '--branch',
+      branch,
+      '--base',
+      base,
+      '--out',
+      this.deps.layout.handoff.fromAgent,
+      '--name',
+      name,
+    ])) as { refused?: unknown };
+    if (typeof answer?.refused === 'string')
+      return { accepted: false, reason: `nothing to hand over: ${answer.refused.slice(0, 500)}` };
+    return acceptTaskBundle(this.deps.git, this.deps.fs, this.deps.workspace, {
+      dir: this.deps.layout.handoff.fromAgent,
+      name,
+      branch,
+      base,
+      maxBytes: this.deps.bundleMaxBytes,
+      ownerUid: this.deps.layout.agentUid,
+      scratch: this.deps.scratch,
+    });
+  }
+
+  /** Removes the task's worktree (and its branch) in the agent's repository. */
+  async removeTask(taskId: TaskId): Promise<void> {
+    await this.deps.refs.run(() =>
+      this.step('agent', [
+        'remove',
+        '--repo',
+        sideRepository(this.deps.layout.agentHome),
+        '--dir',
+        this.agentDir(taskId),
+        '--branch',
+        taskBranch(taskId),
+      ]),
+    );
+  }
+
+  /** Checks `commit` out in the gate's own repository; the folder. */
+  async prepareCandidate(commit: string): Promise<string> {
+    const bundle = await this.toGate.bundleOf(commit);
+    const dir = gateCandidateDir(this.deps.layout.gateHome, this.deps.runId);
+    await this.step('gate', [
+      'checkout',
+      '--repo',
+      sideRepository(this.deps.layout.gateHome),
+      '--bundle',
+      bundle,
+      '--commit',
+      commit,
+      '--dir',
+      dir,
+    ]);
+    return dir;
+  }
+
+  async removeCandidate(): Promise<void> {
+    const dir = gateCandidateDir(this.deps.layout.gateHome, this.deps.runId);
+    await this.step('gate', ['remove', '--repo', sideRepository(this.deps.layout.gateHome), '--dir', dir]);
+  }
+
+  /** The end of a drain: the bundles it gave are gone (the sides keep the objects). */
+  async release(): Promise<void> {
+    await this.toAgent.removeAll();
+    await this.toGate.removeAll();
+  }
+}
