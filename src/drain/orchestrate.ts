@@ -206,6 +206,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       tip,
       onGateProcess: (taskId, event) => agents.update(taskId, event, 'gate'),
       onGateRun: (tasks, result) => drainBook.gateRan({ tasks, ok: result.ok, durationMs: result.durationMs }),
+      gateSide: { checkout: (commit) => sides.prepareCandidate(commit), process: sides.processOf('gate') },
     };
     const integrator = new Mutex();
     const gate = gateSpecFrom(trusted, input.env);

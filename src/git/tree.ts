@@ -86,6 +86,17 @@ export async function commitIndexOnto(
   return { ok: true, commit };
 }
 
+/**
+ * The index (a merge in progress included, as the second parent) as a commit on top of HEAD that no ref points at:
+ * what a gate is handed to judge before anything lands.
+ */
+export async function commitIndexLoose(git: Git, cwd: string, message: string): Promise<string> {
+  const tree = await git.value(cwd, ['write-tree']);
+  const head = await git.value(cwd, ['rev-parse', 'HEAD']);
+  const mergeHead = await git.resolve(cwd, 'MERGE_HEAD');
+  return git.value(cwd, ['commit-tree', tree, '-p', head, ...(mergeHead ? ['-p', mergeHead] : []), '-m', message]);
+}
+
 /** Checks out a branch, discarding changes to tracked files. */
 export async function checkoutForce(git: Git, cwd: string, branch: string): Promise<void> {
   await git.run(cwd, ['checkout', '--quiet', '--force', branch]);

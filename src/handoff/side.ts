@@ -47,11 +47,26 @@ export async function checkoutGiven(git: Git, fs: FsPort, checkout: Checkout): P
     await git.run(checkout.repo, ['config', 'user.name', checkout.author.name]);
     await git.run(checkout.repo, ['config', 'user.email', checkout.author.email]);
   }
+  if (await reuseTree(git, fs, checkout)) return;
   await dropTree(git, fs, checkout.repo, checkout.dir);
   await fs.mkdirp(path.dirname(checkout.dir), 0o700);
   if (checkout.branch)
     await addWorktree(git, checkout.repo, { dir: checkout.dir, commitish: checkout.commit, branch: checkout.branch });
   else await git.run(checkout.repo, ['worktree', 'add', '--quiet', '--detach', checkout.dir, checkout.commit]);
+}
+
+/**
+ * A worktree left by an earlier checkout (the gate's last candidate, a task's last attempt) switched to the new
+ * commit: only the files that differ are written, and `clean -ffdx` removes what the last run left. False when there
+ * is none or git would not; the caller then makes a fresh one.
+ */
+async function reuseTree(git: Git, fs: FsPort, checkout: Checkout): Promise<boolean> {
+  if (!(await fs.stat(path.join(checkout.dir, '.git')))) return false;
+  const to = checkout.branch
+    ? ['checkout', '--quiet', '--force', '-B', checkout.branch, checkout.commit]
+    : ['checkout', '--quiet', '--force', '--detach', checkout.commit];
+  if ((await git.try(checkout.dir, to)).exitCode !== 0) return false;
+  return (await git.try(checkout.dir, ['clean', '-ffdxq'])).exitCode === 0;
 }
 
 /** A worktree and its folder gone (tolerant of either being gone already). */

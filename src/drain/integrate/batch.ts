@@ -94,7 +94,7 @@ async function gateAt(
   const { git } = deps;
   const target = chain.commits[prefix - 1]!;
   await moveTo(git, dir, chain, target);
-  const result = await runGate(deps, dir, gate, tasks);
+  const result = await runGate(deps, dir, gate, tasks, () => Promise.resolve(target));
   const after = await git.treeState(dir);
   const verdict = judgeMergedTree([], { result, headMoved: after.head !== target });
   // Whatever the gate built or changed is not part of the chain.

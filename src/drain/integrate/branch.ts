@@ -11,7 +11,7 @@ import { conflictOutcome, judgeMergedTree, type GateResult, type IntegrationOutc
 import { isAncestor, resolveCommit } from '../../git/refs.js';
 import { abortMerge, conflictedFiles, mergeNoCommit } from '../../git/merge.js';
 import type { Git } from '../../git/git.js';
-import { resetAndClean } from '../../git/tree.js';
+import { commitIndexLoose, resetAndClean } from '../../git/tree.js';
 
 export interface LandingMeta {
   readonly task: Pick<Task, 'id' | 'title'>;
@@ -73,7 +73,8 @@ export async function integrateBranch(
   const drift = await protectedPathsDrift(git, stagingDir, gate.script);
   let ran: { result: GateResult; headMoved: boolean } | undefined;
   if (!drift.length) {
-    const result = await runGate(deps, stagingDir, gate, [meta.task.id]);
+    const candidate = () => commitIndexLoose(git, stagingDir, `gate candidate: ${meta.task.id}`);
+    const result = await runGate(deps, stagingDir, gate, [meta.task.id], candidate);
     ran = { result, headMoved: (await resolveCommit(git, stagingDir, 'HEAD')) !== before };
   }
   const verdict = judgeMergedTree(drift, ran);

@@ -22,6 +22,16 @@ export interface IntegratorDeps {
   readonly onGateProcess?: (taskId: TaskId, event: AgentProcessEvent) => void | Promise<void>;
   /** Each run of the gates script, with the tasks it judged together. */
   readonly onGateRun?: (tasks: readonly TaskId[], gate: GateResult) => void;
+  /** Where the gate runs: the gate identity's own checkout of the candidate (drain/sides.ts). */
+  readonly gateSide: GateSide;
+}
+
+/** The gate identity: it checks a candidate out in its own repository and runs the script there. */
+export interface GateSide {
+  /** The folder where `commit` is checked out for the gate. */
+  checkout(commit: string): Promise<string>;
+  /** Runs the gate's commands as the gate identity. */
+  readonly process: ProcessPort;
 }
 
 export interface GateSpec {
@@ -38,19 +48,21 @@ export interface GateSpec {
 const TAIL_LINES = 15;
 
 /**
- * Runs the gates script in dir over the tasks merged there (the first names
- * the gate's process record). A missing or non-executable script is red, never green.
+ * Runs the gates script over `candidate` (made only when a script is to run), the commit holding the tasks merged in dir (the first names the gate's
+ * process record), as the gate identity in its own checkout: the script can write neither the runner's repository
+ * nor an agent's tree, and what it says comes back as data. A missing or non-executable script is red, never green.
  */
 export async function runGate(
   deps: IntegratorDeps,
   dir: string,
   gate: GateSpec,
   tasks: readonly TaskId[],
+  candidate: () => Promise<string>,
 ): Promise<GateResult> {
   const taskId = tasks[0]!;
   if (gate.script === undefined) return { ok: true, detail: 'no gates configured', tail: '', durationMs: 0 };
-  const script = path.join(dir, gate.script);
-  const stat = await deps.fs.stat(script);
+  // The runner's merged tree holds the same script (protected paths equal the trusted commit's): checked here.
+  const stat = await deps.fs.stat(path.join(dir, gate.script));
   if (!stat)
     return {
       ok: false,
@@ -67,12 +79,21 @@ export async function runGate(
     };
   const lines: string[] = [];
   const started = deps.clock.now();
+  const checkout = await deps.gateSide.checkout(await candidate());
   const run = await superviseAgent(
     {
-      process: reportingProcess(deps.process, deps.onGateProcess && ((event) => deps.onGateProcess!(taskId, event))),
+      process: reportingProcess(
+        deps.gateSide.process,
+        deps.onGateProcess && ((event) => deps.onGateProcess!(taskId, event)),
+      ),
       clock: deps.clock,
     },
-    { program: script, args: [], env: { ...gate.env, AGENT_RUNNER_GATE: '1' }, cwd: dir },
+    {
+      program: path.join(checkout, gate.script),
+      args: [],
+      env: { ...gate.env, AGENT_RUNNER_GATE: '1' },
+      cwd: checkout,
+    },
     { idleTimeoutMs: gate.timeoutMs, wallClockMs: gate.timeoutMs, killGraceMs: 5000 },
     (_stream, line) => {
       lines.push(line);
