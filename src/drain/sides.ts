@@ -165,15 +165,17 @@ export class Sides {
     ])) as { refused?: unknown };
     if (typeof answer?.refused === 'string')
       return { accepted: false, reason: `nothing to hand over: ${answer.refused.slice(0, 500)}` };
-    return acceptTaskBundle(this.deps.git, this.deps.fs, this.deps.workspace, {
-      dir: this.deps.layout.handoff.fromAgent,
-      name,
-      branch,
-      base,
-      maxBytes: this.deps.bundleMaxBytes,
-      ownerUid: this.deps.layout.agentUid,
-      scratch: this.deps.scratch,
-    });
+    return this.deps.refs.run(() =>
+      acceptTaskBundle(this.deps.git, this.deps.fs, this.deps.workspace, {
+        dir: this.deps.layout.handoff.fromAgent,
+        name,
+        branch,
+        base,
+        maxBytes: this.deps.bundleMaxBytes,
+        ownerUid: this.deps.layout.agentUid,
+        scratch: this.deps.scratch,
+      }),
+    );
   }
 
   /** Removes the task's worktree (and its branch) in the agent's repository. */

@@ -38,7 +38,61 @@ export function incomingRef(branch: string): string {
 
 const CHECKED = ['-c', 'transfer.fsckObjects=true', '-c', 'fetch.fsckObjects=true'];
 
-/** Copies, checks and fetches a task's bundle; the task's branch is set to its tip only when every check passes. */
+/**
+ * The bundle's objects into `incoming`, each one checked. Git 2.39 does not fsck what it unbundles, so the bundle
+ * is first unpacked into a quarantine repository of the runner's own (borrowing the runner's objects, so the
+ * bundle's prerequisites resolve and nothing is copied twice), and fetched from there with transfer.fsckObjects:
+ * only the bundle's new objects travel, and index-pack checks every one. What fails, nothing of it reaches a ref.
+ */
+async function fetchChecked(
+  git: Git,
+  fs: FsPort,
+  workspace: string,
+  copy: string,
+  bundle: TaskBundle,
+  incoming: string,
+): Promise<string | undefined> {
+  const quarantine = `${copy}.quarantine`;
+  await fs.remove(quarantine).catch(() => undefined);
+  try {
+    await git.run(bundle.scratch, ['init', '--quiet', '--bare', quarantine]);
+    const common = await git.value(workspace, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
+    await fs.writeAtomic(path.join(quarantine, 'objects', 'info', 'alternates'), `${path.join(common, 'objects')}\n`);
+    const branchRef = `refs/heads/${bundle.branch}`;
+    const unbundled = await git.try(quarantine, ['fetch', '--no-tags', '--quiet', copy, `+${branchRef}:${branchRef}`]);
+    if (unbundled.exitCode !== 0) return `git fetch from the bundle: ${gitsLastWords(unbundled.stderr)}`;
+    const fetched = await git.try(workspace, [
+      ...CHECKED,
+      'fetch',
+      '--no-tags',
+      '--no-write-fetch-head',
+      '--quiet',
+      `file://${quarantine}`,
+      `+${branchRef}:${incoming}`,
+    ]);
+    if (fetched.exitCode !== 0) {
+      await removeHalfPacks(fs, path.join(common, 'objects', 'pack'));
+      return `git fetch from the bundle: ${gitsLastWords(fetched.stderr)}`;
+    }
+    return undefined;
+  } finally {
+    await fs.remove(quarantine).catch(() => undefined);
+  }
+}
+
+/**
+ * What an index-pack that refused a pack leaves behind (an empty tmp_pack_* file). Acceptances run one at a time
+ * (the caller's lock), so no other fetch of the runner's is writing one now.
+ */
+async function removeHalfPacks(fs: FsPort, packDir: string): Promise<void> {
+  for (const name of await fs.list(packDir))
+    if (name.startsWith('tmp_pack_')) await fs.remove(path.join(packDir, name)).catch(() => undefined);
+}
+
+/**
+ * Copies, checks and fetches a task's bundle; the task's branch is set to its tip only when every check passes. One
+ * at a time per repository (the caller serializes).
+ */
 export async function acceptTaskBundle(
   git: Git,
   fs: FsPort,
@@ -64,7 +118,7 @@ export async function acceptTaskBundle(
       return refuse(
         `${path.join(bundle.dir, bundle.name)} belongs to uid ${copied.uid}, not the agent's ${bundle.ownerUid}`,
       );
-    const verified = await git.try(workspace, ['bundle', 'verify', '--quiet', copy]);
+    const verified = await git.try(workspace, ['bundle', 'verify', copy]);
     if (verified.exitCode !== 0)
       return refuse(`git bundle verify: ${gitsLastWords(verified.stderr || verified.stdout)}`);
     const listed = await git.try(workspace, ['bundle', 'list-heads', copy]);
@@ -74,16 +128,8 @@ export async function acceptTaskBundle(
     const tip = taskBundleCommit(heads, bundle.branch);
     if (typeof tip === 'string') return refuse(tip);
     const incoming = incomingRef(bundle.branch);
-    const fetched = await git.try(workspace, [
-      ...CHECKED,
-      'fetch',
-      '--no-tags',
-      '--no-write-fetch-head',
-      '--quiet',
-      copy,
-      `+refs/heads/${bundle.branch}:${incoming}`,
-    ]);
-    if (fetched.exitCode !== 0) return refuse(`git fetch from the bundle: ${gitsLastWords(fetched.stderr)}`);
+    const fetched = await fetchChecked(git, fs, workspace, copy, bundle, incoming);
+    if (fetched !== undefined) return refuse(fetched);
     try {
       const commit = await git.value(workspace, ['rev-parse', '--verify', '--quiet', `${incoming}^{commit}`]);
       if (commit !== tip.commit)
