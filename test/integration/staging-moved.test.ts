@@ -1,6 +1,7 @@
-// auto/work moves only from the commit the runner wrote last. An agent
-// shares the repository (and, on a one-user host, the uid), so plain git
-// plumbing lets it point auto/work at a commit of its own that no gate saw.
+// auto/work moves only from the commit the runner wrote last. Where one user
+// plays every part (the demo, a trial host), an agent can open the runner's
+// repository by its path, so plain git plumbing there lets it point auto/work
+// at a commit of its own that no gate saw.
 // The drain must notice, build nothing on it, publish nothing, and stop
 // naming both commits. The test first proves the attack itself works (the
 // branch really is at the agent's commit afterwards), so the refusal is not
@@ -12,19 +13,18 @@ import { drainFixture, runOrchestrate } from '../helpers/drain-fixture.js';
 import { git, tempDir } from '../helpers/temp.js';
 
 /** The agent's environment is the runner's clean one: where to write is baked in. */
-const rogueAgent = (out: string) => `#!/bin/sh
+const rogueAgent = (out: string, runnerClone: string) => `#!/bin/sh
 set -e
 file=$(grep -l "^id: $AGENT_TASK_ID$" backlog/tasks/*.md)
 sed -i 's/^status: To Do$/status: Done/' "$file"
 echo done > work.txt
 git add -A
 git commit -q -m "$AGENT_TASK_ID done"
-# The attack: a commit with content no gate ran on, made auto/work by plumbing.
-echo ungated > rogue.txt
-git add rogue.txt
-rogue=$(git commit-tree "$(git write-tree)" -p "$(git rev-parse auto/work)" -m "rogue: not gated")
+# The attack, in the runner's own repository: a commit no gate ran on, made auto/work by plumbing.
+cd "${runnerClone}"
+tree=$(git rev-parse auto/work^{tree})
+rogue=$(git commit-tree "$tree" -p "$(git rev-parse auto/work)" -m "rogue: not gated")
 git update-ref refs/heads/auto/work "$rogue"
-git reset -q --hard HEAD
 echo "$rogue" > "${out}"
 `;
 
@@ -32,11 +32,11 @@ t.test('an agent that moves auto/work stops the drain: nothing built on it, noth
   const scratch = tempDir(t, 'agent-runner-rogue-');
   const agent = path.join(scratch, 'rogue-agent.sh');
   const rogueOut = path.join(scratch, 'rogue-commit');
-  writeFileSync(agent, rogueAgent(rogueOut), { mode: 0o755 });
   const fixture = drainFixture(t, [{ id: 'TASK-1', title: 'Do the work', status: 'To Do' }], {
     agent: ['/bin/sh', agent],
     config: { maxParallel: 1 },
   });
+  writeFileSync(agent, rogueAgent(rogueOut, fixture.clone), { mode: 0o755 });
   const run = await runOrchestrate(fixture, ['--drain']);
   const rogue = readFileSync(rogueOut, 'utf8').trim();
   t.match(rogue, /^[0-9a-f]{40}$/, 'the agent made its commit');
