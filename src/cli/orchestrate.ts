@@ -1,6 +1,7 @@
 // agent-runner orchestrate: drain the board (or one task) into parallel
 // worktrees and integrate into auto/work. Progress on stderr; the summary on
 // stdout (--json: one object).
+import * as path from 'node:path';
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { EXIT, UsageError } from '../errors.js';
@@ -21,6 +22,8 @@ import { isSafeTaskId } from '../board/parse.js';
 import { STAGING_BRANCH } from '../staging/names.js';
 import { parseSpendPolicy } from '../spend/policy.js';
 import { installPaths } from './root-support.js';
+import { handoffDirs, type IdentityLayout } from '../identities.js';
+import { DEFAULT_BUNDLE_MAX_BYTES } from '../handoff/heads.js';
 
 interface OrchestrateOptions {
   workspace?: string;
@@ -37,6 +40,11 @@ interface OrchestrateOptions {
   spend?: string;
   authorName?: string;
   authorEmail?: string;
+  agentHome?: string;
+  gateHome?: string;
+  handoff?: string;
+  agentUid?: string;
+  bundleMaxMb?: string;
 }
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
@@ -58,9 +66,43 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--pass-env <names>', 'comma-separated variables to pass to agents beyond the built-in list')
     .option('--spend <json>', 'budgets, rate-limit wait bounds and what the ledger says was spent (dispatch passes it)')
     .option('--grace-sec <n>', 'on SIGTERM, how long running agents may finish before they are stopped', '30')
+    .option('--agent-home <dir>', "the agent identity's home, where its repository and task worktrees are (dispatch)")
+    .option('--gate-home <dir>', "the gate identity's home, where candidates are checked out (dispatch)")
+    .option('--handoff <dir>', 'the folder holding the one-way hand-off folders (dispatch)')
+    .option('--agent-uid <uid>', 'the uid every handed-over bundle must belong to (dispatch)')
+    .option(
+      '--bundle-max-mb <n>',
+      'the largest task bundle accepted, in MiB',
+      String(DEFAULT_BUNDLE_MAX_BYTES / 2 ** 20),
+    )
     .action(async (options: OrchestrateOptions) => {
       setExit(await run(context, options));
     });
+}
+
+/**
+ * The other identities' places as dispatch passes them (all four flags), or undefined: one user plays every part, in
+ * places orchestrate makes itself.
+ */
+function layoutFrom(options: OrchestrateOptions): IdentityLayout | undefined {
+  const given = [options.agentHome, options.gateHome, options.handoff, options.agentUid];
+  if (given.every((value) => value === undefined)) return undefined;
+  if (given.some((value) => value === undefined))
+    throw new UsageError('--agent-home, --gate-home, --handoff and --agent-uid go together (dispatch passes all four)');
+  for (const [flag, dir] of [
+    ['--agent-home', options.agentHome],
+    ['--gate-home', options.gateHome],
+    ['--handoff', options.handoff],
+  ] as const)
+    if (!path.isAbsolute(dir!)) throw new UsageError(`${flag} must be an absolute path, not "${dir}"`);
+  if (!/^[1-9][0-9]{0,9}$/.test(options.agentUid!))
+    throw new UsageError(`--agent-uid must be a uid (a positive number), not "${options.agentUid}"`);
+  return {
+    agentHome: options.agentHome!,
+    gateHome: options.gateHome!,
+    handoff: handoffDirs(options.handoff!),
+    agentUid: Number(options.agentUid),
+  };
 }
 
 /** --author-name and --author-email together (dispatch passes the registry's), or neither. */
@@ -91,6 +133,8 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
     ? parsePositiveInt('--max-parallel', options.maxParallel, MAX_PARALLEL_CEILING)
     : undefined;
   const graceSec = parsePositiveInt('--grace-sec', options.graceSec, 3600);
+  const bundleMaxMb = parsePositiveInt('--bundle-max-mb', options.bundleMaxMb ?? '256', 64 * 1024);
+  const layout = layoutFrom(options);
   const { config: repoConfig, warnings } = await readRepoConfig(fs, workspace);
   // --max-parallel is a cap: it may lower the repo's own setting, never raise it.
   const config = applyOverrides(repoConfig, {}, maxParallel === undefined ? {} : { maxParallel });
@@ -130,6 +174,8 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
     locks: context.ports.locks,
     ...(spend ? { spend } : {}),
     sideProgram: await installPaths(context),
+    bundleMaxBytes: bundleMaxMb * 2 ** 20,
+    ...(layout ? { layout } : {}),
     ...(identity ? { author: identity } : {}),
   });
   context.out(options.json ? `${JSON.stringify(summary)}\n` : renderSummary(summary));

@@ -150,7 +150,9 @@ export async function handOverTask(git: Git, fs: FsPort, handOver: HandOver): Pr
   if (commit === handOver.base) return `${handOver.branch} has no commit beyond ${handOver.base.slice(0, 12)}`;
   const file = path.join(handOver.out, handOver.name);
   const partial = `${file}.partial`;
-  await fs.remove(partial).catch(() => undefined);
+  // The runner cannot delete in this folder: the side keeps it to one bundle per task.
+  for (const name of await fs.list(handOver.out))
+    if (name.startsWith(`${handOver.taskId}-`)) await fs.remove(path.join(handOver.out, name)).catch(() => undefined);
   await git.run(handOver.dir, [
     'bundle',
     'create',
