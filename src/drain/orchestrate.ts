@@ -181,6 +181,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       runId: input.runId,
       refs: refsMutex,
     });
+    await sides.clearGiven();
     const worker: WorkerContext = {
       ports,
       git,

@@ -4,8 +4,9 @@
 // repository from a bundle of the commit it starts at; its branch comes back
 // as a bundle the runner accepts or refuses (handoff/accept.ts); a candidate
 // goes to the gate's own checkout the same way.
+import * as path from 'node:path';
 import type { FsPort, ProcessPort } from '../ports.js';
-import type { TaskId } from '../types.js';
+import type { Command, TaskId } from '../types.js';
 import type { Git, GitIdentity } from '../git/git.js';
 import type { Launcher } from '../launch/index.js';
 import {
@@ -51,6 +52,14 @@ export interface SidesDeps {
 const MAX_ANSWER = 256 * 1024;
 const COMMIT = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
+/** Pure: a program given relative to the command's tree, as the absolute path it names there. */
+export function inTree(command: Command): Command {
+  const { program, cwd } = command;
+  return program.includes('/') && !path.isAbsolute(program)
+    ? { ...command, program: path.join(cwd, program) }
+    : command;
+}
+
 /** A side step that failed: its identity, step and what it said. */
 export class SideStepError extends Error {}
 
@@ -84,9 +93,23 @@ export class Sides {
     this.toGate = new GivenCommits(deps.git, deps.fs, deps.workspace, deps.layout.handoff.toGate);
   }
 
-  /** The agent's (or gate's) process port: everything they run goes through it. */
+  /**
+   * The agent's (or gate's) process port: everything they run goes through it. A repo script named relative to its
+   * tree (`tools/agent.sh`) is made absolute in the tree it runs in: root's launcher starts absolute programs only.
+   */
   processOf(identity: LaunchedIdentity): ProcessPort {
-    return this.deps.launcher.processFor(identity);
+    const port = this.deps.launcher.processFor(identity);
+    return {
+      ...port,
+      run: (command) => port.run(inTree(command)),
+      start: (command, handlers) => port.start(inTree(command), handlers),
+    };
+  }
+
+  /** What a killed drain left in the folders only the runner writes: bundles nobody will read. */
+  async clearGiven(): Promise<void> {
+    for (const dir of [this.deps.layout.handoff.toAgent, this.deps.layout.handoff.toGate])
+      for (const name of await this.deps.fs.list(dir)) await this.deps.fs.remove(path.join(dir, name));
   }
 
   /** Runs one side step as `identity`; its one JSON answer. */
