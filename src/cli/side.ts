@@ -51,6 +51,8 @@ interface SideOptions {
   name?: string;
   authorName?: string;
   authorEmail?: string;
+  reuseDir?: string;
+  reuseBranch?: string;
 }
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
@@ -70,8 +72,17 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--branch <name>')
     .option('--author-name <name>')
     .option('--author-email <email>')
+    .option('--reuse-dir <dir>', "a finished task's worktree to make this one of")
+    .option('--reuse-branch <name>', 'its branch, which goes')
     .action(async (options: SideOptions) => {
       const commit = matching('--commit', options.commit, COMMIT, 'a commit id');
+      const reuse =
+        options.reuseDir === undefined
+          ? undefined
+          : {
+              dir: absolute('--reuse-dir', options.reuseDir),
+              branch: matching('--reuse-branch', options.reuseBranch, BRANCH, 'a task branch'),
+            };
       const branch =
         options.branch === undefined ? undefined : matching('--branch', options.branch, BRANCH, 'a task branch');
       await checkoutGiven(git(), fs, {
@@ -81,6 +92,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         dir: absolute('--dir', options.dir),
         branch,
         author: author(options.authorName, options.authorEmail),
+        ...(reuse ? { reuse } : {}),
       });
       print({ checkedOut: commit });
     });

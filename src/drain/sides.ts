@@ -87,6 +87,11 @@ export function parseSideState(answer: unknown): SideTreeState | string {
 export class Sides {
   private readonly toAgent: GivenCommits;
   private readonly toGate: GivenCommits;
+  /**
+   * Finished tasks whose worktrees in the agent's repository wait to be the next task's: moved, switched and cleaned,
+   * only the files that differ are written (a fresh worktree writes every file, and removing one deletes them all).
+   */
+  private readonly spares: TaskId[] = [];
 
   constructor(private readonly deps: SidesDeps) {
     this.toAgent = new GivenCommits(deps.git, deps.fs, deps.workspace, deps.layout.handoff.toAgent);
@@ -138,11 +143,18 @@ export class Sides {
     return agentTaskDir(this.deps.layout.agentHome, taskId);
   }
 
+  /** The task's own earlier worktree when it has one, else any finished task's. */
+  private takeSpare(taskId: TaskId): TaskId | undefined {
+    const own = this.spares.indexOf(taskId);
+    return own >= 0 ? this.spares.splice(own, 1)[0] : this.spares.pop();
+  }
+
   /** Cuts the task's branch at `base` in the agent's repository; the worktree's folder. */
   async prepareTask(taskId: TaskId, base: string): Promise<string> {
     const bundle = await this.toAgent.bundleOf(base);
     const dir = this.agentDir(taskId);
     const author = this.deps.author;
+    const spare = this.takeSpare(taskId);
     await this.deps.refs.run(() =>
       this.step('agent', [
         'checkout',
@@ -157,9 +169,15 @@ export class Sides {
         '--branch',
         taskBranch(taskId),
         ...(author ? ['--author-name', author.name, '--author-email', author.email] : []),
+        ...(spare ? ['--reuse-dir', this.agentDir(spare), '--reuse-branch', taskBranch(spare)] : []),
       ]),
     );
     return dir;
+  }
+
+  /** A task is over: its worktree in the agent's repository waits for the next task (release removes the rest). */
+  finishTask(taskId: TaskId): void {
+    if (!this.spares.includes(taskId)) this.spares.push(taskId);
   }
 
   /** How the task's tree stands, as the agent's side reports it. */
@@ -239,8 +257,10 @@ export class Sides {
     await this.step('gate', ['remove', '--repo', sideRepository(this.deps.layout.gateHome), '--dir', dir]);
   }
 
-  /** The end of a drain: the bundles it gave are gone (the sides keep the objects). */
+  /** The end of a drain: spare worktrees and the bundles it gave are gone (the sides keep the objects). */
   async release(): Promise<void> {
+    for (let spare = this.spares.pop(); spare; spare = this.spares.pop())
+      await this.removeTask(spare).catch(() => undefined);
     await this.toAgent.removeAll();
     await this.toGate.removeAll();
   }

@@ -68,12 +68,12 @@ function integrateAlone(flow: TaskFlow, task: Task): Promise<IntegrationOutcome>
 }
 
 /**
- * A task's worktree in the agent's repository goes; with its branch, the branch on the runner's side goes too (a
- * parked task's stays for review). Never fails the ending: what is left, the next drain's recovery tidies.
+ * A task's worktree in the agent's repository is done with (the next task's, or removed at the drain's end); with its
+ * branch, the branch on the runner's side goes too (a parked task's stays for review).
  */
 async function tidyTask(flow: TaskFlow, task: Task, withBranch: boolean): Promise<void> {
   const { worker } = flow;
-  await worker.sides.removeTask(task.id).catch(() => undefined);
+  worker.sides.finishTask(task.id);
   if (withBranch) await worker.refs.run(() => deleteBranch(worker.git, worker.workspace, taskBranch(task.id)));
 }
 

@@ -26,7 +26,15 @@ export interface Checkout {
   readonly branch: string | undefined;
   /** Who the agent's commits are by (the repo's author), set in the side's repository. */
   readonly author: GitIdentity | undefined;
+  /**
+   * A finished task's worktree to make this one of (moved here, switched, cleaned) instead of writing every file
+   * anew; its branch goes.
+   */
+  readonly reuse?: { readonly dir: string; readonly branch: string };
 }
+
+/** Where the given commit is kept in a side's repository until its worktree holds it (checkouts run one at a time). */
+const GIVEN_HERE = 'refs/agent-runner/given';
 
 /** Fetches the given commit into the side's repository and checks it out in a fresh worktree. */
 export async function checkoutGiven(git: Git, fs: FsPort, checkout: Checkout): Promise<void> {
@@ -34,7 +42,7 @@ export async function checkoutGiven(git: Git, fs: FsPort, checkout: Checkout): P
     await fs.mkdirp(checkout.repo, 0o700);
     await git.run(checkout.repo, ['init', '--quiet', '--bare']);
   }
-  const kept = `refs/agent-runner/bases/${checkout.commit}`;
+  const kept = GIVEN_HERE;
   await git.run(checkout.repo, [
     'fetch',
     '--no-tags',
@@ -47,6 +55,7 @@ export async function checkoutGiven(git: Git, fs: FsPort, checkout: Checkout): P
     await git.run(checkout.repo, ['config', 'user.name', checkout.author.name]);
     await git.run(checkout.repo, ['config', 'user.email', checkout.author.email]);
   }
+  if (checkout.reuse) await moveSpare(git, fs, checkout.repo, checkout.reuse, checkout);
   if (await reuseTree(git, fs, checkout)) return;
   await dropTree(git, fs, checkout.repo, checkout.dir);
   await fs.mkdirp(path.dirname(checkout.dir), 0o700);
@@ -67,6 +76,26 @@ async function reuseTree(git: Git, fs: FsPort, checkout: Checkout): Promise<bool
     : ['checkout', '--quiet', '--force', '--detach', checkout.commit];
   if ((await git.try(checkout.dir, to)).exitCode !== 0) return false;
   return (await git.try(checkout.dir, ['clean', '-ffdxq'])).exitCode === 0;
+}
+
+/** A finished task's worktree moved to the new task's folder (or removed, when git will not move it); its branch gone. */
+async function moveSpare(
+  git: Git,
+  fs: FsPort,
+  repo: string,
+  spare: NonNullable<Checkout['reuse']>,
+  checkout: Checkout,
+): Promise<void> {
+  if (spare.dir !== checkout.dir && (await fs.stat(spare.dir))) {
+    await dropTree(git, fs, repo, checkout.dir);
+    await fs.mkdirp(path.dirname(checkout.dir), 0o700);
+    if ((await git.try(repo, ['worktree', 'move', spare.dir, checkout.dir])).exitCode !== 0)
+      await dropTree(git, fs, repo, spare.dir);
+  }
+  // Detached first, so the old branch is free to go whatever happens next.
+  if (await fs.stat(path.join(checkout.dir, '.git')))
+    await git.try(checkout.dir, ['checkout', '--quiet', '--force', '--detach', checkout.commit]);
+  if (spare.branch !== checkout.branch) await deleteBranch(git, repo, spare.branch);
 }
 
 /** A worktree and its folder gone (tolerant of either being gone already). */
