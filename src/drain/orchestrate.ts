@@ -2,6 +2,7 @@
 // up what a killed drain left, drain the board through parallel workers and
 // the serialized integrator, publish, and write the drain's summary.
 import * as path from 'node:path';
+import type { Launcher } from '../launch/index.js';
 import type { LockPort, Ports, ProcessControl } from '../ports.js';
 import type { AgentAdapter, RepoConfig, TaskId, Board, LabelCheck } from '../types.js';
 import type { Git } from '../git/git.js';
@@ -71,6 +72,8 @@ export interface OrchestrateInput {
   readonly locks: LockPort;
   /** Budgets and what the ledger says was spent (root passes it); none: no caps, default waits. */
   readonly spend?: SpendPolicy;
+  /** Starts agent and gate commands: through root under dispatch, else as this user. */
+  readonly launcher?: Launcher;
 }
 
 export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInput): Promise<DrainSummary> {
