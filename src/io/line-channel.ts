@@ -14,6 +14,7 @@ export function socketChannel(socket: Socket, maxLineChars: number = LAUNCH_LIMI
   // Past the bound: the cut line went out, the rest of it is dropped up to its newline.
   let dropping = false;
   const deliver = (line: string) => {
+    if (closed) return;
     for (const handler of lineHandlers) handler(line);
   };
   const closeOnce = () => {

@@ -6,7 +6,9 @@
 import t from 'tap';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { connect, createServer, type Socket } from 'node:net';
 import { realProcess } from '../../src/io/real-ports.js';
+import { socketChannel } from '../../src/io/line-channel.js';
 import {
   confineCommand,
   forcedLaunchEnvironment,
@@ -188,4 +190,33 @@ t.test('as root: the runner through prlimit and setpriv, its commands as a throw
     await service.stop();
     t.equal(service.started(), 1);
   });
+});
+
+t.test('the socket channel bounds a line before it is parsed, and delivers nothing once closed', async (t) => {
+  const dir = tempDir(t);
+  const address = path.join(dir, 'socket');
+  const accepted = new Promise<Socket>((resolve) => {
+    const server = createServer(resolve).listen(address);
+    t.teardown(() => server.close());
+  });
+  const peer = connect(address);
+  const channel = socketChannel(await accepted, 10);
+  const lines: string[] = [];
+  let closed = false;
+  channel.onLine((line) => lines.push(line));
+  channel.onClose(() => (closed = true));
+  const echoed = new Promise<string>((resolve) => peer.once('data', (chunk) => resolve(String(chunk))));
+  channel.send('to the peer');
+  t.equal(await echoed, 'to the peer\n', 'a line goes out with its newline');
+  peer.write('short\n0123456789ABCDEF');
+  peer.write('GHIJ\nnext\npart');
+  peer.write('ial\n');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.same(lines, ['short', '0123456789A', 'next', 'partial'], 'an overlong line arrives cut to one past the bound');
+  channel.close();
+  peer.write('after\n');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.ok(closed);
+  t.same(lines.slice(4), [], 'nothing after close');
+  peer.destroy();
 });
