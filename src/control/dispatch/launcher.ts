@@ -112,11 +112,14 @@ export function serveLaunches(
     }
   });
 
-  const stop = async () => {
-    stopping = true;
-    for (const child of live.values()) child.signalGroup('SIGKILL');
-    while (exits.size) await Promise.all([...exits]);
-  };
+  let stopped: Promise<void> | undefined;
+  // Once: the channel closing and the run's end both stop it, and each group is killed once.
+  const stop = () =>
+    (stopped ??= (async () => {
+      stopping = true;
+      for (const child of live.values()) child.signalGroup('SIGKILL');
+      while (exits.size) await Promise.all([...exits]);
+    })());
   channel.onClose(() => void stop());
   return { stop, started: () => count };
 }
