@@ -6,6 +6,7 @@ import { runCli } from './cli/commands.js';
 import { realControlPorts } from './io/wire.js';
 import { SIGNAL_EXIT } from './errors.js';
 import { lazyConnector } from './github/lazy.js';
+import { openChannelOnFd } from './io/line-channel.js';
 
 const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/agent-runner');
 
@@ -43,6 +44,7 @@ const exitCode = await runCli(process.argv.slice(2), {
     });
   }),
   demoGitHub: async (options) => (await import('./io/demo-github.js')).startDemoGitHub(options),
+  openLauncherChannel: openChannelOnFd,
 });
 process.exitCode = exitCode;
 // Signal listeners must not keep a finished command alive.

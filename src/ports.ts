@@ -27,11 +27,33 @@ export interface OutputHandlers {
   onStderrLine(line: string): void;
 }
 
+/**
+ * Lines both ways over one connection (the launch socket between root and the runner). Lines arrive in order; a line
+ * longer than the edge's bound arrives cut, so the reader refuses it.
+ */
+export interface LineChannel {
+  /** Sends one line (the newline is added); nothing once the channel is closed. */
+  send(line: string): void;
+  onLine(handler: (line: string) => void): void;
+  /** Called once, when the other side has gone or close() was called (at once if that happened already). */
+  onClose(handler: () => void): void;
+  close(): void;
+}
+
+export interface StartOptions {
+  /** Give the child a socket as its fd 3; the returned process carries this side of it. */
+  readonly channel?: true;
+}
+
 export interface ProcessPort {
   /** Runs to completion and captures output. Never throws on a non-zero exit. */
   run(command: Command): Promise<CommandResult>;
   /** Starts in its own process group, streaming output lines as they come. */
-  start(command: Command, handlers: OutputHandlers): StartedProcess;
+  start(
+    command: Command,
+    handlers: OutputHandlers,
+    options?: StartOptions,
+  ): StartedProcess & { readonly channel?: LineChannel };
   /**
    * The kernel's start time of a process (field 22 of /proc/PID/stat), or
    * undefined when it is gone (a zombie counts as gone: it has exited). With the pid it identifies a process for good:

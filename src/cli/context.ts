@@ -1,7 +1,7 @@
 // What every command receives from the entry point. Commands never read
 // process.env, process.argv or the real ports themselves: every port, the
 // control plane's too, comes in here (src/main.ts wires the real ones).
-import type { ControlPorts } from '../ports.js';
+import type { ControlPorts, LineChannel } from '../ports.js';
 import type { GitHubConnector } from '../github/api.js';
 import type { StartDemoGitHub } from '../demo/github-server.js';
 
@@ -24,4 +24,6 @@ export interface CliContext {
   readonly github?: GitHubConnector;
   /** Starts the local GitHub of `demo --github` (src/io/demo-github.ts, wired by src/main.ts). */
   readonly demoGitHub?: StartDemoGitHub;
+  /** The runner's end of root's launch socket on an inherited fd (src/io/line-channel.ts, wired by src/main.ts). */
+  readonly openLauncherChannel?: (fd: number) => LineChannel;
 }

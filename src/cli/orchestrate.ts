@@ -24,6 +24,8 @@ import { parseSpendPolicy } from '../spend/policy.js';
 import { installPaths } from './root-support.js';
 import { handoffDirs, type IdentityLayout } from '../identities.js';
 import { DEFAULT_BUNDLE_MAX_BYTES } from '../handoff/heads.js';
+import { localLauncher, remoteLauncher, type Launcher } from '../launch/index.js';
+import type { LineChannel } from '../ports.js';
 
 interface OrchestrateOptions {
   workspace?: string;
@@ -45,6 +47,7 @@ interface OrchestrateOptions {
   handoff?: string;
   agentUid?: string;
   bundleMaxMb?: string;
+  launcherFd?: string;
 }
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
@@ -65,6 +68,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--author-email <email>', "that author's email; default: the checkout's user.email")
     .option('--pass-env <names>', 'comma-separated variables to pass to agents beyond the built-in list')
     .option('--spend <json>', 'budgets, rate-limit wait bounds and what the ledger says was spent (dispatch passes it)')
+    .option('--launcher-fd <n>', 'start agent and gate commands through root on this socket (dispatch passes 3)')
     .option('--grace-sec <n>', 'on SIGTERM, how long running agents may finish before they are stopped', '30')
     .option('--agent-home <dir>', "the agent identity's home, where its repository and task worktrees are (dispatch)")
     .option('--gate-home <dir>', "the gate identity's home, where candidates are checked out (dispatch)")
@@ -155,6 +159,12 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
   const runId = options.runId ?? ids.next();
   const git = new Git(process, { env, files: fs, startedBy: await context.ports.control.self() });
   const identity = authorFrom(options) ?? (await configuredIdentity(git, workspace));
+  const channel = launcherChannel(context, options.launcherFd);
+  const launcher: Launcher = channel
+    ? remoteLauncher(channel, process, {
+        onBadEvent: (reason) => context.err(`launcher: dropped an event: ${reason}\n`),
+      })
+    : localLauncher(process);
   const summary = await orchestrate(context.ports, identity ? git.withIdentity(identity) : git, {
     workspace,
     config,
@@ -177,7 +187,16 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
     bundleMaxBytes: bundleMaxMb * 2 ** 20,
     ...(layout ? { layout } : {}),
     ...(identity ? { author: identity } : {}),
-  });
+    launcher,
+  }).finally(() => channel?.close());
   context.out(options.json ? `${JSON.stringify(summary)}\n` : renderSummary(summary));
   return summary.outcome === 'failed' ? EXIT.failed : EXIT.ok;
+}
+
+/** Root's launch socket when dispatch gave one (--launcher-fd), else undefined: commands run here, as this user. */
+function launcherChannel(context: CliContext, fd: string | undefined): LineChannel | undefined {
+  if (fd === undefined) return undefined;
+  const number = parsePositiveInt('--launcher-fd', fd, 1023);
+  if (!context.openLauncherChannel) throw new UsageError('--launcher-fd: this process cannot open an inherited socket');
+  return context.openLauncherChannel(number);
 }

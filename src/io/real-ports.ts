@@ -14,10 +14,12 @@ import { closeSync, constants as fsConstants, fstatSync, openSync, readdirSync, 
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
+import { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import type { Command } from '../types.js';
 import { copyUntrusted, listUntrusted, readUntrusted, statUntrusted } from './untrusted-fs.js';
 import { readToBound } from './read-to-bound.js';
+import { socketChannel } from './line-channel.js';
 import { PathError, UnreadableFileError } from '../errors.js';
 import type {
   Clock,
@@ -25,10 +27,12 @@ import type {
   FileStat,
   FsPort,
   Ids,
+  LineChannel,
   OutputHandlers,
   Ports,
   ProcessPort,
   StartedProcess,
+  StartOptions,
 } from '../ports.js';
 
 /** Output beyond this is dropped from captured results (the tail is kept). */
@@ -106,15 +110,21 @@ export const realProcess: ProcessPort = {
     });
   },
 
-  start(command: Command, handlers: OutputHandlers): StartedProcess {
+  start(
+    command: Command,
+    handlers: OutputHandlers,
+    options: StartOptions = {},
+  ): StartedProcess & { readonly channel?: LineChannel } {
     // detached: the child leads a new process group, so one signal reaches
     // everything the agent started (shells, test runners, language servers).
+    // With a channel, stdio 3 is a 'pipe': Node makes it a socketpair, both ways.
     const child = spawn(command.program, [...command.args], {
       cwd: command.cwd,
       env: { ...command.env },
-      stdio: [stdinMode(command), 'pipe', 'pipe'],
+      stdio: options.channel ? [stdinMode(command), 'pipe', 'pipe', 'pipe'] : [stdinMode(command), 'pipe', 'pipe'],
       detached: true,
     });
+    const channel = options.channel && child.stdio[3] instanceof Socket ? socketChannel(child.stdio[3]) : undefined;
     const exited = new Promise<{ exitCode: number | null; signal: string | null }>((resolve) => {
       let spawnError: NodeJS.ErrnoException | undefined;
       child.on('error', (error: NodeJS.ErrnoException) => {
@@ -147,6 +157,7 @@ export const realProcess: ProcessPort = {
     return {
       pid,
       exited,
+      ...(channel ? { channel } : {}),
       signalGroup(signal) {
         if (pid <= 0) return;
         try {

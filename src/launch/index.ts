@@ -1,14 +1,6 @@
-// Commands of the other identities: the runner asks, something that may
-// start them as those users does it (root's launcher), or, where one user
-// plays every part, the runner's own process port.
-import type { ProcessPort } from '../ports.js';
-import type { LaunchedIdentity } from '../identities.js';
-
-export interface Launcher {
-  processFor(identity: LaunchedIdentity): ProcessPort;
-}
-
-/** One user plays every part: commands of every identity run as the runner. */
-export function localLauncher(process: ProcessPort): Launcher {
-  return { processFor: () => process };
-}
+// The entry of src/launch/: how the runner starts commands as the agent and the gate. Under dispatch root starts
+// them (the launch protocol over the runner's fd 3: protocol.ts, client.ts); run as one user (the demo, a trial
+// checkout) they start locally, as that user.
+export { type Launcher, localLauncher } from './launcher.js';
+export * from './protocol.js';
+export { remoteLauncher, type RemoteLauncherOptions } from './client.js';

@@ -1,6 +1,14 @@
 // Builder fakes for the clock and process ports. Time only moves when a test
 // calls advance(); processes only print or exit when a test tells them to.
-import type { Clock, CommandResult, OutputHandlers, ProcessPort, StartedProcess } from '../../src/ports.js';
+import type {
+  Clock,
+  CommandResult,
+  LineChannel,
+  OutputHandlers,
+  ProcessPort,
+  StartedProcess,
+  StartOptions,
+} from '../../src/ports.js';
 import type { Command } from '../../src/types.js';
 
 interface PendingTimer {
@@ -62,6 +70,41 @@ export interface FakeRunningProcess {
   stdout(...lines: string[]): void;
   stderr(...lines: string[]): void;
   exit(exitCode: number | null, signal?: string | null): void;
+  /** The child's end of the socket it was started with ({ channel: true }). */
+  readonly channel?: LineChannel;
+}
+
+/** The two ends of a fake socket: a line sent on one arrives on the other (a tick later, as on a real one). */
+export function fakeChannelPair(): [LineChannel, LineChannel] {
+  interface End {
+    readonly lineHandlers: ((line: string) => void)[];
+    readonly closeHandlers: (() => void)[];
+  }
+  const ends: [End, End] = [
+    { lineHandlers: [], closeHandlers: [] },
+    { lineHandlers: [], closeHandlers: [] },
+  ];
+  let closed = false;
+  const closeBoth = () => {
+    if (closed) return;
+    closed = true;
+    for (const end of ends) for (const handler of end.closeHandlers.splice(0)) handler();
+  };
+  const channel = (own: End, peer: End): LineChannel => ({
+    send(line) {
+      if (closed) return;
+      setImmediate(() => {
+        if (!closed) for (const handler of peer.lineHandlers) handler(line);
+      });
+    },
+    onLine: (handler) => void own.lineHandlers.push(handler),
+    onClose(handler) {
+      if (closed) handler();
+      else own.closeHandlers.push(handler);
+    },
+    close: () => setImmediate(closeBoth),
+  });
+  return [channel(ends[0], ends[1]), channel(ends[1], ends[0])];
 }
 
 export interface FakeProcessOptions {
@@ -97,7 +140,12 @@ export function fakeProcess(options: FakeProcessOptions = {}): FakeProcess {
       ran.push(command);
       return options.run ? options.run(command) : { exitCode: 0, signal: null, stdout: '', stderr: '' };
     },
-    start(command: Command, handlers: OutputHandlers): StartedProcess {
+    start(
+      command: Command,
+      handlers: OutputHandlers,
+      startOptions: StartOptions = {},
+    ): StartedProcess & { channel?: LineChannel } {
+      const [parentEnd, childEnd] = startOptions.channel ? fakeChannelPair() : [undefined, undefined];
       let resolveExit!: (value: { exitCode: number | null; signal: string | null }) => void;
       const exited = new Promise<{ exitCode: number | null; signal: string | null }>(
         (resolve) => (resolveExit = resolve),
@@ -115,14 +163,18 @@ export function fakeProcess(options: FakeProcessOptions = {}): FakeProcess {
         exit(exitCode, signal = null) {
           if (done) return;
           done = true;
+          // The child's end of its socket goes with it.
+          childEnd?.close();
           resolveExit({ exitCode, signal });
         },
+        ...(childEnd ? { channel: childEnd } : {}),
       };
       started.push(process);
       options.onStart?.(process);
       return {
         pid: process.pid,
         exited,
+        ...(parentEnd ? { channel: parentEnd } : {}),
         signalGroup(signal) {
           process.signals.push(signal);
           if (!done) (options.onSignal ?? dieOfIt)(process, signal);

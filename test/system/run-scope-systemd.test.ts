@@ -136,4 +136,46 @@ git -c user.name=probe -c user.email=probe@example.invalid commit -q -m "$AGENT_
   t.equal(left, 'gone', 'the setsid child is gone');
   const userProcesses = container.exec(['pgrep', '-U', fixture.user]).stdout.trim();
   t.equal(userProcesses, '', 'no process of the repo user is left in the container');
+
+  // The launch socket (fd 3) through dispatch's whole chain under systemd: systemd-run --scope, setpriv, env -i.
+  const dist = path.join(PROJECT_ROOT, 'dist', 'src');
+  const runner = path.join(fixtureRoot, 'fd3-runner.mjs');
+  writeFileSync(
+    runner,
+    `import { openChannelOnFd } from '${dist}/io/line-channel.js';
+import { readFileSync } from 'node:fs';
+const channel = openChannelOnFd(3);
+channel.onLine((line) => { process.stdout.write(line + '\\n'); channel.close(); });
+channel.send('ping uid=' + process.getuid() + ' ' + readFileSync('/proc/self/cgroup', 'utf8').trim().split('\\n').join(' '));
+`,
+    { mode: 0o644 },
+  );
+  const root = path.join(fixtureRoot, 'fd3-root.mjs');
+  writeFileSync(
+    root,
+    `import { realProcess } from '${dist}/io/real-ports.js';
+import { confineCommand, confinementFor } from '${dist}/control/dispatch/index.js';
+import { dropPrivileges } from '${dist}/control/repo-user/index.js';
+const user = { uid: Number(process.argv[2]), gid: Number(process.argv[3]) };
+const limits = { tasksMax: 64, memoryMax: 1024 ** 3, cpuWeight: 100 };
+const command = confineCommand(
+  dropPrivileges(user, { program: process.execPath, args: ['${runner}'], env: { PATH: '/usr/bin:/bin' }, cwd: '/' }),
+  confinementFor(true, 'fdcheck', 'r1', limits),
+);
+const child = realProcess.start(command, { onStdoutLine: (l) => console.log('runner: ' + l), onStderrLine: (l) => console.log('runner err: ' + l) }, { channel: true });
+child.channel.onLine((line) => { console.log('root got: ' + line); child.channel.send('pong'); });
+console.log('exit ' + JSON.stringify(await child.exited));
+`,
+    { mode: 0o644 },
+  );
+  const uid = container.exec(['id', '-u', fixture.user]).stdout.trim();
+  const gid = container.exec(['id', '-g', fixture.user]).stdout.trim();
+  const fd3 = container.exec([process.execPath, root, uid, gid]);
+  t.match(
+    fd3.stdout,
+    new RegExp(`^root got: ping uid=${uid} .*agent-runner-run-fdcheck_r1\\.scope$`, 'm'),
+    fd3.stdout + fd3.stderr,
+  );
+  t.match(fd3.stdout, /^runner: pong$/m, "and the runner got root's answer");
+  t.match(fd3.stdout, /^exit \{"exitCode":0,"signal":null\}$/m);
 });

@@ -26,6 +26,8 @@ import { SYSTEM_PATH } from '../../system-path.js';
 import { sealRunUsage, spendForRun } from './usage.js';
 import type { SpendPolicy } from '../../spend/policy.js';
 import { redactDeep, redactSecrets } from '../../agent/secrets.js';
+import type { LaunchedIdentity } from '../../identities.js';
+import { serveLaunches, type LaunchAccount } from './launcher.js';
 
 export interface DispatchInput {
   readonly repo: RegistryRepo;
@@ -40,6 +42,8 @@ export interface DispatchInput {
   readonly runId: string;
   /** Budgets and the ledger's totals for orchestrate (dispatchRun reads them when not given). */
   readonly spend?: SpendPolicy;
+  /** The identities root launches commands as for the run (launcher.ts); absent: orchestrate runs them itself. */
+  readonly identities?: ReadonlyMap<LaunchedIdentity, LaunchAccount>;
 }
 
 export interface DispatchHooks {
@@ -106,6 +110,8 @@ export function orchestrateCommand(input: DispatchInput, user: UserAccount): Com
     '--progress',
     input.progress,
     ...(input.spend ? ['--spend', JSON.stringify(input.spend)] : []),
+    // The launch socket dispatchRun gives it (a channel is always the child's fd 3).
+    ...(input.identities ? ['--launcher-fd', '3'] : []),
   ]);
 }
 
@@ -196,15 +202,20 @@ export async function dispatchRun(
   const secrets = await repoUserSecrets(deps.fs, user.home);
   const stdout: string[] = [];
   const stderrTail: string[] = [];
-  const child = deps.process.start(command, {
-    onStdoutLine: (line) => stdout.push(redactSecrets(line, secrets)),
-    onStderrLine: (raw) => {
-      const line = redactSecrets(raw, secrets);
-      stderrTail.push(line);
-      if (stderrTail.length > 20) stderrTail.shift();
-      hooks.onStderrLine(line);
+  const child = deps.process.start(
+    command,
+    {
+      onStdoutLine: (line) => stdout.push(redactSecrets(line, secrets)),
+      onStderrLine: (raw) => {
+        const line = redactSecrets(raw, secrets);
+        stderrTail.push(line);
+        if (stderrTail.length > 20) stderrTail.shift();
+        hooks.onStderrLine(line);
+      },
     },
-  });
+    input.identities ? { channel: true } : {},
+  );
+  const launches = input.identities && child.channel && serveLaunches(deps, child.channel, input.identities);
   const withProcess: RunRecord = {
     ...started,
     process: { pid: child.pid, startTime: await deps.process.startTimeOf(child.pid) },
@@ -220,6 +231,8 @@ export async function dispatchRun(
   });
   const ended = await child.exited;
   forced?.cancel();
+  // What root launched for the run and is still running is killed, and waited for, before the sweep.
+  if (launches) await launches.stop();
   // orchestrate ends its agents itself; whatever the run left (setsid or
   // double-forked children, a killed orchestrate's agents) goes now.
   const sweep = await endRunProcesses(

@@ -2,3 +2,4 @@
 export * from './dispatch.js';
 export * from './limits.js';
 export * from './user-sweep.js';
+export * from './launcher.js';

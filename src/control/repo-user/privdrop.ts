@@ -34,17 +34,28 @@ export function agentEnvironment(input: AgentEnvInput): Record<string, string> {
   env.LOGNAME = input.user.name;
   env.PATH = input.path;
   env.LANG = env.LANG ?? 'C.UTF-8';
-  if (input.proxyPort !== undefined) {
-    // 127.0.0.1, not localhost: the egress lock allows exactly that address.
-    const proxy = `http://127.0.0.1:${input.proxyPort}`;
-    env.http_proxy = proxy;
-    env.https_proxy = proxy;
-    env.HTTP_PROXY = proxy;
-    env.HTTPS_PROXY = proxy;
-    env.no_proxy = '127.0.0.1,localhost,::1';
-    env.NO_PROXY = env.no_proxy;
-  }
+  if (input.proxyPort !== undefined) Object.assign(env, proxyEnvironment(input.proxyPort));
   return env;
+}
+
+/** The proxy variables of a repo whose proxy listens on `port`. */
+export function proxyEnvironment(port: number): Record<string, string> {
+  // 127.0.0.1, not localhost: the egress lock allows exactly that address.
+  const proxy = `http://127.0.0.1:${port}`;
+  const noProxy = '127.0.0.1,localhost,::1';
+  return {
+    http_proxy: proxy,
+    https_proxy: proxy,
+    HTTP_PROXY: proxy,
+    HTTPS_PROXY: proxy,
+    no_proxy: noProxy,
+    NO_PROXY: noProxy,
+  };
+}
+
+/** A variable some client reads as a proxy setting (curl, git, pip, npm and the rest), in either case. */
+export function isProxyVariable(name: string): boolean {
+  return /^(https?|ftp|ftps|all|no|socks5?)_proxy$/i.test(name);
 }
 
 /** Who to drop to: resolved ids, or a name setpriv resolves itself (for plans made before the user exists). */
@@ -55,12 +66,13 @@ export type DropTarget = Pick<UserAccount, 'uid' | 'gid'> | Pick<UserAccount, 'n
  * user's own supplementary groups, no new privileges, and `env` only. The
  * process edge starts every command in a new session with no terminal
  * (src/io/real-ports.ts), so nothing run as a repo user can reach root's tty. With
- * parentDeathSignal, the command gets that signal when its parent dies.
+ * parentDeathSignal, the command gets that signal when its parent dies; with enterCwdAsUser, setpriv starts in / and
+ * the working directory is entered after the drop.
  */
 export function dropPrivileges(
   user: DropTarget,
   command: Command,
-  options: { parentDeathSignal?: 'SIGTERM' } = {},
+  options: { parentDeathSignal?: 'SIGTERM'; enterCwdAsUser?: true } = {},
 ): Command {
   const envArgs = Object.entries(command.env).map(([key, value]) => `${key}=${value}`);
   const [uid, gid] = 'uid' in user ? [String(user.uid), String(user.gid)] : [user.name, user.name];
@@ -75,12 +87,14 @@ export function dropPrivileges(
       '--',
       '/usr/bin/env',
       '-i',
+      // A cwd the user names is entered as the user: root entering it would pass directories the user cannot.
+      ...(options.enterCwdAsUser ? [`--chdir=${command.cwd}`] : []),
       ...envArgs,
       command.program,
       ...command.args,
     ],
     env: { PATH: SYSTEM_PATH },
-    cwd: command.cwd,
+    cwd: options.enterCwdAsUser ? '/' : command.cwd,
     ...(command.stdin === undefined ? {} : { stdin: command.stdin }),
   };
 }

@@ -1,0 +1,125 @@
+// Root's side of the launch protocol: for the run's whole life, dispatch starts agent and gate commands on the
+// runner's request. Every line is hostile input (src/launch/protocol.ts checks it); a command runs only through
+// dropPrivileges as the identity asked for, with the identity's own HOME/USER/LOGNAME (and, for the agent, the repo's
+// proxy; for the gate, no proxy at all) over whatever the runner asked, entering its cwd as that user. Root signals
+// only a child it started and has not reaped (its pid cannot be recycled before), and when the channel closes or the
+// run ends it SIGKILLs every group it started and waits for each to exit.
+import type { LaunchedIdentity } from '../../identities.js';
+import type { LineChannel, Ports, StartedProcess } from '../../ports.js';
+import { encodeMessage, outputEvent, parseRequest, type LaunchEvent, type StartRequest } from '../../launch/index.js';
+import { dropPrivileges, isProxyVariable, proxyEnvironment, type UserAccount } from '../repo-user/index.js';
+
+/** Who a launched identity is on this host, and the variables root sets for it whatever the runner asks. */
+export interface LaunchAccount {
+  readonly account: UserAccount;
+  readonly env: Readonly<Record<string, string>>;
+}
+
+export interface LaunchService {
+  /** SIGKILLs every group still running and resolves once each has exited; later requests are refused. */
+  stop(): Promise<void>;
+  /** How many commands were started. */
+  started(): number;
+}
+
+/** The variables root forces for an identity: its own names and home, and the agent's proxy (never the gate's). */
+export function forcedLaunchEnvironment(
+  identity: LaunchedIdentity,
+  account: UserAccount,
+  proxyPort: number | undefined,
+): Record<string, string> {
+  return {
+    HOME: account.home,
+    USER: account.name,
+    LOGNAME: account.name,
+    ...(identity === 'agent' && proxyPort !== undefined ? proxyEnvironment(proxyPort) : {}),
+  };
+}
+
+/** Pure: what a launched command starts with: the runner's variables less any proxy setting, then root's own. */
+export function launchEnvironment(
+  requested: Readonly<Record<string, string>>,
+  forced: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(requested)) if (!isProxyVariable(name)) env[name] = value;
+  return { ...env, ...forced };
+}
+
+export function serveLaunches(
+  deps: Pick<Ports, 'process'>,
+  channel: LineChannel,
+  identities: ReadonlyMap<LaunchedIdentity, LaunchAccount>,
+): LaunchService {
+  const offered = new Set(identities.keys());
+  const live = new Map<number, StartedProcess>();
+  const exits = new Set<Promise<void>>();
+  let last = 0;
+  let count = 0;
+  let stopping = false;
+  const send = (event: LaunchEvent) => channel.send(encodeMessage(event));
+
+  const start = (request: StartRequest) => {
+    const identity = identities.get(request.as)!;
+    const command = dropPrivileges(
+      identity.account,
+      {
+        program: request.program,
+        args: request.args,
+        env: launchEnvironment(request.env, identity.env),
+        cwd: request.cwd,
+        ...(request.stdin === undefined ? {} : { stdin: request.stdin }),
+      },
+      { enterCwdAsUser: true },
+    );
+    const { id } = request;
+    const child = deps.process.start(command, {
+      onStdoutLine: (line) => send(outputEvent(id, 'stdout', line)),
+      onStderrLine: (line) => send(outputEvent(id, 'stderr', line)),
+    });
+    count++;
+    live.set(id, child);
+    if (child.pid > 0) send({ id, event: 'started', pid: child.pid });
+    const exit = child.exited.then(({ exitCode, signal }) => {
+      live.delete(id);
+      exits.delete(exit);
+      send({ id, event: 'exited', exitCode, signal: exitCode === null && signal === null ? 'SIGKILL' : signal });
+    });
+    exits.add(exit);
+  };
+
+  channel.onLine((line) => {
+    const parsed = parseRequest(line, offered, { live: new Set(live.keys()), last });
+    if (!parsed.ok) {
+      if (parsed.id !== undefined) send({ id: parsed.id, event: 'refused', reason: parsed.reason });
+      return;
+    }
+    const { request } = parsed;
+    if (request.op === 'signal') {
+      live.get(request.id)?.signalGroup(request.signal);
+      return;
+    }
+    last = request.id;
+    if (stopping) {
+      send({ id: request.id, event: 'refused', reason: 'the run is ending' });
+      return;
+    }
+    try {
+      start(request);
+    } catch (error) {
+      live.delete(request.id);
+      send({ id: request.id, event: 'refused', reason: `could not start: ${(error as Error).message}` });
+    }
+  });
+
+  let stopped: Promise<void> | undefined;
+  // Once: the channel closing and the run's end both stop it, and each group is killed once.
+  const stop = () =>
+    (stopped ??= (async () => {
+      stopping = true;
+      for (const child of live.values()) child.signalGroup('SIGKILL');
+      while (exits.size) await Promise.all([...exits]);
+    })());
+  channel.onClose(() => void stop());
+  return { stop, started: () => count };
+}
