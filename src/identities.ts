@@ -86,9 +86,14 @@ export function sideRepository(home: string): string {
   return path.join(home, 'repo.git');
 }
 
+/** The folder of the task worktrees in the agent's home. */
+export function agentTasksDir(agentHome: string): string {
+  return path.join(agentHome, 'tasks');
+}
+
 /** Where a task's worktree lives in the agent's home. */
 export function agentTaskDir(agentHome: string, taskId: string): string {
-  return path.join(agentHome, 'tasks', taskId);
+  return path.join(agentTasksDir(agentHome), taskId);
 }
 
 /** Where a candidate is checked out in the gate's home. */

@@ -10,7 +10,7 @@ import type { CliContext } from './context.js';
 import { EXIT, UsageError } from '../errors.js';
 import { Git, type GitIdentity } from '../git/git.js';
 import { isSafeTaskId } from '../board/parse.js';
-import { checkoutGiven, handOverTask, removeCheckout, treeStateOf } from '../handoff/side.js';
+import { checkoutGiven, clearSide, handOverTask, removeCheckout, treeStateOf } from '../handoff/side.js';
 import { agentBaseEnv } from '../agent/env.js';
 
 const COMMIT = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
@@ -125,6 +125,13 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         return;
       }
       print(handed);
+    });
+  command
+    .command('clear')
+    .option('--repo <dir>')
+    .option('--dir <dir>', 'the folder the task worktrees are in')
+    .action(async (options: SideOptions) => {
+      print({ cleared: await clearSide(git(), fs, absolute('--repo', options.repo), absolute('--dir', options.dir)) });
     });
   command
     .command('remove')

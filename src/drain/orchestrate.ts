@@ -181,7 +181,12 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       runId: input.runId,
       refs: refsMutex,
     });
-    await sides.clearGiven();
+    const cleared = await sides.clearLeftovers();
+    if (cleared)
+      emit({
+        event: 'recovered',
+        detail: `removed ${cleared} task worktree(s) an earlier drain left in the agent's repository`,
+      });
     const worker: WorkerContext = {
       ports,
       git,

@@ -11,6 +11,7 @@ import type { Git, GitIdentity } from '../git/git.js';
 import type { Launcher } from '../launch/index.js';
 import {
   agentTaskDir,
+  agentTasksDir,
   gateCandidateDir,
   sideRepository,
   type IdentityLayout,
@@ -111,10 +112,22 @@ export class Sides {
     };
   }
 
-  /** What a killed drain left in the folders only the runner writes: bundles nobody will read. */
-  async clearGiven(): Promise<void> {
+  /**
+   * What an earlier drain left: bundles nobody will read in the folders only the runner writes, and the agent's task
+   * worktrees and branches (the agent's side keeps its objects); the number of worktrees it had.
+   */
+  async clearLeftovers(): Promise<number> {
     for (const dir of [this.deps.layout.handoff.toAgent, this.deps.layout.handoff.toGate])
       for (const name of await this.deps.fs.list(dir)) await this.deps.fs.remove(path.join(dir, name));
+    const home = this.deps.layout.agentHome;
+    const answer = (await this.step('agent', [
+      'clear',
+      '--repo',
+      sideRepository(home),
+      '--dir',
+      agentTasksDir(home),
+    ])) as { cleared?: unknown };
+    return typeof answer?.cleared === 'number' ? answer.cleared : 0;
   }
 
   /** Runs one side step as `identity`; its one JSON answer. */

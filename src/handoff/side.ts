@@ -117,6 +117,23 @@ export async function removeCheckout(
   if (branch) await deleteBranch(git, repo, branch);
 }
 
+/**
+ * Every worktree under `dir` and every task branch gone from the side's repository: what a killed or finished drain
+ * left. Nothing of the side's is needed across drains (the runner keeps what landed or waits for review); its objects
+ * stay, so the next bundles can be small.
+ */
+export async function clearSide(git: Git, fs: FsPort, repo: string, dir: string): Promise<number> {
+  if (!(await fs.stat(path.join(repo, 'HEAD')))) return 0;
+  const names = await fs.list(dir);
+  for (const name of names) await dropTree(git, fs, repo, path.join(dir, name));
+  await pruneWorktrees(git, repo);
+  const branches = (await git.run(repo, ['for-each-ref', '--format=%(refname)', 'refs/heads/auto/']))
+    .split('\n')
+    .filter(Boolean);
+  for (const ref of branches) await git.try(repo, ['update-ref', '-d', ref]);
+  return names.length;
+}
+
 /** How a task's tree stands after a session, as the side reports it to the runner (as data). */
 export interface SideTreeState {
   readonly head: string | null;

@@ -1,8 +1,9 @@
-// A drain reuses a finished task's worktree for the next task (moved to the
-// new task's folder, switched to its branch, cleaned of everything git does
-// not track): the next agent starts from exactly auto/work, and the drain
-// ends with no task worktree or branch left. A worktree git will not move is
-// not reused: the task gets a fresh one.
+// In the agent's own repository, a drain reuses a finished task's worktree
+// for the next task (moved to the new task's folder, switched to its branch,
+// cleaned of everything git does not track): the next agent starts from
+// exactly auto/work, and the drain ends with no task worktree or branch left
+// on either side. A worktree git will not move is not reused: the task gets a
+// fresh one.
 import t from 'tap';
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -16,7 +17,8 @@ import {
   waitFor,
 } from '../helpers/drain-fixture.js';
 import { killGroupIfSame, pidFrom } from '../helpers/kill.js';
-import { SpareWorktrees } from '../../src/staging/task-branches.js';
+import { sameUserLayout, sideRepository } from '../../src/identities.js';
+import { workspaceStateDir } from '../../src/paths.js';
 
 const SLOW_SECOND = '[ "$AGENT_TASK_ID" = TASK-2 ] && sleep 1';
 const TASKS = ['TASK-1', 'TASK-2', 'TASK-3'].map((id, index) => ({
@@ -54,6 +56,11 @@ function seen(control: string, id: string): { pwd: string; admin: string; status
   };
 }
 
+/** The agent's own repository, where one user plays every part (the fixture's drains). */
+function agentRepository(fixture: { state: string; clone: string }): string {
+  return sideRepository(sameUserLayout(workspaceStateDir(fixture.state, fixture.clone)).agentHome);
+}
+
 function leftovers(clone: string): { worktrees: string[]; branches: string[] } {
   const worktrees = git(clone, 'worktree', 'list', '--porcelain')
     .split('\n')
@@ -62,16 +69,6 @@ function leftovers(clone: string): { worktrees: string[]; branches: string[] } {
   const branches = git(clone, 'branch', '--list', 'auto/*', '--format=%(refname:short)').split('\n').filter(Boolean);
   return { worktrees, branches };
 }
-
-t.test('spares: a task takes its own earlier worktree first; a task is a spare once', async (t) => {
-  const spares = new SpareWorktrees();
-  spares.add({ taskId: 'TASK-1', deleteBranch: true });
-  spares.add({ taskId: 'TASK-2', deleteBranch: true });
-  spares.add({ taskId: 'TASK-1', deleteBranch: false });
-  t.same(spares.take('TASK-1'), { taskId: 'TASK-1', deleteBranch: false }, "the task's own, as last given");
-  t.same(spares.take('TASK-9'), { taskId: 'TASK-2', deleteBranch: true }, 'else any');
-  t.equal(spares.take('TASK-1'), undefined, 'each only once');
-});
 
 t.test("the next task runs in the last one's worktree, cleaned to auto/work", async (t) => {
   const control = tempDir(t, 'agent-runner-spare-');
@@ -103,7 +100,12 @@ t.test("the next task runs in the last one's worktree, cleaned to auto/work", as
   t.same(
     leftovers(fixture.clone),
     { worktrees: [path.basename(fixture.clone), 'staging'], branches: ['auto/work'] },
-    'no task worktree or branch is left',
+    'no task worktree or branch is left in the runner repository',
+  );
+  t.same(
+    leftovers(agentRepository(fixture)),
+    { worktrees: ['repo.git'], branches: [] },
+    "none in the agent's repository either",
   );
 });
 
@@ -129,7 +131,12 @@ t.test('a worktree git will not move is not reused: the task gets a fresh one', 
   t.same(
     leftovers(fixture.clone),
     { worktrees: [path.basename(fixture.clone), 'staging'], branches: ['auto/work'] },
-    'no task worktree or branch is left',
+    'no task worktree or branch is left in the runner repository',
+  );
+  t.same(
+    leftovers(agentRepository(fixture)),
+    { worktrees: ['repo.git'], branches: [] },
+    "none in the agent's repository either",
   );
 });
 
@@ -158,7 +165,7 @@ t.test(
     );
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('close', resolve));
-    const left = leftovers(fixture.clone);
+    const left = leftovers(agentRepository(fixture));
     t.ok(
       left.worktrees.includes('TASK-2') && left.branches.includes('auto/TASK-2'),
       `the kill left the spare behind, with its branch (${left.worktrees.join(', ')}; ${left.branches.join(', ')})`,
@@ -171,7 +178,12 @@ t.test(
     t.same(
       leftovers(fixture.clone),
       { worktrees: [path.basename(fixture.clone), 'staging'], branches: ['auto/work'] },
-      'no task worktree or branch is left',
+      'no task worktree or branch is left in the runner repository',
+    );
+    t.same(
+      leftovers(agentRepository(fixture)),
+      { worktrees: ['repo.git'], branches: [] },
+      "none in the agent's repository either",
     );
   },
 );
