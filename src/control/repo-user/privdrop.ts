@@ -34,17 +34,23 @@ export function agentEnvironment(input: AgentEnvInput): Record<string, string> {
   env.LOGNAME = input.user.name;
   env.PATH = input.path;
   env.LANG = env.LANG ?? 'C.UTF-8';
-  if (input.proxyPort !== undefined) {
-    // 127.0.0.1, not localhost: the egress lock allows exactly that address.
-    const proxy = `http://127.0.0.1:${input.proxyPort}`;
-    env.http_proxy = proxy;
-    env.https_proxy = proxy;
-    env.HTTP_PROXY = proxy;
-    env.HTTPS_PROXY = proxy;
-    env.no_proxy = '127.0.0.1,localhost,::1';
-    env.NO_PROXY = env.no_proxy;
-  }
+  if (input.proxyPort !== undefined) Object.assign(env, proxyEnvironment(input.proxyPort));
   return env;
+}
+
+/** The proxy variables for a repo's proxy port, both cases (curl reads only the lowercase ones). */
+export function proxyEnvironment(proxyPort: number): Record<string, string> {
+  // 127.0.0.1, not localhost: the egress lock allows exactly that address.
+  const proxy = `http://127.0.0.1:${proxyPort}`;
+  const noProxy = '127.0.0.1,localhost,::1';
+  return {
+    http_proxy: proxy,
+    https_proxy: proxy,
+    HTTP_PROXY: proxy,
+    HTTPS_PROXY: proxy,
+    no_proxy: noProxy,
+    NO_PROXY: noProxy,
+  };
 }
 
 /** Who to drop to: resolved ids, or a name setpriv resolves itself (for plans made before the user exists). */
