@@ -36,7 +36,13 @@ import {
   type ProxyPortBudget,
 } from './ports.js';
 import { movedProxyPorts, registryModeStep, REGISTRY_MODE } from './provision-ports.js';
-import { accountProblem } from '../../src/control/repo-user/account.js';
+import { accountProblem, runnerNameProblem } from '../../src/control/repo-user/account.js';
+import {
+  planIdentities,
+  planIdentitiesRemove,
+  type IdentityRemoveState,
+  type IdentityState,
+} from './provision-identities.js';
 import { ensureBlockedStatus } from '../../src/board/edit.js';
 
 export type { ProvisionStep } from './provision-step.js';
@@ -59,6 +65,8 @@ export interface RepoState {
   /** uids of the users that exist, by name (every registry user, plus the requested one). */
   readonly uids: ReadonlyMap<string, number>;
   readonly account: UserAccount | undefined;
+  /** The agent and gate accounts and the hand-off folders. */
+  readonly identities: IdentityState;
   readonly clone: { readonly exists: boolean; readonly ownerUid: number | undefined; readonly isGit: boolean };
   readonly gitIdentity: { readonly name: string | undefined; readonly email: string | undefined };
   readonly backlogConfig: string | undefined;
@@ -194,6 +202,8 @@ export function planRepo(
   const declared = proxyPortsBelowOf(parsedBefore);
   const existing = rawInput(state.registryText, request.name);
   const user = existing?.user ?? defaultUserFor(request.name);
+  const tooLong = runnerNameProblem(request.name, user, file);
+  if (tooLong) throw new UsageError(tooLong);
   if (state.account) {
     const refused = accountProblem(request.name, state.account, state.uidMin);
     if (refused) throw new UsageError(refused);
@@ -237,6 +247,7 @@ export function planRepo(
         command,
       });
   }
+  steps.push(...planIdentities(repo, state.account, home, state.identities, state.uidMin));
   if (!state.clone.exists) {
     steps.push({
       description: `clone ${url} (${repo.baseBranch}) into ${repo.path} as ${repo.user}`,
@@ -341,6 +352,7 @@ export interface RemoveState {
   readonly uids: ReadonlyMap<string, number>;
   readonly account: UserAccount | undefined;
   readonly homeExists: boolean;
+  readonly identities: IdentityRemoveState;
   readonly liveTable: unknown;
   readonly egressFileText: string | undefined;
   readonly squidFiles: ReadonlyMap<string, string | undefined>;
@@ -389,15 +401,18 @@ export function planRemove(
     });
   if (!current.proxy || repo) steps.push({ description: 'regenerate the proxy config and reload it', reload: 'proxy' });
   const home = state.account?.home ?? homeOf(user);
+  const aside = removedHomeDir(layout.removedDir, name, stamp);
+  const identities = planIdentitiesRemove(name, user, home, state.identities, aside);
   if (state.account) {
     steps.push({ description: `delete user ${user} (its home is kept)`, command: removeUserCommand(user) });
   }
-  if (state.homeExists) {
-    const aside = removedHomeDir(layout.removedDir, name, stamp);
+  steps.push(...identities.users);
+  if (state.homeExists || identities.moves.length)
     steps.push({
-      description: `move ${home} (clone, worktrees, secrets) aside to ${aside}, root only`,
+      description: `make ${layout.removedDir}, root only, for what the repo's accounts leave`,
       command: systemCommand('mkdir', ['-p', '-m', '0700', layout.removedDir]),
     });
+  if (state.homeExists) {
     steps.push({
       description: `move ${home} aside to ${aside}`,
       command: systemCommand('mv', ['--no-target-directory', home, aside]),
@@ -407,6 +422,7 @@ export function planRemove(
       command: systemCommand('chown', ['-R', '-h', '-P', 'root:root', '--', aside]),
     });
   }
+  steps.push(...identities.moves);
   return {
     steps,
     repo,

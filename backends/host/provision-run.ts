@@ -18,6 +18,9 @@ import { readUidMin } from '../../src/control/repo-user/account.js';
 import { systemdIsRunning } from '../../src/control/dispatch/limits.js';
 import { readCloneFacts } from './user-tree.js';
 import { WATCH_UNIT, type ProvisionStep, type RemoveState, type RepoState } from './provision-plan.js';
+import { identityNames } from '../../src/identities.js';
+import { readHandoffFacts } from '../../src/control/repo-user/handoff.js';
+import { identityRemovePaths } from './provision-identities.js';
 
 export interface HostDeps {
   readonly process: ProcessPort;
@@ -74,6 +77,12 @@ export async function readRepoState(deps: HostDeps, layout: HostLayout, name: st
   const known = repos.find((repo) => repo.name === name);
   const user = known?.user ?? defaultUserFor(name);
   const account = await lookupUser(deps.process, user);
+  const names = identityNames(user);
+  const identities = {
+    agent: await lookupUser(deps.process, names.agent),
+    gate: await lookupUser(deps.process, names.gate),
+    handoff: await readHandoffFacts(deps.fs, account?.home ?? homeOf(user)),
+  };
   const clonePath = known?.path ?? path.join(account?.home ?? homeOf(user), name);
   // The clone is the user's: read without following links (a config.yml
   // linked to another repo's credentials must not be read by root).
@@ -84,6 +93,7 @@ export async function readRepoState(deps: HostDeps, layout: HostLayout, name: st
     registryText,
     schedules: deps.scheduler,
     account,
+    identities,
     clone: { exists: clone.stat !== undefined, ownerUid: clone.stat?.uid, isGit: clone.isGit },
     gitIdentity: { name: gitConfigValue(gitConfig, 'user', 'name'), email: gitConfigValue(gitConfig, 'user', 'email') },
     backlogConfig: clone.backlogConfig,
@@ -108,10 +118,19 @@ export async function readRemoveState(deps: HostDeps, layout: HostLayout, name: 
   const user = repos.find((repo) => repo.name === name)?.user ?? defaultUserFor(name);
   const account = await lookupUser(deps.process, user);
   const systemd = await systemdIsRunning(deps.fs);
+  const names = identityNames(user);
+  const accounts = {
+    agent: await lookupUser(deps.process, names.agent),
+    gate: await lookupUser(deps.process, names.gate),
+  };
+  const existing = new Set<string>();
+  for (const dir of identityRemovePaths(user, account?.home ?? homeOf(user), accounts))
+    if ((await deps.fs.statUntrusted(path.dirname(dir), path.basename(dir))) !== undefined) existing.add(dir);
   return {
     registryText,
     schedules: deps.scheduler,
     account,
+    identities: { ...accounts, existing },
     homeExists: (await deps.fs.stat(account?.home ?? homeOf(user))) !== undefined,
     systemd,
     watchEnabled: systemd ? await unitEnabled(deps.process, WATCH_UNIT(name)) : false,
@@ -145,6 +164,8 @@ export interface StepReport {
   readonly description: string;
   readonly outcome: 'done' | 'skipped';
   readonly detail?: string;
+  /** What the step says once done ("created agent identity X"), when it says more than its description. */
+  readonly summary?: string;
 }
 
 /** Runs the steps in order; stops at the first failure with the step named. */
@@ -170,7 +191,7 @@ export async function applySteps(
         throw new FailedError(
           `provision step "${step.description}" failed (${describeFailure(result)}); fix that and run provision again: finished steps are not repeated`,
         );
-      done({ description: step.description, outcome: 'done' });
+      done({ description: step.description, outcome: 'done', ...(step.done ? { summary: step.done } : {}) });
     } else if ('write' in step) {
       // Root writes only root's own files here; a file in a user's tree is a command run as that user.
       await deps.fs.mkdirp(path.dirname(step.write.path), 0o755);

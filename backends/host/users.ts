@@ -19,6 +19,11 @@ import { cloneArgs, setLocalConfigArgs } from '../../src/git/plumbing.js';
 import { USER_PATH } from '../../src/system-path.js';
 
 export function createUserCommands(user: string, home: string, repo: string): Command[] {
+  return createAccountCommands(user, home, accountComment(repo), REPO_USER_SHELL);
+}
+
+/** An account of a repo (the runner, its agent or its gate): own group, home 0700, password locked. */
+export function createAccountCommands(user: string, home: string, comment: string, shell: string): Command[] {
   return [
     systemCommand('useradd', [
       '--create-home',
@@ -26,13 +31,46 @@ export function createUserCommands(user: string, home: string, repo: string): Co
       home,
       '--user-group',
       '--shell',
-      REPO_USER_SHELL,
+      shell,
       '--comment',
-      accountComment(repo),
+      comment,
       user,
     ]),
     systemCommand('chmod', ['0700', home]),
   ];
+}
+
+/** The shell new accounts of a repo get when the runner's is not known yet. */
+export const DEFAULT_SHELL = REPO_USER_SHELL;
+
+/**
+ * Makes a hand-off folder, or sets its owner and mode, as root. The folder is
+ * checked not to be a link right before (its parent is root's own 0755, so
+ * nobody else can swap it afterwards); mkdir refuses anything already there.
+ */
+export function handoffDirCommand(
+  dir: string,
+  owner: string | number,
+  group: string | number,
+  mode: number,
+  create: boolean,
+): Command {
+  const script = [
+    'set -e',
+    'if [ "$4" = create ]; then mkdir -m "$3" -- "$1"; fi',
+    'if [ -L "$1" ] || [ ! -d "$1" ]; then echo "agent-runner: $1 is not a directory (or is a symbolic link); refusing to change it" >&2; exit 1; fi',
+    'chown -h -- "$2" "$1"',
+    'chmod -- "$3" "$1"',
+  ].join('\n');
+  return systemCommand('/bin/sh', [
+    '-c',
+    script,
+    'agent-runner-handoff',
+    dir,
+    `${owner}:${group}`,
+    mode.toString(8).padStart(4, '0'),
+    create ? 'create' : 'repair',
+  ]);
 }
 
 /** Keeps the home (it is moved aside separately): nothing the user had is lost. */

@@ -12,6 +12,7 @@ import { hostLayout } from '../../backends/host/layout.js';
 import { inNetns } from '../../backends/host/exec.js';
 import { DEFAULT_TARGETS, doctorRepo, type Check } from '../../backends/host/doctor.js';
 import { hostChecks } from '../../backends/host/doctor-host.js';
+import { doctorIdentities } from '../../backends/host/doctor-identities.js';
 import { repoGitHubChecks } from './doctor-github.js';
 
 interface DoctorOptions {
@@ -67,17 +68,21 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         privateUrl: options.privateUrl ?? DEFAULT_TARGETS.privateUrl,
         ...(options.allowedUrl ? { allowedUrl: options.allowedUrl } : {}),
       };
-      const results: { repo: string; checks: Check[] }[] = [];
+      // identities: the runner, agent and gate accounts and the file boundaries between them, tried as each.
+      const results: { repo: string; checks: Check[]; identities: Check[] }[] = [];
       for (const repo of repos) {
         const isolation = options.github ? [] : await doctorRepo(deps, layout, registry, repo, targets);
         const github = options.github || repo.promote?.mode === 'pr' ? await repoGitHubChecks(context, repo) : [];
-        results.push({ repo: repo.name, checks: [...isolation, ...github] });
+        const identities = options.github ? [] : await doctorIdentities(deps, repo);
+        results.push({ repo: repo.name, checks: [...isolation, ...github], identities });
       }
       const host = options.github ? [] : await hostChecks(context.ports, layout.registryFile);
       const failed = [
         ...host.filter((check) => !check.ok).map((check) => `host: ${check.name}`),
         ...results.flatMap((result) =>
-          result.checks.filter((check) => !check.ok).map((check) => `${result.repo}: ${check.name}`),
+          [...result.checks, ...result.identities]
+            .filter((check) => !check.ok)
+            .map((check) => `${result.repo}: ${check.name}`),
         ),
       ];
       if (options.json) {
@@ -90,7 +95,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
           );
         for (const result of results) {
           context.out(`${result.repo}\n`);
-          for (const check of result.checks)
+          for (const check of [...result.checks, ...result.identities])
             context.out(
               `  ${check.ok ? 'ok  ' : 'FAIL'} ${check.name}: ${printableLine(check.detail)}${check.ok ? '' : `\n       fix: ${printableLine(check.fix)}`}\n`,
             );

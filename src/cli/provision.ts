@@ -60,10 +60,14 @@ async function finish(
 ): Promise<number> {
   if (!options.dryRun) {
     await applySteps(deps, layout, steps, (step) => {
-      if (!options.json) context.err(`${step.outcome}: ${step.description}${step.detail ? ` (${step.detail})` : ''}\n`);
+      if (!options.json) context.err(stepLine(step));
     });
   }
   return report(context, subject, steps, checklist, options, ports);
+}
+
+function stepLine(step: StepReport): string {
+  return `${step.summary ?? `${step.outcome}: ${step.description}`}${step.detail ? ` (${step.detail})` : ''}\n`;
 }
 
 /** The proxy port pool after a repo's provisioning, and the registry it is counted for. */
@@ -127,7 +131,9 @@ function report(
     );
   else
     context.out(
-      `${subject}: ${pending.length} step${pending.length === 1 ? '' : 's'} done${steps.length > pending.length ? `, ${steps.length - pending.length} skipped` : ''}\n`,
+      `${subject}: ${pending.length} step${pending.length === 1 ? '' : 's'} done${steps.length > pending.length ? `, ${steps.length - pending.length} skipped` : ''}\n${pending
+        .flatMap((step) => ('command' in step && step.done ? [`  ${step.done}\n`] : []))
+        .join('')}`,
     );
   if (ports) context.out(portsLine(ports));
   if (checklist.length) context.out(`\nStill to do by hand:\n${checklist.map((item) => `  [ ] ${item}`).join('\n')}\n`);
@@ -223,8 +229,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         let next = plan;
         for (let pass = 0; pass < 3 && next.steps.length; pass += 1) {
           await applySteps(deps, layout, next.steps, (report) => {
-            if (!options.json)
-              context.err(`${report.outcome}: ${report.description}${report.detail ? ` (${report.detail})` : ''}\n`);
+            if (!options.json) context.err(stepLine(report));
           });
           steps.push(...next.steps);
           next = planRepo(request, await readRepoState(deps, layout, name), layout, squidOptions);

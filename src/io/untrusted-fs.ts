@@ -73,6 +73,7 @@ export async function statUntrusted(root: string, relative: string): Promise<Unt
       size: s.size,
       mode: s.mode,
       uid: s.uid,
+      gid: s.gid,
       isDirectory: s.isDirectory(),
       isFile: s.isFile(),
       isSymlink: s.isSymbolicLink(),

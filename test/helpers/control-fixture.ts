@@ -2,9 +2,10 @@
 // owns a drain fixture (bare origin + clone with a board), a command agent
 // script that proves the privilege drop (it writes `id` and `env`), a
 // registry and a state dir. Everything is removed when the test ends.
-import { accountComment } from '../../src/control/repo-user/account.js';
+import { accountComment, identityComment } from '../../src/control/repo-user/account.js';
+import { handoffDirs, handoffRoot, identityNames } from '../../src/identities.js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Test } from 'tap';
@@ -47,20 +48,10 @@ export interface ControlFixture {
 let counter = 0;
 
 /** A repo user as provisioning makes it: marked as agent-runner's, for `repo`. */
-export function createUser(t: Test, name: string, home: string, repo: string): void {
+export function createUser(t: Test, name: string, home: string, repo: string, comment = accountComment(repo)): void {
   execFileSync(
     'useradd',
-    [
-      '--home-dir',
-      home,
-      '--create-home',
-      '--shell',
-      '/usr/sbin/nologin',
-      '--user-group',
-      '--comment',
-      accountComment(repo),
-      name,
-    ],
+    ['--home-dir', home, '--create-home', '--shell', '/usr/sbin/nologin', '--user-group', '--comment', comment, name],
     { stdio: 'pipe' },
   );
   t.teardown(() => {
@@ -76,6 +67,30 @@ export function createUser(t: Test, name: string, home: string, repo: string): v
     }
     execFileSync('userdel', ['--remove', name], { stdio: 'ignore' });
   });
+}
+
+/**
+ * The agent and gate of a repo whose runner `user` (home `home`) exists, and the hand-off folders, as provisioning
+ * makes them (homes beside the runner's: `<home>-agent`, `<home>-gate`). Removed when the test ends.
+ */
+export function createRepoIdentities(t: Test, user: string, home: string, repo: string): void {
+  const names = identityNames(user);
+  createUser(t, names.agent, `${home}-agent`, repo, identityComment(repo, 'agent'));
+  createUser(t, names.gate, `${home}-gate`, repo, identityComment(repo, 'gate'));
+  for (const dir of [`${home}-agent`, `${home}-gate`]) chmodSync(dir, 0o700);
+  const root = handoffRoot(home);
+  const dirs = handoffDirs(root);
+  mkdirSync(root, { mode: 0o755 });
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  for (const [dir, owner] of [
+    [dirs.toAgent, `${user}:${names.agent}`],
+    [dirs.fromAgent, `${names.agent}:${user}`],
+    [dirs.toGate, `${user}:${names.gate}`],
+  ] as const) {
+    mkdirSync(dir);
+    execFileSync('chown', [owner, dir]);
+    chmodSync(dir, 0o2750);
+  }
 }
 
 export function controlFixture(
@@ -98,6 +113,7 @@ export function controlFixture(
     ...(options.gates ? { gates: options.gates } : {}),
   });
   createUser(t, user, path.join(root, 'home'), name);
+  createRepoIdentities(t, user, path.join(root, 'home'), name);
   // The clone and its origin belong to the repo user, as provisioning leaves them.
   // Both live in one temp folder (origin.git and clone), which the user must be able to enter.
   const repos = path.dirname(fixture.origin);

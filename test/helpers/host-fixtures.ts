@@ -6,6 +6,9 @@ import { RUN_LIMIT_DEFAULTS } from '../../src/control/registry/limits.js';
 import type { SquidLayout } from '../../backends/host/squid-config.js';
 import { cronScheduler } from '../../src/io/cron.js';
 import type { RepoState } from '../../backends/host/provision-plan.js';
+import type { IdentityState } from '../../backends/host/provision-identities.js';
+import type { UserAccount } from '../../src/control/repo-user/privdrop.js';
+import type { DirFacts } from '../../src/control/repo-user/handoff.js';
 
 export function aRepo(name: string, overrides: Partial<RegistryRepo> = {}): RegistryRepo {
   return {
@@ -45,6 +48,7 @@ export function emptyRepoState(): RepoState {
     schedules: cronScheduler,
     uids: new Map(),
     account: undefined,
+    identities: { agent: undefined, gate: undefined, handoff: new Map() },
     clone: { exists: false, ownerUid: undefined, isGit: false },
     gitIdentity: { name: undefined, email: undefined },
     backlogConfig: undefined,
@@ -57,5 +61,45 @@ export function emptyRepoState(): RepoState {
     ports: { unprivilegedStart: 1024, listeners: [], squidPids: [] },
     registryMode: undefined,
     uidMin: 1000,
+  };
+}
+
+/** An account of repo `repo` as provisioning makes it (part: the comment's suffix). */
+export function anAccount(name: string, uid: number, repo: string, part?: 'agent' | 'gate'): UserAccount {
+  return {
+    name,
+    uid,
+    gid: uid,
+    home: `/home/${name}`,
+    shell: '/bin/bash',
+    comment: `agent-runner repo ${repo}${part ? ` ${part}` : ''}`,
+  };
+}
+
+const dir = (uid: number, gid: number, mode: number): DirFacts => ({
+  uid,
+  gid,
+  mode: 0o40000 | mode,
+  isDirectory: true,
+  isSymlink: false,
+});
+
+/**
+ * The agent (uid 1501) and gate (1502) of repo web, runner agent-web (1500), with their hand-off folders as provision
+ * leaves them; `handoff` overrides single folders.
+ */
+export function provisionedIdentities(handoff: Readonly<Record<string, DirFacts | undefined>> = {}): IdentityState {
+  const root = '/home/agent-web.handoff';
+  const facts = new Map<string, DirFacts | undefined>([
+    [root, dir(0, 0, 0o755)],
+    [`${root}/to-agent`, dir(1500, 1501, 0o2750)],
+    [`${root}/from-agent`, dir(1501, 1500, 0o2750)],
+    [`${root}/to-gate`, dir(1500, 1502, 0o2750)],
+  ]);
+  for (const [path, value] of Object.entries(handoff)) facts.set(path, value);
+  return {
+    agent: anAccount('agent-web-agent', 1501, 'web', 'agent'),
+    gate: anAccount('agent-web-gate', 1502, 'web', 'gate'),
+    handoff: facts,
   };
 }

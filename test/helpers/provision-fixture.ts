@@ -1,8 +1,9 @@
 // A repo to provision for real: a bare origin served by a git daemon, a
 // network namespace for nft and Squid, temp config and state dirs, and the
-// repo user's name and paths as provisioning will make them. The user and
-// the Squid it starts are removed in teardown.
-import { chmodSync } from 'node:fs';
+// repo user's name and paths as provisioning will make them. The runner,
+// agent and gate accounts, the hand-off folders and the Squid it starts are
+// removed in teardown.
+import { chmodSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import type { Test } from 'tap';
@@ -11,6 +12,7 @@ import { originAndClone, tempDir } from './temp.js';
 import { killSquidByPidFile, netns, uniqueName } from './netns.js';
 import { squidInstanceInNetns } from '../../backends/host/squid-config.js';
 import { defaultUserFor } from '../../src/control/registry/parse.js';
+import { handoffRoot, identityNames } from '../../src/identities.js';
 
 export interface ProvisionFixture {
   readonly ns: string;
@@ -21,6 +23,13 @@ export interface ProvisionFixture {
   readonly clone: string;
   /** `provision repo NAME --url ... --netns NS`. */
   readonly provisionArgs: string[];
+}
+
+/** Deletes the runner, agent and gate accounts of `user` with their homes, and its hand-off folders. */
+export function removeRepoAccounts(user: string): void {
+  const names = identityNames(user);
+  for (const name of [names.agent, names.gate, names.runner]) spawnSync('userdel', ['--force', '--remove', name]);
+  rmSync(handoffRoot(`/home/${user}`), { recursive: true, force: true });
 }
 
 export async function provisionFixture(
@@ -46,7 +55,7 @@ export async function provisionFixture(
   const home = `/home/${user}`;
   t.teardown(() => {
     killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'), squidInstanceInNetns(ns.name));
-    spawnSync('userdel', ['--force', '--remove', user]);
+    removeRepoAccounts(user);
   });
   return {
     ns: ns.name,

@@ -9,13 +9,8 @@ import * as path from 'node:path';
 import { connect, createServer, type Socket } from 'node:net';
 import { realProcess } from '../../src/io/real-ports.js';
 import { socketChannel } from '../../src/io/line-channel.js';
-import {
-  confineCommand,
-  forcedLaunchEnvironment,
-  serveLaunches,
-  type LaunchAccount,
-} from '../../src/control/dispatch/index.js';
-import { dropPrivileges, type UserAccount } from '../../src/control/repo-user/index.js';
+import { confineCommand, serveLaunches, type LaunchAccount } from '../../src/control/dispatch/index.js';
+import { dropPrivileges, forcedLaunchEnvironment, type UserAccount } from '../../src/control/repo-user/index.js';
 import type { LaunchedIdentity } from '../../src/identities.js';
 import type { ProcessPort } from '../../src/ports.js';
 import type { Command } from '../../src/types.js';

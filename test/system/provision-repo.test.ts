@@ -7,6 +7,7 @@ import { chmodSync, existsSync, readFileSync, readdirSync, statSync } from 'node
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { cli } from '../helpers/in-process-cli.js';
+import { removeRepoAccounts } from '../helpers/provision-fixture.js';
 import { gitDaemon } from '../helpers/git-daemon.js';
 import { systemTestMayRun } from '../helpers/system.js';
 import { originAndClone, tempDir, git } from '../helpers/temp.js';
@@ -34,7 +35,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
   const user = defaultUserFor(name);
   t.teardown(() => {
     killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'), squidInstanceInNetns(ns.name));
-    spawnSync('userdel', ['--force', '--remove', user]);
+    removeRepoAccounts(user);
   });
   const args = ['provision', 'repo', name, '--url', url, '--allow', 'allowed.test', '.example.org', '--netns', ns.name];
 
@@ -76,6 +77,14 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
       [
         'create user ' + user,
         'create user ' + user,
+        'create agent identity',
+        'create agent identity',
+        'create gate identity',
+        'create gate identity',
+        'create hand-off folder',
+        'create hand-off folder',
+        'create hand-off folder',
+        'create hand-off folder',
         'clone ' + url + ' (main)',
         'author of agent',
         'author of agent',
@@ -131,11 +140,17 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
   t.test('--remove undoes it and keeps the clone', async (t) => {
     const result = await cli(env, ['provision', 'repo', name, '--remove', '--netns', ns.name]);
     t.equal(result.code, 0, result.err);
-    t.equal(spawnSync('getent', ['passwd', user]).status, 2, 'user deleted');
+    for (const account of [user, `${user}-agent`, `${user}-gate`])
+      t.equal(spawnSync('getent', ['passwd', account]).status, 2, `${account} deleted`);
     t.same(parseRegistry(readFileSync(env.AGENT_RUNNER_CONFIG, 'utf8'), 'r', cronScheduler).registry.repos, []);
-    const aside = readdirSync(path.join(root, 'state', 'removed'));
-    t.equal(aside.length, 1);
+    const aside = readdirSync(path.join(root, 'state', 'removed')).sort();
+    t.equal(aside.length, 4, 'the runner home, the agent and gate homes and the hand-off folders');
     t.match(aside[0], new RegExp(`^${name}-\\d{8}T\\d{6}Z$`));
+    t.same(
+      aside.slice(1),
+      ['agent', 'gate', 'handoff'].map((part) => `${aside[0]}.${part}`),
+    );
+    t.equal(existsSync(`/home/${user}.handoff`), false, 'the hand-off root is moved aside');
     t.equal(
       readFileSync(path.join(root, 'state', 'removed', aside[0]!, name, 'README.md'), 'utf8'),
       '# demo\n',

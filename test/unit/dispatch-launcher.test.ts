@@ -1,7 +1,8 @@
 // dispatchRun with identities: orchestrate gets --launcher-fd 3 and a socket, root serves its launches for the whole
 // run, and what is still running when orchestrate ends is killed before the end sweep. Without identities: neither.
 import t, { type Test } from 'tap';
-import { dispatchRun, forcedLaunchEnvironment, StopRequest } from '../../src/control/dispatch/index.js';
+import { dispatchRun, StopRequest } from '../../src/control/dispatch/index.js';
+import { forcedLaunchEnvironment } from '../../src/control/repo-user/index.js';
 import { accountComment } from '../../src/control/repo-user/account.js';
 import type { UserAccount } from '../../src/control/repo-user/index.js';
 import { realFs } from '../../src/io/real-ports.js';

@@ -5,7 +5,7 @@ import { createUserCommands, cloneCommand } from '../../backends/host/users.js';
 import { extractSecrets, redactSecrets, secretValues } from '../../src/agent/secrets.js';
 import { committerEnvironment } from '../../src/git/git.js';
 import { planRepo, withBlockedStatus, type RepoState } from '../../backends/host/provision-plan.js';
-import { emptyRepoState } from '../helpers/host-fixtures.js';
+import { emptyRepoState, provisionedIdentities } from '../helpers/host-fixtures.js';
 import { hostLayout } from '../../backends/host/layout.js';
 import { egressRuleset, renderRuleset } from '../../backends/host/nftables.js';
 import { squidConfig } from '../../backends/host/squid-config.js';
@@ -135,6 +135,14 @@ t.test('the repo planner: a new repo, then a provisioned one plans nothing', asy
     [
       'create user agent-web (own group, home /home/agent-web 0700, shell /bin/bash, no sudo)',
       'create user agent-web (own group, home /home/agent-web 0700, shell /bin/bash, no sudo)',
+      'create agent identity agent-web-agent (own group, home /home/agent-web-agent 0700, password locked, shell /bin/bash)',
+      'create agent identity agent-web-agent (own group, home /home/agent-web-agent 0700, password locked, shell /bin/bash)',
+      'create gate identity agent-web-gate (own group, home /home/agent-web-gate 0700, password locked, shell /bin/bash)',
+      'create gate identity agent-web-gate (own group, home /home/agent-web-gate 0700, password locked, shell /bin/bash)',
+      'create hand-off folder /home/agent-web.handoff (root:root mode 0755)',
+      'create hand-off folder /home/agent-web.handoff/to-agent (agent-web:agent-web-agent mode 2750)',
+      'create hand-off folder /home/agent-web.handoff/from-agent (agent-web-agent:agent-web mode 2750)',
+      'create hand-off folder /home/agent-web.handoff/to-gate (agent-web:agent-web-gate mode 2750)',
       'clone https://example.org/web.git (main) into /home/agent-web/web as agent-web',
       'author of agent commits: user.name "agent-web"',
       'author of agent commits: user.email "agent-web@localhost"',
@@ -166,6 +174,7 @@ t.test('the repo planner: a new repo, then a provisioned one plans nothing', asy
       shell: '/bin/bash',
       comment: 'agent-runner repo web',
     },
+    identities: provisionedIdentities(),
     clone: { exists: true, ownerUid: 1500, isGit: true },
     gitIdentity: { name: 'agent-web', email: 'agent-web@localhost' },
     backlogConfig: 'statuses: ["To Do", "Blocked", "Done"]\n',

@@ -2,7 +2,8 @@
 // runs for a request (as whom, with which environment), what the runner sees, signals, refusals and the end.
 import t from 'tap';
 import { fakeChannelPair, fakeProcess, type FakeRunningProcess } from '../helpers/fake-ports.js';
-import { forcedLaunchEnvironment, serveLaunches, type LaunchAccount } from '../../src/control/dispatch/index.js';
+import { serveLaunches, type LaunchAccount } from '../../src/control/dispatch/index.js';
+import { forcedLaunchEnvironment } from '../../src/control/repo-user/index.js';
 import { remoteLauncher, type LaunchEvent } from '../../src/launch/index.js';
 import type { LaunchedIdentity } from '../../src/identities.js';
 import type { UserAccount } from '../../src/control/repo-user/index.js';

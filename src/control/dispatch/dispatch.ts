@@ -12,11 +12,16 @@ import type { Command, RegistryRepo } from '../../types.js';
 import {
   dropPrivileges,
   type UserAccount,
-  repoUser,
   runnerCommandAsUser,
   type Install,
   repoUserSecrets,
+  repoIdentities,
+  launchIdentities,
+  handoffProblems,
+  type LaunchIdentity,
+  type RepoIdentities,
 } from '../repo-user/index.js';
+import { handoffRoot, type LaunchedIdentity } from '../../identities.js';
 import { EXIT, UsageError, type ExitCode } from '../../errors.js';
 import { repoUserStateDir } from '../../paths.js';
 import { finishRun, writeRun, type RunRecord, type RunTrigger } from '../runs/index.js';
@@ -26,7 +31,6 @@ import { SYSTEM_PATH } from '../../system-path.js';
 import { sealRunUsage, spendForRun } from './usage.js';
 import type { SpendPolicy } from '../../spend/policy.js';
 import { redactDeep, redactSecrets } from '../../agent/secrets.js';
-import type { LaunchedIdentity } from '../../identities.js';
 import { serveLaunches, type LaunchAccount } from './launcher.js';
 
 export interface DispatchInput {
@@ -42,8 +46,6 @@ export interface DispatchInput {
   readonly runId: string;
   /** Budgets and the ledger's totals for orchestrate (dispatchRun reads them when not given). */
   readonly spend?: SpendPolicy;
-  /** The identities root launches commands as for the run (launcher.ts); absent: orchestrate runs them itself. */
-  readonly identities?: ReadonlyMap<LaunchedIdentity, LaunchAccount>;
 }
 
 export interface DispatchHooks {
@@ -90,8 +92,14 @@ function confinementRecord(confinement: Confinement): NonNullable<RunRecord['con
 /** How long orchestrate gets after SIGTERM to wind down its agents before its groups are killed. */
 const STOP_GRACE_MS = 60_000;
 
+/** The repo's three accounts, and the agent and gate as the launcher starts commands as them. */
+export interface RunIdentities {
+  readonly accounts: RepoIdentities;
+  readonly identities: ReadonlyMap<LaunchedIdentity, LaunchIdentity>;
+}
+
 /** Pure: the orchestrate command for a repo, before the privilege drop. */
-export function orchestrateCommand(input: DispatchInput, user: UserAccount): Command {
+export function orchestrateCommand(input: DispatchInput, user: UserAccount, accounts?: RepoIdentities): Command {
   return runnerCommandAsUser(input.install, input.repo, user, [
     'orchestrate',
     '--workspace',
@@ -104,14 +112,28 @@ export function orchestrateCommand(input: DispatchInput, user: UserAccount): Com
       : []),
     // The registry's non-secret env reaches the agents, not only orchestrate.
     ...(Object.keys(input.repo.env).length ? ['--pass-env', Object.keys(input.repo.env).join(',')] : []),
+    // Where the other identities work and hand over (orchestrate, the runner, never enters their homes), and the
+    // launch socket dispatchRun gives it to start their commands (a channel is always the child's fd 3).
+    ...(accounts
+      ? [
+          '--agent-home',
+          accounts.agent.home,
+          '--gate-home',
+          accounts.gate.home,
+          '--handoff',
+          handoffRoot(accounts.runner.home),
+          '--agent-uid',
+          String(accounts.agent.uid),
+          '--launcher-fd',
+          '3',
+        ]
+      : []),
     '--json',
     '--run-id',
     input.runId,
     '--progress',
     input.progress,
     ...(input.spend ? ['--spend', JSON.stringify(input.spend)] : []),
-    // The launch socket dispatchRun gives it (a channel is always the child's fd 3).
-    ...(input.identities ? ['--launcher-fd', '3'] : []),
   ]);
 }
 
@@ -119,7 +141,14 @@ export function orchestrateCommand(input: DispatchInput, user: UserAccount): Com
  * Creates the user's own state dir (as the user: root never writes in its home) and checks the user can run the
  * install.
  */
-async function prepareUser(ports: Ports, input: DispatchInput, user: UserAccount): Promise<void> {
+async function prepareUser(ports: Ports, input: DispatchInput, accounts: RepoIdentities): Promise<void> {
+  const user = accounts.runner;
+  // Root made them; a run never starts with a hand-off folder another identity could misuse.
+  const handoff = await handoffProblems(ports.fs, user.home, accounts);
+  if (handoff.length)
+    throw new UsageError(
+      `repo "${input.repo.name}": its hand-off folders are not as provisioning makes them: ${handoff.join('; ')}; repair them with: agent-runner provision repo ${input.repo.name}`,
+    );
   const dir = repoUserStateDir(user.home);
   const made = await ports.process.run(
     dropPrivileges(user, {
@@ -168,6 +197,15 @@ async function prepareUser(ports: Ports, input: DispatchInput, user: UserAccount
   }
 }
 
+/** Looks up and checks the repo's runner, agent and gate (a UsageError says what is missing and the fix). */
+export async function runIdentities(
+  ports: Pick<Ports, 'process' | 'fs'>,
+  input: DispatchInput,
+): Promise<RunIdentities> {
+  const accounts = await repoIdentities(ports, input.repo);
+  return { accounts, identities: launchIdentities(input.repo, accounts.agent, accounts.gate) };
+}
+
 /** Runs orchestrate as the repo's user and records the run. The caller holds the run lock. */
 export async function dispatchRun(
   deps: DispatchDeps,
@@ -175,14 +213,15 @@ export async function dispatchRun(
   hooks: DispatchHooks,
   stop: StopRequest,
 ): Promise<RunRecord> {
-  const user = await repoUser(deps, input.repo);
-  await prepareUser(deps, input, user);
+  const run: RunIdentities = await runIdentities(deps, input);
+  const user = run.accounts.runner;
+  await prepareUser(deps, input, run.accounts);
   const confinement = confinementFor(await systemdIsRunning(deps.fs), input.repo.name, input.runId, input.repo.limits);
   // If the runner dies (kill -9, OOM), orchestrate gets SIGTERM and winds its
   // agents down itself instead of running on unwatched.
   const spend = input.spend ?? (await spendForRun(deps.fs, input.state, input.repo, deps.clock.now()));
   const command = confineCommand(
-    dropPrivileges(user, orchestrateCommand({ ...input, spend }, user), { parentDeathSignal: 'SIGTERM' }),
+    dropPrivileges(user, orchestrateCommand({ ...input, spend }, user, run.accounts), { parentDeathSignal: 'SIGTERM' }),
     confinement,
   );
   const started: RunRecord = {
@@ -213,9 +252,10 @@ export async function dispatchRun(
         hooks.onStderrLine(line);
       },
     },
-    input.identities ? { channel: true } : {},
+    { channel: true },
   );
-  const launches = input.identities && child.channel && serveLaunches(deps, child.channel, input.identities);
+  // The agent's and gate's commands, started as them on orchestrate's request for the whole run.
+  const launches = child.channel && serveLaunches(deps, child.channel, run.identities);
   const withProcess: RunRecord = {
     ...started,
     process: { pid: child.pid, startTime: await deps.process.startTimeOf(child.pid) },
@@ -238,7 +278,7 @@ export async function dispatchRun(
   const sweep = await endRunProcesses(
     deps,
     confinement.kind === 'systemd-scope' ? stopUnitCommand(confinement.unit) : undefined,
-    user,
+    [user, run.accounts.agent, run.accounts.gate],
     LEFTOVER_GRACE_MS,
   );
   hooks.onSweep?.(sweep);

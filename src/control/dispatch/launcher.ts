@@ -22,20 +22,6 @@ export interface LaunchService {
   started(): number;
 }
 
-/** The variables root forces for an identity: its own names and home, and the agent's proxy (never the gate's). */
-export function forcedLaunchEnvironment(
-  identity: LaunchedIdentity,
-  account: UserAccount,
-  proxyPort: number | undefined,
-): Record<string, string> {
-  return {
-    HOME: account.home,
-    USER: account.name,
-    LOGNAME: account.name,
-    ...(identity === 'agent' && proxyPort !== undefined ? proxyEnvironment(proxyPort) : {}),
-  };
-}
-
 /** Pure: what a launched command starts with: the runner's variables less any proxy setting, then root's own. */
 export function launchEnvironment(
   requested: Readonly<Record<string, string>>,

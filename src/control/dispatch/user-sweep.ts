@@ -137,15 +137,30 @@ export interface RunEndDeps extends SweepDeps {
 /**
  * After a run (or a crashed one found by the watcher): stop its unit(s)
  * under systemd (systemd ends everything in the cgroup), then sweep the
- * user's processes either way.
+ * processes of each of the repo's users (the runner, the agent, the gate)
+ * either way, all at once: each sweep signals as its own uid only.
  */
 export async function endRunProcesses(
   deps: RunEndDeps,
   unitToStop: Command | undefined,
-  user: Pick<UserAccount, 'uid' | 'gid'>,
+  users: Pick<UserAccount, 'uid' | 'gid'> | readonly Pick<UserAccount, 'uid' | 'gid'>[],
   graceMs: number,
 ): Promise<SweepResult> {
   // A unit already gone (its last process exited) is not an error.
   if (unitToStop) await deps.process.run(unitToStop);
-  return endUserProcesses(deps, user, graceMs);
+  const each = Array.isArray(users) ? users : [users as Pick<UserAccount, 'uid' | 'gid'>];
+  const unique = each.filter((user, i) => each.findIndex((other) => other.uid === user.uid) === i);
+  return mergeSweeps(await Promise.all(unique.map((user) => endUserProcesses(deps, user, graceMs))));
+}
+
+/** Pure: the sweeps of several users as one result. */
+export function mergeSweeps(results: readonly SweepResult[]): SweepResult {
+  const failures = results.flatMap((result) => (result.failure ? [result.failure] : []));
+  return {
+    found: results.reduce((sum, result) => sum + result.found, 0),
+    termed: results.some((result) => result.termed),
+    killed: results.some((result) => result.killed),
+    survivors: results.flatMap((result) => result.survivors),
+    ...(failures.length ? { failure: failures.join('; ') } : {}),
+  };
 }

@@ -1,4 +1,6 @@
 // The entry of control/repo-user/: what the folders beside it may use.
+export * from './handoff.js';
 export * from './home-secrets.js';
+export * from './identities.js';
 export * from './privdrop.js';
 export * from './run-as.js';

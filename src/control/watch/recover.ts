@@ -17,7 +17,7 @@ import {
   endRunProcesses,
 } from '../dispatch/index.js';
 import { latestRuns, writeRun, type RunRecord } from '../runs/index.js';
-import { repoUser } from '../repo-user/index.js';
+import { repoIdentities, repoUser } from '../repo-user/index.js';
 import { appendLedger, sealRun } from '../ledger/index.js';
 import type { WatcherContext } from './deps.js';
 
@@ -121,15 +121,19 @@ async function recoverJobs(context: WatcherContext, repo: RegistryRepo): Promise
 async function endLeftovers(context: WatcherContext, repo: RegistryRepo, orphans: readonly RunRecord[]): Promise<void> {
   const { deps } = context;
   const runs = orphans.map((run) => run.id);
-  let user;
+  let users;
   try {
-    user = await repoUser(deps, repo);
+    // The runner, the agent and the gate; a repo not yet given its agent and gate still has its user swept.
+    users = await repoIdentities(deps, repo).then(
+      (accounts) => [accounts.runner, accounts.agent, accounts.gate],
+      async () => [await repoUser(deps, repo)],
+    );
   } catch (error) {
     context.log('leftovers-not-ended', { runs, error: (error as Error).message });
     return;
   }
   const units = (await systemdIsRunning(deps.fs)) ? stopUnitCommand(runUnitPattern(context.name)) : undefined;
-  const sweep = await endRunProcesses(deps, units, user, deps.killAfterMs);
+  const sweep = await endRunProcesses(deps, units, users, deps.killAfterMs);
   context.log('leftovers-ended', {
     runs,
     found: sweep.found,
