@@ -13,8 +13,8 @@ import { FailedError } from '../../src/errors.js';
 
 const repos = [aRepo('alpha', { proxyPort: 700, loopbackPorts: [5432] }), aRepo('beta', { proxyPort: 701 })];
 const uids = new Map([
-  ['agent-alpha', 1001],
-  ['agent-beta', 1002],
+  ['alpha', { runner: 1001 }],
+  ['beta', { runner: 1002 }],
 ]);
 const ports = realPorts();
 
