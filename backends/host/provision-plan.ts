@@ -14,7 +14,7 @@ import { removeRepo, upsertRepo, type RegistryRepoInput } from '../../src/contro
 import { rawRunLimits } from '../../src/control/registry/limits.js';
 import { rawSpend } from '../../src/control/registry/spend.js';
 import type { ProvisionStep } from './provision-step.js';
-import { egressRuleset, leftOutIdentities, renderRuleset, repoUids, rulesetDifferences } from './nftables.js';
+import { egressRuleset, renderRuleset, repoUids, rulesetDifferences } from './nftables.js';
 import { squidConfig, squidProblems, type SquidOptions } from './squid-config.js';
 import {
   cloneCommand,
