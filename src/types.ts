@@ -265,7 +265,17 @@ export interface RegistryRepo {
   readonly path: string;
   readonly user: string;
   readonly baseBranch: string;
+  /** The agent's proxy port (its `allow` list, without the git host unless anonymousFetch). */
   readonly proxyPort: number;
+  /**
+   * The runner's proxy port (the git host alone); undefined until provision allocates it, and then the runner reaches
+   * nothing.
+   */
+  readonly runnerProxyPort?: number;
+  /** The agent may reach the git host too (a public repo fetched without a token); default false. */
+  readonly anonymousFetch?: boolean;
+  /** What the gate may reach: nothing (default), or what the agent may. */
+  readonly gateEgress?: GateEgress;
   readonly schedule: string;
   /** Seconds between checks of origin's base branch for new commits (ls-remote); 0: never, only the drains fetch. */
   readonly remotePollSec: number;
@@ -292,6 +302,9 @@ export interface RegistryRepo {
   /** Budgets and rate-limit waits (control/registry/spend.ts); absent means SPEND_DEFAULTS. */
   readonly spend?: SpendLimits;
 }
+
+/** The registry's gate_egress: the gate reaches nothing, or the same as the agent. */
+export type GateEgress = 'none' | 'agent';
 
 export interface PromoteSettings {
   readonly mode: 'push' | 'pr';

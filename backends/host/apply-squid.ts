@@ -9,6 +9,7 @@ import { squidCacheLog, squidPidFile } from '../../src/paths.js';
 import type { Clock, FsPort, ProcessPort } from '../../src/ports.js';
 import type { RegistryRepo } from '../../src/types.js';
 import { FailedError } from '../../src/errors.js';
+import { proxyPortsOf } from '../../src/control/registry/egress.js';
 import { describeFailure, onHost, systemCommand, type CommandWrapper } from './exec.js';
 import {
   SQUID_INSTANCE,
@@ -126,7 +127,7 @@ export async function applySquid(deps: SquidDeps, input: SquidInput): Promise<Sq
     return changed ? 'reconfigured' : 'unchanged';
   }
   // Every repo's port, not just one: a port another process holds would leave that repo without a proxy.
-  const probePorts = input.repos.map((repo) => repo.proxyPort);
+  const probePorts = input.repos.flatMap(proxyPortsOf);
   // A killed Squid nobody reaped yet still "runs" for -k check: its pid file goes first.
   await clearStalePidFile(deps, input.layout.stateDir);
   if (await squidRunning(deps, rendered.configFile)) {

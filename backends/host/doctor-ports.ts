@@ -3,7 +3,7 @@
 // happens to answer). Read through the wrapper, where the proxy runs.
 import type { RegistryRepo } from '../../src/types.js';
 import { PRIVILEGED_PORT_LIMIT, proxyPortProblem } from '../../src/control/registry/proxy-ports.js';
-import { describeHolders, foreignHolder, readPortsState, squidOwns, sysctlBackFix } from './ports.js';
+import { describeHolders, foreignHolder, readPortsState, squidOwns, sysctlBackFix, type PortsState } from './ports.js';
 import type { HostLayout } from './layout.js';
 import type { HostDeps } from './provision-run.js';
 import type { Check } from './check.js';
@@ -15,10 +15,24 @@ export async function proxyPortChecks(
   declared: number = PRIVILEGED_PORT_LIMIT,
 ): Promise<Check[]> {
   const state = await readPortsState(deps, layout.squid.stateDir);
-  const port = repo.proxyPort;
+  const agent = portChecks(state, repo, repo.proxyPort, 'proxy port', declared);
+  const runner =
+    repo.runnerProxyPort === undefined
+      ? []
+      : portChecks(state, repo, repo.runnerProxyPort, 'runner proxy port', declared);
+  return [...agent, ...runner];
+}
+
+function portChecks(
+  state: PortsState,
+  repo: RegistryRepo,
+  port: number,
+  label: 'proxy port' | 'runner proxy port',
+  declared: number,
+): Check[] {
   const unprivileged = proxyPortProblem(port, state.unprivilegedStart);
   const privileged: Check = {
-    name: 'proxy port is privileged',
+    name: `${label} is privileged`,
     ok: unprivileged === undefined,
     detail:
       unprivileged ??
@@ -34,7 +48,7 @@ export async function proxyPortChecks(
   const owned = squidOwns(port, state);
   const listening = state.listeners.filter((listener) => listener.port === port);
   const owns: Check = {
-    name: 'squid owns the proxy port',
+    name: `squid owns the ${label}`,
     ok: owned,
     detail: owned
       ? `127.0.0.1:${port} is held by agent-runner's Squid (${describeHolders(listening)})`

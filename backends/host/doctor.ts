@@ -10,7 +10,17 @@ import { checkRunLimits } from './doctor-limits.js';
 import { onHost } from './exec.js';
 import { listEgressTable } from './apply-nft.js';
 import { parseSquidConfig, tcpPortAnswers } from './apply-squid.js';
-import { egressRuleset, rulesetDifferences } from './nftables.js';
+import {
+  describeIdentityEgress,
+  egressRuleset,
+  repoUids,
+  rulesetDifferences,
+  uidRulesLoaded,
+  type NftRuleset,
+  type RepoUids,
+} from './nftables.js';
+import { identityNames, type Identity } from '../../src/identities.js';
+import { agentAllow } from '../../src/control/registry/egress.js';
 import { allowlistFile, renderAllowlist } from './squid-config.js';
 import type { Check } from './check.js';
 import type { HostLayout } from './layout.js';
@@ -68,15 +78,17 @@ export async function doctorRepo(
   );
 
   // The layers root owns: the lock, the proxy config, the proxy process.
-  const uids = new Map<string, number>();
+  const byUser = new Map<string, number>();
   for (const entry of registry.repos) {
-    const user = entry.user === repo.user ? account : await lookupUser(process, entry.user);
-    if (user) uids.set(entry.user, user.uid);
+    for (const name of Object.values(identityNames(entry.user))) {
+      const user = name === repo.user ? account : await lookupUser(process, name);
+      if (user) byUser.set(name, user.uid);
+    }
   }
-  const differences = rulesetDifferences(
-    await listEgressTable({ process, fs, wrap }),
-    egressRuleset(registry.repos, uids),
-  );
+  const uids = repoUids(registry.repos, byUser);
+  const expected = egressRuleset(registry.repos, uids);
+  const live = await listEgressTable({ process, fs, wrap });
+  const differences = rulesetDifferences(live, expected);
   checks.push(
     check(
       'egress lock loaded',
@@ -85,6 +97,7 @@ export async function doctorRepo(
       `reload it: ${reprovision} (or at boot: systemctl restart agent-runner-egress.service; note nftables.service flushes the whole ruleset)`,
     ),
   );
+  checks.push(identityEgressCheck(repo, uids.get(repo.name) ?? {}, live, expected, reprovision));
   const parseError = await parseSquidConfig({ process, wrap }, layout.squid.configFile);
   checks.push(
     check(
@@ -170,10 +183,60 @@ export async function doctorRepo(
   );
   if (!account) return checks;
 
-  // As the repo user, the way an agent meets the world.
-  const env = agentEnvironment({ user: account, path: repo.toolchainPath, proxyPort: repo.proxyPort, extra: {} });
-  const asUser = (program: string, args: string[]) =>
-    process.run(wrap(dropPrivileges(account, { program, args, env, cwd: '/' })));
+  // As the agent, the way an agent meets the world; without an agent user the network probes cannot be tried.
+  const agentName = identityNames(repo.user).agent;
+  const agentAccount = await lookupUser(process, agentName);
+  const asAccount = (who: NonNullable<typeof account>) => {
+    const env = agentEnvironment({ user: who, path: repo.toolchainPath, proxyPort: repo.proxyPort, extra: {} });
+    return (program: string, args: string[]) =>
+      process.run(wrap(dropPrivileges(who, { program, args, env, cwd: '/' })));
+  };
+  const asUser = asAccount(account);
+  if (agentAccount) checks.push(...(await agentProbes(repo, targets, asAccount(agentAccount), reprovision)));
+  else
+    checks.push(
+      check(
+        "the agent's egress is tried",
+        false,
+        `no user ${agentName}: the agent's network cannot be tried`,
+        `create the repo's identities: ${reprovision}`,
+      ),
+    );
+  for (const other of registry.repos) {
+    if (other.name === repo.name) continue;
+    const home = path.dirname(other.path);
+    const peek = await asUser('ls', ['--', home]);
+    checks.push(
+      check(
+        `cannot read ${other.name}`,
+        peek.exitCode !== 0,
+        peek.exitCode !== 0 ? `${home} is closed to ${repo.user}` : `${repo.user} can list ${home}`,
+        `chmod 0700 ${home}`,
+      ),
+    );
+  }
+  const name = await asUser('git', getConfigArgs(repo.path, 'user.name'));
+  const email = await asUser('git', getConfigArgs(repo.path, 'user.email'));
+  const identity = name.exitCode === 0 && email.exitCode === 0;
+  checks.push(
+    check(
+      'git identity resolves',
+      identity,
+      identity ? `${name.stdout.trim()} <${email.stdout.trim()}>` : 'user.name or user.email is not set in the clone',
+      reprovision,
+    ),
+  );
+  return checks;
+}
+
+/** The network as the agent meets it: direct egress rejected, the proxy refusing what it must and passing its list. */
+async function agentProbes(
+  repo: RegistryRepo,
+  targets: DoctorTargets,
+  asUser: (program: string, args: string[]) => ReturnType<HostDeps['process']['run']>,
+  reprovision: string,
+): Promise<Check[]> {
+  const checks: Check[] = [];
   const curlProxy = async (url: string) => {
     const result = await asUser('curl', [
       '-s',
@@ -246,30 +309,6 @@ export async function doctorRepo(
       ),
     );
   }
-  for (const other of registry.repos) {
-    if (other.name === repo.name) continue;
-    const home = path.dirname(other.path);
-    const peek = await asUser('ls', ['--', home]);
-    checks.push(
-      check(
-        `cannot read ${other.name}`,
-        peek.exitCode !== 0,
-        peek.exitCode !== 0 ? `${home} is closed to ${repo.user}` : `${repo.user} can list ${home}`,
-        `chmod 0700 ${home}`,
-      ),
-    );
-  }
-  const name = await asUser('git', getConfigArgs(repo.path, 'user.name'));
-  const email = await asUser('git', getConfigArgs(repo.path, 'user.email'));
-  const identity = name.exitCode === 0 && email.exitCode === 0;
-  checks.push(
-    check(
-      'git identity resolves',
-      identity,
-      identity ? `${name.stdout.trim()} <${email.stdout.trim()}>` : 'user.name or user.email is not set in the clone',
-      reprovision,
-    ),
-  );
   return checks;
 }
 
@@ -305,8 +344,48 @@ async function stateDirsCheck(fs: HostDeps['fs'], stateDir: string): Promise<Che
   );
 }
 
+/**
+ * One line for the repo's three identities: each one's rules are in the live table as generated (the runner its git
+ * proxy, the agent its proxy and loopback ports, the gate nothing unless gate_egress = "agent"). A user that does not
+ * exist yet is said, not failed: nothing can run as it.
+ */
+function identityEgressCheck(
+  repo: RegistryRepo,
+  uids: RepoUids,
+  live: unknown,
+  expected: NftRuleset,
+  reprovision: string,
+): Check {
+  const names = identityNames(repo.user);
+  const parts: string[] = [];
+  const wrong: string[] = [];
+  for (const identity of ['runner', 'agent', 'gate'] as const satisfies readonly Identity[]) {
+    const uid = uids[identity];
+    if (uid === undefined) {
+      parts.push(`${identity} ${names[identity]}: no such user yet`);
+      continue;
+    }
+    const loaded = uidRulesLoaded(live, expected, uid);
+    if (!loaded) wrong.push(identity);
+    parts.push(
+      `${identity} ${names[identity]} (uid ${uid}): ${describeIdentityEgress(repo, identity)}${loaded ? '' : ' NOT LOADED'}`,
+    );
+  }
+  const noRunnerPort = repo.runnerProxyPort === undefined;
+  if (noRunnerPort) parts.push(`repos.${repo.name}.runner_proxy_port is not set: the runner reaches nothing`);
+  return check(
+    'egress per identity',
+    wrong.length === 0 && !noRunnerPort,
+    parts.join('; '),
+    noRunnerPort
+      ? `${reprovision} (it allocates the runner proxy port and reloads the lock)`
+      : `reload the lock: ${reprovision}`,
+  );
+}
+
 function firstAllowedUrl(repo: RegistryRepo): string | undefined {
-  const domain = repo.allow.find((entry) => !entry.startsWith('.')) ?? repo.allow[0]?.slice(1);
+  const allow = agentAllow(repo);
+  const domain = allow.find((entry) => !entry.startsWith('.')) ?? allow[0]?.slice(1);
   return domain ? `https://${domain}/` : undefined;
 }
 

@@ -1,5 +1,7 @@
 // The egress lock as data: a libnftables JSON batch for table
-// `inet agent_runner`. Pure: repos and their users' uids in, ruleset out.
+// `inet agent_runner`. Pure: repos and the uids of their identities (runner,
+// agent, gate) in, ruleset out. What each identity may reach is
+// control/registry/egress.ts.
 //
 // Platform limits: nft 1.0.6 has no `destroy`, so the batch starts with
 // add table / delete table / add table, which makes it re-runnable and
@@ -8,6 +10,8 @@
 // processes are touched; every other uid passes (policy accept).
 import type { RegistryRepo } from '../../src/types.js';
 import { UsageError } from '../../src/errors.js';
+import { identityNames, type Identity } from '../../src/identities.js';
+import { gateEgressOf, proxyPortsOf } from '../../src/control/registry/egress.js';
 
 export const EGRESS_TABLE = 'agent_runner';
 export const EGRESS_FAMILY = 'inet';
@@ -34,23 +38,71 @@ const tcpPorts = (field: 'sport' | 'dport', ports: readonly number[]): NftObject
 // nft limits comments to 128 bytes.
 const comment = (text: string): string => (text.length <= 128 ? text : `${text.slice(0, 125)}...`);
 
-interface UidGroup {
-  readonly uid: number;
-  readonly repos: string[];
+/** The uids of a repo's identities that exist; an identity whose user does not exist yet is absent. */
+export type RepoUids = Partial<Readonly<Record<Identity, number>>>;
+
+const IDENTITIES: readonly Identity[] = ['runner', 'agent', 'gate'];
+
+/** The per-repo uid sets from the uids of the users that exist, by name. */
+export function repoUids(
+  repos: readonly RegistryRepo[],
+  byUser: ReadonlyMap<string, number>,
+): ReadonlyMap<string, RepoUids> {
+  const sets = new Map<string, RepoUids>();
+  for (const repo of repos) {
+    const names = identityNames(repo.user);
+    const set: Partial<Record<Identity, number>> = {};
+    for (const identity of IDENTITIES) {
+      const uid = byUser.get(names[identity]);
+      if (uid !== undefined) set[identity] = uid;
+    }
+    sets.set(repo.name, set);
+  }
+  return sets;
+}
+
+/** The users of each repo that the ruleset leaves out because they do not exist yet, one line each. */
+export function leftOutIdentities(repos: readonly RegistryRepo[], uids: ReadonlyMap<string, RepoUids>): string[] {
+  return [...repos]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .flatMap((repo) =>
+      IDENTITIES.filter((identity) => uids.get(repo.name)?.[identity] === undefined).map(
+        (identity) => `repo ${repo.name}: no user ${identityNames(repo.user)[identity]} (${identity}) yet`,
+      ),
+    );
+}
+
+/** Where one identity of a repo may open TCP on the proxy address: its ports, or none. */
+export function identityEgress(repo: RegistryRepo, identity: Identity): { ports: number[]; loopback: number[] } {
+  if (identity === 'runner') return { ports: proxyPortsOf(repo).slice(1), loopback: [] };
+  if (identity === 'gate' && gateEgressOf(repo) === 'none') return { ports: [], loopback: [] };
+  const loopback = [...new Set(repo.loopbackPorts)].filter((port) => port !== repo.proxyPort).sort((a, b) => a - b);
+  return { ports: [repo.proxyPort], loopback };
+}
+
+/** "127.0.0.1:701 only", "127.0.0.1:700 and loopback ports 5432 only", or "nothing". */
+export function describeIdentityEgress(repo: RegistryRepo, identity: Identity, proxyAddress = '127.0.0.1'): string {
+  const { ports, loopback } = identityEgress(repo, identity);
+  if (!ports.length) return 'nothing';
+  return `TCP ${proxyAddress}:${ports[0]}${loopback.length ? ` and loopback ports ${loopback.join(',')}` : ''} only`;
 }
 
 /**
- * The ruleset for these repos. Every repo user may open TCP to its own proxy
- * port (and its registry loopback_ports) on the proxy address; everything
- * else it sends is rejected (TCP with a reset, the rest with icmpx
- * admin-prohibited) so a blocked connect fails in milliseconds instead of
- * hanging. A repo whose user has no uid yet is left out: no process can run
- * as a user that does not exist, and provisioning regenerates the ruleset
- * after creating the user.
+ * The ruleset for these repos. Each identity of a repo may open TCP to its
+ * own ports on the proxy address and nothing else: the runner its
+ * runner_proxy_port, the agent its proxy_port and loopback_ports, the gate
+ * nothing (or the agent's, with gate_egress = "agent"). Everything else they
+ * send is rejected (TCP with a reset, the rest with icmpx admin-prohibited)
+ * so a blocked connect fails in milliseconds instead of hanging. An identity
+ * whose user has no uid yet is left out (leftOutIdentities says which): no
+ * process can run as a user that does not exist, and provisioning
+ * regenerates the ruleset after creating the user. A uid that is root or
+ * plays two parts is refused: one rule set per uid is what keeps an agent
+ * off the runner's port.
  */
 export function egressRuleset(
   repos: readonly RegistryRepo[],
-  uids: ReadonlyMap<string, number>,
+  uids: ReadonlyMap<string, RepoUids>,
   options: EgressOptions = {},
 ): NftRuleset {
   const table = options.table ?? EGRESS_TABLE;
@@ -62,59 +114,71 @@ export function egressRuleset(
 
   const sorted = [...repos].sort((a, b) => a.name.localeCompare(b.name));
   const accepts: NftObject[] = [];
-  const groups = new Map<number, UidGroup>();
+  const rejects: NftObject[] = [];
+  const owners = new Map<number, string>();
   for (const repo of sorted) {
-    const uid = uids.get(repo.user);
-    if (uid === undefined) continue;
-    if (uid === 0) {
-      throw new UsageError(
-        `registry: repos.${repo.name}.user: "${repo.user}" is root (uid 0); locking root's egress would cut the host off. Give the repo its own user`,
-      );
-    }
-    const loopback = [...new Set(repo.loopbackPorts)].filter((port) => port !== repo.proxyPort).sort((a, b) => a - b);
-    const allowed = [repo.proxyPort, ...loopback].sort((a, b) => a - b);
-    accepts.push(
-      rule(
-        `repo ${repo.name}: ${repo.user} may reach its proxy ${proxyAddress}:${repo.proxyPort}${loopback.length ? ` and loopback ports ${loopback.join(',')}` : ''}`,
-        [skuid(uid), ipField('daddr', proxyAddress), tcpPorts('dport', allowed), { accept: null }],
-      ),
-    );
-    if (loopback.length) {
-      // Replies of the user's own servers on its loopback ports (a dev
-      // server its tests talk to) leave from those ports.
-      accepts.push(
-        rule(`repo ${repo.name}: replies from its own loopback ports ${loopback.join(',')}`, [
+    const names = identityNames(repo.user);
+    for (const identity of IDENTITIES) {
+      const uid = uids.get(repo.name)?.[identity];
+      if (uid === undefined) continue;
+      const who = `${identity} ${names[identity]}`;
+      if (uid === 0) {
+        throw new UsageError(
+          `registry: repos.${repo.name}.user: the ${who} is root (uid 0); locking root's egress would cut the host off. Give the repo its own user`,
+        );
+      }
+      const other = owners.get(uid);
+      if (other !== undefined) {
+        throw new UsageError(
+          `registry: repos.${repo.name}.user: the ${who} has uid ${uid}, which is also the ${other}; each identity needs a user of its own (agent-runner provision repo ${repo.name})`,
+        );
+      }
+      owners.set(uid, `${who} of repo ${repo.name}`);
+      const at = `repo ${repo.name}: ${who}`;
+      const { ports, loopback } = identityEgress(repo, identity);
+      if (ports.length) {
+        const what = identity === 'runner' ? 'its git proxy' : identity === 'gate' ? "the agent's proxy" : 'its proxy';
+        accepts.push(
+          rule(
+            `${at} may reach ${what} ${proxyAddress}:${ports[0]}${loopback.length ? ` and loopback ports ${loopback.join(',')}` : ''}`,
+            [
+              skuid(uid),
+              ipField('daddr', proxyAddress),
+              tcpPorts(
+                'dport',
+                [...ports, ...loopback].sort((a, b) => a - b),
+              ),
+              { accept: null },
+            ],
+          ),
+        );
+      }
+      if (loopback.length) {
+        // Replies of the identity's own servers on its loopback ports (a dev
+        // server its tests talk to) leave from those ports.
+        accepts.push(
+          rule(`${at}: replies from its own loopback ports ${loopback.join(',')}`, [
+            skuid(uid),
+            ipField('saddr', '127.0.0.1'),
+            ipField('daddr', '127.0.0.1'),
+            tcpPorts('sport', loopback),
+            { accept: null },
+          ]),
+        );
+      }
+      // The gate with no egress gets these two alone: nothing leaves, loopback included.
+      rejects.push(
+        rule(`${at}: reject any other tcp (reset)`, [
           skuid(uid),
-          ipField('saddr', '127.0.0.1'),
-          ipField('daddr', '127.0.0.1'),
-          tcpPorts('sport', loopback),
-          { accept: null },
+          match({ meta: { key: 'l4proto' } }, 'tcp'),
+          { reject: { type: 'tcp reset' } },
+        ]),
+        rule(`${at}: reject everything else (udp, dns, icmp, ipv6)`, [
+          skuid(uid),
+          { reject: { type: 'icmpx', expr: 'admin-prohibited' } },
         ]),
       );
     }
-    const group = groups.get(uid) ?? { uid, repos: [] };
-    group.repos.push(repo.name);
-    groups.set(uid, group);
-  }
-
-  // Rejects come after every accept, so a user shared by two repos keeps
-  // both of its proxy ports.
-  const rejects: NftObject[] = [];
-  for (const group of [...groups.values()].sort((a, b) => a.uid - b.uid)) {
-    const names = group.repos.join(', ');
-    rejects.push(
-      rule(`repo ${names}: reject any other tcp (reset)`, [
-        skuid(group.uid),
-        match({ meta: { key: 'l4proto' } }, 'tcp'),
-        { reject: { type: 'tcp reset' } },
-      ]),
-    );
-    rejects.push(
-      rule(`repo ${names}: reject everything else (udp, dns, icmp, ipv6)`, [
-        skuid(group.uid),
-        { reject: { type: 'icmpx', expr: 'admin-prohibited' } },
-      ]),
-    );
   }
 
   return {
@@ -124,6 +188,7 @@ export function egressRuleset(
       { add: { table: { family: EGRESS_FAMILY, name: table } } },
       { add: { chain: { ...base, name: 'output', type: 'filter', hook: 'output', prio: 0, policy: 'accept' } } },
       ...accepts,
+      // After every accept: a uid's reject can never shadow another's accept.
       ...rejects,
     ],
   };
@@ -185,4 +250,24 @@ export function rulesetDifferences(live: unknown, expected: NftRuleset, options:
     else differences.push(`rule ${index + 1} differs: expected ${describe(w)}, live ${describe(h)}`);
   }
   return differences;
+}
+
+/** Rules whose first match is `meta skuid == uid`. */
+function rulesOfUid(objects: readonly NftObject[], uid: number): NftObject[] {
+  return objects.filter((object) => {
+    const first = ((object.rule as { expr?: unknown[] } | undefined)?.expr ?? [])[0] as
+      { match?: { left?: { meta?: { key?: string } }; right?: unknown } } | undefined;
+    return first?.match?.left?.meta?.key === 'skuid' && first.match.right === uid;
+  });
+}
+
+/** Whether the live table holds exactly the rules the ruleset has for this uid, in their order. */
+export function uidRulesLoaded(live: unknown, expected: NftRuleset, uid: number, options: EgressOptions = {}): boolean {
+  const table = options.table ?? EGRESS_TABLE;
+  const liveObjects = (live as { nftables?: NftObject[] } | undefined)?.nftables;
+  if (!Array.isArray(liveObjects)) return false;
+  const expectedObjects = expected.nftables.map((command) => (command.add as NftObject | undefined) ?? {});
+  const want = tableShape(rulesOfUid(expectedObjects, uid), table);
+  const have = tableShape(rulesOfUid(liveObjects, uid), table);
+  return want.length > 0 && want.join('\n') === have.join('\n');
 }

@@ -191,7 +191,13 @@ export function freeProxyPort(
   );
 }
 
-/** Pure: "323 of 324 proxy ports left (700-1023)", with what holds the rest and, when limits disagree, which. */
+/** Each repo holds two ports of the pool: its agent's proxy_port and its runner's runner_proxy_port. */
+export const PORTS_PER_REPO = 2;
+
+/**
+ * Pure: "322 of 324 proxy ports left (700-1023): room for 161 more repos at 2 ports each ...", with what holds the rest
+ * and, when limits disagree, which.
+ */
 export function describePortBudget(budget: ProxyPortBudget): string {
   const { pool, left } = budget;
   const range = pool.size
@@ -207,7 +213,8 @@ export function describePortBudget(budget: ProxyPortBudget): string {
       : budget.live < budget.declared
         ? `below net.ipv4.ip_unprivileged_port_start ${budget.live}, though ${PROXY_PORTS_BELOW_KEY} is ${budget.declared}`
         : `below ${PROXY_PORTS_BELOW_KEY} ${budget.declared}, though net.ipv4.ip_unprivileged_port_start is ${budget.live}`;
-  return `${left} of ${pool.size} proxy port${pool.size === 1 ? '' : 's'} left (${range}, ${limits}${held.length ? `; held: ${held.join(', ')}` : ''})`;
+  const repos = Math.floor(left / PORTS_PER_REPO);
+  return `${left} of ${pool.size} proxy port${pool.size === 1 ? '' : 's'} left (${range}, ${limits}${held.length ? `; held: ${held.join(', ')}` : ''}): room for ${repos} more repo${repos === 1 ? '' : 's'} at ${PORTS_PER_REPO} ports each (the agent's and the runner's)`;
 }
 
 /**
@@ -228,21 +235,29 @@ export function morePortsFix(budget: ProxyPortBudget, registryFile: string): str
   return `where you accept that on this host every port below ${next} needs root to bind (a service that binds one as another user then fails), ${persist(next)} and add ${PROXY_PORTS_BELOW_KEY} = ${next} at the top of ${registryFile}; ${elsewhere}`;
 }
 
-/** Problems with the proxy ports the registry will have, each with its fix; empty when all is well. */
+/** Problems with the proxy ports (of both kinds) the registry will have, each with its fix; empty when all is well. */
 export function proxyPortProblems(
-  repos: readonly { name: string; proxyPort: number }[],
+  repos: readonly { name: string; proxyPort: number; runnerProxyPort?: number }[],
   state: PortsState,
   declared: number = PRIVILEGED_PORT_LIMIT,
 ): string[] {
   const problems: string[] = [];
   for (const repo of repos) {
-    const unprivileged = proxyPortProblem(repo.proxyPort, state.unprivilegedStart);
-    if (unprivileged) problems.push(`repo "${repo.name}": ${unprivileged}; ${sysctlBackFix(declared)}`);
-    const holder = foreignHolder(repo.proxyPort, state);
-    if (holder)
-      problems.push(
-        `repo "${repo.name}": proxy port ${repo.proxyPort} is held by ${holder}, not by agent-runner's Squid; stop that service (ss -ltnp 'sport = :${repo.proxyPort}') or move the repo: set repos.${repo.name}.proxy_port to a free port below ${Math.min(declared, state.unprivilegedStart)}`,
-      );
+    const ports = [
+      { port: repo.proxyPort, key: 'proxy_port', label: 'proxy port' },
+      ...(repo.runnerProxyPort === undefined
+        ? []
+        : [{ port: repo.runnerProxyPort, key: 'runner_proxy_port', label: 'runner proxy port' }]),
+    ];
+    for (const { port, key, label } of ports) {
+      const unprivileged = proxyPortProblem(port, state.unprivilegedStart);
+      if (unprivileged) problems.push(`repo "${repo.name}": ${unprivileged}; ${sysctlBackFix(declared)}`);
+      const holder = foreignHolder(port, state);
+      if (holder)
+        problems.push(
+          `repo "${repo.name}": ${label} ${port} is held by ${holder}, not by agent-runner's Squid; stop that service (ss -ltnp 'sport = :${port}') or move the repo: set repos.${repo.name}.${key} to a free port below ${Math.min(declared, state.unprivilegedStart)}`,
+        );
+    }
   }
   return problems;
 }

@@ -14,7 +14,7 @@ import { removeRepo, upsertRepo, type RegistryRepoInput } from '../../src/contro
 import { rawRunLimits } from '../../src/control/registry/limits.js';
 import { rawSpend } from '../../src/control/registry/spend.js';
 import type { ProvisionStep } from './provision-step.js';
-import { egressRuleset, renderRuleset, rulesetDifferences } from './nftables.js';
+import { egressRuleset, renderRuleset, repoUids, rulesetDifferences } from './nftables.js';
 import { squidConfig, squidProblems, type SquidOptions } from './squid-config.js';
 import {
   cloneCommand,
@@ -35,7 +35,7 @@ import {
   type PortsState,
   type ProxyPortBudget,
 } from './ports.js';
-import { movedProxyPorts, registryModeStep, REGISTRY_MODE } from './provision-ports.js';
+import { movedProxyPorts, newRepoPorts, registryModeStep, REGISTRY_MODE } from './provision-ports.js';
 import { accountProblem, runnerNameProblem } from '../../src/control/repo-user/account.js';
 import {
   planIdentities,
@@ -44,6 +44,8 @@ import {
   type IdentityState,
 } from './provision-identities.js';
 import { ensureBlockedStatus } from '../../src/board/edit.js';
+import { identityNames } from '../../src/identities.js';
+import { proxyPortsOf } from '../../src/control/registry/egress.js';
 
 export type { ProvisionStep } from './provision-step.js';
 
@@ -62,7 +64,7 @@ export interface RepoState {
   readonly registryText: string;
   /** The scheduler's check of a cron expression, for validating the registry (src/ports.ts Scheduler). */
   readonly schedules: ScheduleCheck;
-  /** uids of the users that exist, by name (every registry user, plus the requested one). */
+  /** uids of the users that exist, by name (every registry user and its agent and gate, plus the requested ones). */
   readonly uids: ReadonlyMap<string, number>;
   readonly account: UserAccount | undefined;
   /** The agent and gate accounts and the hand-off folders. */
@@ -114,6 +116,9 @@ function rawInput(text: string, name: string): RegistryRepoInput | undefined {
     user: str('user'),
     baseBranch: str('base'),
     proxyPort: num('proxy_port'),
+    runnerProxyPort: num('runner_proxy_port'),
+    anonymousFetch: typeof raw.anonymous_fetch === 'boolean' ? raw.anonymous_fetch : undefined,
+    gateEgress: raw.gate_egress === 'none' || raw.gate_egress === 'agent' ? raw.gate_egress : undefined,
     schedule: str('schedule'),
     maxParallel: num('max_parallel'),
     allow: Array.isArray(raw.allow) ? (raw.allow as string[]) : undefined,
@@ -139,31 +144,6 @@ function validRegistry(text: string, file: string, schedules: ScheduleCheck): re
   return registry.repos;
 }
 
-/** A port for a new repo: privileged, free on the host, in no registry entry; refused with the fix when none is. */
-function firstFreePort(name: string, text: string, state: RepoState, file: string, declared: number): number {
-  const taken = new Set(rawProxyPorts(text));
-  const port = freeProxyPort(taken, state.ports, declared);
-  if (port === undefined) {
-    const budget = proxyPortBudget(taken, state.ports, declared);
-    throw new UsageError(
-      `${file}: no proxy port is left for repo "${name}": ${describePortBudget(budget)}; a proxy port must be below net.ipv4.ip_unprivileged_port_start so that no agent can bind it. Fix: ${morePortsFix(budget, file)}`,
-    );
-  }
-  return port;
-}
-
-/** proxy_port of every [repos.*] table as written, valid or not. */
-function rawProxyPorts(text: string): number[] {
-  try {
-    const repos = (parse(text) as RawTable).repos as Record<string, RawTable> | undefined;
-    return Object.values(repos ?? {})
-      .map((repo) => repo?.proxy_port)
-      .filter((port): port is number => Number.isInteger(port));
-  } catch {
-    return [];
-  }
-}
-
 /** Whether the live table, egress.json, Squid's files and process already match these repos. */
 type LayerState = Pick<RepoState, 'uids' | 'liveTable' | 'egressFileText' | 'squidFiles' | 'squidRunning'>;
 
@@ -173,7 +153,7 @@ function layersCurrent(
   layout: HostLayout,
   squidOptions: SquidOptions,
 ) {
-  const ruleset = egressRuleset(repos, state.uids);
+  const ruleset = egressRuleset(repos, repoUids(repos, state.uids));
   const egress =
     rulesetDifferences(state.liveTable, ruleset).length === 0 && state.egressFileText === renderRuleset(ruleset);
   const rendered = squidConfig(repos, layout.squid, squidOptions);
@@ -216,7 +196,7 @@ export function planRepo(
     ...(existing ?? {
       name: request.name,
       path: defaultClonePath(user, request.name),
-      proxyPort: firstFreePort(request.name, state.registryText, state, file, declared),
+      ...newRepoPorts(request.name, state.registryText, state.ports, file, declared),
     }),
     url,
     ...(request.base !== undefined ? { baseBranch: request.base } : {}),
@@ -226,7 +206,7 @@ export function planRepo(
   const moved = movedProxyPorts(
     upsertRepo(state.registryText, input),
     state.ports,
-    (text, name, proxyPort) => upsertRepo(text, { ...rawInput(text, name)!, proxyPort }),
+    (text, name, ports) => upsertRepo(text, { ...rawInput(text, name)!, ...ports }),
     { declared, file },
   );
   const candidate = moved.text;
@@ -304,7 +284,7 @@ export function planRepo(
   const moves = moved.moves.map((move) => `; ${move}`).join('');
   if (registryChanged)
     steps.push({
-      description: `register repo ${repo.name} in ${file} (proxy port ${repo.proxyPort}, allow: ${repo.allow.join(', ') || 'nothing'}), mode 0600${moves}`,
+      description: `register repo ${repo.name} in ${file} (proxy port ${repo.proxyPort}, runner proxy port ${repo.runnerProxyPort ?? 'none'}, allow: ${repo.allow.join(', ') || 'nothing'}), mode 0600${moves}`,
       write: { path: file, text: candidate, mode: REGISTRY_MODE },
     });
   else steps.push(...registryModeStep(file, state.registryMode));
@@ -316,7 +296,7 @@ export function planRepo(
     });
   if (!current.proxy)
     steps.push({
-      description: `regenerate the proxy config and reload it (port ${repo.proxyPort} for ${repo.name})`,
+      description: `regenerate the proxy config and reload it (port ${repo.proxyPort} for ${repo.name}'s agent, ${repo.runnerProxyPort ?? 'none'} for its runner)`,
       reload: 'proxy',
     });
   if (state.systemd && !state.watchEnabled) {
@@ -333,7 +313,7 @@ export function planRepo(
     `put the git token in ${home}/.git-credentials (one line https://USER:TOKEN@HOST), owned by ${repo.user}, mode 0600, and run: git -C ${repo.path} config credential.helper store`,
     `check the result: agent-runner doctor ${repo.name}`,
   );
-  const proxyPorts = proxyPortBudget(new Set(after.map((entry) => entry.proxyPort)), state.ports, declared);
+  const proxyPorts = proxyPortBudget(new Set(after.flatMap(proxyPortsOf)), state.ports, declared);
   return { steps, repo, checklist, proxyPorts };
 }
 
@@ -390,7 +370,7 @@ export function planRemove(
     });
   const current = layersCurrent(
     after,
-    { ...state, uids: new Map([...state.uids].filter(([key]) => key !== user)) },
+    { ...state, uids: new Map([...state.uids].filter(([key]) => !Object.values(identityNames(user)).includes(key))) },
     layout,
     squidOptions,
   );

@@ -1,10 +1,12 @@
 // Provisioning's part of the port and registry-file rules. Pure.
 //
 // A registry written before proxy ports had to be privileged may still hold
-// ports from 1024 up. Provision does not refuse such a registry (every repo
-// would have to be fixed by hand before any could be provisioned): it moves
-// each of those repos to a free privileged port and says so in the step
-// line. Running agents of a moved repo lose their proxy until their next run.
+// ports from 1024 up, and one written before the runner had a proxy of its
+// own has no runner_proxy_port. Provision does not refuse such a registry
+// (every repo would have to be fixed by hand before any could be
+// provisioned): it moves each of those ports to a free privileged one,
+// allocates the missing ones, and says so in the step line. Running agents of
+// a moved repo lose their proxy until their next run.
 import { parse } from 'smol-toml';
 import type { ProvisionStep } from './provision-step.js';
 import { PRIVILEGED_PORT_LIMIT } from '../../src/control/registry/proxy-ports.js';
@@ -15,9 +17,39 @@ import { UsageError } from '../../src/errors.js';
 /** registry.toml holds every repo's user, ports, allowlist and env: root only. */
 export const REGISTRY_MODE = 0o600;
 
-type Rewrite = (text: string, repo: string, proxyPort: number) => string;
+/** The ports to write into one repo's section. */
+export interface RepoPorts {
+  readonly proxyPort?: number;
+  readonly runnerProxyPort?: number;
+}
 
-/** The registry text with every repo on a port the registry's limit refuses moved, and one line per move. */
+type Rewrite = (text: string, repo: string, ports: RepoPorts) => string;
+type RawRepos = Record<string, Record<string, unknown>>;
+
+const PORT_KEYS = [
+  { key: 'proxy_port', field: 'proxyPort', label: 'proxy port' },
+  { key: 'runner_proxy_port', field: 'runnerProxyPort', label: 'runner proxy port' },
+] as const;
+
+function rawRepos(text: string): RawRepos | undefined {
+  try {
+    return ((parse(text) as Record<string, unknown>).repos ?? {}) as RawRepos;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every proxy port of either kind in the text as written, valid or not. */
+export function rawProxyPorts(text: string): number[] {
+  return Object.values(rawRepos(text) ?? {}).flatMap((repo) =>
+    PORT_KEYS.map(({ key }) => repo?.[key]).filter((port): port is number => Number.isInteger(port)),
+  );
+}
+
+/**
+ * The registry text with every repo's ports in order: a port the registry's limit refuses moved, a missing
+ * runner_proxy_port allocated (from the same pool as proxy_port), and one line per change.
+ */
 export function movedProxyPorts(
   text: string,
   ports: Pick<PortsState, 'listeners' | 'unprivilegedStart'>,
@@ -27,36 +59,64 @@ export function movedProxyPorts(
     file: 'registry.toml',
   },
 ): { text: string; moves: string[] } {
-  let repos: Record<string, Record<string, unknown>>;
-  try {
-    repos = ((parse(text) as Record<string, unknown>).repos ?? {}) as Record<string, Record<string, unknown>>;
-  } catch {
-    return { text, moves: [] };
-  }
-  const taken = new Set(
-    Object.values(repos)
-      .map((repo) => repo?.proxy_port)
-      .filter((port): port is number => Number.isInteger(port)),
-  );
+  const repos = rawRepos(text);
+  if (!repos) return { text, moves: [] };
+  const taken = new Set(rawProxyPorts(text));
   const moves: string[] = [];
   let result = text;
   for (const [name, repo] of Object.entries(repos)) {
-    const port = repo?.proxy_port;
-    if (!Number.isInteger(port) || (port as number) < limit.declared) continue;
-    const next = freeProxyPort(taken, ports, limit.declared);
-    if (next === undefined) {
-      const budget = proxyPortBudget(taken, ports, limit.declared);
-      throw new UsageError(
-        `repo "${name}": proxy port ${String(port)} can be bound by any user and no free privileged port is left to move it to: ${describePortBudget(budget)}. Fix: ${morePortsFix(budget, limit.file)}`,
+    const changed: { -readonly [K in keyof RepoPorts]: number } = {};
+    for (const { key, field, label } of PORT_KEYS) {
+      const port = repo?.[key];
+      const missing = port === undefined && key === 'runner_proxy_port';
+      if (!missing && (!Number.isInteger(port) || (port as number) < limit.declared)) continue;
+      const next = freeProxyPort(taken, ports, limit.declared);
+      if (next === undefined) {
+        const budget = proxyPortBudget(taken, ports, limit.declared);
+        const what = missing
+          ? `repo "${name}" has no runner proxy port yet and no free privileged port is left for one`
+          : `repo "${name}": ${label} ${String(port)} can be bound by any user and no free privileged port is left to move it to`;
+        throw new UsageError(`${what}: ${describePortBudget(budget)}. Fix: ${morePortsFix(budget, limit.file)}`);
+      }
+      taken.add(next);
+      changed[field] = next;
+      moves.push(
+        missing
+          ? `runner proxy port of repo ${name}: ${next} (the runner reaches the git host through it, nothing else)`
+          : `${label} of repo ${name} moves from ${String(port)} to ${next} (ports from ${limit.declared} up can be bound by any user, an agent too)`,
       );
     }
-    taken.add(next);
-    result = rewrite(result, name, next);
-    moves.push(
-      `proxy port of repo ${name} moves from ${String(port)} to ${next} (ports from ${limit.declared} up can be bound by any user, an agent too)`,
-    );
+    if (Object.keys(changed).length) result = rewrite(result, name, changed);
   }
   return { text: result, moves };
+}
+
+/**
+ * The two ports of a new repo (the agent's, then the runner's): privileged, free on the host, in no registry entry;
+ * refused with the fix when fewer than two are left.
+ */
+export function newRepoPorts(
+  name: string,
+  text: string,
+  ports: Pick<PortsState, 'listeners' | 'unprivilegedStart'>,
+  file: string,
+  declared: number,
+): { proxyPort: number; runnerProxyPort: number } {
+  const taken = new Set(rawProxyPorts(text));
+  const proxyPort = freeProxyPort(taken, ports, declared);
+  const runnerProxyPort =
+    proxyPort === undefined ? undefined : freeProxyPort(new Set([...taken, proxyPort]), ports, declared);
+  if (proxyPort === undefined || runnerProxyPort === undefined) {
+    const budget = proxyPortBudget(taken, ports, declared);
+    const what =
+      proxyPort === undefined
+        ? 'no proxy port is left'
+        : "only one proxy port is left, and a repo takes two (its agent's and its runner's)";
+    throw new UsageError(
+      `${file}: ${what} for repo "${name}": ${describePortBudget(budget)}; a proxy port must be below net.ipv4.ip_unprivileged_port_start so that no agent can bind it. Fix: ${morePortsFix(budget, file)}`,
+    );
+  }
+  return { proxyPort, runnerProxyPort };
 }
 
 /** chmod 600 for an existing registry readable by group or others. */

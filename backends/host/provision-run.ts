@@ -10,7 +10,9 @@ import { defaultUserFor, parseRegistry, readRegistry } from '../../src/control/r
 import { describeFailure, onHost, systemCommand, type CommandWrapper } from './exec.js';
 import { applyRuleset, listEgressTable } from './apply-nft.js';
 import { applySquid, PROXY_UNIT, squidServing, type SquidApplyOutcome } from './apply-squid.js';
-import { egressRuleset } from './nftables.js';
+import { egressRuleset, leftOutIdentities, repoUids } from './nftables.js';
+import { identityNames } from '../../src/identities.js';
+import { proxyPortsOf } from '../../src/control/registry/egress.js';
 import type { SquidOptions } from './squid-config.js';
 import { homeOf, type HostLayout } from './layout.js';
 import { readPortsState } from './ports.js';
@@ -18,7 +20,6 @@ import { readUidMin } from '../../src/control/repo-user/account.js';
 import { systemdIsRunning } from '../../src/control/dispatch/limits.js';
 import { readCloneFacts } from './user-tree.js';
 import { WATCH_UNIT, type ProvisionStep, type RemoveState, type RepoState } from './provision-plan.js';
-import { identityNames } from '../../src/identities.js';
 import { readHandoffFacts } from '../../src/control/repo-user/handoff.js';
 import { identityRemovePaths } from './provision-identities.js';
 
@@ -38,9 +39,10 @@ async function unitEnabled(process: ProcessPort, unit: string): Promise<boolean>
   return (await process.run(systemCommand('systemctl', ['is-enabled', '--quiet', unit]))).exitCode === 0;
 }
 
+/** uids of the users that exist among these registry users and their agents and gates, by name. */
 async function uidsOf(process: ProcessPort, users: readonly string[]): Promise<Map<string, number>> {
   const uids = new Map<string, number>();
-  for (const user of new Set(users)) {
+  for (const user of new Set(users.flatMap((name) => Object.values(identityNames(name))))) {
     const account = await lookupUser(process, user);
     if (account) uids.set(user, account.uid);
   }
@@ -100,12 +102,7 @@ export async function readRepoState(deps: HostDeps, layout: HostLayout, name: st
     ...(clone.backlogConfigFile ? { backlogConfigFile: clone.backlogConfigFile } : {}),
     systemd,
     watchEnabled: systemd ? await unitEnabled(deps.process, WATCH_UNIT(name)) : false,
-    ...(await layerState(
-      deps,
-      layout,
-      [...repos.map((repo) => repo.user), user],
-      repos.map((repo) => repo.proxyPort),
-    )),
+    ...(await layerState(deps, layout, [...repos.map((repo) => repo.user), user], repos.flatMap(proxyPortsOf))),
     ports: await readPortsState(deps, layout.squid.stateDir),
     registryMode: (await deps.fs.stat(layout.registryFile))?.mode,
     uidMin: await readUidMin(deps.fs),
@@ -138,7 +135,7 @@ export async function readRemoveState(deps: HostDeps, layout: HostLayout, name: 
       deps,
       layout,
       repos.map((repo) => repo.user),
-      repos.filter((repo) => repo.name !== name).map((repo) => repo.proxyPort),
+      repos.filter((repo) => repo.name !== name).flatMap(proxyPortsOf),
     )),
   };
 }
@@ -198,8 +195,12 @@ export async function applySteps(
       await deps.fs.writeAtomic(step.write.path, step.write.text, step.write.mode);
       done({ description: step.description, outcome: 'done' });
     } else if (step.reload === 'egress') {
-      await reloadEgress(deps, layout);
-      done({ description: step.description, outcome: 'done' });
+      const leftOut = await reloadEgress(deps, layout);
+      done({
+        description: step.description,
+        outcome: 'done',
+        ...(leftOut.length ? { detail: `left out until the user exists: ${leftOut.join('; ')}` } : {}),
+      });
     } else {
       const outcome = await reloadProxy(deps, layout);
       done({ description: step.description, outcome: 'done', detail: outcome });
@@ -208,19 +209,24 @@ export async function applySteps(
   return reports;
 }
 
-/** Regenerates the ruleset from the registry on disk and the users that exist now, and loads it. */
-async function reloadEgress(deps: HostDeps, layout: HostLayout): Promise<void> {
+/**
+ * Regenerates the ruleset from the registry on disk and the users that exist now, and loads it; says which identities
+ * it left out.
+ */
+async function reloadEgress(deps: HostDeps, layout: HostLayout): Promise<string[]> {
   const registry = await readRegistry(deps, layout.registryFile);
-  const uids = await uidsOf(
+  const byUser = await uidsOf(
     deps.process,
     registry.repos.map((repo) => repo.user),
   );
+  const uids = repoUids(registry.repos, byUser);
   await deps.fs.mkdirp(layout.configDir, 0o755);
   await applyRuleset(
     { process: deps.process, fs: deps.fs, wrap: deps.wrap ?? onHost },
     egressRuleset(registry.repos, uids),
     { saveTo: layout.egressFile },
   );
+  return leftOutIdentities(registry.repos, uids);
 }
 
 async function reloadProxy(deps: HostDeps, layout: HostLayout): Promise<SquidApplyOutcome> {
@@ -239,7 +245,7 @@ async function reloadProxy(deps: HostDeps, layout: HostLayout): Promise<SquidApp
     layout: layout.squid,
     ...(deps.squidOptions ? { options: deps.squidOptions } : {}),
   });
-  const ports = registry.repos.map((repo) => repo.proxyPort);
+  const ports = registry.repos.flatMap(proxyPortsOf);
   if (systemd && ports.length) await untilProxyServes(squid, layout.squid.configFile, ports);
   return outcome;
 }

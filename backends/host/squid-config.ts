@@ -1,6 +1,7 @@
-// The allowlist proxy as data: one Squid instance of ours, one listening port
-// per repo on 127.0.0.1, and the port a request arrives on decides which
-// repo's allowlist applies. Pure: repos and a file layout in, file texts out.
+// The allowlist proxy as data: one Squid instance of ours, two listening
+// ports per repo on 127.0.0.1 (the agent's and the runner's), and the port a
+// request arrives on decides which list applies. Pure: repos and a file
+// layout in, file texts out.
 //
 // Squid facts this lives with (5.7): without `-n`, `dstdomain` reverse-
 // resolves a bare IP and may let it through, so lists use `dstdomain -n`;
@@ -11,6 +12,8 @@
 // never cost a DNS lookup).
 import type { ConfigProblem, RegistryRepo } from '../../src/types.js';
 import { FIRST_PROXY_PORT } from '../../src/control/registry/proxy-ports.js';
+import * as path from 'node:path';
+import { agentAllow, agentDeniedGitHost, runnerAllow } from '../../src/control/registry/egress.js';
 import { squidAccessLog, squidAllowlistFile, squidCacheLog, squidPidFile } from '../../src/paths.js';
 
 /** Squid's `-n` service name: alphanumeric only (Squid refuses "agent-runner"). */
@@ -66,8 +69,14 @@ const DENIED_DESTINATIONS: readonly string[] = [
   'fe80::/10', // link-local
 ];
 
+/** The agent's list of a repo (its proxy_port). */
 export function allowlistFile(layout: SquidLayout, repo: string): string {
   return squidAllowlistFile(layout.allowlistDir, repo);
+}
+
+/** The runner's list of a repo (its runner_proxy_port); a repo name has no dot, so no repo's list is named so. */
+export function runnerAllowlistFile(layout: SquidLayout, repo: string): string {
+  return path.join(layout.allowlistDir, `${repo}.runner.txt`);
 }
 
 const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
@@ -93,15 +102,23 @@ export function squidProblems(repos: readonly RegistryRepo[], file: string): Con
   const ports = new Map<number, string>();
   for (const repo of repos) {
     const key = `repos.${repo.name}`;
-    const other = ports.get(repo.proxyPort);
-    if (other)
-      problems.push({
-        file,
-        key: `${key}.proxy_port`,
-        problem: `port ${repo.proxyPort} is also the proxy port of "${other}"`,
-        fix: `give every repo its own proxy port (provision allocates free privileged ones from ${FIRST_PROXY_PORT})`,
-      });
-    ports.set(repo.proxyPort, repo.name);
+    const own = [
+      { port: repo.proxyPort, key: 'proxy_port', label: `the proxy port of "${repo.name}"` },
+      ...(repo.runnerProxyPort === undefined
+        ? []
+        : [{ port: repo.runnerProxyPort, key: 'runner_proxy_port', label: `the runner proxy port of "${repo.name}"` }]),
+    ];
+    for (const { port, key: portKey, label } of own) {
+      const other = ports.get(port);
+      if (other)
+        problems.push({
+          file,
+          key: `${key}.${portKey}`,
+          problem: `port ${port} is also ${other}`,
+          fix: `give every repo its own proxy port and runner proxy port (provision allocates free privileged ones from ${FIRST_PROXY_PORT})`,
+        });
+      ports.set(port, label);
+    }
     const entries = repo.allow.map((entry) => entry.trim().toLowerCase());
     entries.forEach((entry, index) => {
       if (!DOMAIN.test(entry)) {
@@ -130,10 +147,16 @@ export function squidProblems(repos: readonly RegistryRepo[], file: string): Con
   return problems;
 }
 
-/** The allowlist file of one repo: one domain a line, as written in the registry. */
+/** The agent's allowlist file of one repo: one domain a line, the registry's allow without the git host. */
 export function renderAllowlist(repo: RegistryRepo): string {
-  const lines = repo.allow.map((entry) => entry.trim().toLowerCase());
+  const lines = agentAllow(repo).map((entry) => entry.trim().toLowerCase());
   return `# repo ${repo.name}: domains its agents may reach (from the registry)\n${lines.map((line) => `${line}\n`).join('')}`;
+}
+
+/** The runner's allowlist file of one repo: the git host (and for github.com its API), or nothing. */
+export function renderRunnerAllowlist(repo: RegistryRepo): string {
+  const lines = runnerAllow(repo);
+  return `# repo ${repo.name}: the git host its runner may reach (from the registry's url)\n${lines.map((line) => `${line}\n`).join('')}`;
 }
 
 export function squidConfig(
@@ -147,13 +170,14 @@ export function squidConfig(
   const lines: string[] = [
     '# agent-runner allowlist proxy. Generated from the registry by',
     '# `agent-runner provision`; edits here are overwritten.',
-    '# One port per repo: the port a request arrives on names the repo, and',
-    "# only that repo's allowlist applies. nftables lets each repo user reach",
-    '# only its own port.',
+    '# Two ports per repo: the port a request arrives on names the repo and the',
+    "# identity, and only that list applies: the agent's (the repo's allow, not",
+    "# the git host) or the runner's (the git host alone). nftables lets each",
+    '# identity reach only its own port.',
     '',
     `pid_filename ${squidPidFile(state)}`,
     `cache_log ${squidCacheLog(state)}`,
-    'logformat agent_runner %ts.%03tu repo=%{repo}note client=%>a:%>p status=%Ss/%03>Hs bytes=%<st method=%rm url=%ru upstream=%<a',
+    'logformat agent_runner %ts.%03tu repo=%{repo}note client=%>a:%>p status=%Ss/%03>Hs bytes=%<st method=%rm url=%ru upstream=%<a identity=%{identity}note',
     `access_log stdio:${squidAccessLog(state)} agent_runner`,
     `coredump_dir ${state}`,
     `cache_effective_user ${options.effectiveUser ?? 'proxy'}`,
@@ -177,16 +201,32 @@ export function squidConfig(
     '',
   ];
   const access: string[] = [];
+  const denials: string[] = [];
   for (const repo of sorted) {
+    const gitHost = agentDeniedGitHost(repo);
     lines.push(
-      `# repo ${repo.name} (user ${repo.user})`,
+      `# repo ${repo.name} (user ${repo.user}): the agent's port`,
       `http_port ${listen}:${repo.proxyPort} name=${repo.name}`,
       `acl repo_${repo.name} myportname ${repo.name}`,
       `acl allow_${repo.name} dstdomain -n "${allowlistFile(layout, repo.name)}"`,
+      ...(gitHost ? [`acl githost_${repo.name} dstdomain -n ${gitHost}`] : []),
       `note repo ${repo.name} repo_${repo.name}`,
+      `note identity agent repo_${repo.name}`,
       '',
     );
+    if (gitHost) denials.push(`http_access deny repo_${repo.name} githost_${repo.name}`);
     access.push(`http_access allow repo_${repo.name} allow_${repo.name} !to_private`);
+    if (repo.runnerProxyPort === undefined) continue;
+    lines.push(
+      `# repo ${repo.name}: the runner's port, the git host alone`,
+      `http_port ${listen}:${repo.runnerProxyPort} name=${repo.name}.runner`,
+      `acl runner_${repo.name} myportname ${repo.name}.runner`,
+      `acl runnerallow_${repo.name} dstdomain -n "${runnerAllowlistFile(layout, repo.name)}"`,
+      `note repo ${repo.name} runner_${repo.name}`,
+      `note identity runner runner_${repo.name}`,
+      '',
+    );
+    access.push(`http_access allow runner_${repo.name} runnerallow_${repo.name} !to_private`);
   }
   lines.push(
     '# Order matters: refusals first, then one allow per repo (its port, its',
@@ -194,6 +234,8 @@ export function squidConfig(
     'http_access deny manager',
     'http_access deny !Safe_ports',
     'http_access deny CONNECT !SSL_ports',
+    // An agent's list may cover the git host (".github.com"): refused on its port all the same.
+    ...denials,
     ...access,
     'http_access deny all',
     '',
@@ -201,6 +243,11 @@ export function squidConfig(
   return {
     configFile: layout.configFile,
     config: lines.join('\n'),
-    allowlists: sorted.map((repo) => ({ path: allowlistFile(layout, repo.name), text: renderAllowlist(repo) })),
+    allowlists: sorted.flatMap((repo) => [
+      { path: allowlistFile(layout, repo.name), text: renderAllowlist(repo) },
+      ...(repo.runnerProxyPort === undefined
+        ? []
+        : [{ path: runnerAllowlistFile(layout, repo.name), text: renderRunnerAllowlist(repo) }]),
+    ]),
   };
 }

@@ -2,7 +2,7 @@
 // namespace of our own it loads, lists back identical, and reloads in place.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { egressRuleset, rulesetDifferences } from '../../backends/host/nftables.js';
+import { egressRuleset, rulesetDifferences, uidRulesLoaded } from '../../backends/host/nftables.js';
 import { applyRuleset, checkRuleset, listEgressTable } from '../../backends/host/apply-nft.js';
 import { realPorts } from '../../src/io/real-ports.js';
 import { aRepo } from '../helpers/host-fixtures.js';
@@ -11,10 +11,14 @@ import { netns } from '../helpers/netns.js';
 import { inNetns } from '../../backends/host/exec.js';
 import { FailedError } from '../../src/errors.js';
 
-const repos = [aRepo('alpha', { proxyPort: 700, loopbackPorts: [5432] }), aRepo('beta', { proxyPort: 701 })];
+const repos = [
+  aRepo('alpha', { proxyPort: 700, runnerProxyPort: 702, loopbackPorts: [5432] }),
+  aRepo('beta', { proxyPort: 701, runnerProxyPort: 703, gateEgress: 'agent', loopbackPorts: [8080] }),
+];
+// alpha: all three identities (its gate reaches nothing); beta: runner and gate (gate_egress = "agent"), no agent yet.
 const uids = new Map([
-  ['agent-alpha', 1001],
-  ['agent-beta', 1002],
+  ['alpha', { runner: 1001, agent: 1002, gate: 1003 }],
+  ['beta', { runner: 1004, gate: 1006 }],
 ]);
 const ports = realPorts();
 
@@ -59,4 +63,24 @@ t.test('in a namespace: loads, lists back equal, re-applies in place, refuses ga
   await t.rejects(applyRuleset(deps, broken), FailedError);
   t.same(rulesetDifferences(await listEgressTable(deps), changed), [], 'a refused batch left the previous table');
   t.equal(ns.exec(['nft', 'list', 'tables']).stdout, 'table inet agent_runner\n');
+});
+
+t.test("in a namespace: each identity's rules list back as generated", async (t) => {
+  if (!systemTestMayRun(t, ['ip', 'nft'])) return;
+  const ns = netns(t);
+  const deps = { ...ports, wrap: inNetns(ns.name) };
+  const ruleset = egressRuleset(repos, uids);
+  await applyRuleset(deps, ruleset);
+  const live = await listEgressTable(deps);
+  for (const uid of [1001, 1002, 1003, 1004, 1006]) t.ok(uidRulesLoaded(live, ruleset, uid), `uid ${uid}`);
+  const text = ns.exec(['nft', 'list', 'table', 'inet', 'agent_runner']).stdout;
+  t.match(text, /meta skuid 1001 ip daddr 127\.0\.0\.1 tcp dport 702 accept/, 'the runner: its git proxy');
+  t.match(
+    text,
+    /meta skuid 1002 ip daddr 127\.0\.0\.1 tcp dport \{ 700, 5432 \} accept/,
+    'the agent: proxy and loopback',
+  );
+  t.notMatch(text, /meta skuid 1003 .*accept/, "alpha's gate: no accept at all");
+  t.match(text, /meta skuid 1003 meta l4proto tcp .*reject with tcp reset/, "alpha's gate: rejected");
+  t.match(text, /meta skuid 1006 ip daddr 127\.0\.0\.1 tcp dport \{ 701, 8080 \} accept/, 'gate_egress = "agent"');
 });

@@ -30,6 +30,21 @@ t.test('squid -k parse', async (t) => {
     aRepo('beta', { proxyPort: 701 }),
   ]);
   t.equal(await parseSquidConfig(ports, good), undefined, 'the generated config parses');
+  const identities = write(tempDir(t), [
+    aRepo('alpha', {
+      proxyPort: 700,
+      runnerProxyPort: 701,
+      url: 'https://github.com/o/alpha.git',
+      allow: ['.github.com', '.npmjs.org'],
+    }),
+    aRepo('beta', { proxyPort: 702, runnerProxyPort: 703, url: '/srv/beta.git' }),
+    aRepo('gamma', { proxyPort: 704, runnerProxyPort: 705, url: 'git@gitlab.com:o/g.git', anonymousFetch: true }),
+  ]);
+  t.equal(
+    await parseSquidConfig(ports, identities),
+    undefined,
+    "runner ports (the git host; an empty list for a local origin) and the agent's git-host deny parse",
+  );
   const broken = write(tempDir(t), [aRepo('alpha', { proxyPort: 700, allow: ['registry.npmjs.org', '.npmjs.org'] })]);
   const error = await parseSquidConfig(ports, broken);
   t.match(error, /'registry\.npmjs\.org' is a subdomain of '\.npmjs\.org'/);

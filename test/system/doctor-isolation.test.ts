@@ -178,11 +178,14 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
       [
         'user exists',
         'egress lock loaded',
+        'egress per identity',
         'proxy config parses',
         'allowlist matches the registry',
         'proxy answers',
         'proxy port is privileged',
         'squid owns the proxy port',
+        'runner proxy port is privileged',
+        'squid owns the runner proxy port',
         'repo owned by its user',
         'home is private',
         'state and lock dirs are safe',
@@ -224,7 +227,8 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
     ns.exec(['nft', 'delete', 'table', 'inet', 'agent_runner']);
     const result = await doctor();
     t.equal(result.code, 1);
-    t.same(result.failed, ['egress lock loaded', 'direct egress is rejected']);
+    t.same(result.failed, ['egress lock loaded', 'egress per identity', 'direct egress is rejected']);
+    t.match(result.check('egress per identity').detail, /NOT LOADED/);
     t.match(result.check('egress lock loaded').fix, `agent-runner provision repo ${name}`);
     t.match(result.check('direct egress is rejected').detail, /got through/);
     t.equal((await provision()).code, 0);
@@ -239,6 +243,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
     t.same(result.failed, [
       'proxy answers',
       'squid owns the proxy port',
+      'squid owns the runner proxy port',
       'proxy refuses unlisted domains',
       'proxy refuses private addresses',
     ]);

@@ -48,9 +48,10 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
 
   const alpha = aRepo('alpha', { user: alphaUser.name, proxyPort: ALPHA_PORT, allow: ['.allowed.test'] });
   const beta = aRepo('beta', { user: betaUser.name, proxyPort: BETA_PORT, allow: ['other.test'] });
+  // Each test user plays its repo's agent (the identity that runs agent sessions).
   const uids = new Map([
-    [alphaUser.name, alphaUser.uid],
-    [betaUser.name, betaUser.uid],
+    ['alpha', { agent: alphaUser.uid }],
+    ['beta', { agent: betaUser.uid }],
   ]);
   const ruleset = egressRuleset([alpha, beta], uids);
   const squidOptions = { hostsFile };

@@ -121,8 +121,10 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
     );
     t.match(
       ns.exec(['nft', 'list', 'table', 'inet', 'agent_runner']).stdout,
-      new RegExp(`meta skuid ${uid} ip daddr 127.0.0.1 tcp dport 700 accept`),
+      new RegExp(`meta skuid ${uid} ip daddr 127.0.0.1 tcp dport 701 accept`),
+      'the registry user is the runner: its own port, allocated beside the agent port 700',
     );
+    t.match(readFileSync(env.AGENT_RUNNER_CONFIG, 'utf8'), /^proxy_port = 700\nrunner_proxy_port = 701$/m);
     t.equal(
       readFileSync(path.join(root, 'etc', 'allow', `${name}.txt`), 'utf8'),
       `# repo ${name}: domains its agents may reach (from the registry)\nallowed.test\n.example.org\n`,

@@ -1,12 +1,13 @@
 // The proxy port pool is the host's repo limit, tried for real inside a
-// network namespace: with ports 700-1022 taken (by listeners of other
+// network namespace: with ports 700-1021 taken (by listeners of other
 // services, which provision skips as it skips other repos' ports),
-// provision gives the next repo the last privileged port and says none is
-// left; the one after is refused (exit 2) with the fix, and nothing of it is
-// made; once the operator raises net.ipv4.ip_unprivileged_port_start (in
-// this namespace only: it is per network namespace) and says so in the
-// registry (proxy_ports_below), the same command gives it port 1024 and
-// Squid serves it there, where no agent can bind.
+// provision gives the next repo the last two privileged ports (its agent's
+// and its runner's) and says none is left; the one after is refused (exit 2)
+// with the fix, and nothing of it is made; once the operator raises
+// net.ipv4.ip_unprivileged_port_start (in this namespace only: it is per
+// network namespace) and says so in the registry (proxy_ports_below), the
+// same command gives it ports 1024 and 1025 and Squid serves them there,
+// where no agent can bind.
 import t from 'tap';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -21,7 +22,7 @@ import { defaultUserFor, parseRegistry } from '../../src/control/registry/parse.
 import { cronScheduler } from '../../src/io/cron.js';
 
 /** Ports other services hold in the namespace before the test's repos come: 700 up to this one, not included. */
-const HELD_BELOW = 1023;
+const HELD_BELOW = 1022;
 
 /** Listens on every port from argv[1] to argv[2] - 1 and says "ready" once all are held. */
 const HOLD_PORTS = `
@@ -58,8 +59,10 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'sys
   const provision = (name: string, json = false) =>
     cli(env, ['provision', 'repo', name, '--url', url, '--netns', ns.name, ...(json ? ['--json'] : [])]);
   const registryText = () => readFileSync(env.AGENT_RUNNER_CONFIG, 'utf8');
-  const portOf = (name: string) =>
-    parseRegistry(registryText(), 'r', cronScheduler).registry.repos.find((repo) => repo.name === name)?.proxyPort;
+  const repoOf = (name: string) =>
+    parseRegistry(registryText(), 'r', cronScheduler).registry.repos.find((repo) => repo.name === name);
+  const portOf = (name: string) => repoOf(name)?.proxyPort;
+  const runnerPortOf = (name: string) => repoOf(name)?.runnerProxyPort;
   const unprivilegedStart = (value: number) => {
     const set = ns.exec(['sysctl', '-w', `net.ipv4.ip_unprivileged_port_start=${value}`]);
     if (set.status !== 0) throw new Error(set.stderr);
@@ -77,18 +80,19 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'sys
     });
   });
 
-  t.test('the last privileged port goes to the next repo; provision says none is left', async (t) => {
+  t.test('the last two privileged ports go to the next repo; provision says none is left', async (t) => {
     const result = await provision(last, true);
     t.equal(result.code, 0, result.err);
-    t.equal(portOf(last), 1023);
+    t.equal(portOf(last), 1022);
+    t.equal(runnerPortOf(last), 1023);
     const report = JSON.parse(result.out) as { proxyPorts: Record<string, number> };
     t.same(report.proxyPorts, {
       left: 0,
       total: 324,
       first: 700,
       last: 1023,
-      heldByRepos: 1,
-      heldByOthers: 323,
+      heldByRepos: 2,
+      heldByOthers: 322,
       unprivilegedPortStart: 1024,
       proxyPortsBelow: 1024,
     });
@@ -96,7 +100,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'sys
     t.equal(again.code, 0, again.err);
     t.match(
       again.out,
-      /^proxy ports: 0 of 324 proxy ports left \(700-1023, below net.ipv4.ip_unprivileged_port_start 1024; held: 1 by repos, 323 by other listeners\)\n {2}when none is left, provision refuses new repos; where you accept/m,
+      /^proxy ports: 0 of 324 proxy ports left \(700-1023, below net.ipv4.ip_unprivileged_port_start 1024; held: 2 by repos, 322 by other listeners\): room for 0 more repos at 2 ports each \(the agent's and the runner's\)\n {2}when none is left, provision refuses new repos; where you accept/m,
       'a human run says it too, with the way to more',
     );
   });
@@ -107,7 +111,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'sys
     t.equal(result.code, 2, 'a usage/config error');
     t.match(
       result.err,
-      `no proxy port is left for repo "${refused}": 0 of 324 proxy ports left (700-1023, below net.ipv4.ip_unprivileged_port_start 1024; held: 1 by repos, 323 by other listeners)`,
+      `no proxy port is left for repo "${refused}": 0 of 324 proxy ports left (700-1023, below net.ipv4.ip_unprivileged_port_start 1024; held: 2 by repos, 322 by other listeners): room for 0 more repos at 2 ports each (the agent's and the runner's)`,
     );
     t.match(
       result.err,
@@ -126,10 +130,12 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'sys
     const result = await provision(refused, true);
     t.equal(result.code, 0, result.err);
     t.equal(portOf(refused), 1024);
+    t.equal(runnerPortOf(refused), 1025);
     t.match(JSON.parse(result.out), {
-      proxyPorts: { left: 1023, total: 1348, last: 2047, heldByRepos: 2, heldByOthers: 323, proxyPortsBelow: 2048 },
+      proxyPorts: { left: 1022, total: 1348, last: 2047, heldByRepos: 4, heldByOthers: 322, proxyPortsBelow: 2048 },
     });
-    t.equal(ns.exec(['bash', '-c', 'exec 3<>/dev/tcp/127.0.0.1/1024']).status, 0, 'Squid serves the repo on 1024');
+    t.equal(ns.exec(['bash', '-c', 'exec 3<>/dev/tcp/127.0.0.1/1024']).status, 0, 'Squid serves the agent on 1024');
+    t.equal(ns.exec(['bash', '-c', 'exec 3<>/dev/tcp/127.0.0.1/1025']).status, 0, 'and the runner on 1025');
     t.match(registryText(), /^proxy_ports_below = 2048\n/, 'provision kept the declaration');
   });
 }

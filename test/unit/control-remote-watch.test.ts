@@ -23,7 +23,7 @@ const user: UserAccount = {
   home: '/home/agent-web',
   shell: '/usr/sbin/nologin',
 };
-const repo = aRepo('web', { path: '/home/agent-web/web', proxyPort: 712, baseBranch: 'trunk' });
+const repo = aRepo('web', { path: '/home/agent-web/web', proxyPort: 712, runnerProxyPort: 713, baseBranch: 'trunk' });
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
 
@@ -36,8 +36,8 @@ t.test('ls-remote and fetch run as the repo user, through its proxy, with no rep
   t.same(afterEnv.slice(-4), ['ls-remote', '--quiet', 'origin', 'refs/heads/trunk']);
   t.ok(afterEnv.includes('core.hooksPath=/dev/null'), 'no hook');
   t.ok(
-    command.args.includes('https_proxy=http://127.0.0.1:712') && command.args.includes('HOME=/home/agent-web'),
-    "the user's home and proxy",
+    command.args.includes('https_proxy=http://127.0.0.1:713') && command.args.includes('HOME=/home/agent-web'),
+    "the user's home and the runner's proxy port (the git host's)",
   );
   t.equal(command.cwd, '/home/agent-web/web');
   t.same(fetchBaseCommand(user, repo).args.slice(-5), [

@@ -116,7 +116,8 @@ t.test('provision hands out a port nothing listens on', async (t) => {
 });
 
 t.test('an existing repo whose port a stranger holds: refused, naming port and holder', async (t) => {
-  const text = '[repos.web]\npath = "/home/agent-web/web"\nproxy_port = 700\nurl = "https://example.org/web.git"\n';
+  const text =
+    '[repos.web]\npath = "/home/agent-web/web"\nproxy_port = 700\nrunner_proxy_port = 701\nurl = "https://example.org/web.git"\n';
   const held = {
     ...fresh,
     registryText: text,
@@ -158,13 +159,17 @@ t.test('repos still on unprivileged ports are moved, each with a line', async (t
   const step = plan.steps.find((entry) => 'write' in entry)!;
   t.match(
     step.description,
-    /proxy port of repo web moves from 3200 to 700 .*proxy port of repo api moves from 3201 to 701/,
+    /proxy port of repo web moves from 3200 to 700 .*runner proxy port of repo web: 701 .*proxy port of repo api moves from 3201 to 702 .*runner proxy port of repo api: 703/,
   );
   t.same(
-    parseRegistry(registryOf(plan)!.text, 'r', cronScheduler).registry.repos.map((repo) => [repo.name, repo.proxyPort]),
+    parseRegistry(registryOf(plan)!.text, 'r', cronScheduler).registry.repos.map((repo) => [
+      repo.name,
+      repo.proxyPort,
+      repo.runnerProxyPort,
+    ]),
     [
-      ['web', 700],
-      ['api', 701],
+      ['web', 700, 701],
+      ['api', 702, 703],
     ],
   );
 });
@@ -269,7 +274,7 @@ t.test('the pool is the repo limit: 324 ports on a default host, counted, and th
   );
   t.equal(
     describePortBudget(budget),
-    '320 of 324 proxy ports left (700-1023, below net.ipv4.ip_unprivileged_port_start 1024; held: 2 by repos, 2 by other listeners)',
+    "320 of 324 proxy ports left (700-1023, below net.ipv4.ip_unprivileged_port_start 1024; held: 2 by repos, 2 by other listeners): room for 160 more repos at 2 ports each (the agent's and the runner's)",
   );
 
   const full = proxyPortBudget(fullUpTo(1024), { listeners: [], unprivilegedStart: 1024 });
@@ -295,24 +300,30 @@ t.test('the pool is the repo limit: 324 ports on a default host, counted, and th
 
 t.test('provision says how many ports are left, and refuses with the fix when none is', async (t) => {
   const plan = planRepo(request, fresh, layout);
-  t.match(plan.proxyPorts, { left: 323, byRepos: 1, pool: { first: 700, below: 1024, size: 324 } }, 'after this repo');
-  // Every port of the pool taken by a registered repo (the last one held by another service instead).
+  t.match(
+    plan.proxyPorts,
+    { left: 322, byRepos: 2, pool: { first: 700, below: 1024, size: 324 } },
+    'after this repo: its agent port and its runner port',
+  );
+  t.equal(plan.repo!.runnerProxyPort, 701);
+  // Every port of the pool but one taken by registered repos, two each (one more held by another service).
   const sections = Array.from(
-    { length: 323 },
-    (_, index) => `[repos.r${index}]\npath = "/srv/r${index}"\nproxy_port = ${700 + index}\n`,
+    { length: 161 },
+    (_, index) =>
+      `[repos.r${index}]\npath = "/srv/r${index}"\nproxy_port = ${700 + 2 * index}\nrunner_proxy_port = ${701 + 2 * index}\n`,
   );
   const busy: RepoState = {
     ...fresh,
     registryText: sections.join('\n'),
     ports: {
       ...fresh.ports,
-      listeners: parseListeners('LISTEN 0 5 0.0.0.0:1023 0.0.0.0:* users:(("cupsd",pid=8,fd=3))\n'),
+      listeners: parseListeners('LISTEN 0 5 0.0.0.0:1022 0.0.0.0:* users:(("cupsd",pid=8,fd=3))\n'),
     },
   };
   t.throws(
     () => planRepo(request, busy, layout),
     new RegExp(
-      '/cfg/registry.toml: no proxy port is left for repo "web": 0 of 324 proxy ports left \\(700-1023, below net.ipv4.ip_unprivileged_port_start 1024; held: 323 by repos, 1 by other listeners\\); ' +
+      "/cfg/registry.toml: only one proxy port is left, and a repo takes two \\(its agent's and its runner's\\) for repo \"web\": 1 of 324 proxy ports left \\(700-1023, below net.ipv4.ip_unprivileged_port_start 1024; held: 322 by repos, 1 by other listeners\\): room for 0 more repos at 2 ports each \\(the agent's and the runner's\\); " +
         'a proxy port must be below net.ipv4.ip_unprivileged_port_start so that no agent can bind it. Fix: where you accept .*sysctl -w net.ipv4.ip_unprivileged_port_start=2048.*proxy_ports_below = 2048 at the top of /cfg/registry.toml; or provision the repo on another host',
     ),
   );
@@ -324,7 +335,8 @@ t.test('provision says how many ports are left, and refuses with the fix when no
     ports: { ...busy.ports, unprivilegedStart: 2048 },
   };
   const more = planRepo(request, raised, layout);
-  t.equal(more.repo!.proxyPort, 1024);
+  t.equal(more.repo!.proxyPort, 1023);
+  t.equal(more.repo!.runnerProxyPort, 1024);
   t.match(more.proxyPorts, { left: 1023, pool: { below: 2048, size: 1348 } });
   t.match(registryOf(more)!.text, /^proxy_ports_below = 2048\n/, 'the declaration is kept');
   // The sysctl lost on a reboot, the registry still raised: every port from 1024 up is refused, with the way back.

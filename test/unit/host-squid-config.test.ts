@@ -19,13 +19,14 @@ t.test('two repos', async (t) => {
     rendered.config,
     `# agent-runner allowlist proxy. Generated from the registry by
 # \`agent-runner provision\`; edits here are overwritten.
-# One port per repo: the port a request arrives on names the repo, and
-# only that repo's allowlist applies. nftables lets each repo user reach
-# only its own port.
+# Two ports per repo: the port a request arrives on names the repo and the
+# identity, and only that list applies: the agent's (the repo's allow, not
+# the git host) or the runner's (the git host alone). nftables lets each
+# identity reach only its own port.
 
 pid_filename /var/lib/agent-runner/squid/squid.pid
 cache_log /var/lib/agent-runner/squid/cache.log
-logformat agent_runner %ts.%03tu repo=%{repo}note client=%>a:%>p status=%Ss/%03>Hs bytes=%<st method=%rm url=%ru upstream=%<a
+logformat agent_runner %ts.%03tu repo=%{repo}note client=%>a:%>p status=%Ss/%03>Hs bytes=%<st method=%rm url=%ru upstream=%<a identity=%{identity}note
 access_log stdio:/var/lib/agent-runner/squid/access.log agent_runner
 coredump_dir /var/lib/agent-runner/squid
 cache_effective_user proxy
@@ -46,17 +47,19 @@ acl SSL_ports port 443
 acl CONNECT method CONNECT
 acl to_private dst 0.0.0.0/8 10.0.0.0/8 100.64.0.0/10 127.0.0.0/8 169.254.0.0/16 172.16.0.0/12 192.168.0.0/16 ::1 fc00::/7 fe80::/10
 
-# repo alpha (user agent-alpha)
+# repo alpha (user agent-alpha): the agent's port
 http_port 127.0.0.1:700 name=alpha
 acl repo_alpha myportname alpha
 acl allow_alpha dstdomain -n "/etc/agent-runner/allow/alpha.txt"
 note repo alpha repo_alpha
+note identity agent repo_alpha
 
-# repo beta (user agent-beta)
+# repo beta (user agent-beta): the agent's port
 http_port 127.0.0.1:701 name=beta
 acl repo_beta myportname beta
 acl allow_beta dstdomain -n "/etc/agent-runner/allow/beta.txt"
 note repo beta repo_beta
+note identity agent repo_beta
 
 # Order matters: refusals first, then one allow per repo (its port, its
 # list, and never a private destination), then deny.
@@ -113,7 +116,70 @@ t.test('allowlist problems, all at once', async (t) => {
   );
   t.same(squidProblems([alpha, beta], 'registry.toml'), []);
   t.same(
+    squidProblems([alpha, aRepo('delta', { proxyPort: 702, runnerProxyPort: 700 })], 'r').map(
+      (p) => `${p.key}: ${p.problem}`,
+    ),
+    ['repos.delta.runner_proxy_port: port 700 is also the proxy port of "alpha"'],
+    'a runner port counts with the proxy ports',
+  );
+  t.same(
     squidProblems([aRepo('x', { allow: ['example.org', '.example.org'] })], 'r').map((p) => p.problem),
     ['"example.org" is already covered by ".example.org"'],
   );
+});
+
+t.test("the runner's port: the git host alone; the agent's list without it", async (t) => {
+  const web = aRepo('web', {
+    proxyPort: 700,
+    runnerProxyPort: 701,
+    url: 'git@github.com:o/web.git',
+    allow: ['github.com', 'registry.npmjs.org'],
+  });
+  const local = aRepo('local', { proxyPort: 702, runnerProxyPort: 703, url: undefined, allow: ['pypi.org'] });
+  const rendered = squidConfig([web, local], layout);
+  t.match(
+    rendered.config,
+    `# repo web: the runner's port, the git host alone
+http_port 127.0.0.1:701 name=web.runner
+acl runner_web myportname web.runner
+acl runnerallow_web dstdomain -n "/etc/agent-runner/allow/web.runner.txt"
+note repo web runner_web
+note identity runner runner_web
+`,
+  );
+  t.match(rendered.config, 'http_access allow runner_web runnerallow_web !to_private\n');
+  t.same(rendered.allowlists, [
+    {
+      path: '/etc/agent-runner/allow/local.txt',
+      text: '# repo local: domains its agents may reach (from the registry)\npypi.org\n',
+    },
+    {
+      path: '/etc/agent-runner/allow/local.runner.txt',
+      text: "# repo local: the git host its runner may reach (from the registry's url)\n",
+    },
+    {
+      path: '/etc/agent-runner/allow/web.txt',
+      text: '# repo web: domains its agents may reach (from the registry)\nregistry.npmjs.org\n',
+    },
+    {
+      path: '/etc/agent-runner/allow/web.runner.txt',
+      text: "# repo web: the git host its runner may reach (from the registry's url)\ngithub.com\napi.github.com\n",
+    },
+  ]);
+  t.notMatch(rendered.config, /githost_/, 'nothing left on the list covers the git host: no deny needed');
+
+  const covered = squidConfig([{ ...web, allow: ['.github.com'] }], layout);
+  t.match(
+    covered.config,
+    /acl githost_web dstdomain -n github.com\n[^]*http_access deny CONNECT !SSL_ports\nhttp_access deny repo_web githost_web\nhttp_access allow repo_web allow_web/,
+    '".github.com" still covers the git host: denied on the agent port before the list',
+  );
+  const anonymous = squidConfig([{ ...web, anonymousFetch: true }], layout);
+  t.match(
+    anonymous.allowlists[0]!.text,
+    /\ngithub\.com\nregistry\.npmjs\.org\n$/,
+    'anonymous_fetch: the agent keeps it',
+  );
+  const unallocated = squidConfig([{ ...web, runnerProxyPort: undefined }], layout);
+  t.notMatch(unallocated.config, /myportname web.runner/, 'no runner_proxy_port yet: no runner port at all');
 });

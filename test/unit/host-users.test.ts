@@ -7,7 +7,7 @@ import { committerEnvironment } from '../../src/git/git.js';
 import { planRepo, withBlockedStatus, type RepoState } from '../../backends/host/provision-plan.js';
 import { emptyRepoState, provisionedIdentities } from '../helpers/host-fixtures.js';
 import { hostLayout } from '../../backends/host/layout.js';
-import { egressRuleset, renderRuleset } from '../../backends/host/nftables.js';
+import { egressRuleset, renderRuleset, repoUids } from '../../backends/host/nftables.js';
 import { squidConfig } from '../../backends/host/squid-config.js';
 import { parseRegistry } from '../../src/control/registry/parse.js';
 import { cronScheduler } from '../../src/io/cron.js';
@@ -146,9 +146,9 @@ t.test('the repo planner: a new repo, then a provisioned one plans nothing', asy
       'clone https://example.org/web.git (main) into /home/agent-web/web as agent-web',
       'author of agent commits: user.name "agent-web"',
       'author of agent commits: user.email "agent-web@localhost"',
-      'register repo web in /cfg/registry.toml (proxy port 700, allow: github.com), mode 0600',
+      'register repo web in /cfg/registry.toml (proxy port 700, runner proxy port 701, allow: github.com), mode 0600',
       'regenerate and load the egress ruleset (1 repo), saved to /cfg/egress.json',
-      'regenerate the proxy config and reload it (port 700 for web)',
+      "regenerate the proxy config and reload it (port 700 for web's agent, 701 for its runner)",
     ],
   );
   t.equal(
@@ -160,7 +160,7 @@ t.test('the repo planner: a new repo, then a provisioned one plans nothing', asy
   const repos = parseRegistry(registryText, 'r', cronScheduler).registry.repos;
   const uids = new Map([['agent-web', 1500]]);
   const rendered = squidConfig(repos, layout.squid);
-  const ruleset = egressRuleset(repos, uids);
+  const ruleset = egressRuleset(repos, repoUids(repos, uids));
   const live = { nftables: ruleset.nftables.slice(3).map((entry) => entry.add as object) };
   const done: RepoState = {
     ...empty,
@@ -190,8 +190,8 @@ t.test('the repo planner: a new repo, then a provisioned one plans nothing', asy
   t.same(
     planRepo({ ...request, allow: ['github.com', '.npmjs.org'] }, done, layout).steps.map((step) => step.description),
     [
-      'register repo web in /cfg/registry.toml (proxy port 700, allow: github.com, .npmjs.org), mode 0600',
-      'regenerate the proxy config and reload it (port 700 for web)',
+      'register repo web in /cfg/registry.toml (proxy port 700, runner proxy port 701, allow: github.com, .npmjs.org), mode 0600',
+      "regenerate the proxy config and reload it (port 700 for web's agent, 701 for its runner)",
     ],
   );
   t.throws(() => planRepo({ ...request, allow: ['10.0.0.1'] }, done, layout), /"10\.0\.0\.1" is not a domain name/);

@@ -54,6 +54,8 @@ t.test('a valid registry with defaults applied', async (t) => {
       user: 'agent-web',
       baseBranch: 'main',
       proxyPort: 700,
+      anonymousFetch: false,
+      gateEgress: 'none',
       schedule: '*/5 * * * *',
       remotePollSec: 15,
       maxParallel: 3,
@@ -74,6 +76,8 @@ t.test('a valid registry with defaults applied', async (t) => {
       user: 'svc-api',
       baseBranch: 'trunk',
       proxyPort: 701,
+      anonymousFetch: false,
+      gateEgress: 'none',
       schedule: '*/5 * * * *',
       remotePollSec: 15,
       maxParallel: 1,
@@ -262,3 +266,61 @@ t.test('names and users', async (t) => {
   t.notOk(REPO_NAME_PATTERN.test('a'.repeat(25)));
   t.notOk(REPO_NAME_PATTERN.test('../etc'));
 });
+
+t.test('runner_proxy_port, anonymous_fetch, gate_egress: read, validated, and unique across both kinds', async (t) => {
+  const good = parseRegistry(
+    '[defaults]\ngate_egress = "agent"\n\n[repos.a]\npath = "/a"\nproxy_port = 700\nrunner_proxy_port = 701\nanonymous_fetch = true\n',
+    'r.toml',
+    cronScheduler,
+  );
+  t.same(good.problems, []);
+  t.match(good.registry.repos[0], { runnerProxyPort: 701, anonymousFetch: true, gateEgress: 'agent' });
+  const absent = parseRegistry('[repos.a]\npath = "/a"\nproxy_port = 700\n', 'r.toml', cronScheduler).registry;
+  t.match(absent.repos[0], { runnerProxyPort: undefined, anonymousFetch: false, gateEgress: 'none' }, 'the defaults');
+
+  const bad = parseRegistry(
+    '[repos.a]\npath = "/a"\nproxy_port = 700\nrunner_proxy_port = 1500\nanonymous_fetch = "yes"\ngate_egress = "all"\n',
+    'r.toml',
+    cronScheduler,
+  ).problems;
+  t.same(
+    bad.map((p) => `${p.file} ${p.key}: ${p.problem}; ${p.fix}`),
+    [
+      'r.toml:4 repos.a.runner_proxy_port: must be a privileged port 1-1023, got 1500: any user, an agent too, can bind a port from 1024 up and cut the repo off from its proxy; run agent-runner provision repo a: it moves the repo to a free port from 700 up (or set one below 1024 yourself, one per repo)',
+      'r.toml:5 repos.a.anonymous_fetch: must be true or false, got "yes"; write anonymous_fetch = true or anonymous_fetch = false',
+      'r.toml:6 repos.a.gate_egress: must be "none" or "agent", got "all"; write gate_egress = "none" (the gate reaches nothing) or gate_egress = "agent" (what the agent reaches)',
+    ],
+  );
+
+  const clashes = parseRegistry(
+    '[repos.a]\npath = "/a"\nproxy_port = 700\nrunner_proxy_port = 700\n\n[repos.b]\npath = "/b"\nproxy_port = 701\nrunner_proxy_port = 701\n\n[repos.c]\npath = "/c"\nproxy_port = 702\nrunner_proxy_port = 703\nloopback_ports = [703]\n\n[repos.d]\npath = "/d"\nproxy_port = 703\n',
+    'r.toml',
+    cronScheduler,
+  ).problems;
+  t.same(
+    clashes.map((p) => `${p.file} ${p.key}: ${p.problem}; ${p.fix}`),
+    [
+      'r.toml:4 repos.a.runner_proxy_port: runner proxy port 700 is already used by repo "a" as its proxy port; give every repo its own runner_proxy_port, apart from every proxy_port (or remove repos.a.runner_proxy_port: provision allocates a free one)',
+      'r.toml:9 repos.b.runner_proxy_port: runner proxy port 701 is already used by repo "b" as its proxy port; give every repo its own runner_proxy_port, apart from every proxy_port (or remove repos.b.runner_proxy_port: provision allocates a free one)',
+      'r.toml:19 repos.d.proxy_port: proxy port 703 is already used by repo "c" as its runner proxy port; give every repo its own proxy_port',
+      'r.toml:15 repos.c.loopback_ports: port 703 is the runner proxy port of repo "c": the agent would reach the git host through it; remove 703 from loopback_ports of repo "c" (or from [defaults])',
+    ],
+  );
+});
+
+t.test(
+  'upsert keeps runner_proxy_port and the egress keys, and skips runner ports when picking a proxy port',
+  async (t) => {
+    const one = upsertRepo('', {
+      name: 'a',
+      path: '/a',
+      runnerProxyPort: 700,
+      anonymousFetch: true,
+      gateEgress: 'agent',
+    });
+    t.match(one, /^proxy_port = 701$/m, 'the runner port is taken');
+    t.match(one, /^runner_proxy_port = 700$\nanonymous_fetch = true\ngate_egress = "agent"$/m);
+    const again = upsertRepo(one, { name: 'a', path: '/a2' });
+    t.match(again, /^proxy_port = 701\nrunner_proxy_port = 700$/m, 'an upsert without them keeps both ports');
+  },
+);

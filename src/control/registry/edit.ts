@@ -4,6 +4,7 @@
 // writing it.
 import { parse } from 'smol-toml';
 import { UsageError } from '../../errors.js';
+import type { GateEgress } from '../../types.js';
 import { FIRST_PROXY_PORT } from './proxy-ports.js';
 import { renderRunLimitLines, type RawRunLimits } from './limits.js';
 import { renderSpendLines, type RawSpend } from './spend.js';
@@ -19,6 +20,10 @@ export interface RegistryRepoInput {
   readonly baseBranch?: string;
   /** Omitted: the lowest port from FIRST_PROXY_PORT up that no other repo uses. */
   readonly proxyPort?: number;
+  /** Omitted: kept as the registry has it (provision allocates a missing one, host-aware). */
+  readonly runnerProxyPort?: number;
+  readonly anonymousFetch?: boolean;
+  readonly gateEgress?: GateEgress;
   readonly schedule?: string;
   readonly maxParallel?: number;
   readonly allow?: readonly string[];
@@ -52,6 +57,9 @@ function renderRepoSection(entry: RegistryRepoInput & { proxyPort: number }): st
   add('user', entry.user === undefined ? undefined : tomlString(entry.user));
   add('base', entry.baseBranch === undefined ? undefined : tomlString(entry.baseBranch));
   add('proxy_port', String(entry.proxyPort));
+  add('runner_proxy_port', entry.runnerProxyPort === undefined ? undefined : String(entry.runnerProxyPort));
+  add('anonymous_fetch', entry.anonymousFetch === undefined ? undefined : String(entry.anonymousFetch));
+  add('gate_egress', entry.gateEgress === undefined ? undefined : tomlString(entry.gateEgress));
   add('schedule', entry.schedule === undefined ? undefined : tomlString(entry.schedule));
   add('max_parallel', entry.maxParallel === undefined ? undefined : String(entry.maxParallel));
   add('allow', entry.allow === undefined ? undefined : `[${entry.allow.map(tomlString).join(', ')}]`);
@@ -74,15 +82,18 @@ function renderRepoSection(entry: RegistryRepoInput & { proxyPort: number }): st
   return `${lines.join('\n')}\n`;
 }
 
-/** The proxy_port of every repo in the text, by repo name; empty when the text is not TOML. */
-function proxyPortsByRepo(text: string): Map<string, number> {
+/** proxy_port and runner_proxy_port of every repo in the text, by repo name; empty when the text is not TOML. */
+function proxyPortsByRepo(text: string): Map<string, { proxy?: number; runner?: number }> {
+  const port = (value: unknown) => (typeof value === 'number' && Number.isInteger(value) ? value : undefined);
   try {
     const document = parse(text) as Record<string, unknown>;
     const repos = isTable(document.repos) ? document.repos : {};
-    const ports = new Map<string, number>();
+    const ports = new Map<string, { proxy?: number; runner?: number }>();
     for (const [name, repo] of Object.entries(repos)) {
-      if (isTable(repo) && typeof repo.proxy_port === 'number' && Number.isInteger(repo.proxy_port))
-        ports.set(name, repo.proxy_port);
+      if (!isTable(repo)) continue;
+      const proxy = port(repo.proxy_port);
+      const runner = port(repo.runner_proxy_port);
+      ports.set(name, { ...(proxy === undefined ? {} : { proxy }), ...(runner === undefined ? {} : { runner }) });
     }
     return ports;
   } catch {
@@ -90,16 +101,26 @@ function proxyPortsByRepo(text: string): Map<string, number> {
   }
 }
 
-/** The port an entry gets: its own, else the one it has, else the lowest free one from FIRST_PROXY_PORT. */
-function proxyPortFor(text: string, entry: RegistryRepoInput): number {
-  if (entry.proxyPort !== undefined) return entry.proxyPort;
+/**
+ * The ports an entry gets: its own, else the ones it has; a missing proxy_port is the lowest port from
+ * FIRST_PROXY_PORT no port of either kind uses.
+ */
+function portsFor(text: string, entry: RegistryRepoInput): { proxyPort: number; runnerProxyPort?: number } {
   const ports = proxyPortsByRepo(text);
   const current = ports.get(entry.name);
-  if (current !== undefined) return current;
-  const used = new Set([...ports].filter(([name]) => name !== entry.name).map(([, port]) => port));
+  const runnerProxyPort = entry.runnerProxyPort ?? current?.runner;
+  const runner = runnerProxyPort === undefined ? {} : { runnerProxyPort };
+  const proxyPort = entry.proxyPort ?? current?.proxy;
+  if (proxyPort !== undefined) return { proxyPort, ...runner };
+  const used = new Set(
+    [...ports]
+      .filter(([name]) => name !== entry.name)
+      .flatMap(([, held]) => [held.proxy, held.runner])
+      .concat(runnerProxyPort),
+  );
   let port = FIRST_PROXY_PORT;
   while (used.has(port)) port++;
-  return port;
+  return { proxyPort: port, ...runner };
 }
 
 /** The registry text with repo `entry.name` added or replaced. */
@@ -109,7 +130,7 @@ export function upsertRepo(text: string, entry: RegistryRepoInput): string {
       `repo name "${entry.name}" is not allowed; use lowercase letters, digits and "-", starting with a letter, at most 24 characters`,
     );
   }
-  const section = renderRepoSection({ ...entry, proxyPort: proxyPortFor(text, entry) });
+  const section = renderRepoSection({ ...entry, ...portsFor(text, entry) });
   const lines = text.split('\n');
   const range = sectionRange(lines, entry.name);
   if (!range) {

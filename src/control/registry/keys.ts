@@ -6,6 +6,7 @@ import { SECRET_NAME } from '../../agent/secrets.js';
 import { MAX_PARALLEL_CEILING } from '../../repo/config.js';
 import * as path from 'node:path';
 import type { ScheduleCheck } from '../../ports.js';
+import type { GateEgress } from '../../types.js';
 import { FIRST_PROXY_PORT, PRIVILEGED_PORT_LIMIT, PROXY_PORTS_BELOW_KEY, proxyPortProblem } from './proxy-ports.js';
 import { apiUrlProblem } from '../../github/origin.js';
 import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS } from '../retention/index.js';
@@ -55,6 +56,9 @@ export type Fields = {
   path?: string;
   user?: string;
   proxyPort?: number;
+  runnerProxyPort?: number;
+  anonymousFetch?: boolean;
+  gateEgress?: GateEgress;
   url?: string;
   limits?: RunLimitFields;
   promote?: 'push' | 'pr';
@@ -130,6 +134,18 @@ function readAllow(value: unknown, at: KeyContext): void {
   else at.fields.allow = value.map((item) => String(item).toLowerCase());
 }
 
+/** proxy_port and runner_proxy_port: privileged under the registry's limit. */
+function readProxyPort(value: unknown, at: KeyContext, set: (port: number) => void): void {
+  const below = at.proxyPortsBelow;
+  if (typeof value !== 'number' || proxyPortProblem(value, below) !== undefined) {
+    const raised = below === PRIVILEGED_PORT_LIMIT ? '' : ` (${PROXY_PORTS_BELOW_KEY} = ${below})`;
+    at.bad(
+      `must be a privileged port 1-${below - 1}${raised}, got ${JSON.stringify(value)}: any user, an agent too, can bind a port from ${below} up and cut the repo off from its proxy`,
+      `run agent-runner provision repo ${at.table.replace(/^repos\./, '')}: it moves the repo to a free port from ${FIRST_PROXY_PORT} up (or set one below ${below} yourself, one per repo)`,
+    );
+  } else set(value);
+}
+
 function runLimitRule(key: RunLimitKey, describe: string): KeyRule {
   return { scopes: BOTH, describe, read: (value, at) => readRunLimit(key, value, (at.fields.limits ??= {}), at.bad) };
 }
@@ -166,16 +182,36 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
   },
   proxy_port: {
     scopes: REPO,
-    describe: 'loopback port of the repo proxy',
+    describe: "loopback port of the agent's proxy (the repo's allow list)",
+    read: (value, at) => readProxyPort(value, at, (port) => (at.fields.proxyPort = port)),
+  },
+  runner_proxy_port: {
+    scopes: REPO,
+    describe: "loopback port of the runner's proxy (the git host alone)",
+    read: (value, at) => readProxyPort(value, at, (port) => (at.fields.runnerProxyPort = port)),
+  },
+  anonymous_fetch: {
+    scopes: BOTH,
+    describe: "the agent may reach the git host too (a public repo fetched without the runner's token)",
     read(value, at) {
-      const below = at.proxyPortsBelow;
-      if (typeof value !== 'number' || proxyPortProblem(value, below) !== undefined) {
-        const raised = below === PRIVILEGED_PORT_LIMIT ? '' : ` (${PROXY_PORTS_BELOW_KEY} = ${below})`;
+      if (typeof value !== 'boolean')
         at.bad(
-          `must be a privileged port 1-${below - 1}${raised}, got ${JSON.stringify(value)}: any user, an agent too, can bind a port from ${below} up and cut the repo off from its proxy`,
-          `run agent-runner provision repo ${at.table.replace(/^repos\./, '')}: it moves the repo to a free port from ${FIRST_PROXY_PORT} up (or set one below ${below} yourself, one per repo)`,
+          `must be true or false, got ${JSON.stringify(value)}`,
+          'write anonymous_fetch = true or anonymous_fetch = false',
         );
-      } else at.fields.proxyPort = value;
+      else at.fields.anonymousFetch = value;
+    },
+  },
+  gate_egress: {
+    scopes: BOTH,
+    describe: 'what the gate may reach: "none" (default) or "agent" (the same as the agent)',
+    read(value, at) {
+      if (value !== 'none' && value !== 'agent')
+        at.bad(
+          `must be "none" or "agent", got ${JSON.stringify(value)}`,
+          'write gate_egress = "none" (the gate reaches nothing) or gate_egress = "agent" (what the agent reaches)',
+        );
+      else at.fields.gateEgress = value;
     },
   },
   url: {

@@ -105,6 +105,9 @@ function resolveRepo(
     user: fields.user ?? defaultUserFor(name),
     baseBranch: fields.base ?? defaults.base ?? REGISTRY_DEFAULTS.base,
     proxyPort: fields.proxyPort,
+    ...(fields.runnerProxyPort === undefined ? {} : { runnerProxyPort: fields.runnerProxyPort }),
+    anonymousFetch: fields.anonymousFetch ?? defaults.anonymousFetch ?? false,
+    gateEgress: fields.gateEgress ?? defaults.gateEgress ?? 'none',
     schedule: fields.schedule ?? defaults.schedule ?? REGISTRY_DEFAULTS.schedule,
     remotePollSec: fields.remotePollSec ?? defaults.remotePollSec ?? REGISTRY_DEFAULTS.remotePollSec,
     maxParallel: fields.maxParallel ?? defaults.maxParallel ?? REGISTRY_DEFAULTS.maxParallel,
@@ -145,6 +148,41 @@ function retentionOf(fields: Fields, defaults: Fields): { retentionDays?: number
   return days === undefined ? {} : { retentionDays: days };
 }
 
+/**
+ * Every proxy port once in the whole registry, of either kind: an agent's port shared with the runner's (of its own
+ * or another repo) would hand the agent the git host, or another repo's list.
+ */
+function reportPortClashes(c: Collected, repos: readonly RegistryRepo[]): void {
+  const seen = new Map<number, { repo: string; label: string }>();
+  const kinds = [
+    { key: 'proxy_port', label: 'proxy port', pick: (repo: RegistryRepo) => repo.proxyPort },
+    { key: 'runner_proxy_port', label: 'runner proxy port', pick: (repo: RegistryRepo) => repo.runnerProxyPort },
+  ] as const;
+  for (const repo of repos) {
+    for (const kind of kinds) {
+      const port = kind.pick(repo);
+      if (port === undefined) continue;
+      const other = seen.get(port);
+      if (other === undefined) {
+        seen.set(port, { repo: repo.name, label: kind.label });
+        continue;
+      }
+      const as = other.label === kind.label ? '' : ` as its ${other.label}`;
+      const fix =
+        kind.key === 'proxy_port'
+          ? 'give every repo its own proxy_port'
+          : `give every repo its own runner_proxy_port, apart from every proxy_port (or remove repos.${repo.name}.runner_proxy_port: provision allocates a free one)`;
+      report(
+        c,
+        `repos.${repo.name}`,
+        kind.key,
+        `${kind.label} ${port} is already used by repo "${other.repo}"${as}`,
+        fix,
+      );
+    }
+  }
+}
+
 /** Across repos: one proxy port, one user, one checkout each; no loopback port that is a proxy port. */
 function reportClashes(c: Collected, repos: readonly RegistryRepo[]): void {
   const clash = (label: string, pick: (repo: RegistryRepo) => string | number, key: string, fix: string) => {
@@ -163,7 +201,7 @@ function reportClashes(c: Collected, repos: readonly RegistryRepo[]): void {
       else seen.set(value, repo.name);
     }
   };
-  clash('proxy port', (repo) => repo.proxyPort, 'proxy_port', 'give every repo its own proxy_port');
+  reportPortClashes(c, repos);
   clash('user', (repo) => repo.user, 'user', 'give every repo its own user: isolation between repos is per user');
   clash('path', (repo) => repo.path, 'path', 'register each checkout once');
   for (const found of loopbackPortClashes(repos))

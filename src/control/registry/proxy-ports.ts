@@ -4,8 +4,9 @@
 // reopens its ports on `squid -k reconfigure`; ports below the kernel's
 // net.ipv4.ip_unprivileged_port_start need CAP_NET_BIND_SERVICE, which no
 // repo user has. The pool is therefore 700-1023 on a default host, 324
-// ports: about 320 repos once the host's own services (a few of them listen
-// up there) are skipped. An operator who accepts that more ports need root to
+// ports, and every repo takes two (its agent's proxy_port and its runner's
+// runner_proxy_port): about 160 repos once the host's own services (a few of
+// them listen up there) are skipped. An operator who accepts that more ports need root to
 // bind raises the sysctl and tells the registry (proxy_ports_below). Pure.
 
 /**

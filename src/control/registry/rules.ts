@@ -3,14 +3,28 @@ import type { RegistryRepo } from '../../types.js';
 
 /**
  * A loopback port the agent may reach must not be a proxy port: another
- * repo's (it would use that repo's allowlist) or its own (it is already
- * allowed; listing it hides a typo or an intent to reach something else).
+ * repo's (it would use that repo's allowlist), its own (it is already
+ * allowed; listing it hides a typo or an intent to reach something else), or
+ * any runner's.
  */
 export function loopbackPortClashes(repos: readonly RegistryRepo[]): { repo: string; problem: string; fix: string }[] {
   const proxyOf = new Map(repos.map((repo) => [repo.proxyPort, repo.name]));
+  const runnerOf = new Map(
+    repos.flatMap((repo) => (repo.runnerProxyPort === undefined ? [] : [[repo.runnerProxyPort, repo.name] as const])),
+  );
   const found: { repo: string; problem: string; fix: string }[] = [];
   for (const repo of repos) {
     for (const port of repo.loopbackPorts) {
+      // The runner's port serves the git host: an agent that reached it could push with a token it found.
+      const runner = runnerOf.get(port);
+      if (runner !== undefined) {
+        found.push({
+          repo: repo.name,
+          problem: `port ${port} is the runner proxy port of repo "${runner}": the agent would reach the git host through it`,
+          fix: `remove ${port} from loopback_ports of repo "${repo.name}" (or from [defaults])`,
+        });
+        continue;
+      }
       const owner = proxyOf.get(port);
       if (owner === undefined) continue;
       found.push(

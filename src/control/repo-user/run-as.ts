@@ -42,7 +42,8 @@ export function runnerCommandAsUser(
     program: install.node,
     args: [install.main, ...args],
     env: {
-      ...agentEnvironment({ user, path: repo.toolchainPath, proxyPort: repo.proxyPort, extra: repo.env }),
+      // The runner's own proxy port (the git host alone): the lock rejects it on the agent's.
+      ...agentEnvironment({ user, path: repo.toolchainPath, proxyPort: repo.runnerProxyPort, extra: repo.env }),
       AGENT_RUNNER_STATE: repoUserStateDir(user.home),
     },
     cwd: repo.path,

@@ -28,7 +28,8 @@ export function trackingRef(baseBranch: string): string {
 
 /** Pure: a git command run as the repo user, with its proxy environment, ended after REMOTE_TIMEOUT_SEC. */
 function asRepoUser(user: UserAccount, repo: RegistryRepo, args: readonly string[]): Command {
-  const env = agentEnvironment({ user, path: repo.toolchainPath, proxyPort: repo.proxyPort, extra: {} });
+  // ls-remote and fetch run as the runner: through its own proxy port, the git host's.
+  const env = agentEnvironment({ user, path: repo.toolchainPath, proxyPort: repo.runnerProxyPort, extra: {} });
   const git = gitCommand(repo.path, args, { env });
   return dropPrivileges(user, {
     ...git,
