@@ -308,8 +308,10 @@ export function planRepo(
     checklist.push(`systemd is not PID 1 here: run the watch loop another way (agent-runner watch ${repo.name})`);
   }
 
+  // The agent CLI runs as the agent identity, with its home: its login is there, never in the runner's.
+  const agent = identityNames(repo.user).agent;
   checklist.push(
-    `log the agent CLI in as ${repo.user}: setpriv --reuid=${repo.user} --regid=${repo.user} --init-groups env -i HOME=${home} PATH=${USER_PATH} claude /login (or codex login)`,
+    `log the agent CLI in as ${agent}: setpriv --reuid=${agent} --regid=${agent} --init-groups env -i HOME=${homeOf(agent)} PATH=${USER_PATH} claude /login (or codex login)`,
     `put the git token in ${home}/.git-credentials (one line https://USER:TOKEN@HOST), owned by ${repo.user}, mode 0600, and run: git -C ${repo.path} config credential.helper store`,
     `check the result: agent-runner doctor ${repo.name}`,
   );

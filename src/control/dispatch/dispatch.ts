@@ -238,7 +238,11 @@ export async function dispatchRun(
   // Recorded before orchestrate can change anything, so a crash leaves a trace.
   await writeRun(deps.fs, input.state, started);
   // orchestrate redacts what it knows; root redacts again with the home's credentials before relaying or recording.
-  const secrets = await repoUserSecrets(deps.fs, user.home);
+  // The agent CLI's login lives in the agent's home: what it prints of it is redacted too.
+  const secrets = [
+    ...(await repoUserSecrets(deps.fs, user.home)),
+    ...(await repoUserSecrets(deps.fs, run.accounts.agent.home)),
+  ];
   const stdout: string[] = [];
   const stderrTail: string[] = [];
   const child = deps.process.start(
