@@ -188,7 +188,36 @@ async function prepareUser(ports: Ports, input: DispatchInput, accounts: RepoIde
         'make the install world-readable (chmod -R o+rX on its directory and every parent) and give the user its checkout',
     );
   }
-  // Worktrees live beside the checkout (<parent>/.<repo>.worktrees): the user must be able to make them there.
+  // The agent's and the gate's side steps are this install too, run from their own homes.
+  for (const part of ['agent', 'gate'] as const) {
+    const other = accounts[part];
+    const can = await ports.process.run(
+      dropPrivileges(other, {
+        program: 'test',
+        args: [
+          '-r',
+          input.install.main,
+          '-a',
+          '-x',
+          input.install.node,
+          '-a',
+          '-w',
+          other.home,
+          '-a',
+          '-x',
+          other.home,
+        ],
+        env: { PATH: SYSTEM_PATH },
+        cwd: '/',
+      }),
+    );
+    if (can.exitCode !== 0)
+      throw new UsageError(
+        `repo "${input.repo.name}": the ${part} identity ${other.name} cannot read ${input.install.main}, run ${input.install.node} or write its home ${other.home}; ` +
+          `make the install world-readable (chmod -R o+rX on its directory and every parent) and give ${other.name} its home (agent-runner provision repo ${input.repo.name})`,
+      );
+  }
+  // The staging worktree lives beside the checkout (<parent>/.<repo>.worktrees): the user must be able to make it.
   const parent = path.dirname(input.repo.path);
   if ((await asUser(['-w', parent, '-a', '-x', parent])).exitCode !== 0) {
     throw new UsageError(
