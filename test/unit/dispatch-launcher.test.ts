@@ -1,49 +1,63 @@
-// dispatchRun with identities: orchestrate gets --launcher-fd 3 and a socket, root serves its launches for the whole
-// run, and what is still running when orchestrate ends is killed before the end sweep. Without identities: neither.
+// dispatchRun: orchestrate gets --launcher-fd 3 and a socket, root serves its launches as the repo's agent for the
+// whole run, and what is still running when orchestrate ends is killed before the end sweep.
 import t, { type Test } from 'tap';
+import * as path from 'node:path';
 import { dispatchRun, StopRequest } from '../../src/control/dispatch/index.js';
-import { forcedLaunchEnvironment } from '../../src/control/repo-user/index.js';
-import { accountComment } from '../../src/control/repo-user/account.js';
 import type { UserAccount } from '../../src/control/repo-user/index.js';
 import { realFs } from '../../src/io/real-ports.js';
 import { fakeClock, fakeProcess, type FakeRunningProcess } from '../helpers/fake-ports.js';
-import { aRepo } from '../helpers/host-fixtures.js';
+import { aRepo, anAccount } from '../helpers/host-fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 import type { LaunchEvent } from '../../src/launch/index.js';
 
 const repo = aRepo('web');
-const agent: UserAccount = {
-  name: 'agent-web-agent',
-  uid: 3001,
-  gid: 3001,
-  home: '/home/agent-web-agent',
-  shell: '/bin/sh',
+
+/** The repo's three accounts as getent answers them, and their hand-off folders as provision leaves them. */
+const accounts = {
+  'agent-web': anAccount('agent-web', 1500, 'web'),
+  'agent-web-agent': anAccount('agent-web-agent', 3001, 'web', 'agent'),
+  'agent-web-gate': anAccount('agent-web-gate', 3002, 'web', 'gate'),
+} as const;
+
+function passwdLine(account: UserAccount): string {
+  return `${account.name}:x:${account.uid}:${account.gid}:${account.comment}:${account.home}:${account.shell}\n`;
+}
+
+/** realFs, but the hand-off folders (lstat by the no-follow walk) are as provision makes them for these uids. */
+const handoffFs: typeof realFs = {
+  ...realFs,
+  async statUntrusted(root, relative) {
+    const full = path.join(root, relative);
+    const folders: Record<string, [number, number, number]> = {
+      '/home/agent-web.handoff': [0, 0, 0o755],
+      '/home/agent-web.handoff/to-agent': [1500, 3001, 0o2750],
+      '/home/agent-web.handoff/from-agent': [3001, 1500, 0o2750],
+      '/home/agent-web.handoff/to-gate': [1500, 3002, 0o2750],
+    };
+    const known = folders[full];
+    if (!known) return realFs.statUntrusted(root, relative);
+    const [uid, gid, mode] = known;
+    return { uid, gid, mode: 0o40000 | mode, size: 0, isDirectory: true, isFile: false, isSymlink: false, mtimeMs: 0 };
+  },
 };
 
-async function dispatchWith(t: Test, identities: boolean) {
+async function dispatchOnce(t: Test) {
   const log: string[] = [];
   const events: LaunchEvent[] = [];
   let orchestrate: FakeRunningProcess | undefined;
   const process = fakeProcess({
     run(command) {
-      if (command.program === 'getent')
-        return {
-          exitCode: 0,
-          signal: null,
-          stdout: `agent-web:x:2001:2001:${accountComment('web')}:/home/agent-web:/bin/bash\n`,
-          stderr: '',
-        };
+      if (command.program === 'getent') {
+        const account = accounts[command.args.at(-1) as keyof typeof accounts];
+        return { exitCode: account ? 0 : 2, signal: null, stdout: account ? passwdLine(account) : '', stderr: '' };
+      }
       log.push(`run ${command.args.join(' ')}`);
       return { exitCode: 0, signal: null, stdout: '', stderr: '' };
     },
     onStart(child) {
       if (orchestrate) return; // a launched command: it runs until killed
       orchestrate = child;
-      const channel = child.channel;
-      if (!channel) {
-        setImmediate(() => child.exit(0));
-        return;
-      }
+      const channel = child.channel!;
       channel.onLine((line) => {
         const event = JSON.parse(line) as LaunchEvent;
         events.push(event);
@@ -64,7 +78,13 @@ async function dispatchWith(t: Test, identities: boolean) {
     },
   });
   const record = await dispatchRun(
-    { process, fs: realFs, clock: fakeClock(), ids: { next: () => 'x' }, control: { processesOfUser: async () => [] } },
+    {
+      process,
+      fs: handoffFs,
+      clock: fakeClock(),
+      ids: { next: () => 'x' },
+      control: { processesOfUser: async () => [] },
+    },
     {
       repo,
       state: tempDir(t),
@@ -73,13 +93,6 @@ async function dispatchWith(t: Test, identities: boolean) {
       trigger: 'manual',
       progress: 'json',
       runId: 'R1',
-      ...(identities
-        ? {
-            identities: new Map([
-              ['agent', { account: agent, env: forcedLaunchEnvironment('agent', agent, 700) }] as const,
-            ]),
-          }
-        : {}),
     },
     { onStderrLine: () => undefined },
     new StopRequest(),
@@ -87,27 +100,17 @@ async function dispatchWith(t: Test, identities: boolean) {
   return { record, log, events, process, orchestrate: orchestrate! };
 }
 
-t.test(
-  'with identities: a socket, --launcher-fd 3, launches served, the leftover killed before the sweep',
-  async (t) => {
-    const { record, log, events, process, orchestrate } = await dispatchWith(t, true);
-    t.equal(record.status === 'running', false, `the run ended (${record.status})`);
-    const args = orchestrate.command.args;
-    t.equal(args[args.indexOf('--launcher-fd') + 1], '3', 'orchestrate is told its fd');
-    t.ok(orchestrate.channel, 'and has a socket');
-    t.match(events, [{ id: 1, event: 'started' }]);
-    const launched = process.started[1]!;
-    t.match(launched.command.args, ['--reuid=3001', '--regid=3001'], 'launched as the agent');
-    t.same(launched.signals, ['SIGKILL'], 'killed when the run ended');
-    const killedAt = log.indexOf('exited 600');
-    const sweepAt = log.findIndex((entry) => / kill -STOP -- -1$/.test(entry));
-    t.ok(killedAt >= 0 && sweepAt > killedAt, `killed, and gone, before the sweep: ${log.join(' | ')}`);
-  },
-);
-
-t.test('control: without identities, no socket and no --launcher-fd', async (t) => {
-  const { orchestrate, process } = await dispatchWith(t, false);
-  t.notOk(orchestrate.command.args.includes('--launcher-fd'));
-  t.notOk(orchestrate.channel);
-  t.equal(process.started.length, 1);
+t.test('a socket, --launcher-fd 3, launches served as the agent, the leftover killed before the sweep', async (t) => {
+  const { record, log, events, process, orchestrate } = await dispatchOnce(t);
+  t.equal(record.status === 'running', false, `the run ended (${record.status})`);
+  const args = orchestrate.command.args;
+  t.equal(args[args.indexOf('--launcher-fd') + 1], '3', 'orchestrate is told its fd');
+  t.ok(orchestrate.channel, 'and has a socket');
+  t.match(events, [{ id: 1, event: 'started' }]);
+  const launched = process.started[1]!;
+  t.match(launched.command.args, ['--reuid=3001', '--regid=3001'], 'launched as the agent');
+  t.same(launched.signals, ['SIGKILL'], 'killed when the run ended');
+  const killedAt = log.indexOf('exited 600');
+  const sweepAt = log.findIndex((entry) => / kill -STOP -- -1$/.test(entry));
+  t.ok(killedAt >= 0 && sweepAt > killedAt, `killed, and gone, before the sweep: ${log.join(' | ')}`);
 });
