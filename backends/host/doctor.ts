@@ -20,7 +20,7 @@ import {
   type RepoUids,
 } from './nftables.js';
 import { identityNames, type Identity } from '../../src/identities.js';
-import { agentAllow } from '../../src/control/registry/egress.js';
+import { agentAllow, entryMatches, gitHostOf, runnerAllow } from '../../src/control/registry/egress.js';
 import { allowlistFile, renderAllowlist } from './squid-config.js';
 import type { Check } from './check.js';
 import type { HostLayout } from './layout.js';
@@ -202,6 +202,7 @@ export async function doctorRepo(
         `create the repo's identities: ${reprovision}`,
       ),
     );
+  checks.push(...(await runnerProbes(repo, asUser, reprovision)));
   for (const other of registry.repos) {
     if (other.name === repo.name) continue;
     const home = path.dirname(other.path);
@@ -294,6 +295,19 @@ async function agentProbes(
       `regenerate the proxy config: ${reprovision}`,
     ),
   );
+  // The git host is the runner's: a token an agent found is no use to it there.
+  const gitHost = gitHostOf(repo.url);
+  if (gitHost && !repo.anonymousFetch) {
+    const status = await curlProxy(`http://${gitHost}/`);
+    checks.push(
+      check(
+        'the agent cannot reach the git host',
+        status === '403',
+        `${gitHost} through the agent's port ${repo.proxyPort} -> HTTP ${status}`,
+        `regenerate the proxy config: ${reprovision}`,
+      ),
+    );
+  }
   const allowedUrl = targets.allowedUrl ?? firstAllowedUrl(repo);
   if (allowedUrl) {
     const status = await curlProxy(allowedUrl);
@@ -310,6 +324,40 @@ async function agentProbes(
     );
   }
   return checks;
+}
+
+/** The runner's network: its own proxy port, and there nothing but the git host (an allowlisted name is refused). */
+async function runnerProbes(
+  repo: RegistryRepo,
+  asRunner: (program: string, args: string[]) => ReturnType<HostDeps['process']['run']>,
+  reprovision: string,
+): Promise<Check[]> {
+  if (repo.runnerProxyPort === undefined) return [];
+  const other = agentAllow(repo).find((entry) => !runnerAllow(repo).some((own) => entryMatches(own, entry)));
+  const name = other?.replace(/^\./, '') ?? 'agent-runner-doctor.invalid';
+  const result = await asRunner('curl', [
+    '-s',
+    '-o',
+    '/dev/null',
+    '-w',
+    '%{http_code}',
+    '--max-time',
+    '10',
+    '--noproxy',
+    '',
+    '-x',
+    `http://127.0.0.1:${repo.runnerProxyPort}`,
+    `http://${name}/`,
+  ]);
+  const status = result.stdout.trim() || '000';
+  return [
+    check(
+      'the runner reaches nothing but the git host',
+      status === '403',
+      `${name} through the runner's port ${repo.runnerProxyPort} -> HTTP ${status}`,
+      `regenerate the proxy config: ${reprovision}`,
+    ),
+  ];
 }
 
 /**
