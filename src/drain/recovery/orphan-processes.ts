@@ -20,11 +20,12 @@ export interface RecordedGroup extends ProcessIdentity {
  */
 export async function recordedGroups(fs: FsPort, workspaceState: string): Promise<RecordedGroup[]> {
   const records = await readProcessRecords(fs, workspaceState);
-  return records.map((record) => ({
-    pid: record.pid,
-    startTime: record.startTime,
-    label: `${record.kind} ${record.taskId}`,
-  }));
+  // Only this uid's own processes can be reaped from here; the other identities' ended with their run's sweep.
+  return records.flatMap((record) =>
+    record.pid === undefined
+      ? []
+      : [{ pid: record.pid, startTime: record.startTime, label: `${record.kind} ${record.taskId}` }],
+  );
 }
 
 export interface ReapDeps {

@@ -12,7 +12,8 @@ import { processRecordFile, processRecordsDir } from '../../paths.js';
 export type RecordedProcessKind = 'agent' | 'setup' | 'gate';
 
 export interface ProcessRecord {
-  readonly pid: number;
+  /** undefined: a process of another identity (root started it for the drain): shown, never signalled from here. */
+  readonly pid: number | undefined;
   readonly startTime: string | undefined;
   readonly kind: RecordedProcessKind;
   /** The task it works for (the task being gated, for a gate). */
@@ -41,13 +42,14 @@ export function parseProcessRecord(name: string, text: string, file: string): Pr
     return undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
-  if (typeof value.pid !== 'number' || !Number.isInteger(value.pid) || value.pid <= 1) return undefined;
+  const launched = value.pid === null;
+  if (!launched && (typeof value.pid !== 'number' || !Number.isInteger(value.pid) || value.pid <= 1)) return undefined;
   const kind: RecordedProcessKind = value.kind === 'setup' || value.kind === 'gate' ? value.kind : 'agent';
   const taskId = value.taskId ?? (kind === 'agent' ? name.slice(0, -'.json'.length) : undefined);
   if (typeof taskId !== 'string' || !TASK_ID.test(taskId)) return undefined;
   const startTime =
     typeof value.startTime === 'string' && /^\d{1,20}$/.test(value.startTime) ? value.startTime : undefined;
-  return { pid: value.pid, startTime, kind, taskId, file };
+  return { pid: launched ? undefined : (value.pid as number), startTime, kind, taskId, file };
 }
 
 /**
@@ -97,12 +99,12 @@ export class ProcessTracker {
   private async write(taskId: TaskId, event: AgentProcessEvent, kind: RecordedProcessKind): Promise<void> {
     const file = processRecordFile(this.workspaceState, recordName(kind, taskId));
     if (event.ended) return this.ports.fs.remove(file);
-    // A process another identity runs (started by root's launcher) has no pid here to record: this uid could not
-    // signal it anyway, and the run's end sweep ends it.
-    if (event.pid <= 0) return;
-    const startTime = await this.ports.process.startTimeOf(event.pid);
+    // A process another identity runs (started by root's launcher) is recorded without a pid, for fleet to show: this
+    // uid could not signal it anyway, and the run's end sweep ends it.
+    const own = event.pid > 0;
+    const startTime = own ? await this.ports.process.startTimeOf(event.pid) : undefined;
     const record = {
-      pid: event.pid,
+      pid: own ? event.pid : null,
       startTime,
       kind,
       taskId,
