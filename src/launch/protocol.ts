@@ -107,6 +107,18 @@ function absolutePathProblem(what: string, value: unknown): string | undefined {
   );
 }
 
+/**
+ * A program is an absolute path, or a bare name that env looks up on the PATH the command carries, as the identity
+ * (a setup command like ["npm", "ci"]); a path relative to some directory is never taken.
+ */
+function programProblem(value: unknown): string | undefined {
+  const problem = stringProblem('program', value);
+  if (problem) return problem;
+  const program = value as string;
+  if (program.startsWith('/') || /^[A-Za-z0-9_][A-Za-z0-9._+-]*$/.test(program)) return undefined;
+  return 'program is neither an absolute path nor a bare name looked up on PATH';
+}
+
 function unknownField(message: Record<string, unknown>, known: ReadonlySet<string>): string | undefined {
   const extra = Object.keys(message).find((key) => !known.has(key));
   return extra === undefined ? undefined : `unknown field ${JSON.stringify(extra.slice(0, 64))}`;
@@ -124,7 +136,7 @@ function startProblem(
   if (!IDENTITIES.includes(message.as as LaunchedIdentity))
     return `"as" must be one of ${IDENTITIES.join(', ')}, not ${JSON.stringify(message.as)}`;
   if (!offered.has(message.as as LaunchedIdentity)) return `this run does not launch commands as the ${message.as}`;
-  const problem = absolutePathProblem('program', message.program) ?? absolutePathProblem('cwd', message.cwd);
+  const problem = programProblem(message.program) ?? absolutePathProblem('cwd', message.cwd);
   if (problem) return problem;
   if (!Array.isArray(message.args)) return 'args is not a list';
   if (message.args.length > LAUNCH_LIMITS.args) return `more than ${LAUNCH_LIMITS.args} args`;

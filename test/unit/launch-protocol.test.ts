@@ -41,6 +41,7 @@ interface Row {
 
 const rows: readonly Row[] = [
   { name: 'control: a plain start', line: line(start()) },
+  { name: 'control: a bare program name, looked up on PATH as the identity', line: line(start({ program: 'npm' })) },
   { name: 'control: a start with stdin, as the gate', line: line(start({ as: 'gate', stdin: 'input' })) },
   {
     name: 'control: a signal to a process started before',
@@ -85,7 +86,12 @@ const rows: readonly Row[] = [
     refused: /does not launch commands as the gate/,
     answerId: 1,
   },
-  { name: 'program relative', line: line(start({ program: 'echo' })), refused: /program is not an absolute/ },
+  {
+    name: 'program relative to a directory',
+    line: line(start({ program: 'tools/agent.sh' })),
+    refused: /program is neither an absolute path nor a bare name/,
+  },
+  { name: 'program ".."', line: line(start({ program: '..' })), refused: /program is neither/ },
   { name: 'program not a string', line: line(start({ program: 7 })), refused: /program is not a string/ },
   { name: 'cwd relative', line: line(start({ cwd: 'tmp' })), refused: /cwd is not an absolute path/ },
   { name: 'cwd missing', line: line(start({ cwd: undefined })), refused: /cwd is not a string/ },
