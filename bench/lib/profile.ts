@@ -20,7 +20,6 @@ import { agentBaseEnv } from '../../src/agent/env.js';
 import { readBoard } from '../../src/board/read.js';
 import { stagingWorktree, worktreesDir } from '../../src/paths.js';
 import type { Copy } from './repo.js';
-import { PROJECT_ROOT } from './drain.js';
 import { median, round } from './stats.js';
 
 type Place = 'workspace' | 'staging' | 'task worktree' | 'elsewhere';
@@ -198,7 +197,6 @@ export async function profileDrain(
     graceMs: 5000,
     control: realControl,
     locks: realLocks,
-    sideProgram: { node: process.execPath, main: path.join(PROJECT_ROOT, 'dist', 'src', 'main.js') },
   });
   const seconds = (now() - begin) / 1000;
   const nodeCpuUsed = process.cpuUsage(nodeCpuBefore);

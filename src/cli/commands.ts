@@ -11,13 +11,7 @@ export interface CommandModule {
   define(command: Command, context: CliContext, setExit: (code: number) => void): void;
 }
 
-const COMMANDS: readonly {
-  name: string;
-  summary: string;
-  load: () => Promise<CommandModule>;
-  /** Started by agent-runner itself, not by people: left out of the help. */
-  hidden?: true;
-}[] = [
+const COMMANDS: readonly { name: string; summary: string; load: () => Promise<CommandModule> }[] = [
   { name: 'run', summary: 'one agent session on one task in the current tree', load: () => import('./run.js') },
   {
     name: 'next',
@@ -75,12 +69,6 @@ const COMMANDS: readonly {
     summary: `take the parked label off a task on ${STAGING_BRANCH}`,
     load: () => import('./unpark.js'),
   },
-  {
-    name: 'side',
-    summary: "the agent's or gate's half of the hand-off",
-    load: () => import('./side.js'),
-    hidden: true,
-  },
 ];
 
 export async function runCli(argv: readonly string[], given: CliContext): Promise<number> {
@@ -104,7 +92,7 @@ export async function runCli(argv: readonly string[], given: CliContext): Promis
     .option('-V, --version', 'print the version');
   const invoked = argv[0];
   for (const entry of COMMANDS) {
-    const command = program.command(entry.name, entry.hidden ? { hidden: true } : {}).description(entry.summary);
+    const command = program.command(entry.name).description(entry.summary);
     if (entry.name === invoked) {
       const module = await entry.load();
       module.define(command, context, (code) => {

@@ -5,7 +5,6 @@ import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { EXIT, UsageError } from '../errors.js';
 import { runDemo, DEMO_REPO } from '../demo/demo.js';
-import { installPaths } from './root-support.js';
 import { progressPrinter, renderTaskTable } from './drain-output.js';
 import { renderStatus } from './status.js';
 import { USER_PATH } from '../system-path.js';
@@ -36,7 +35,6 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         control: context.ports.control,
         locks: context.ports.locks,
         promoteByPush: !options.github,
-        sideProgram: await installPaths(context),
       });
       let github: GitHubDemoResult | undefined;
       if (options.github) {

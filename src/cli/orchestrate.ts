@@ -21,7 +21,6 @@ import { progressPrinter, renderSummary } from './drain-output.js';
 import { isSafeTaskId } from '../board/parse.js';
 import { STAGING_BRANCH } from '../staging/names.js';
 import { parseSpendPolicy } from '../spend/policy.js';
-import { installPaths } from './root-support.js';
 import { handoffDirs, type IdentityLayout } from '../identities.js';
 import { DEFAULT_BUNDLE_MAX_BYTES } from '../handoff/heads.js';
 import { localLauncher, remoteLauncher, type Launcher } from '../launch/index.js';
@@ -183,7 +182,6 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
     control: context.ports.control,
     locks: context.ports.locks,
     ...(spend ? { spend } : {}),
-    sideProgram: await installPaths(context),
     bundleMaxBytes: bundleMaxMb * 2 ** 20,
     ...(layout ? { layout } : {}),
     ...(identity ? { author: identity } : {}),

@@ -39,8 +39,6 @@ export interface DemoInput {
   readonly locks: OrchestrateInput['locks'];
   /** false: leave the base alone (demo --github promotes through a pull request instead). */
   readonly promoteByPush?: boolean;
-  /** How the agent's and gate's side steps start (node and this install's main.js). */
-  readonly sideProgram: OrchestrateInput['sideProgram'];
 }
 
 export interface DemoResult {
@@ -139,7 +137,6 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
     graceMs: 5000,
     control: input.control,
     locks: input.locks,
-    sideProgram: input.sideProgram,
   });
   // What dispatch does as root after a run: seal the sessions into the ledger.
   const control = path.join(root, 'control-state');

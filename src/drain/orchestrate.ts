@@ -16,7 +16,7 @@ import {
 import { fetchAndResolveBase, prepareStaging, publishedStaging, publishStaging } from '../staging/branch.js';
 import { StagingMovedError, StagingTip } from '../staging/tip.js';
 import { STAGING_BRANCH } from '../staging/names.js';
-import { Sides, type SideProgram } from './sides.js';
+import { Sides } from './sides.js';
 import { localLauncher, type Launcher } from '../launch/index.js';
 import { sameUserLayout, type IdentityLayout } from '../identities.js';
 import { DEFAULT_BUNDLE_MAX_BYTES } from '../handoff/heads.js';
@@ -79,8 +79,6 @@ export interface OrchestrateInput {
   readonly launcher?: Launcher;
   /** The agent's and gate's places; none: one user's, inside the workspace's state dir. */
   readonly layout?: IdentityLayout;
-  /** How a side step (`agent-runner side`) is started. */
-  readonly sideProgram: SideProgram;
   /** The largest task bundle accepted (default DEFAULT_BUNDLE_MAX_BYTES). */
   readonly bundleMaxBytes?: number;
   /** Who the agent's commits are by (the repo's author). */
@@ -171,14 +169,12 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       git,
       fs,
       launcher: input.launcher ?? localLauncher(process),
-      program: input.sideProgram,
       layout: await identityLayout(fs, input, wsState),
       workspace: input.workspace,
       scratch: wsState,
       env: input.env,
       author: input.author,
       bundleMaxBytes: input.bundleMaxBytes ?? DEFAULT_BUNDLE_MAX_BYTES,
-      runId: input.runId,
       refs: refsMutex,
     });
     const cleared = await sides.clearLeftovers();

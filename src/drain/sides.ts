@@ -1,13 +1,14 @@
 // The runner's end of the hand-off: the agent's and the gate's work driven
-// from the drain through `agent-runner side` steps run as those identities
-// (launcher), every answer read as data. A task is cut in the agent's own
-// repository from a bundle of the commit it starts at; its branch comes back
-// as a bundle the runner accepts or refuses (handoff/accept.ts); a candidate
-// goes to the gate's own checkout the same way.
+// from the drain, each step a plain git (or rm, head, ls) run as that
+// identity (launcher) in its own repository, every answer read as data. A
+// task is cut in the agent's repository from a bundle of the commit it
+// starts at; its branch comes back as a bundle the runner accepts or refuses
+// (handoff/accept.ts); a candidate goes to the gate's own checkout the same
+// way.
 import * as path from 'node:path';
 import type { FsPort, ProcessPort } from '../ports.js';
-import type { Command, TaskId } from '../types.js';
-import type { Git, GitIdentity } from '../git/git.js';
+import type { Command, Task, TaskId } from '../types.js';
+import { Git, type GitIdentity } from '../git/git.js';
 import type { Launcher } from '../launch/index.js';
 import {
   agentTaskDir,
@@ -19,22 +20,24 @@ import {
 } from '../identities.js';
 import { GivenCommits } from '../handoff/give.js';
 import { acceptTaskBundle, type Acceptance } from '../handoff/accept.js';
+import {
+  checkoutGiven,
+  clearSide,
+  dropTree,
+  ensureRepository,
+  handOverTask,
+  taskFileText,
+  type SideTools,
+} from '../handoff/side.js';
 import { taskBranch } from '../staging/names.js';
-import { gitsLastWords } from '../git/git.js';
-import type { SideTreeState } from '../handoff/side.js';
+import { MAX_TASK_FILE_BYTES, isUnreadable, parseTaskFile } from '../board/parse.js';
+import type { TreeState } from '../agent/run-task.js';
 import type { Mutex } from './mutex.js';
-
-/** node and the install's main.js: how a side step is started. */
-export interface SideProgram {
-  readonly node: string;
-  readonly main: string;
-}
 
 export interface SidesDeps {
   readonly git: Git;
   readonly fs: FsPort;
   readonly launcher: Launcher;
-  readonly program: SideProgram;
   readonly layout: IdentityLayout;
   /** The runner's checkout. */
   readonly workspace: string;
@@ -45,13 +48,9 @@ export interface SidesDeps {
   /** Who the agent's commits are by. */
   readonly author: GitIdentity | undefined;
   readonly bundleMaxBytes: number;
-  readonly runId: string;
-  /** Side steps that change a side repository's refs run one at a time (as the runner's own do). */
+  /** Steps that change a side repository's refs run one at a time (as the runner's own do). */
   readonly refs: Mutex;
 }
-
-const MAX_ANSWER = 256 * 1024;
-const COMMIT = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
 /** Pure: a program given relative to the command's tree, as the absolute path it names there. */
 export function inTree(command: Command): Command {
@@ -61,33 +60,27 @@ export function inTree(command: Command): Command {
     : command;
 }
 
-/** A side step that failed: its identity, step and what it said. */
-export class SideStepError extends Error {}
-
-function text(value: unknown, max: number): string | null | undefined {
-  if (value === null) return null;
-  return typeof value === 'string' && value.length <= max ? value : undefined;
-}
-
-/** Pure: a side's `state` answer, checked; a string says what is wrong with it. */
-export function parseSideState(answer: unknown): SideTreeState | string {
-  if (typeof answer !== 'object' || answer === null) return 'the answer is not an object';
-  const value = answer as Record<string, unknown>;
-  const head = text(value.head, 64);
-  const status = text(value.status, 200);
-  const unreadable = text(value.unreadable, 4000);
-  const notes = text(value.notes, 64 * 1024);
-  const blockedNote = text(value.blockedNote, 8 * 1024);
-  if (head === undefined || (head !== null && !COMMIT.test(head))) return 'head is not a commit id';
-  if (typeof value.dirty !== 'boolean') return 'dirty is not true or false';
-  if (status === undefined || unreadable === undefined || notes === undefined || blockedNote === undefined)
-    return 'status, unreadable, notes or blockedNote is not a bounded string';
-  return { head, dirty: value.dirty, status, unreadable, notes, blockedNote };
+/** Pure: how a task's tree stands, from the side's git status and the text of the task's file there. */
+export function treeStateFrom(
+  task: Task,
+  status: { head: string | undefined; dirty: boolean },
+  file: { readonly file: string; readonly text: string } | undefined,
+): TreeState {
+  const gone = { ...status, status: undefined, task: undefined };
+  if (!file) return { ...gone, unreadable: `task ${task.id} is no longer on the board` };
+  const parsed = parseTaskFile(file.file, file.text);
+  if (isUnreadable(parsed)) return { ...gone, unreadable: `${parsed.file}: ${parsed.reason}` };
+  if (parsed.id.toLowerCase() !== task.id.toLowerCase())
+    return { ...gone, unreadable: `${file.file} is now task ${parsed.id}, not ${task.id}` };
+  return { ...status, status: parsed.status, task: parsed, unreadable: undefined };
 }
 
 export class Sides {
   private readonly toAgent: GivenCommits;
   private readonly toGate: GivenCommits;
+  private readonly agent: SideTools;
+  private readonly gate: SideTools;
+  private readonly ready = new Map<LaunchedIdentity, Promise<void>>();
   /**
    * Finished tasks whose worktrees in the agent's repository wait to be the next task's: moved, switched and cleaned,
    * only the files that differ are written (a fresh worktree writes every file, and removing one deletes them all).
@@ -97,11 +90,19 @@ export class Sides {
   constructor(private readonly deps: SidesDeps) {
     this.toAgent = new GivenCommits(deps.git, deps.fs, deps.workspace, deps.layout.handoff.toAgent);
     this.toGate = new GivenCommits(deps.git, deps.fs, deps.workspace, deps.layout.handoff.toGate);
+    const tools = (identity: LaunchedIdentity): SideTools => {
+      const process = this.processOf(identity);
+      const git = new Git(process, { env: deps.env });
+      return { git: deps.author ? git.withIdentity(deps.author) : git, process, env: deps.env, who: identity };
+    };
+    this.agent = tools('agent');
+    this.gate = tools('gate');
   }
 
   /**
    * The agent's (or gate's) process port: everything they run goes through it. A repo script named relative to its
-   * tree (`tools/agent.sh`) is made absolute in the tree it runs in: root's launcher starts absolute programs only.
+   * tree (`tools/agent.sh`) is made absolute in the tree it runs in: root's launcher takes absolute programs and bare
+   * names only.
    */
   processOf(identity: LaunchedIdentity): ProcessPort {
     const port = this.deps.launcher.processFor(identity);
@@ -112,48 +113,38 @@ export class Sides {
     };
   }
 
-  /**
-   * What an earlier drain left: bundles nobody will read in the folders only the runner writes, and the agent's task
-   * worktrees and branches (the agent's side keeps its objects); the number of worktrees it had.
-   */
-  async clearLeftovers(): Promise<number> {
-    for (const dir of [this.deps.layout.handoff.toAgent, this.deps.layout.handoff.toGate])
-      for (const name of await this.deps.fs.list(dir)) await this.deps.fs.remove(path.join(dir, name));
-    const home = this.deps.layout.agentHome;
-    const answer = (await this.step('agent', [
-      'clear',
-      '--repo',
-      sideRepository(home),
-      '--dir',
-      agentTasksDir(home),
-    ])) as { cleared?: unknown };
-    return typeof answer?.cleared === 'number' ? answer.cleared : 0;
+  private repositoryOf(identity: LaunchedIdentity): string {
+    return sideRepository(identity === 'agent' ? this.deps.layout.agentHome : this.deps.layout.gateHome);
   }
 
-  /** Runs one side step as `identity`; its one JSON answer. */
-  private async step(identity: LaunchedIdentity, args: readonly string[]): Promise<unknown> {
-    const home = identity === 'agent' ? this.deps.layout.agentHome : this.deps.layout.gateHome;
-    const result = await this.processOf(identity).run({
-      program: this.deps.program.node,
-      args: [this.deps.program.main, 'side', ...args],
-      env: { ...this.deps.env },
-      cwd: home,
-    });
-    if (result.exitCode !== 0)
-      throw new SideStepError(
-        `the ${identity}'s side ${args[0]} failed (exit ${result.exitCode ?? result.signal}): ${gitsLastWords(result.stderr || result.stdout)}`,
+  /** The identity's repository, made once a drain. */
+  private ensure(identity: LaunchedIdentity): Promise<void> {
+    let made = this.ready.get(identity);
+    if (!made) {
+      made = ensureRepository(
+        identity === 'agent' ? this.agent : this.gate,
+        this.repositoryOf(identity),
+        identity === 'agent' ? this.deps.author : undefined,
       );
-    const line = result.stdout.trim().split('\n').at(-1) ?? '';
-    if (line.length > MAX_ANSWER) throw new SideStepError(`the ${identity}'s side ${args[0]} answered too much`);
-    try {
-      return JSON.parse(line) as unknown;
-    } catch {
-      throw new SideStepError(`the ${identity}'s side ${args[0]} answered "${line.slice(0, 120)}", not JSON`);
+      made.catch(() => this.ready.delete(identity));
+      this.ready.set(identity, made);
     }
+    return made;
   }
 
   agentDir(taskId: TaskId): string {
     return agentTaskDir(this.deps.layout.agentHome, taskId);
+  }
+
+  /**
+   * What an earlier drain left: bundles nobody will read in the folders only the runner writes, and the agent's task
+   * worktrees and branches (the agent's repository keeps its objects); the number of worktrees it had.
+   */
+  async clearLeftovers(): Promise<number> {
+    for (const dir of [this.deps.layout.handoff.toAgent, this.deps.layout.handoff.toGate])
+      for (const name of await this.deps.fs.list(dir)) await this.deps.fs.remove(path.join(dir, name));
+    await this.ensure('agent');
+    return clearSide(this.agent, this.repositoryOf('agent'), agentTasksDir(this.deps.layout.agentHome));
   }
 
   /** The task's own earlier worktree when it has one, else any finished task's. */
@@ -165,60 +156,41 @@ export class Sides {
   /** Cuts the task's branch at `base` in the agent's repository; the worktree's folder. */
   async prepareTask(taskId: TaskId, base: string): Promise<string> {
     const bundle = await this.toAgent.bundleOf(base);
+    await this.ensure('agent');
     const dir = this.agentDir(taskId);
-    const author = this.deps.author;
     const spare = this.takeSpare(taskId);
     await this.deps.refs.run(() =>
-      this.step('agent', [
-        'checkout',
-        '--repo',
-        sideRepository(this.deps.layout.agentHome),
-        '--bundle',
+      checkoutGiven(this.agent, {
+        repo: this.repositoryOf('agent'),
         bundle,
-        '--commit',
-        base,
-        '--dir',
+        commit: base,
         dir,
-        '--branch',
-        taskBranch(taskId),
-        ...(author ? ['--author-name', author.name, '--author-email', author.email] : []),
-        ...(spare ? ['--reuse-dir', this.agentDir(spare), '--reuse-branch', taskBranch(spare)] : []),
-      ]),
+        branch: taskBranch(taskId),
+        ...(spare && spare !== taskId ? { reuse: { dir: this.agentDir(spare), branch: taskBranch(spare) } } : {}),
+      }),
     );
     return dir;
   }
 
-  /** A task is over: its worktree in the agent's repository waits for the next task (release removes the rest). */
-  finishTask(taskId: TaskId): void {
-    if (!this.spares.includes(taskId)) this.spares.push(taskId);
-  }
-
-  /** How the task's tree stands, as the agent's side reports it. */
-  async taskState(taskId: TaskId): Promise<SideTreeState | string> {
-    return parseSideState(await this.step('agent', ['state', '--dir', this.agentDir(taskId), '--task', taskId]));
+  /** How the task's tree stands, as the agent's side shows it. */
+  async taskState(task: Task): Promise<TreeState> {
+    const dir = this.agentDir(task.id);
+    const status = await this.agent.git.treeState(dir);
+    return treeStateFrom(task, status, await taskFileText(this.agent, dir, task.file, task.id, MAX_TASK_FILE_BYTES));
   }
 
   /** The task's branch handed back and accepted into the runner's repository, or why not. */
   async handOver(taskId: TaskId, base: string): Promise<Acceptance> {
     const branch = taskBranch(taskId);
-    const name = `${taskId}-${this.deps.runId}.bundle`;
-    const answer = (await this.step('agent', [
-      'hand-over',
-      '--dir',
-      this.agentDir(taskId),
-      '--task',
+    const name = `${taskId}.bundle`;
+    const refused = await handOverTask(this.agent, {
+      dir: this.agentDir(taskId),
       taskId,
-      '--branch',
       branch,
-      '--base',
       base,
-      '--out',
-      this.deps.layout.handoff.fromAgent,
-      '--name',
-      name,
-    ])) as { refused?: unknown };
-    if (typeof answer?.refused === 'string')
-      return { accepted: false, reason: `nothing to hand over: ${answer.refused.slice(0, 500)}` };
+      out: path.join(this.deps.layout.handoff.fromAgent, name),
+    });
+    if (refused) return { accepted: false, reason: `nothing to hand over: ${refused}` };
     return this.deps.refs.run(() =>
       acceptTaskBundle(this.deps.git, this.deps.fs, this.deps.workspace, {
         dir: this.deps.layout.handoff.fromAgent,
@@ -232,42 +204,27 @@ export class Sides {
     );
   }
 
-  /** Removes the task's worktree (and its branch) in the agent's repository. */
-  async removeTask(taskId: TaskId): Promise<void> {
-    await this.deps.refs.run(() =>
-      this.step('agent', [
-        'remove',
-        '--repo',
-        sideRepository(this.deps.layout.agentHome),
-        '--dir',
-        this.agentDir(taskId),
-        '--branch',
-        taskBranch(taskId),
-      ]),
-    );
+  /** A task is over: its worktree in the agent's repository waits for the next task (release removes the rest). */
+  finishTask(taskId: TaskId): void {
+    if (!this.spares.includes(taskId)) this.spares.push(taskId);
   }
 
-  /** Checks `commit` out in the gate's own repository; the folder. */
+  /** Removes the task's worktree and its branch in the agent's repository. */
+  async removeTask(taskId: TaskId): Promise<void> {
+    const repo = this.repositoryOf('agent');
+    await this.deps.refs.run(async () => {
+      await dropTree(this.agent, repo, this.agentDir(taskId));
+      await this.agent.git.try(repo, ['branch', '-D', '--quiet', taskBranch(taskId)]);
+    });
+  }
+
+  /** Checks `commit` out in the gate's own repository (its last candidate's worktree reused); the folder. */
   async prepareCandidate(commit: string): Promise<string> {
     const bundle = await this.toGate.bundleOf(commit);
-    const dir = gateCandidateDir(this.deps.layout.gateHome, this.deps.runId);
-    await this.step('gate', [
-      'checkout',
-      '--repo',
-      sideRepository(this.deps.layout.gateHome),
-      '--bundle',
-      bundle,
-      '--commit',
-      commit,
-      '--dir',
-      dir,
-    ]);
+    await this.ensure('gate');
+    const dir = gateCandidateDir(this.deps.layout.gateHome, 'current');
+    await checkoutGiven(this.gate, { repo: this.repositoryOf('gate'), bundle, commit, dir, branch: undefined });
     return dir;
-  }
-
-  async removeCandidate(): Promise<void> {
-    const dir = gateCandidateDir(this.deps.layout.gateHome, this.deps.runId);
-    await this.step('gate', ['remove', '--repo', sideRepository(this.deps.layout.gateHome), '--dir', dir]);
   }
 
   /** The end of a drain: spare worktrees and the bundles it gave are gone (the sides keep the objects). */

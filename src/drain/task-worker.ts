@@ -7,7 +7,7 @@
 import type { Ports } from '../ports.js';
 import type { AgentAdapter, AgentFailure, RepoConfig, Task } from '../types.js';
 import type { Git } from '../git/git.js';
-import { type AgentProcessEvent, reportingProcess, runTask, type TreeState } from '../agent/run-task.js';
+import { type AgentProcessEvent, reportingProcess, runTask } from '../agent/run-task.js';
 import { superviseAgent } from '../agent/supervise.js';
 import { transcriptFile } from '../paths.js';
 import type { Mutex } from './mutex.js';
@@ -69,38 +69,6 @@ async function runSetup(context: WorkerContext, task: Task, dir: string): Promis
   return `setup ${argv.join(' ')} failed (${run.endedBy === 'exit' ? `exit ${run.exitCode ?? run.signal}` : run.endedBy}): ${lines.slice(-3).join(' | ')}`;
 }
 
-/** Pure: a side's answer about the tree as the run loop reads it (a bad answer is an unreadable task). */
-function treeFrom(task: Task, state: Awaited<ReturnType<Sides['taskState']>>): TreeState {
-  if (typeof state === 'string')
-    return {
-      head: undefined,
-      dirty: false,
-      status: undefined,
-      task: undefined,
-      unreadable: `the agent's side: ${state}`,
-    };
-  if (state.unreadable !== null)
-    return {
-      head: state.head ?? undefined,
-      dirty: state.dirty,
-      status: undefined,
-      task: undefined,
-      unreadable: state.unreadable,
-    };
-  return {
-    head: state.head ?? undefined,
-    dirty: state.dirty,
-    status: state.status ?? undefined,
-    task: {
-      ...task,
-      status: state.status ?? task.status,
-      ...(state.notes !== null ? { notes: state.notes } : {}),
-      ...(state.blockedNote !== null ? { blockedNote: state.blockedNote } : {}),
-    },
-    unreadable: undefined,
-  };
-}
-
 /** The base prompt as auto/work holds it at the task's start (the runner's side: trusted, and the same tree). */
 async function basePromptAt(context: WorkerContext, commit: string): Promise<string | undefined> {
   const shown = await context.git.try(context.workspace, ['show', `${commit}:${context.config.prompt}`]);
@@ -135,7 +103,7 @@ export async function workOnTask(
       elsewhere: {
         basePrompt: await basePromptAt(context, base),
         startHead: base,
-        readTree: async () => treeFrom(task, await context.sides.taskState(task.id)),
+        readTree: () => context.sides.taskState(task),
       },
       ...(context.sessions
         ? {

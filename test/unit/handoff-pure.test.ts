@@ -1,9 +1,11 @@
-// The pure pieces of the hand-off: what a task's bundle may name, what the
-// agent's side may answer about a tree, and how a repo script is found in
-// the tree it runs in. Each refusal row stands beside a row that passes.
+// The pure pieces of the hand-off: what a task's bundle may name, how a
+// task's tree stands from what the agent's side shows, and how a repo script
+// is found in the tree it runs in. Each refusal row stands beside a row that
+// passes.
 import t from 'tap';
 import { parseBundleHeads, taskBundleCommit } from '../../src/handoff/heads.js';
-import { inTree, parseSideState } from '../../src/drain/sides.js';
+import { inTree, treeStateFrom } from '../../src/drain/sides.js';
+import { aTask } from '../helpers/board-builder.js';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
@@ -49,20 +51,27 @@ t.test("a task's bundle names its own branch alone", async (t) => {
   }
 });
 
-t.test("the agent side's answer about a tree is checked", async (t) => {
-  const good = { head: A, dirty: false, status: 'Done', unreadable: null, notes: null, blockedNote: null };
-  t.same(parseSideState(good), good, 'a proper answer (control)');
-  t.same(parseSideState({ ...good, head: null }), { ...good, head: null }, 'no commit yet');
-  const rows: [string, unknown, RegExp][] = [
-    ['not an object', 'Done', /not an object/],
-    ['null', null, /not an object/],
-    ['a head that is no commit', { ...good, head: 'HEAD~1' }, /head is not a commit id/],
-    ['dirty as text', { ...good, dirty: 'no' }, /dirty is not true or false/],
-    ['an unbounded status', { ...good, status: 'x'.repeat(201) }, /bounded string/],
-    ['notes that are not text', { ...good, notes: 42 }, /bounded string/],
-    ['a missing field', { head: A, dirty: true }, /bounded string/],
-  ];
-  for (const [name, answer, reason] of rows) t.match(parseSideState(answer), reason, name);
+t.test("a task's tree, from the side's status and the text of the task's file", async (t) => {
+  const task = aTask({ id: 'TASK-1', file: 'backlog/tasks/task-1 - Do it.md' });
+  const status = { head: A, dirty: true };
+  const file = (text: string, name = task.file) => ({ file: name, text });
+  const done = file('---\nid: TASK-1\ntitle: Do it\nstatus: Done\n---\n\nNotes here\n');
+  const state = treeStateFrom(task, status, done);
+  t.equal(state.status, 'Done', 'Done as the file says (control)');
+  t.equal(state.head, A);
+  t.equal(state.dirty, true);
+  t.equal(state.unreadable, undefined);
+  t.match(treeStateFrom(task, status, undefined).unreadable, /task TASK-1 is no longer on the board/, 'gone');
+  t.match(
+    treeStateFrom(task, status, file('---\nid: [unclosed\n---\n')).unreadable,
+    /task-1 - Do it\.md: /,
+    'unreadable, naming the file',
+  );
+  t.match(
+    treeStateFrom(task, status, file('---\nid: TASK-2\ntitle: Other\nstatus: Done\n---\n')).unreadable,
+    /is now task TASK-2, not TASK-1/,
+    'a file that became another task is no Done for this one',
+  );
 });
 
 t.test('a repo script given relative to its tree is run by its path there', async (t) => {
