@@ -78,7 +78,9 @@ async function reuseTree(git: Git, fs: FsPort, checkout: Checkout): Promise<bool
   return (await git.try(checkout.dir, ['clean', '-ffdxq'])).exitCode === 0;
 }
 
-/** A finished task's worktree moved to the new task's folder (or removed when git will not move it); its branch gone. */
+/**
+ * A finished task's worktree moved to the new task's folder (or removed when git will not move it); its branch gone.
+ */
 async function moveSpare(
   git: Git,
   fs: FsPort,
