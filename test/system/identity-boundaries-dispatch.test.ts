@@ -8,7 +8,9 @@
 // change the gate's verdict; after each run no process of the runner, agent or gate is left. Each row has its
 // control: the runner reads its own token, the agent writes its own worktree and its planted programs do run
 // when git runs them as the agent, and with the runner's home and staging opened on purpose the same probes
-// read the planted file and write the staging worktree.
+// read the planted file and write the staging worktree (and the gate, in its own checkout, stays green). Last, an
+// agent that links its repository's objects/ to the runner's fails its own task, and later drains at their start,
+// without anything of the runner's being read or changed.
 import t, { type Test } from 'tap';
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
