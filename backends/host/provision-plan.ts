@@ -26,15 +26,7 @@ import {
 } from './users.js';
 import { defaultClonePath, homeOf, type HostLayout } from './layout.js';
 import { systemCommand } from './exec.js';
-import {
-  describePortBudget,
-  freeProxyPort,
-  morePortsFix,
-  proxyPortBudget,
-  proxyPortProblems,
-  type PortsState,
-  type ProxyPortBudget,
-} from './ports.js';
+import { proxyPortBudget, proxyPortProblems, type PortsState, type ProxyPortBudget } from './ports.js';
 import { movedProxyPorts, newRepoPorts, registryModeStep, REGISTRY_MODE } from './provision-ports.js';
 import { accountProblem, runnerNameProblem } from '../../src/control/repo-user/account.js';
 import {

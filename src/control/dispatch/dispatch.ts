@@ -31,7 +31,7 @@ import { SYSTEM_PATH } from '../../system-path.js';
 import { sealRunUsage, spendForRun } from './usage.js';
 import type { SpendPolicy } from '../../spend/policy.js';
 import { redactDeep, redactSecrets } from '../../agent/secrets.js';
-import { serveLaunches, type LaunchAccount } from './launcher.js';
+import { serveLaunches } from './launcher.js';
 
 export interface DispatchInput {
   readonly repo: RegistryRepo;

@@ -7,7 +7,7 @@
 import type { LaunchedIdentity } from '../../identities.js';
 import type { LineChannel, Ports, StartedProcess } from '../../ports.js';
 import { encodeMessage, outputEvent, parseRequest, type LaunchEvent, type StartRequest } from '../../launch/index.js';
-import { dropPrivileges, isProxyVariable, proxyEnvironment, type UserAccount } from '../repo-user/index.js';
+import { dropPrivileges, isProxyVariable, type UserAccount } from '../repo-user/index.js';
 
 /** Who a launched identity is on this host, and the variables root sets for it whatever the runner asks. */
 export interface LaunchAccount {

@@ -75,7 +75,9 @@ export function launchIdentities(
   ]);
 }
 
-/** Pure: what a launched command always gets as `identity`: the account's own HOME/USER/LOGNAME, the agent its proxy. */
+/**
+ * Pure: what a launched command always gets as `identity`: the account's own HOME/USER/LOGNAME, the agent its proxy.
+ */
 export function forcedLaunchEnvironment(
   identity: LaunchedIdentity,
   account: UserAccount,

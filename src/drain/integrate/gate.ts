@@ -48,9 +48,10 @@ export interface GateSpec {
 const TAIL_LINES = 15;
 
 /**
- * Runs the gates script over `candidate` (made only when a script is to run), the commit holding the tasks merged in dir (the first names the gate's
- * process record), as the gate identity in its own checkout: the script can write neither the runner's repository
- * nor an agent's tree, and what it says comes back as data. A missing or non-executable script is red, never green.
+ * Runs the gates script over `candidate` (made only when a script is to run), the commit holding the tasks merged in
+ * dir (the first names the gate's process record), as the gate identity in its own checkout: the script can write
+ * neither the runner's repository nor an agent's tree, and what it says comes back as data. A missing or
+ * non-executable script is red, never green.
  */
 export async function runGate(
   deps: IntegratorDeps,
