@@ -177,12 +177,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       bundleMaxBytes: input.bundleMaxBytes ?? DEFAULT_BUNDLE_MAX_BYTES,
       refs: refsMutex,
     });
-    const cleared = await sides.clearLeftovers();
-    if (cleared)
-      emit({
-        event: 'recovered',
-        detail: `removed ${cleared} task worktree(s) an earlier drain left in the agent's repository`,
-      });
+    await sides.clearLeftovers();
     const worker: WorkerContext = {
       ports,
       git,

@@ -21,10 +21,10 @@ import {
 import { GivenCommits } from '../handoff/give.js';
 import { acceptTaskBundle, type Acceptance } from '../handoff/accept.js';
 import {
+  SideStepError,
   checkoutGiven,
-  clearSide,
   dropTree,
-  ensureRepository,
+  freshRepository,
   handOverTask,
   taskFileText,
   type SideTools,
@@ -75,6 +75,16 @@ export function treeStateFrom(
   return { ...status, status: parsed.status, task: parsed, unreadable: undefined };
 }
 
+/** Runs a step on a side: whatever fails there is that side's (a SideStepError), never the runner's own error. */
+async function onSide<T>(who: LaunchedIdentity, what: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof SideStepError) throw error;
+    throw new SideStepError(`the ${who}'s ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 export class Sides {
   private readonly toAgent: GivenCommits;
   private readonly toGate: GivenCommits;
@@ -117,13 +127,15 @@ export class Sides {
     return sideRepository(identity === 'agent' ? this.deps.layout.agentHome : this.deps.layout.gateHome);
   }
 
-  /** The identity's repository, made once a drain. */
+  /** The identity's repository, made anew once a drain (its worktrees and what it held before gone with it). */
   private ensure(identity: LaunchedIdentity): Promise<void> {
     let made = this.ready.get(identity);
     if (!made) {
-      made = ensureRepository(
+      const { agentHome, gateHome } = this.deps.layout;
+      made = freshRepository(
         identity === 'agent' ? this.agent : this.gate,
         this.repositoryOf(identity),
+        identity === 'agent' ? [agentTasksDir(agentHome)] : [gateCandidateDir(gateHome, 'current')],
         identity === 'agent' ? this.deps.author : undefined,
       );
       made.catch(() => this.ready.delete(identity));
@@ -137,14 +149,13 @@ export class Sides {
   }
 
   /**
-   * What an earlier drain left: bundles nobody will read in the folders only the runner writes, and the agent's task
-   * worktrees and branches (the agent's repository keeps its objects); the number of worktrees it had.
+   * What an earlier drain left: bundles nobody will read in the folders only the runner writes; and the agent's
+   * repository with its task worktrees, made anew (the gate's is, at its first candidate).
    */
-  async clearLeftovers(): Promise<number> {
+  async clearLeftovers(): Promise<void> {
     for (const dir of [this.deps.layout.handoff.toAgent, this.deps.layout.handoff.toGate])
       for (const name of await this.deps.fs.list(dir)) await this.deps.fs.remove(path.join(dir, name));
     await this.ensure('agent');
-    return clearSide(this.agent, this.repositoryOf('agent'), agentTasksDir(this.deps.layout.agentHome));
   }
 
   /** The task's own earlier worktree when it has one, else any finished task's. */
@@ -160,14 +171,16 @@ export class Sides {
     const dir = this.agentDir(taskId);
     const spare = this.takeSpare(taskId);
     await this.deps.refs.run(() =>
-      checkoutGiven(this.agent, {
-        repo: this.repositoryOf('agent'),
-        bundle,
-        commit: base,
-        dir,
-        branch: taskBranch(taskId),
-        ...(spare && spare !== taskId ? { reuse: { dir: this.agentDir(spare), branch: taskBranch(spare) } } : {}),
-      }),
+      onSide('agent', 'checkout', () =>
+        checkoutGiven(this.agent, {
+          repo: this.repositoryOf('agent'),
+          bundle,
+          commit: base,
+          dir,
+          branch: taskBranch(taskId),
+          ...(spare && spare !== taskId ? { reuse: { dir: this.agentDir(spare), branch: taskBranch(spare) } } : {}),
+        }),
+      ),
     );
     return dir;
   }
@@ -175,21 +188,28 @@ export class Sides {
   /** How the task's tree stands, as the agent's side shows it. */
   async taskState(task: Task): Promise<TreeState> {
     const dir = this.agentDir(task.id);
-    const status = await this.agent.git.treeState(dir);
-    return treeStateFrom(task, status, await taskFileText(this.agent, dir, task.file, task.id, MAX_TASK_FILE_BYTES));
+    return onSide('agent', 'look at its tree', async () =>
+      treeStateFrom(
+        task,
+        await this.agent.git.treeState(dir),
+        await taskFileText(this.agent, dir, task.file, task.id, MAX_TASK_FILE_BYTES),
+      ),
+    );
   }
 
   /** The task's branch handed back and accepted into the runner's repository, or why not. */
   async handOver(taskId: TaskId, base: string): Promise<Acceptance> {
     const branch = taskBranch(taskId);
     const name = `${taskId}.bundle`;
-    const refused = await handOverTask(this.agent, {
-      dir: this.agentDir(taskId),
-      taskId,
-      branch,
-      base,
-      out: path.join(this.deps.layout.handoff.fromAgent, name),
-    });
+    const refused = await onSide('agent', 'hand-over', () =>
+      handOverTask(this.agent, {
+        dir: this.agentDir(taskId),
+        taskId,
+        branch,
+        base,
+        out: path.join(this.deps.layout.handoff.fromAgent, name),
+      }),
+    );
     if (refused) return { accepted: false, reason: `nothing to hand over: ${refused}` };
     return this.deps.refs.run(() =>
       acceptTaskBundle(this.deps.git, this.deps.fs, this.deps.workspace, {

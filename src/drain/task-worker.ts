@@ -14,6 +14,7 @@ import type { Mutex } from './mutex.js';
 import type { WorkOutcome } from './verdict/index.js';
 import type { SessionGuard } from './session-guard.js';
 import type { Sides } from './sides.js';
+import { SideStepError } from '../handoff/side.js';
 
 export interface WorkerContext {
   readonly ports: Ports;
@@ -75,7 +76,21 @@ async function basePromptAt(context: WorkerContext, commit: string): Promise<str
   return shown.exitCode === 0 ? shown.stdout : undefined;
 }
 
+/** A task's work; a step on the agent's side that failed is a failed attempt with git's words, not an internal error. */
 export async function workOnTask(
+  context: WorkerContext,
+  task: Task,
+  retryReason: string | undefined,
+): Promise<WorkerResult> {
+  try {
+    return await workInAgentRepository(context, task, retryReason);
+  } catch (error) {
+    if (!(error instanceof SideStepError)) throw error;
+    return { outcome: { kind: 'side-failed', reason: error.message }, failure: undefined };
+  }
+}
+
+async function workInAgentRepository(
   context: WorkerContext,
   task: Task,
   retryReason: string | undefined,

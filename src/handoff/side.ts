@@ -37,8 +37,19 @@ async function program(tools: SideTools, name: string, args: readonly string[], 
   return tools.process.run({ program: name, args, env: { ...tools.env }, cwd });
 }
 
-/** The side's own bare repository, made when it is not there yet (git init on one is harmless). */
-export async function ensureRepository(tools: SideTools, repo: string, author: GitIdentity | undefined): Promise<void> {
+/**
+ * The side's own bare repository, made anew, with whatever was in the side's folders for it before gone: the side
+ * could write all of it (config, hooks, a linked objects/), so nothing of it outlives the drain that let it.
+ */
+export async function freshRepository(
+  tools: SideTools,
+  repo: string,
+  scratch: readonly string[],
+  author: GitIdentity | undefined,
+): Promise<void> {
+  const removed = await program(tools, 'rm', ['-rf', '--', repo, ...scratch]);
+  if (removed.exitCode !== 0)
+    throw new SideStepError(`the ${tools.who} could not remove ${repo}: ${gitsLastWords(removed.stderr)}`);
   await must(tools, 'git init', '/', ['init', '--quiet', '--bare', repo]);
   if (author) {
     await must(tools, 'git config', repo, ['config', 'user.name', author.name]);
@@ -106,25 +117,6 @@ export async function checkoutGiven(tools: SideTools, checkout: Checkout): Promi
     ]);
   }
   if (reuse && reuse.branch !== checkout.branch) await tools.git.try(repo, ['branch', '-D', '--quiet', reuse.branch]);
-}
-
-/** Every task worktree under `tasksDir` and every task branch gone; how many worktrees there were. */
-export async function clearSide(tools: SideTools, repo: string, tasksDir: string): Promise<number> {
-  const listed = await must(tools, 'git worktree list', repo, ['worktree', 'list', '--porcelain']);
-  const inside = listed
-    .split('\n')
-    .filter((line) => line.startsWith('worktree '))
-    .map((line) => line.slice('worktree '.length))
-    .filter((dir) => dir.startsWith(`${tasksDir}/`));
-  await program(tools, 'rm', ['-rf', '--', tasksDir]);
-  await tools.git.try(repo, ['worktree', 'prune']);
-  const branches = (
-    await must(tools, 'git for-each-ref', repo, ['for-each-ref', '--format=%(refname)', 'refs/heads/auto/'])
-  )
-    .split('\n')
-    .filter(Boolean);
-  for (const ref of branches) await tools.git.try(repo, ['update-ref', '-d', ref]);
-  return inside.length;
 }
 
 /** The text of a task's file in a side's worktree, found by its name or, renamed, by its id; undefined when gone. */

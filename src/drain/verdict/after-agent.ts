@@ -10,7 +10,9 @@ export type WorkOutcome =
   | RunOutcome
   | { readonly kind: 'setup-failed'; readonly reason: string }
   /** The agent said Done, but its branch's bundle failed the runner's checks (handoff/accept.ts). */
-  | { readonly kind: 'handoff-refused'; readonly reason: string };
+  | { readonly kind: 'handoff-refused'; readonly reason: string }
+  /** A step in the agent's own repository failed (what the agent did to it, or its disk): a failed attempt. */
+  | { readonly kind: 'side-failed'; readonly reason: string };
 
 /** Failures that say nothing about the task: the drain stops instead of counting attempts. */
 export const SYSTEMIC_FAILURES: ReadonlySet<AgentFailure> = new Set<AgentFailure>(['not-logged-in', 'rate-limited']);
