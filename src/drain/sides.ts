@@ -197,8 +197,11 @@ export class Sides {
     );
   }
 
-  /** The task's branch handed back and accepted into the runner's repository, or why not. */
-  async handOver(taskId: TaskId, base: string): Promise<Acceptance> {
+  /**
+   * The task's branch handed back and accepted into the runner's repository, or why not; with leftovers, what the
+   * agent left uncommitted is committed first (a task it said Done or Blocked: nothing of it is lost).
+   */
+  async handOver(taskId: TaskId, base: string, withLeftovers: boolean): Promise<Acceptance> {
     const branch = taskBranch(taskId);
     const name = `${taskId}.bundle`;
     const refused = await onSide('agent', 'hand-over', () =>
@@ -208,6 +211,7 @@ export class Sides {
         branch,
         base,
         out: path.join(this.deps.layout.handoff.fromAgent, name),
+        withLeftovers,
       }),
     );
     if (refused) return { accepted: false, reason: `nothing to hand over: ${refused}` };

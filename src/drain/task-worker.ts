@@ -131,9 +131,16 @@ async function workInAgentRepository(
   );
   // The session that ended the run is the last one; its result says how the agent failed, typed.
   const failure = report.outcome.kind === 'agent-failed' ? report.sessions.at(-1)?.result.failure : undefined;
-  if (report.outcome.kind !== 'done') return { outcome: report.outcome, failure };
+  if (report.outcome.kind !== 'done') {
+    // What a task that did not finish committed is kept on the runner's side, checked like any hand-over, so a
+    // parked task's branch stays there for review (the agent's repository starts anew next drain). Nothing to keep,
+    // or a refusal, changes nothing here: the task ends as its run did.
+    const finished = report.outcome.kind === 'blocked';
+    await context.sides.handOver(task.id, base, finished).catch(() => undefined);
+    return { outcome: report.outcome, failure };
+  }
   // Done on the agent's side: the branch exists on the runner's only once its bundle passed every check.
-  const accepted = await context.sides.handOver(task.id, base);
+  const accepted = await context.sides.handOver(task.id, base, true);
   if (!accepted.accepted) return { outcome: { kind: 'handoff-refused', reason: accepted.reason }, failure: undefined };
   return { outcome: report.outcome, failure };
 }

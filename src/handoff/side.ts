@@ -148,11 +148,13 @@ export interface HandOver {
   readonly base: string;
   /** The bundle to write (in the folder the side writes; the runner reads it). */
   readonly out: string;
+  /** Commit what the agent left uncommitted first (a task it said Done or Blocked); else only what it committed. */
+  readonly withLeftovers: boolean;
 }
 
-/** Commits what the agent left uncommitted, then bundles the task's branch beyond its base; or why not. */
+/** Commits what the agent left uncommitted (when asked), then bundles the task's branch beyond its base; or why not. */
 export async function handOverTask(tools: SideTools, handOver: HandOver): Promise<string | undefined> {
-  await commitLeftovers(tools.git, handOver.dir, handOver.taskId);
+  if (handOver.withLeftovers) await commitLeftovers(tools.git, handOver.dir, handOver.taskId);
   const head = (await must(tools, 'git rev-parse', handOver.dir, ['rev-parse', 'HEAD'])).trim();
   const tip = (await must(tools, 'git rev-parse', handOver.dir, ['rev-parse', `refs/heads/${handOver.branch}`])).trim();
   if (head !== tip) return `the worktree's HEAD ${head.slice(0, 12)} is not ${handOver.branch}`;

@@ -13,7 +13,7 @@ const markDone = `file=$(grep -l "^id: $AGENT_TASK_ID$" backlog/tasks/*.md)
 sed -i 's/^status: To Do$/status: Done/' "$file"
 `;
 
-const agents: readonly { name: string; script: string; lands: boolean; reason?: RegExp }[] = [
+const agents: readonly { name: string; script: string; lands: boolean; reason?: RegExp; keptForReview?: true }[] = [
   {
     name: 'a well-behaved agent (control)',
     script: `${markDone}echo done > work.txt
@@ -35,6 +35,15 @@ git checkout -q "auto/$AGENT_TASK_ID"
 `,
     lands: false,
     reason: /hand-over of auto\/TASK-1 was refused: [0-9a-f]{12} does not descend from [0-9a-f]{12}/,
+  },
+  {
+    name: 'an agent that commits work but never says Done: parked, its branch kept for review',
+    script: `echo half > half.txt
+git add -A
+git commit -q -m "$AGENT_TASK_ID halfway"
+`,
+    lands: false,
+    keptForReview: true,
   },
   {
     name: 'an agent that says Done and then resets its branch to where it started',
@@ -59,6 +68,12 @@ for (const agent of agents) {
     const run = await runOrchestrate(fixture, ['--drain']);
     const landed = run.events.some((event) => event.event === 'task-landed');
     t.equal(landed, agent.lands, `landed: ${agent.lands} (stderr: ${run.stderr.slice(-800)})`);
+    if (agent.keptForReview)
+      t.equal(
+        git(fixture.clone, 'log', '-1', '--format=%s', 'refs/heads/auto/TASK-1'),
+        'TASK-1 halfway',
+        "the parked task's branch holds what its agent committed, handed over like any work",
+      );
     if (agent.reason) {
       const parked = run.events.find((event) => event.event === 'task-parked' || event.event === 'task-finished');
       t.match(JSON.stringify(run.events), agent.reason, 'the reason is said');
