@@ -164,22 +164,43 @@ export class Sides {
     return own >= 0 ? this.spares.splice(own, 1)[0] : this.spares.pop();
   }
 
+  /**
+   * Hands `commit` to a side and checks it out there: no bundle when the side holds it, a thin one when it holds
+   * something before it, the whole one when a thin one did not do (the side lost what it leant on).
+   */
+  private async give(
+    given: GivenCommits,
+    commit: string,
+    checkout: (bundle: string | undefined) => Promise<void>,
+  ): Promise<void> {
+    if (given.holds(commit)) return checkout(undefined);
+    try {
+      await checkout(await given.bundleOf(commit));
+    } catch (error) {
+      if (!(error instanceof SideStepError)) throw error;
+      await checkout(await given.bundleOf(commit, true));
+    }
+    given.receivedBy(commit);
+  }
+
   /** Cuts the task's branch at `base` in the agent's repository; the worktree's folder. */
   async prepareTask(taskId: TaskId, base: string): Promise<string> {
-    const bundle = await this.toAgent.bundleOf(base);
     await this.ensure('agent');
     const dir = this.agentDir(taskId);
     const spare = this.takeSpare(taskId);
+    const reuse = spare && spare !== taskId ? { reuse: { dir: this.agentDir(spare), branch: taskBranch(spare) } } : {};
     await this.deps.refs.run(() =>
-      onSide('agent', 'checkout', () =>
-        checkoutGiven(this.agent, {
-          repo: this.repositoryOf('agent'),
-          bundle,
-          commit: base,
-          dir,
-          branch: taskBranch(taskId),
-          ...(spare && spare !== taskId ? { reuse: { dir: this.agentDir(spare), branch: taskBranch(spare) } } : {}),
-        }),
+      this.give(this.toAgent, base, (bundle) =>
+        onSide('agent', 'checkout', () =>
+          checkoutGiven(this.agent, {
+            repo: this.repositoryOf('agent'),
+            bundle,
+            commit: base,
+            dir,
+            branch: taskBranch(taskId),
+            ...reuse,
+          }),
+        ),
       ),
     );
     return dir;
@@ -244,10 +265,13 @@ export class Sides {
 
   /** Checks `commit` out in the gate's own repository (its last candidate's worktree reused); the folder. */
   async prepareCandidate(commit: string): Promise<string> {
-    const bundle = await this.toGate.bundleOf(commit);
     await this.ensure('gate');
     const dir = gateCandidateDir(this.deps.layout.gateHome, 'current');
-    await checkoutGiven(this.gate, { repo: this.repositoryOf('gate'), bundle, commit, dir, branch: undefined });
+    await this.give(this.toGate, commit, (bundle) =>
+      onSide('gate', 'checkout', () =>
+        checkoutGiven(this.gate, { repo: this.repositoryOf('gate'), bundle, commit, dir, branch: undefined }),
+      ),
+    );
     return dir;
   }
 

@@ -23,9 +23,6 @@ export interface SideTools {
 /** A side step that failed: whose, which, and what the program said. */
 export class SideStepError extends Error {}
 
-/** Where the given commit is kept in a side's repository until its worktree holds it (checkouts run one at a time). */
-const GIVEN_HERE = 'refs/agent-runner/given';
-
 async function must(tools: SideTools, what: string, cwd: string, args: readonly string[]): Promise<string> {
   const result = await tools.git.try(cwd, args);
   if (result.exitCode !== 0)
@@ -67,8 +64,8 @@ export async function dropTree(tools: SideTools, repo: string, dir: string): Pro
 
 export interface Checkout {
   readonly repo: string;
-  /** The runner's bundle of `commit` (giveCommit). */
-  readonly bundle: string;
+  /** The runner's bundle of `commit` (giveCommit); undefined: the side holds it already. */
+  readonly bundle: string | undefined;
   readonly commit: string;
   /** The worktree to make (replacing what an earlier attempt left there). */
   readonly dir: string;
@@ -84,14 +81,16 @@ export interface Checkout {
 /** The given commit fetched into the side's repository and checked out in `dir`. */
 export async function checkoutGiven(tools: SideTools, checkout: Checkout): Promise<void> {
   const { repo, dir } = checkout;
-  await must(tools, 'fetch of the bundle', repo, [
-    'fetch',
-    '--no-tags',
-    '--no-write-fetch-head',
-    '--quiet',
-    checkout.bundle,
-    `+${givenRef(checkout.commit)}:${GIVEN_HERE}`,
-  ]);
+  // Kept under its own ref for the drain (the repository is new each drain): later, thin bundles lean on it.
+  if (checkout.bundle)
+    await must(tools, 'fetch of the bundle', repo, [
+      'fetch',
+      '--no-tags',
+      '--no-write-fetch-head',
+      '--quiet',
+      checkout.bundle,
+      `+${givenRef(checkout.commit)}:${givenRef(checkout.commit)}`,
+    ]);
   const reuse = checkout.reuse;
   if (reuse && reuse.dir !== dir) {
     await dropTree(tools, repo, dir);
