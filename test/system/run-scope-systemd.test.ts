@@ -1,20 +1,28 @@
 // Under a real systemd (systemd-nspawn): a whole dispatch runs in the
 // container; its processes live in a transient scope with TasksMax,
-// MemoryMax and CPUWeight from the registry, and after the run neither the
-// unit nor any process of it (a setsid child included) is left.
+// MemoryMax and CPUWeight from the registry: orchestrate as the runner, and
+// the agent and the gate that root's launcher starts as their own uids, so
+// the limits bind them too. After the run neither the unit nor any process
+// of it (a setsid child included) nor of the three uids is left.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { systemTestMayRun } from '../helpers/system.js';
+import { tempDir } from '../helpers/temp.js';
 import { controlFixture } from '../helpers/control-fixture.js';
 import { PROJECT_ROOT, waitFor } from '../helpers/drain-fixture.js';
 import { bootContainer } from '../helpers/nspawn.js';
+import { identityNames } from '../../src/identities.js';
 
 t.test('dispatch under systemd: a transient scope with the limits, gone after the run', async (t) => {
   if (!systemTestMayRun(t, ['systemd-nspawn', 'nsenter', 'setpriv', 'useradd', 'git'])) return;
+  // The gate says who it is and where it runs, into a folder every identity may write.
+  const gateOut = tempDir(t, 'agent-runner-scope-gate-');
+  chmodSync(gateOut, 0o777);
   const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'One', status: 'To Do' }], {
     registryExtra: 'tasks_max = 300\nmemory_max = "2G"\ncpu_weight = 42\n',
+    gates: `#!/bin/sh\n{ id -u; cat /proc/self/cgroup; } > '${gateOut}/gate'\n`,
   });
   const P = fixture.probeOut;
   // The agent waits while "hold" exists, leaving a setsid child behind first.
@@ -26,6 +34,7 @@ P='${P}'
 setsid sleep 1000 </dev/null >/dev/null 2>&1 &
 echo $! > "$P/setsid-pid"
 echo $$ > "$P/pid-$AGENT_TASK_ID"
+id -u > "$P/uid-$AGENT_TASK_ID"
 while [ -e "$P/hold" ]; do sleep 0.2; done
 file=$(grep -l "^id: $AGENT_TASK_ID$" backlog/tasks/*.md)
 sed -i 's/^status: To Do$/status: Done/' "$file"
@@ -37,7 +46,7 @@ git -c user.name=probe -c user.email=probe@example.invalid commit -q -m "$AGENT_
   writeFileSync(path.join(P, 'hold'), '');
   const fixtureRoot = path.dirname(P);
   const container = await bootContainer(t, {
-    binds: [...new Set([fixtureRoot, path.dirname(fixture.origin), path.dirname(fixture.clone)])],
+    binds: [...new Set([fixtureRoot, gateOut, path.dirname(fixture.origin), path.dirname(fixture.clone)])],
     // node_modules may be a link out of the checkout (a worktree sharing one): mount its target too.
     bindsReadOnly: [...new Set([PROJECT_ROOT, realpathSync(path.join(PROJECT_ROOT, 'node_modules'))])].filter(
       (dir) => dir === PROJECT_ROOT || !dir.startsWith(`${PROJECT_ROOT}/`),
@@ -114,10 +123,17 @@ git -c user.name=probe -c user.email=probe@example.invalid commit -q -m "$AGENT_
   t.match(show, /^CPUWeight=42$/m);
   t.match(show, /^ActiveState=active$/m);
   t.match(show, /^IPAddressDeny=/m);
-  // The agent and the child it detached with setsid are both in the scope's cgroup (pids as the container sees them).
+  // Root's launcher, not orchestrate, started the agent, as the agent's own uid: it and the child it detached with
+  // setsid are both in the scope's cgroup all the same (pids as the container sees them).
+  const uidIn = (user: string) => container.exec(['id', '-u', user]).stdout.trim();
+  const names = identityNames(fixture.user);
+  const agentUid = uidIn(names.agent);
+  t.equal(readFileSync(path.join(P, 'uid-TASK-1'), 'utf8').trim(), agentUid, 'the agent ran as the agent identity');
   const agentPid = readFileSync(path.join(P, 'pid-TASK-1'), 'utf8').trim();
   const setsidPid = readFileSync(path.join(P, 'setsid-pid'), 'utf8').trim();
   for (const pid of [agentPid, setsidPid]) {
+    const status = container.exec(['cat', `/proc/${pid}/status`]).stdout;
+    t.match(status, new RegExp(`^Uid:\\s+${agentUid}\\s`, 'm'), `pid ${pid} is the agent's`);
     const cgroup = container.exec(['cat', `/proc/${pid}/cgroup`]).stdout;
     t.match(cgroup, `/${unit}`, `pid ${pid} runs in the scope`);
   }
@@ -134,8 +150,14 @@ git -c user.name=probe -c user.email=probe@example.invalid commit -q -m "$AGENT_
     .exec(['sh', '-c', `test -d /proc/${setsidPid} && grep State /proc/${setsidPid}/status || echo gone`])
     .stdout.trim();
   t.equal(left, 'gone', 'the setsid child is gone');
-  const userProcesses = container.exec(['pgrep', '-U', fixture.user]).stdout.trim();
-  t.equal(userProcesses, '', 'no process of the repo user is left in the container');
+  // The gate, started by root's launcher as the gate's uid, ran in the scope too.
+  const gate = readFileSync(path.join(gateOut, 'gate'), 'utf8');
+  t.match(gate, new RegExp(`^${uidIn(names.gate)}\n`), `the gate ran as the gate identity: ${gate}`);
+  t.match(gate, `/${unit}`, 'the gate ran in the scope');
+  for (const user of [fixture.user, names.agent, names.gate]) {
+    const left = container.exec(['pgrep', '-U', user]).stdout.trim();
+    t.equal(left, '', `no process of ${user} is left in the container`);
+  }
 
   // The launch socket (fd 3) through dispatch's whole chain under systemd: systemd-run --scope, setpriv, env -i.
   const dist = path.join(PROJECT_ROOT, 'dist', 'src');

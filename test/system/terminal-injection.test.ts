@@ -1,19 +1,20 @@
 // Keystrokes into root's terminal (TIOCSTI): root runs provision and a
 // --prompt job through the watcher from under a real pseudo-terminal (script),
 // in a repo whose git config and hooks are hostile. Runner-made commits run
-// no hook and no fsmonitor; what the runner starts as the user (the agent,
-// the gate) has no terminal: opening /dev/tty fails with ENXIO and no typed
+// no hook and no fsmonitor; what root's launcher starts as the agent and the
+// gate identities (the agent, the gate) has no terminal: opening /dev/tty fails with ENXIO and no typed
 // command reaches the shell that reads root's terminal afterwards. A control
 // shows the same planted program, sharing the terminal, does get through.
 import t, { type Test } from 'tap';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { cli } from '../helpers/in-process-cli.js';
 import { systemTestMayRun } from '../helpers/system.js';
 import { provisionFixture } from '../helpers/provision-fixture.js';
 import { tempDir } from '../helpers/temp.js';
 import { BIN, controlFixture, landed, probeAgent } from '../helpers/control-fixture.js';
+import { identityNames } from '../../src/identities.js';
 import { hostileKit, hostilePrograms, rootMarkers, typedMarkers, type Programs } from '../helpers/hostile-repo.js';
 
 const TOOLS = ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'script', 'perl'];
@@ -178,9 +179,13 @@ if (systemTestMayRun(t, TOOLS)) {
       t.equal(result.code, 0, result.output.slice(-2000));
       t.same(landed(fixture.origin, 'auto/work'), ['TASK-2'], 'the prompt job created its task and it landed');
       noRunnerProgramRan(t, kit, kit.uid);
-      for (const label of ['agent', 'gate']) {
-        const tried = kit.markers().find((marker) => marker.label === `${label}-tty` && marker.uid === kit.uid);
-        t.ok(tried, `the ${label} ran as the repo user`);
+      // Root's launcher starts them, each as its own identity of the repo, not as the runner.
+      const names = identityNames(fixture.user);
+      for (const label of ['agent', 'gate'] as const) {
+        const uid = Number(execFileSync('id', ['-u', names[label]], { encoding: 'utf8' }).trim());
+        t.not(uid, kit.uid);
+        const tried = kit.markers().find((marker) => marker.label === `${label}-tty` && marker.uid === uid);
+        t.ok(tried, `the ${label} ran as the repo's ${label} identity (${names[label]})`);
         t.match(
           tried?.text ?? '',
           /open \/dev\/tty: No such device or address/,

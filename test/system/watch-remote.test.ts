@@ -4,10 +4,11 @@
 // fetch run as the repo user.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { systemTestMayRun } from '../helpers/system.js';
 import { controlFixture, startBin } from '../helpers/control-fixture.js';
+import { identityNames } from '../../src/identities.js';
 import { waitFor, taskFiles } from '../helpers/drain-fixture.js';
 import { tempDir, writeFiles } from '../helpers/temp.js';
 
@@ -61,6 +62,8 @@ t.test('a task pushed to origin starts on an idle watcher within seconds, withou
     `the checks work (${stderr.split('\n').find((line) => line.includes('remote-check-failed')) ?? ''})`,
   );
 
+  // The agent holds until the drain has been looked at.
+  writeFileSync(path.join(fixture.probeOut, 'hold'), '');
   const pushedAt = pushTask(t, fixture.origin, fixture.user, 'TASK-2', 'Two');
   const started = path.join(fixture.probeOut, 'pid-TASK-2');
   await waitFor(() => existsSync(started), 60_000, 'the agent of the pushed task to start');
@@ -78,9 +81,25 @@ t.test('a task pushed to origin starts on an idle watcher within seconds, withou
   t.notOk(names.includes('job-starting'), 'no job was queued');
   t.match(
     readFileSync(path.join(fixture.probeOut, 'id-TASK-2'), 'utf8'),
-    new RegExp(`uid=\\d+\\(${fixture.user}\\)`),
-    'the agent ran as the repo user',
+    new RegExp(`^uid=\\d+\\(${identityNames(fixture.user).agent}\\) `),
+    "the agent ran as the repo's agent identity",
   );
+  // The drain that started it runs as the runner: the run the watcher recorded, and its staging worktree.
+  const runs = path.join(fixture.state, 'repos', fixture.name, 'runs');
+  const readRun = () => {
+    const [runFile] = readdirSync(runs);
+    return JSON.parse(readFileSync(path.join(runs, runFile!), 'utf8')) as { user: string; process?: { pid: number } };
+  };
+  await waitFor(() => readRun().process !== undefined, 10_000, 'the run record to name its process');
+  const run = readRun();
+  t.equal(run.user, fixture.user, 'the run is recorded as the runner');
+  const drainUid = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${run.process!.pid}/status`, 'utf8'))?.[1];
+  t.equal(
+    drainUid,
+    execFileSync('id', ['-u', fixture.user], { encoding: 'utf8' }).trim(),
+    'the drain runs as the runner',
+  );
+  rmSync(path.join(fixture.probeOut, 'hold'));
   await waitFor(() => stderr.includes('"event":"run-finished"'), 90_000, 'the drain to finish');
   watcher.child.kill('SIGTERM');
   const stopped = await watcher.done;

@@ -2,6 +2,7 @@
 import t from 'tap';
 import {
   confineCommand,
+  confineLaunched,
   confinementFor,
   runUnitName,
   runUnitPattern,
@@ -54,6 +55,8 @@ t.test('under systemd: a transient scope with the limits, execing the dropped co
       'IPAddressDeny=any',
       '-p',
       'IPAddressAllow=localhost',
+      '-p',
+      'Delegate=yes',
       '--',
       'setpriv',
       '--reuid=1001',
@@ -84,6 +87,25 @@ t.test('without systemd: prlimit with per-uid tasks and a per-process data cap',
   t.same(command.args.slice(3), [dropped.program, ...dropped.args], 'the dropped command unchanged after --');
   t.equal(command.cwd, dropped.cwd);
 });
+
+t.test(
+  "what root's launcher starts gets the run's confinement: the same rlimits, or it joins the run's scope",
+  async (t) => {
+    const rlimits = confinementFor(false, 'web', 'R', limits);
+    t.same(confineLaunched(dropped, rlimits), confineCommand(dropped, rlimits), 'the same prlimit as orchestrate');
+    const scope = confinementFor(true, 'web', 'R', limits);
+    const joined = confineLaunched(dropped, scope);
+    t.equal(joined.program, '/bin/sh');
+    t.equal(joined.args[0], '-c');
+    t.match(joined.args[1], /AttachProcessesToUnit ssau "\$1" "" 1 "\$\$" \|\| exit 126; shift; exec "\$@"$/);
+    t.same(
+      joined.args.slice(2),
+      ['sh', 'agent-runner-run-web_R.scope', dropped.program, ...dropped.args],
+      'the unit and the dropped command are arguments, never script text',
+    );
+    t.equal(joined.cwd, dropped.cwd);
+  },
+);
 
 t.test("a repo's unit pattern never matches another repo's runs", async (t) => {
   const pattern = new RegExp(`^${runUnitPattern('web').replace('.', '\\.').replace('*', '.*')}$`);

@@ -287,8 +287,8 @@ export async function dispatchRun(
     },
     { channel: true },
   );
-  // The agent's and gate's commands, started as them on orchestrate's request for the whole run.
-  const launches = child.channel && serveLaunches(deps, child.channel, run.identities);
+  // The agent's and gate's commands, started as them on orchestrate's request for the whole run, in its confinement.
+  const launches = child.channel && serveLaunches(deps, child.channel, run.identities, confinement);
   const withProcess: RunRecord = {
     ...started,
     process: { pid: child.pid, startTime: await deps.process.startTimeOf(child.pid) },

@@ -3,11 +3,13 @@
 // dropPrivileges as the identity asked for, with the identity's own HOME/USER/LOGNAME (and, for the agent, the repo's
 // proxy; for the gate, no proxy at all) over whatever the runner asked, entering its cwd as that user. Root signals
 // only a child it started and has not reaped (its pid cannot be recycled before), and when the channel closes or the
-// run ends it SIGKILLs every group it started and waits for each to exit.
+// run ends it SIGKILLs every group it started and waits for each to exit. Each command runs under the run's
+// confinement (limits.ts confineLaunched): root's launcher is outside orchestrate's scope and rlimits.
 import type { LaunchedIdentity } from '../../identities.js';
 import type { LineChannel, Ports, StartedProcess } from '../../ports.js';
 import { encodeMessage, outputEvent, parseRequest, type LaunchEvent, type StartRequest } from '../../launch/index.js';
 import { dropPrivileges, isProxyVariable, type UserAccount } from '../repo-user/index.js';
+import { confineLaunched, type Confinement } from './limits.js';
 
 /** Who a launched identity is on this host, and the variables root sets for it whatever the runner asks. */
 export interface LaunchAccount {
@@ -36,6 +38,8 @@ export function serveLaunches(
   deps: Pick<Ports, 'process'>,
   channel: LineChannel,
   identities: ReadonlyMap<LaunchedIdentity, LaunchAccount>,
+  /** The run's limits; without one (tests of the protocol) commands run unconfined. */
+  confinement?: Confinement,
 ): LaunchService {
   const offered = new Set(identities.keys());
   const live = new Map<number, StartedProcess>();
@@ -47,7 +51,7 @@ export function serveLaunches(
 
   const start = (request: StartRequest) => {
     const identity = identities.get(request.as)!;
-    const command = dropPrivileges(
+    const dropped = dropPrivileges(
       identity.account,
       {
         program: request.program,
@@ -58,6 +62,7 @@ export function serveLaunches(
       },
       { enterCwdAsUser: true },
     );
+    const command = confinement ? confineLaunched(dropped, confinement) : dropped;
     const { id } = request;
     const child = deps.process.start(command, {
       onStdoutLine: (line) => send(outputEvent(id, 'stdout', line)),

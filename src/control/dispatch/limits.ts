@@ -20,7 +20,15 @@
 // it counts memory a process can write, not address space it only reserves
 // (V8, glibc arenas and Go reserve large PROT_NONE regions), so a cap that
 // really bounds memory does not break node, git or bash. No CPU weight.
-// Either way, dispatch ends every process of the user when the run ends
+// The agent's and gate's commands are started by root's launcher, not by
+// orchestrate, so they inherit neither the scope nor the rlimits: each is put
+// under the same confinement (confineLaunched). Without systemd that is the
+// same prlimit, so RLIMIT_NPROC counts the agent's uid against tasks_max as it
+// counts the runner's. Under systemd the command joins the run's own scope
+// (AttachProcessesToUnit, the D-Bus call for adding processes to a scope) before
+// it execs, so no process of it is ever outside the scope and the scope's
+// TasksMax and MemoryMax bound the whole run, whichever uid a process has.
+// Either way, dispatch ends every process of the run's users when the run ends
 // (user-sweep.ts).
 import type { Command, RunLimits } from '../../types.js';
 import type { FsPort } from '../../ports.js';
@@ -64,6 +72,9 @@ export function scopeProperties(limits: RunLimits): string[] {
     `CPUWeight=${limits.cpuWeight}`,
     'IPAddressDeny=any',
     'IPAddressAllow=localhost',
+    // systemd lets processes join only a delegated unit. The scope has no User=, so its cgroup stays root's: the
+    // runner in it gains nothing by the delegation.
+    'Delegate=yes',
   ];
 }
 
@@ -89,6 +100,28 @@ export function confineCommand(command: Command, confinement: Confinement): Comm
     ...command,
     program: wrapper[0]!,
     args: [...wrapper.slice(1), '--', command.program, ...command.args],
+    env: { ...command.env, PATH: command.env.PATH ?? SYSTEM_PATH },
+  };
+}
+
+/**
+ * Attaches the shell itself ($$) to the unit named by $1, then execs the rest: the command starts inside the scope,
+ * before it can fork. A fixed script; the unit and the command are arguments, never part of it.
+ */
+const JOIN_SCOPE_SCRIPT =
+  'busctl call --quiet org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager ' +
+  'AttachProcessesToUnit ssau "$1" "" 1 "$$" || exit 126; shift; exec "$@"';
+
+/**
+ * Pure: a command root's launcher starts for the run (already dropped to the agent or gate: setpriv ...), under the
+ * run's confinement: the same rlimits, or inside the run's scope. If it cannot join the scope it does not run.
+ */
+export function confineLaunched(command: Command, confinement: Confinement): Command {
+  if (confinement.kind === 'rlimits') return confineCommand(command, confinement);
+  return {
+    ...command,
+    program: '/bin/sh',
+    args: ['-c', JOIN_SCOPE_SCRIPT, 'sh', confinement.unit, command.program, ...command.args],
     env: { ...command.env, PATH: command.env.PATH ?? SYSTEM_PATH },
   };
 }
