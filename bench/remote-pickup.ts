@@ -76,6 +76,20 @@ function removeUser(user: string): void {
   execFileSync('userdel', ['--remove', user], { stdio: 'ignore' });
 }
 
+/** Removes every one of `users`, then runs `after`, even when one could not be removed (that is thrown after). */
+function removeUsers(users: readonly string[], after: () => void): void {
+  const failures: unknown[] = [];
+  for (const user of users) {
+    try {
+      removeUser(user);
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+  after();
+  if (failures.length > 0) throw failures[0];
+}
+
 function asUser(cwd: string, home: string, ...args: string[]): string {
   const env = [
     `HOME=${home}`,
@@ -270,16 +284,7 @@ export async function main(): Promise<BenchResult> {
     return { benchmark: 'remote-pickup', figures, goals, notes };
   } finally {
     watcher?.kill('SIGKILL');
-    const failures: unknown[] = [];
-    for (const user of [IDENTITIES.agent, IDENTITIES.gate, USER]) {
-      try {
-        removeUser(user);
-      } catch (error) {
-        failures.push(error);
-      }
-    }
-    rmSync(root, { recursive: true, force: true });
-    if (failures.length > 0) throw failures[0];
+    removeUsers([IDENTITIES.agent, IDENTITIES.gate, USER], () => rmSync(root, { recursive: true, force: true }));
   }
 }
 

@@ -76,7 +76,9 @@ async function basePromptAt(context: WorkerContext, commit: string): Promise<str
   return shown.exitCode === 0 ? shown.stdout : undefined;
 }
 
-/** A task's work; a step on the agent's side that failed is a failed attempt with git's words, not an internal error. */
+/**
+ * A task's work; a step on the agent's side that failed is a failed attempt with git's words, not an internal error.
+ */
 export async function workOnTask(
   context: WorkerContext,
   task: Task,
