@@ -5,14 +5,18 @@
 // For each poll interval: --pushes tasks, one at a time, each pushed by the
 // repo user to a bare origin; the agent (a shell script) records when it
 // started. Also: what one idle check (ls-remote as the user) costs.
-// Needs root (a repo user is created and removed); skipped otherwise.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+// Needs root (the repo's runner, agent and gate users are created, as
+// provisioning makes them, and removed); skipped otherwise.
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderTaskFile, taskFileName } from '../src/board/render.js';
 import { accountComment } from '../src/control/repo-user/account.js';
+import { identityNames } from '../src/identities.js';
+import { planIdentities } from '../backends/host/provision-identities.js';
+import { describeFailure } from '../backends/host/exec.js';
 import { lsRemoteCommand } from '../src/control/watch/remote.js';
 import { lookupUser } from '../src/control/repo-user/privdrop.js';
 import { realProcess } from '../src/io/real-ports.js';
@@ -34,6 +38,7 @@ const POLLS = arg('poll', isQuick() ? '1' : '1,15')
   .map(Number);
 const NAME = `rp${process.pid % 100000}`;
 const USER = `agent-${NAME}`;
+const IDENTITIES = identityNames(USER);
 
 const AGENT = (out: string) => `#!/bin/sh
 set -e
@@ -43,6 +48,47 @@ sed -i 's/^status: To Do$/status: Done/' "$file"
 git add -A
 git -c user.name=bench -c user.email=bench@example.invalid commit -q -m "$AGENT_TASK_ID done"
 `;
+
+/** The agent and gate of the repo and the hand-off folders, by provisioning's own steps (homes under /home). */
+async function createIdentities(runnerHome: string): Promise<void> {
+  const runner = await lookupUser(realProcess, USER);
+  const none = { agent: undefined, gate: undefined, handoff: new Map() };
+  for (const step of planIdentities({ name: NAME, user: USER }, runner, runnerHome, none, 1000)) {
+    if (!('command' in step)) continue;
+    const result = await realProcess.run(step.command);
+    if (result.exitCode !== 0) throw new Error(`${step.description}: ${describeFailure(result)}`);
+  }
+}
+
+/** Kills what `user` still runs (as the user: kill -1 reaches only its own) and deletes it with its home. */
+function removeUser(user: string): void {
+  // Never made (the run failed before it): nothing to remove.
+  if (spawnSync('id', ['-u', user], { stdio: 'ignore' }).status !== 0) return;
+  try {
+    execFileSync(
+      'setpriv',
+      [`--reuid=${user}`, `--regid=${user}`, '--init-groups', '--', 'kill', '-s', 'KILL', '--', '-1'],
+      { stdio: 'ignore' },
+    );
+  } catch {
+    // nothing left running
+  }
+  execFileSync('userdel', ['--remove', user], { stdio: 'ignore' });
+}
+
+/** Removes every one of `users`, then runs `after`, even when one could not be removed (that is thrown after). */
+function removeUsers(users: readonly string[], after: () => void): void {
+  const failures: unknown[] = [];
+  for (const user of users) {
+    try {
+      removeUser(user);
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+  after();
+  if (failures.length > 0) throw failures[0];
+}
 
 function asUser(cwd: string, home: string, ...args: string[]): string {
   const env = [
@@ -124,6 +170,7 @@ export async function main(): Promise<BenchResult> {
     const clone = path.join(home, NAME);
     const seed = path.join(home, 'seed');
     execFileSync('chown', ['-R', `${USER}:${USER}`, home]);
+    await createIdentities(home);
     asUser(home, home, 'git', 'init', '-q', '--bare', '-b', 'main', origin);
     asUser(home, home, 'git', 'clone', '-q', origin, seed);
     write(seed, {
@@ -237,17 +284,7 @@ export async function main(): Promise<BenchResult> {
     return { benchmark: 'remote-pickup', figures, goals, notes };
   } finally {
     watcher?.kill('SIGKILL');
-    try {
-      execFileSync(
-        'setpriv',
-        [`--reuid=${USER}`, `--regid=${USER}`, '--init-groups', '--', 'kill', '-s', 'KILL', '--', '-1'],
-        { stdio: 'ignore' },
-      );
-    } catch {
-      // nothing left running
-    }
-    execFileSync('userdel', ['--remove', USER], { stdio: 'ignore' });
-    rmSync(root, { recursive: true, force: true });
+    removeUsers([IDENTITIES.agent, IDENTITIES.gate, USER], () => rmSync(root, { recursive: true, force: true }));
   }
 }
 

@@ -3,11 +3,11 @@
 // units, `provision repo` registers a repo served by a git daemon inside the
 // container, and after `systemctl reboot` (a fresh network namespace, so no
 // table can be left over) the egress unit has restored `inet agent_runner`
-// before the repo's watch unit started, and the proxy answers on the repo's
-// port. Everything runs inside the container; the host's ruleset is never
+// (the agent's and the runner's rules) before the repo's watch unit started,
+// and the proxy answers on both of the repo's ports. Everything runs inside the container; the host's ruleset is never
 // touched.
 import t from 'tap';
-import { cpSync, mkdirSync, readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { systemTestMayRun } from '../helpers/system.js';
 import { originAndClone } from '../helpers/temp.js';
@@ -22,7 +22,9 @@ const EGRESS = 'agent-runner-egress.service';
 const PROXY = 'agent-runner-proxy.service';
 const GIT_PORT = 9418;
 const REPO = 'bootdemo';
+// The agent's proxy port and the runner's (its git proxy): the first two of the pool.
 const PROXY_PORT = 700;
+const RUNNER_PROXY_PORT = 701;
 
 interface Report {
   changed: boolean;
@@ -56,7 +58,10 @@ t.test('the egress lock and the proxy come back on their own after a reboot', as
     'backlog/config.yml': 'project_name: "demo"\nstatuses: ["To Do", "In Progress", "Done"]\n',
   });
   const container = await bootContainer(t, {
-    bindsReadOnly: [`${PROJECT_ROOT}:${INSTALL}`],
+    // node_modules may be a link out of the checkout (a worktree sharing one): mount its target too.
+    bindsReadOnly: [`${PROJECT_ROOT}:${INSTALL}`, realpathSync(path.join(PROJECT_ROOT, 'node_modules'))].filter(
+      (dir, index) => index === 0 || !dir.startsWith(`${PROJECT_ROOT}/`),
+    ),
     // The origin lives inside the container: its loopback is not the host's.
     prepare: (root) => {
       mkdirSync(path.join(root, 'srv', 'origin'), { recursive: true });
@@ -188,9 +193,19 @@ t.test('the egress lock and the proxy come back on their own after a reboot', as
     t.equal(show(container, EGRESS, 'ActiveState'), 'active', journal(container, EGRESS));
     t.equal(show(container, EGRESS, 'Result'), 'success');
     const uid = Number(container.exec(['id', '-u', user]).stdout.trim());
+    const agentUid = Number(container.exec(['id', '-u', `${user}-agent`]).stdout.trim());
     const table = container.exec(['nft', 'list', 'table', 'inet', 'agent_runner']);
     t.equal(table.status, 0, table.stderr);
-    t.match(table.stdout, new RegExp(`meta skuid ${uid} ip daddr 127\\.0\\.0\\.1 tcp dport ${PROXY_PORT} accept`));
+    t.match(
+      table.stdout,
+      new RegExp(`meta skuid ${agentUid} ip daddr 127\\.0\\.0\\.1 tcp dport ${PROXY_PORT} accept`),
+      "the agent's rule is back",
+    );
+    t.match(
+      table.stdout,
+      new RegExp(`meta skuid ${uid} ip daddr 127\\.0\\.0\\.1 tcp dport ${RUNNER_PROXY_PORT} accept`),
+      "the runner's rule is back",
+    );
 
     // Ordering: the watch unit requires the lock and started after it was up.
     t.match(show(container, watchUnit, 'Requires'), new RegExp(`\\b${EGRESS.replace('.', '\\.')}\\b`));
@@ -205,14 +220,16 @@ t.test('the egress lock and the proxy come back on their own after a reboot', as
 
     t.equal(show(container, PROXY, 'ActiveState'), 'active', journal(container, PROXY));
     // Squid answers on the repo's port: a domain off the allowlist is refused by Squid itself.
-    await waitFor(
-      () => container.exec(['bash', '-c', `exec 3<>/dev/tcp/127.0.0.1/${PROXY_PORT}`]).status === 0,
-      10_000,
-      `Squid to listen on ${PROXY_PORT}`,
-    ).catch((error: Error) => {
-      const cacheLog = container.exec(['tail', '-n', '15', '/var/lib/agent-runner/squid/cache.log']).stdout;
-      throw new Error(`${error.message}\n${journal(container, PROXY)}\ncache.log:\n${cacheLog}`);
-    });
+    for (const port of [PROXY_PORT, RUNNER_PROXY_PORT]) {
+      await waitFor(
+        () => container.exec(['bash', '-c', `exec 3<>/dev/tcp/127.0.0.1/${port}`]).status === 0,
+        10_000,
+        `Squid to listen on ${port}`,
+      ).catch((error: Error) => {
+        const cacheLog = container.exec(['tail', '-n', '15', '/var/lib/agent-runner/squid/cache.log']).stdout;
+        throw new Error(`${error.message}\n${journal(container, PROXY)}\ncache.log:\n${cacheLog}`);
+      });
+    }
     const refused = container.exec([
       'curl',
       '-s',
