@@ -109,9 +109,9 @@ t.test('an identity the run does not offer is refused: exit 126, the reason on s
 
 t.test('a request the runner itself can see is bad never leaves it', async (t) => {
   const { process, launcher } = setup();
-  const result = await launcher.processFor('agent').run({ program: 'echo', args: [], env: {}, cwd: '/' });
+  const result = await launcher.processFor('agent').run({ program: 'bin/echo', args: [], env: {}, cwd: '/' });
   t.equal(result.exitCode, 126);
-  t.match(result.stderr, /program is not an absolute path/);
+  t.match(result.stderr, /program is neither an absolute path nor a bare name/);
   t.equal(process.started.length, 0);
 });
 
