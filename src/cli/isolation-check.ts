@@ -11,12 +11,15 @@ import { EGRESS_FAMILY, EGRESS_TABLE } from '../../backends/host/nftables.js';
 
 /** Pure: what is missing, in words; empty when isolation is in place. */
 export function isolationGaps(
-  repo: Pick<RegistryRepo, 'proxyPort'>,
-  facts: { readonly egressLoaded: boolean; readonly proxyAnswers: boolean },
+  repo: Pick<RegistryRepo, 'proxyPort' | 'runnerProxyPort'>,
+  facts: { readonly egressLoaded: boolean; readonly proxyAnswers: boolean; readonly runnerProxyAnswers: boolean },
 ): string[] {
   return [
     ...(facts.egressLoaded ? [] : [`no egress lock is loaded (nft table ${EGRESS_FAMILY} ${EGRESS_TABLE} is missing)`]),
     ...(facts.proxyAnswers ? [] : [`nothing listens on the repo's proxy port 127.0.0.1:${repo.proxyPort}`]),
+    ...(facts.runnerProxyAnswers || repo.runnerProxyPort === undefined
+      ? []
+      : [`nothing listens on the runner's proxy port 127.0.0.1:${repo.runnerProxyPort}`]),
   ];
 }
 
@@ -37,6 +40,8 @@ export async function requireIsolation(
   const gaps = isolationGaps(repo, {
     egressLoaded: (await listEgressTable(ports)) !== undefined,
     proxyAnswers: await tcpPortAnswers({ process }, repo.proxyPort),
+    runnerProxyAnswers:
+      repo.runnerProxyPort === undefined ? true : await tcpPortAnswers({ process }, repo.runnerProxyPort),
   });
   if (!gaps.length) return;
   throw new UsageError(
