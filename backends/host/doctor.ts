@@ -230,31 +230,36 @@ export async function doctorRepo(
   return checks;
 }
 
+type RunAs = (program: string, args: string[]) => ReturnType<HostDeps['process']['run']>;
+
+/** The HTTP status a GET of `url` through the proxy on `port` gets, as the identity `asUser` runs as ('000': none). */
+async function statusThroughProxy(asUser: RunAs, port: number, url: string): Promise<string> {
+  const result = await asUser('curl', [
+    '-s',
+    '-o',
+    '/dev/null',
+    '-w',
+    '%{http_code}',
+    '--max-time',
+    '10',
+    '--noproxy',
+    '',
+    '-x',
+    `http://127.0.0.1:${port}`,
+    url,
+  ]);
+  return result.stdout.trim() || '000';
+}
+
 /** The network as the agent meets it: direct egress rejected, the proxy refusing what it must and passing its list. */
 async function agentProbes(
   repo: RegistryRepo,
   targets: DoctorTargets,
-  asUser: (program: string, args: string[]) => ReturnType<HostDeps['process']['run']>,
+  asUser: RunAs,
   reprovision: string,
 ): Promise<Check[]> {
   const checks: Check[] = [];
-  const curlProxy = async (url: string) => {
-    const result = await asUser('curl', [
-      '-s',
-      '-o',
-      '/dev/null',
-      '-w',
-      '%{http_code}',
-      '--max-time',
-      '10',
-      '--noproxy',
-      '',
-      '-x',
-      `http://127.0.0.1:${repo.proxyPort}`,
-      url,
-    ]);
-    return result.stdout.trim() || '000';
-  };
+  const curlProxy = (url: string) => statusThroughProxy(asUser, repo.proxyPort, url);
   const direct = await asUser('curl', [
     '-s',
     '-o',
@@ -327,29 +332,11 @@ async function agentProbes(
 }
 
 /** The runner's network: its own proxy port, and there nothing but the git host (an allowlisted name is refused). */
-async function runnerProbes(
-  repo: RegistryRepo,
-  asRunner: (program: string, args: string[]) => ReturnType<HostDeps['process']['run']>,
-  reprovision: string,
-): Promise<Check[]> {
+async function runnerProbes(repo: RegistryRepo, asRunner: RunAs, reprovision: string): Promise<Check[]> {
   if (repo.runnerProxyPort === undefined) return [];
   const other = agentAllow(repo).find((entry) => !runnerAllow(repo).some((own) => entryMatches(own, entry)));
   const name = other?.replace(/^\./, '') ?? 'agent-runner-doctor.invalid';
-  const result = await asRunner('curl', [
-    '-s',
-    '-o',
-    '/dev/null',
-    '-w',
-    '%{http_code}',
-    '--max-time',
-    '10',
-    '--noproxy',
-    '',
-    '-x',
-    `http://127.0.0.1:${repo.runnerProxyPort}`,
-    `http://${name}/`,
-  ]);
-  const status = result.stdout.trim() || '000';
+  const status = await statusThroughProxy(asRunner, repo.runnerProxyPort, `http://${name}/`);
   return [
     check(
       'the runner reaches nothing but the git host',

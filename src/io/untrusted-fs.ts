@@ -87,7 +87,12 @@ export async function statUntrusted(root: string, relative: string): Promise<Unt
   }
 }
 
-export async function readUntrusted(root: string, relative: string, maxBytes: number): Promise<string | undefined> {
+/** The regular file at root/relative opened by the walk, with its stat, when it is at most maxBytes. */
+async function openRegular(
+  root: string,
+  relative: string,
+  maxBytes: number,
+): Promise<{ handle: FileHandle; size: number; uid: number } | undefined> {
   const where = path.join(root, relative);
   const handle = await openWalk(root, relative, 'file');
   if (!handle) return undefined;
@@ -95,9 +100,22 @@ export async function readUntrusted(root: string, relative: string, maxBytes: nu
     const s = await handle.stat();
     if (!s.isFile()) throw new UntrustedPathError(where, 'is not a regular file');
     if (s.size > maxBytes) throw new UntrustedPathError(where, `is ${s.size} bytes, more than the ${maxBytes} allowed`);
+    return { handle, size: s.size, uid: s.uid };
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+export async function readUntrusted(root: string, relative: string, maxBytes: number): Promise<string | undefined> {
+  const where = path.join(root, relative);
+  const opened = await openRegular(root, relative, maxBytes);
+  if (!opened) return undefined;
+  const { handle } = opened;
+  try {
     const bytes = await readToBound(
       async (chunk) => (await handle.read(chunk, 0, chunk.length, null)).bytesRead,
-      s.size,
+      opened.size,
       maxBytes,
     );
     if (bytes === 'grew')
@@ -134,12 +152,10 @@ export async function copyUntrusted(
   destination: string,
 ): Promise<{ readonly size: number; readonly uid: number } | undefined> {
   const where = path.join(root, relative);
-  const handle = await openWalk(root, relative, 'file');
-  if (!handle) return undefined;
+  const opened = await openRegular(root, relative, maxBytes);
+  if (!opened) return undefined;
+  const { handle } = opened;
   try {
-    const s = await handle.stat();
-    if (!s.isFile()) throw new UntrustedPathError(where, 'is not a regular file');
-    if (s.size > maxBytes) throw new UntrustedPathError(where, `is ${s.size} bytes, more than the ${maxBytes} allowed`);
     const out = await fs.open(destination, c.O_WRONLY | c.O_CREAT | c.O_EXCL | c.O_NOFOLLOW, 0o600);
     let total = 0;
     try {
@@ -156,7 +172,7 @@ export async function copyUntrusted(
     } finally {
       await out.close();
     }
-    return { size: total, uid: s.uid };
+    return { size: total, uid: opened.uid };
   } finally {
     await handle.close();
   }

@@ -137,6 +137,11 @@ export function orchestrateCommand(input: DispatchInput, user: UserAccount, acco
   ]);
 }
 
+/** `test ARGS` as `account`: what that account may do to a path, asked of the kernel as it. */
+function testAs(ports: Ports, account: UserAccount, args: string[]) {
+  return ports.process.run(dropPrivileges(account, { program: 'test', args, env: { PATH: SYSTEM_PATH }, cwd: '/' }));
+}
+
 /**
  * Creates the user's own state dir (as the user: root never writes in its home) and checks the user can run the
  * install.
@@ -162,8 +167,7 @@ async function prepareUser(ports: Ports, input: DispatchInput, accounts: RepoIde
     throw new UsageError(
       `repo "${input.repo.name}": user ${user.name} cannot create its state dir ${dir}: ${made.stderr.trim()}; check that ${user.home} exists and belongs to ${user.name}`,
     );
-  const asUser = (args: string[]) =>
-    ports.process.run(dropPrivileges(user, { program: 'test', args, env: { PATH: SYSTEM_PATH }, cwd: '/' }));
+  const asUser = (args: string[]) => testAs(ports, user, args);
   if ((await asUser(['-e', input.repo.path])).exitCode !== 0) {
     throw new UsageError(
       `repo "${input.repo.name}": its path ${input.repo.path} does not exist (or ${user.name} cannot see it); clone the repo there (agent-runner provision repo ${input.repo.name}) or fix repos.${input.repo.name}.path`,
@@ -188,33 +192,12 @@ async function prepareUser(ports: Ports, input: DispatchInput, accounts: RepoIde
         'make the install world-readable (chmod -R o+rX on its directory and every parent) and give the user its checkout',
     );
   }
-  // The agent's and the gate's side steps are this install too, run from their own homes.
+  // The agent's and the gate's repositories are in their own homes: each must be able to write its own.
   for (const part of ['agent', 'gate'] as const) {
     const other = accounts[part];
-    const can = await ports.process.run(
-      dropPrivileges(other, {
-        program: 'test',
-        args: [
-          '-r',
-          input.install.main,
-          '-a',
-          '-x',
-          input.install.node,
-          '-a',
-          '-w',
-          other.home,
-          '-a',
-          '-x',
-          other.home,
-        ],
-        env: { PATH: SYSTEM_PATH },
-        cwd: '/',
-      }),
-    );
-    if (can.exitCode !== 0)
+    if ((await testAs(ports, other, ['-w', other.home, '-a', '-x', other.home])).exitCode !== 0)
       throw new UsageError(
-        `repo "${input.repo.name}": the ${part} identity ${other.name} cannot read ${input.install.main}, run ${input.install.node} or write its home ${other.home}; ` +
-          `make the install world-readable (chmod -R o+rX on its directory and every parent) and give ${other.name} its home (agent-runner provision repo ${input.repo.name})`,
+        `repo "${input.repo.name}": the ${part} identity ${other.name} cannot write its home ${other.home}; give it back (agent-runner provision repo ${input.repo.name})`,
       );
   }
   // The staging worktree lives beside the checkout (<parent>/.<repo>.worktrees): the user must be able to make it.
