@@ -108,7 +108,8 @@ t.test('a socket, --launcher-fd 3, launches served as the agent, the leftover ki
   t.ok(orchestrate.channel, 'and has a socket');
   t.match(events, [{ id: 1, event: 'started' }]);
   const launched = process.started[1]!;
-  t.match(launched.command.args, ['--reuid=3001', '--regid=3001'], 'launched as the agent');
+  const argv = [launched.command.program, ...launched.command.args];
+  t.ok(argv.includes('--reuid=3001') && argv.includes('--regid=3001'), `launched as the agent: ${argv.join(' ')}`);
   t.same(launched.signals, ['SIGKILL'], 'killed when the run ended');
   const killedAt = log.indexOf('exited 600');
   const sweepAt = log.findIndex((entry) => / kill -STOP -- -1$/.test(entry));
