@@ -232,6 +232,15 @@ export async function doctorRepo(
 
 type RunAs = (program: string, args: string[]) => ReturnType<HostDeps['process']['run']>;
 
+/** Pure: a request that was refused (403) or got no answer at all ('000': no proxy there) did not get through. */
+function unreached(status: string): boolean {
+  return status === '403' || status === '000';
+}
+
+function described(status: string): string {
+  return status === '000' ? 'no answer (nothing reached)' : `HTTP ${status}`;
+}
+
 /** The HTTP status a GET of `url` through the proxy on `port` gets, as the identity `asUser` runs as ('000': none). */
 async function statusThroughProxy(asUser: RunAs, port: number, url: string): Promise<string> {
   const result = await asUser('curl', [
@@ -307,8 +316,8 @@ async function agentProbes(
     checks.push(
       check(
         'the agent cannot reach the git host',
-        status === '403',
-        `${gitHost} through the agent's port ${repo.proxyPort} -> HTTP ${status}`,
+        unreached(status),
+        `${gitHost} through the agent's port ${repo.proxyPort} -> ${described(status)}`,
         `regenerate the proxy config: ${reprovision}`,
       ),
     );
@@ -340,8 +349,8 @@ async function runnerProbes(repo: RegistryRepo, asRunner: RunAs, reprovision: st
   return [
     check(
       'the runner reaches nothing but the git host',
-      status === '403',
-      `${name} through the runner's port ${repo.runnerProxyPort} -> HTTP ${status}`,
+      unreached(status),
+      `${name} through the runner's port ${repo.runnerProxyPort} -> ${described(status)}`,
       `regenerate the proxy config: ${reprovision}`,
     ),
   ];

@@ -195,9 +195,16 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
         'direct egress is rejected',
         'proxy refuses unlisted domains',
         'proxy refuses private addresses',
+        'the agent cannot reach the git host',
         'allowlisted domain goes through',
+        'the runner reaches nothing but the git host',
         'git identity resolves',
       ],
+    );
+    t.match(result.check('the agent cannot reach the git host').detail, /through the agent's port \d+ -> HTTP 403$/);
+    t.match(
+      result.check('the runner reaches nothing but the git host').detail,
+      /allowed\.test through the runner's port \d+ -> HTTP 403$/,
     );
     t.equal(result.check('allowlisted domain goes through').detail, 'http://allowed.test/ -> HTTP 200');
     t.match(

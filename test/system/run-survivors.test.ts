@@ -14,7 +14,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { systemTestMayRun } from '../helpers/system.js';
-import { controlFixture, runBin, type ControlFixture } from '../helpers/control-fixture.js';
+import { controlFixture, runBin } from '../helpers/control-fixture.js';
 import { waitFor } from '../helpers/drain-fixture.js';
 import { processesOfUid, running } from '../helpers/user-processes.js';
 
@@ -97,19 +97,19 @@ git add -A
 git -c user.name=probe -c user.email=probe@example.invalid commit -q -m "$AGENT_TASK_ID done"
 `;
 
-/** Runs `command` as the fixture's user, the way root drops to it, and waits for it (not for what it leaves). */
-function asUser(fixture: ControlFixture, ...command: string[]) {
+/** Runs `command` as `user`, the way root drops to it, and waits for it (not for what it leaves). */
+function asUser(user: string, ...command: string[]) {
   return spawnSync(
     'setpriv',
-    [`--reuid=${fixture.user}`, `--regid=${fixture.user}`, '--init-groups', '--', '/usr/bin/env', '-i', ...command],
+    [`--reuid=${user}`, `--regid=${user}`, '--init-groups', '--', '/usr/bin/env', '-i', ...command],
     { cwd: '/', stdio: 'ignore' },
   );
 }
 
-/** The user's processes with every one of them stopped first, so none can move while /proc is read. */
-function frozenProcesses(fixture: ControlFixture, uid: number): string[] {
-  asUser(fixture, 'PATH=/usr/bin:/bin', 'kill', '-STOP', '--', '-1');
-  return processesOfUid(uid);
+/** A user's processes with every one of them stopped first, so none can move while /proc is read. */
+function frozenProcesses(user: string): string[] {
+  asUser(user, 'PATH=/usr/bin:/bin', 'kill', '-STOP', '--', '-1');
+  return processesOfUid(uidOf(user));
 }
 
 const mtime = (file: string) => (existsSync(file) ? statSync(file).mtimeMs : undefined);
@@ -126,18 +126,22 @@ async function stillRuns(P: string, kind: string): Promise<boolean> {
 for (const kind of KINDS) {
   t.test(`${kind}: nothing of it survives a dispatch outside systemd`, async (t) => {
     if (!systemTestMayRun(t, ['setpriv', 'useradd', 'git', 'prlimit', 'kill', 'setsid', 'python3'])) return;
+    // The agent's commands run under the run's RLIMIT_NPROC (per uid), and where PID 1 is slow to reap orphans the
+    // hopper's exited generations count against it for a while: room enough that the sweep, not the limit, ends it.
     const fixture = controlFixture(t, [{ id: 'TASK-1', title: 'One', status: 'To Do' }], {
-      registryExtra: 'tasks_max = 200\n',
+      registryExtra: 'tasks_max = 4096\n',
     });
     const P = fixture.probeOut;
     writeFileSync(path.join(P, 'leave.py'), LEAVE, { mode: 0o644 });
-    const uid = uidOf(fixture.user);
+    // The agent leaves it: the repo's agent identity, whose processes the run's end sweep must end.
+    const agent = `${fixture.user}-agent`;
+    const uid = uidOf(agent);
 
     // Control: started the same way, but not by a run, the leftover outlives the shell that started it.
-    const started = asUser(fixture, 'PATH=/usr/bin:/bin', 'setsid', '-w', 'sh', '-c', leaveCommand(kind, P));
+    const started = asUser(agent, 'PATH=/usr/bin:/bin', 'setsid', '-w', 'sh', '-c', leaveCommand(kind, P));
     t.equal(started.status, 0, 'the leftover was started');
     t.ok(await stillRuns(P, kind), `control: the ${kind} leftover runs on after its shell returned`);
-    asUser(fixture, 'PATH=/usr/bin:/bin', 'kill', '-KILL', '--', '-1');
+    asUser(agent, 'PATH=/usr/bin:/bin', 'kill', '-KILL', '--', '-1');
     await waitFor(() => processesOfUid(uid).length === 0, 5_000, 'the control leftover to be killed');
     for (const file of [`pid-${kind}`, `beat-${kind}`]) spawnSync('rm', ['-f', path.join(P, file)]);
 
@@ -150,7 +154,7 @@ for (const kind of KINDS) {
     const result = await runBin(fixture, 'dispatch', ['--no-isolation', fixture.name, '--json']);
     const tookMs = Date.now() - startedAt;
     const beats = SLEEPS.includes(kind) ? false : await stillRuns(P, kind);
-    const left = frozenProcesses(fixture, uid);
+    const left = [...frozenProcesses(agent), ...frozenProcesses(fixture.user)];
     t.equal(result.code, 0, result.stderr);
     const record = JSON.parse(result.stdout) as {
       outcome: string;
@@ -160,7 +164,7 @@ for (const kind of KINDS) {
     t.equal(record.confinement.kind, 'rlimits', 'systemd is not PID 1 here');
     t.equal(record.outcome, 'drained');
     t.ok(existsSync(path.join(P, `pid-${kind}`)), `the agent left the ${kind} leftover (${record.leftovers.summary})`);
-    t.same(left, [], 'no process of the repo user is left, frozen and read from /proc');
+    t.same(left, [], 'no process of the agent or the runner is left, frozen and read from /proc');
     t.same(record.leftovers.survivors, [], 'the run record says none survived');
     t.ok(record.leftovers.found >= 1, `the sweep met the leftover: ${record.leftovers.summary}`);
     t.comment(`${kind}: dispatch took ${tookMs} ms; ${record.leftovers.summary}`);
