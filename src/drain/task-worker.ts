@@ -135,12 +135,13 @@ async function workInAgentRepository(
     // What a task that did not finish committed is kept on the runner's side, checked like any hand-over, so a
     // parked task's branch stays there for review (the agent's repository starts anew next drain). Nothing to keep,
     // or a refusal, changes nothing here: the task ends as its run did.
-    const finished = report.outcome.kind === 'blocked';
-    await context.sides.handOver(task.id, base, finished).catch(() => undefined);
+    const leftovers = report.leftovers && report.outcome.kind === 'blocked';
+    await context.sides.handOver(task.id, base, leftovers).catch(() => undefined);
     return { outcome: report.outcome, failure };
   }
   // Done on the agent's side: the branch exists on the runner's only once its bundle passed every check.
-  const accepted = await context.sides.handOver(task.id, base, true);
+  // The last look at the tree said whether the agent left anything uncommitted: only then is it committed for it.
+  const accepted = await context.sides.handOver(task.id, base, report.leftovers);
   if (!accepted.accepted) return { outcome: { kind: 'handoff-refused', reason: accepted.reason }, failure: undefined };
   return { outcome: report.outcome, failure };
 }
