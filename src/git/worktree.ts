@@ -1,5 +1,4 @@
 // Worktrees as named verbs: add, drop, prune. Thin typed wrappers over Git.
-import type { CommandResult } from '../ports.js';
 import type { Git } from './git.js';
 import { commonGitDirArgs } from './plumbing.js';
 
@@ -29,11 +28,6 @@ function addArgs(add: AddWorktree): string[] {
 /** Adds a worktree; throws GitError when git refuses. */
 export async function addWorktree(git: Git, cwd: string, add: AddWorktree): Promise<void> {
   await git.run(cwd, addArgs(add));
-}
-
-/** Adds a worktree; git's answer whatever it is. */
-export function tryAddWorktree(git: Git, cwd: string, add: AddWorktree): Promise<CommandResult> {
-  return git.try(cwd, addArgs(add));
 }
 
 /** Removes a worktree even with changes or a lock in it; whether git could. */

@@ -10,6 +10,8 @@ import type { Git, GitIdentity } from '../git/git.js';
 import { gitsLastWords } from '../git/git.js';
 import { givenRef } from './give.js';
 import { commitLeftovers } from './leftovers.js';
+import { moveWorktree, pruneWorktrees, removeWorktree } from '../git/worktree.js';
+import { checkoutNewBranch, cleanEverythingUntracked } from '../git/tree.js';
 
 /** A side identity's tools: git and the few other programs its steps need, all run as it. */
 export interface SideTools {
@@ -56,9 +58,9 @@ export async function freshRepository(
 
 /** A worktree and its folder gone, tolerant of either being gone already. */
 export async function dropTree(tools: SideTools, repo: string, dir: string): Promise<void> {
-  if ((await tools.git.try(repo, ['worktree', 'remove', '--force', '--force', dir])).exitCode !== 0) {
+  if (!(await removeWorktree(tools.git, repo, dir))) {
     await program(tools, 'rm', ['-rf', '--', dir]);
-    await tools.git.try(repo, ['worktree', 'prune']);
+    await pruneWorktrees(tools.git, repo);
   }
 }
 
@@ -94,16 +96,15 @@ export async function checkoutGiven(tools: SideTools, checkout: Checkout): Promi
   const reuse = checkout.reuse;
   if (reuse && reuse.dir !== dir) {
     await dropTree(tools, repo, dir);
-    if ((await tools.git.try(repo, ['worktree', 'move', reuse.dir, dir])).exitCode !== 0)
-      await dropTree(tools, repo, reuse.dir);
+    if (!(await moveWorktree(tools.git, repo, reuse.dir, dir))) await dropTree(tools, repo, reuse.dir);
   }
   // An earlier worktree here (a retry, a spare, the gate's last candidate): only the files that differ are written,
   // and clean -ffdx removes what the last run left. Else, or when git would not, a fresh one.
-  const to = checkout.branch
-    ? ['checkout', '--quiet', '--force', '-B', checkout.branch, checkout.commit]
-    : ['checkout', '--quiet', '--force', '--detach', checkout.commit];
   const switched =
-    (await tools.git.try(dir, to)).exitCode === 0 && (await tools.git.try(dir, ['clean', '-ffdxq'])).exitCode === 0;
+    (checkout.branch
+      ? await checkoutNewBranch(tools.git, dir, checkout.branch, checkout.commit)
+      : (await tools.git.try(dir, ['checkout', '--quiet', '--force', '--detach', checkout.commit])).exitCode === 0) &&
+    (await cleanEverythingUntracked(tools.git, dir));
   if (!switched) {
     await dropTree(tools, repo, dir);
     await must(tools, 'git worktree add', repo, [
