@@ -70,22 +70,9 @@ export function encodeMessage(message: LaunchRequest | LaunchEvent): string {
   return JSON.stringify(message);
 }
 
-/** UTF-8 bytes of a string, counted without copying it. */
+/** UTF-8 bytes of a string, counted without encoding it. */
 export function utf8Bytes(text: string): number {
-  let bytes = 0;
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code < 0xdc00 && index + 1 < text.length) {
-      const next = text.charCodeAt(index + 1);
-      if (next >= 0xdc00 && next < 0xe000) {
-        bytes += 4;
-        index++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return bytes;
+  return Buffer.byteLength(text, 'utf8');
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -167,22 +154,29 @@ function signalProblem(message: Record<string, unknown>, ids: LaunchIds): string
   return undefined;
 }
 
+/** A line's message as an object with a usable id, or why not: the first checks both sides make of a line. */
+function readMessage(line: string): { readonly message: Record<string, unknown> & { id: number } } | string {
+  if (utf8Bytes(line) > LAUNCH_LIMITS.lineBytes) return `the line is longer than ${LAUNCH_LIMITS.lineBytes} bytes`;
+  let message: unknown;
+  try {
+    message = JSON.parse(line);
+  } catch {
+    return 'the line is not JSON';
+  }
+  if (!isRecord(message)) return 'the message is not an object';
+  if (!isId(message.id)) return 'id is not a positive integer';
+  return { message: message as Record<string, unknown> & { id: number } };
+}
+
 /**
  * Root's check of one line from the runner. `offered`: the identities this run launches as; `ids`: what the channel
  * has seen. Never throws: anything unusable is a refusal with the reason.
  */
 export function parseRequest(line: string, offered: ReadonlySet<LaunchedIdentity>, ids: LaunchIds): ParsedRequest {
   const refuse = (reason: string, id?: number): ParsedRequest => ({ ok: false, id, reason });
-  if (utf8Bytes(line) > LAUNCH_LIMITS.lineBytes)
-    return refuse(`the line is longer than ${LAUNCH_LIMITS.lineBytes} bytes`);
-  let message: unknown;
-  try {
-    message = JSON.parse(line);
-  } catch {
-    return refuse('the line is not JSON');
-  }
-  if (!isRecord(message)) return refuse('the message is not an object');
-  if (!isId(message.id)) return refuse('id is not a positive integer');
+  const read = readMessage(line);
+  if (typeof read === 'string') return refuse(read);
+  const { message } = read;
   const id = message.id;
   if (message.op === 'start') {
     const problem = startProblem(message, offered, ids);
@@ -241,16 +235,9 @@ function eventProblem(message: Record<string, unknown>): string | undefined {
 /** The runner's check of one line from root. */
 export function parseEvent(line: string): ParsedEvent {
   const refuse = (reason: string): ParsedEvent => ({ ok: false, reason });
-  if (utf8Bytes(line) > LAUNCH_LIMITS.lineBytes)
-    return refuse(`the line is longer than ${LAUNCH_LIMITS.lineBytes} bytes`);
-  let message: unknown;
-  try {
-    message = JSON.parse(line);
-  } catch {
-    return refuse('the line is not JSON');
-  }
-  if (!isRecord(message)) return refuse('the message is not an object');
-  if (!isId(message.id)) return refuse('id is not a positive integer');
+  const read = readMessage(line);
+  if (typeof read === 'string') return refuse(read);
+  const { message } = read;
   if (typeof message.event !== 'string' || !Object.hasOwn(EVENT_FIELDS, message.event))
     return refuse(`unknown event ${JSON.stringify(message.event)}`);
   const problem = eventProblem(message);
