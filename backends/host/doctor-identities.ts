@@ -80,19 +80,23 @@ export async function doctorIdentities(deps: HostDeps, repo: RegistryRepo): Prom
   const packedRefs = path.join(gitDir, 'packed-refs');
   const hasPackedRefs = (await fs.stat(packedRefs).catch(() => undefined)) !== undefined;
   const refsFix = `chown -R ${runner.name}: ${gitDir} && chmod -R go-w ${gitDir}`;
+  // Closed to both the agent and the gate: the runner's home and the token in it.
+  const homeAndToken: readonly Boundary[] = [
+    { name: "cannot read the runner's home", kind: 'read', target: home, fix: `chmod 0700 ${home}` },
+    {
+      name: "cannot read the runner's git token",
+      kind: 'read',
+      target: hasToken ? token : home,
+      ...(hasToken ? {} : { note: `there is no ${token}; tried the home` }),
+      fix: `chmod 0600 ${token} && chmod 0700 ${home}`,
+    },
+  ];
   const probes: readonly [UserAccount | undefined, Identity, readonly Boundary[]][] = [
     [
       agent,
       'agent',
       [
-        { name: "cannot read the runner's home", kind: 'read', target: home, fix: `chmod 0700 ${home}` },
-        {
-          name: "cannot read the runner's git token",
-          kind: 'read',
-          target: hasToken ? token : home,
-          ...(hasToken ? {} : { note: `there is no ${token}; tried the home` }),
-          fix: `chmod 0600 ${token} && chmod 0700 ${home}`,
-        },
+        ...homeAndToken,
         {
           name: "cannot read the runner's state",
           kind: 'read',
@@ -120,14 +124,7 @@ export async function doctorIdentities(deps: HostDeps, repo: RegistryRepo): Prom
       gate,
       'gate',
       [
-        { name: "cannot read the runner's home", kind: 'read', target: home, fix: `chmod 0700 ${home}` },
-        {
-          name: "cannot read the runner's git token",
-          kind: 'read',
-          target: hasToken ? token : home,
-          ...(hasToken ? {} : { note: `there is no ${token}; tried the home` }),
-          fix: `chmod 0600 ${token} && chmod 0700 ${home}`,
-        },
+        ...homeAndToken,
         { name: 'cannot write the clone', kind: 'write-dir', target: repo.path, fix: `${closeClone}; ${refsFix}` },
       ],
     ],

@@ -75,10 +75,7 @@ export async function commitIndexOnto(
   parent: string,
   message: string,
 ): Promise<CommitOnto> {
-  const tree = await git.value(cwd, ['write-tree']);
-  const mergeHead = await git.resolve(cwd, 'MERGE_HEAD');
-  const parents = ['-p', parent, ...(mergeHead ? ['-p', mergeHead] : [])];
-  const commit = await git.value(cwd, ['commit-tree', tree, ...parents, '-m', message]);
+  const { commit, mergeHead } = await commitOfIndex(git, cwd, parent, message);
   const subject = message.split('\n', 1)[0]!;
   const moved = await git.try(cwd, ['update-ref', '-m', `commit: ${subject}`, headRef(branch), commit, parent]);
   if (moved.exitCode !== 0) return { ok: false, found: await git.resolve(cwd, headRef(branch)) };
@@ -86,15 +83,22 @@ export async function commitIndexOnto(
   return { ok: true, commit };
 }
 
-/**
- * The index (a merge in progress included, as the second parent) as a commit on top of HEAD that no ref points at:
- * what a gate is handed to judge before anything lands.
- */
-export async function commitIndexLoose(git: Git, cwd: string, message: string): Promise<string> {
+/** The index as a commit on `parent` (a merge in progress its second parent) that no ref points at yet. */
+async function commitOfIndex(
+  git: Git,
+  cwd: string,
+  parent: string,
+  message: string,
+): Promise<{ commit: string; mergeHead: string | undefined }> {
   const tree = await git.value(cwd, ['write-tree']);
-  const head = await git.value(cwd, ['rev-parse', 'HEAD']);
   const mergeHead = await git.resolve(cwd, 'MERGE_HEAD');
-  return git.value(cwd, ['commit-tree', tree, '-p', head, ...(mergeHead ? ['-p', mergeHead] : []), '-m', message]);
+  const parents = ['-p', parent, ...(mergeHead ? ['-p', mergeHead] : [])];
+  return { commit: await git.value(cwd, ['commit-tree', tree, ...parents, '-m', message]), mergeHead };
+}
+
+/** The index as a commit on `parent` that no ref points at: what a gate is handed to judge before anything lands. */
+export async function commitIndexLoose(git: Git, cwd: string, parent: string, message: string): Promise<string> {
+  return (await commitOfIndex(git, cwd, parent, message)).commit;
 }
 
 /** Checks out a branch, discarding changes to tracked files. */

@@ -73,7 +73,7 @@ export async function integrateBranch(
   const drift = await protectedPathsDrift(git, stagingDir, gate.script);
   let ran: { result: GateResult; headMoved: boolean } | undefined;
   if (!drift.length) {
-    const candidate = () => commitIndexLoose(git, stagingDir, `gate candidate: ${meta.task.id}`);
+    const candidate = () => commitIndexLoose(git, stagingDir, before, `gate candidate: ${meta.task.id}`);
     const result = await runGate(deps, stagingDir, gate, [meta.task.id], candidate);
     ran = { result, headMoved: (await resolveCommit(git, stagingDir, 'HEAD')) !== before };
   }
