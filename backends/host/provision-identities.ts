@@ -11,7 +11,7 @@ import {
   handoffRules,
   type DirFacts,
   type Principal,
-} from '../../src/control/repo-user/handoff.js';
+} from '../../src/control/repo-user/handoff-folders.js';
 import { handoffRoot, identityNames, type LaunchedIdentity } from '../../src/identities.js';
 import { UsageError } from '../../src/errors.js';
 import type { ProvisionStep } from './provision-step.js';

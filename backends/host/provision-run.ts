@@ -20,7 +20,7 @@ import { readUidMin } from '../../src/control/repo-user/account.js';
 import { systemdIsRunning } from '../../src/control/dispatch/limits.js';
 import { readCloneFacts } from './user-tree.js';
 import { WATCH_UNIT, type ProvisionStep, type RemoveState, type RepoState } from './provision-plan.js';
-import { readHandoffFacts } from '../../src/control/repo-user/handoff.js';
+import { readHandoffFacts } from '../../src/control/repo-user/handoff-folders.js';
 import { identityRemovePaths } from './provision-identities.js';
 
 export interface HostDeps {

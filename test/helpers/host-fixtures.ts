@@ -8,7 +8,7 @@ import { cronScheduler } from '../../src/io/cron.js';
 import type { RepoState } from '../../backends/host/provision-plan.js';
 import type { IdentityState } from '../../backends/host/provision-identities.js';
 import type { UserAccount } from '../../src/control/repo-user/privdrop.js';
-import type { DirFacts } from '../../src/control/repo-user/handoff.js';
+import type { DirFacts } from '../../src/control/repo-user/handoff-folders.js';
 
 export function aRepo(name: string, overrides: Partial<RegistryRepo> = {}): RegistryRepo {
   return {

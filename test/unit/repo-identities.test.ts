@@ -8,7 +8,7 @@ import { planIdentities } from '../../backends/host/provision-identities.js';
 import { hostLayout } from '../../backends/host/layout.js';
 import { anAccount, emptyRepoState, provisionedIdentities } from '../helpers/host-fixtures.js';
 import { identityProblems, launchIdentities } from '../../src/control/repo-user/identities.js';
-import { accountHandoffRules, handoffDirProblem } from '../../src/control/repo-user/handoff.js';
+import { accountHandoffRules, handoffDirProblem } from '../../src/control/repo-user/handoff-folders.js';
 import { mergeSweeps } from '../../src/control/dispatch/user-sweep.js';
 import { orchestrateCommand } from '../../src/control/dispatch/dispatch.js';
 import { cronScheduler } from '../../src/io/cron.js';
