@@ -8,7 +8,11 @@ import * as path from 'node:path';
 import type { RegistryRepo } from '../../src/types.js';
 import { dropPrivileges, lookupUser, type UserAccount } from '../../src/control/repo-user/privdrop.js';
 import { accountProblem, readUidMin } from '../../src/control/repo-user/account.js';
-import { accountHandoffRules, handoffDirProblem, readHandoffFacts } from '../../src/control/repo-user/handoff-folders.js';
+import {
+  accountHandoffRules,
+  handoffDirProblem,
+  readHandoffFacts,
+} from '../../src/control/repo-user/handoff-folders.js';
 import { identityNames, type Identity } from '../../src/identities.js';
 import { SYSTEM_PATH } from '../../src/system-path.js';
 import { repoUserStateDir } from '../../src/paths.js';
