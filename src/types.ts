@@ -113,9 +113,32 @@ export interface RepoConfig {
   readonly baseBranch: string;
   /** How `promote --pr --merge` merges the staging pull request (default merge: each landing commit survives). */
   readonly mergeMethod: MergeMethodName;
+  /** The review stage before a task lands (src/repo/review-config.ts). */
+  readonly review: ReviewConfig;
 }
 
 export type MergeMethodName = 'merge' | 'squash' | 'rebase';
+
+/** Who reviews: the other CLI than the implementer's, the same one, or a named one. */
+export type ReviewAssistant = 'other' | 'same' | AssistantName;
+
+/** .agent/config.json's `review` block after validation and defaults. */
+export interface ReviewConfig {
+  readonly enabled: boolean;
+  readonly assistant: ReviewAssistant;
+  readonly model: string | undefined;
+  /** The most fix rounds; review rounds are one more. */
+  readonly maxRounds: number;
+  /** Findings of these severities keep a task from landing. */
+  readonly blockingSeverities: readonly Severity[];
+  /** A criterion claimed met must cite a line the change touches (else: any line that exists). */
+  readonly requireDiffEvidence: boolean;
+  /** Run the gate at the candidate before the reviewer; a red gate becomes findings for a fix round. */
+  readonly preGate: boolean;
+  /** A file in the repo whose text is added to the reviewer's prompt. */
+  readonly prompt: string | undefined;
+  readonly timeoutSec: number;
+}
 
 export interface ConfigProblem {
   readonly file: string;
@@ -301,6 +324,8 @@ export interface RegistryRepo {
   readonly promote?: PromoteSettings;
   /** Budgets and rate-limit waits (control/registry/spend.ts); absent means SPEND_DEFAULTS. */
   readonly spend?: SpendLimits;
+  /** The registry's review = "required": every task is reviewed, whatever the repo's config says. */
+  readonly review?: 'required';
 }
 
 /** The registry's gate_egress: the gate reaches nothing, or the same as the agent. */
@@ -331,3 +356,53 @@ export interface Registry {
    */
   readonly proxyPortsBelow?: number;
 }
+
+// ---------------------------------------------------------------- review
+// Here rather than in src/drain/review/ because the repo config and the
+// agents' invocation carry them, and neither may import the drain.
+
+export type Severity = 'blocker' | 'major' | 'minor' | 'nit';
+
+/** Why an agent session runs: the task's work, a fix round after a review, or the review itself. */
+export type ReviewRole = 'implement' | 'fix' | 'review';
+
+/** One acceptance criterion as the reviewer judged it. */
+export interface VerdictCriterion {
+  /** The criterion's number in the task ("#1" -> 1). */
+  readonly criterion: number;
+  readonly met: boolean;
+  /** "path:line" citations at the candidate. */
+  readonly evidence: readonly string[];
+  readonly note: string;
+}
+
+export interface Finding {
+  readonly severity: Severity;
+  /** "path:line", or "" for the change as a whole. */
+  readonly location: string;
+  readonly message: string;
+}
+
+/** A review verdict as the reviewer writes it (JSON; src/drain/review/schema.ts). */
+export interface VerdictDoc {
+  readonly task_id: string;
+  /** 1-based review round. */
+  readonly round: number;
+  /** As given in the reviewer's prompt. */
+  readonly nonce: string;
+  /** The full commit reviewed. */
+  readonly candidate: string;
+  readonly verdict: 'approve' | 'changes_requested';
+  readonly criteria: readonly VerdictCriterion[];
+  readonly findings: readonly Finding[];
+  readonly summary: string;
+}
+
+/** Lines `start` to `start + count - 1` of a file, on the new side of a diff. */
+export interface LineRange {
+  readonly start: number;
+  readonly count: number;
+}
+
+/** The new-side line ranges a diff adds or changes, per path (a deleted file is absent). */
+export type ChangedLines = ReadonlyMap<string, readonly LineRange[]>;

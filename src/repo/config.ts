@@ -1,13 +1,14 @@
 // .agent/config.json: schema -> normalize -> rules. The repo's config is
 // untrusted: it can make a run stricter, never grant itself more (caps from
 // the registry or the CLI are applied on top, see applyCaps).
-import * as path from 'node:path';
 import type { AssistantName, ConfigProblem, MergeMethodName, RepoConfig, Task, WorkBranchMode } from '../types.js';
 import { UsageError, configValueError, formatProblems } from '../errors.js';
 import { describeLabelProblem, effortLabel, modelLabel } from '../board/labels.js';
 import { ALL_EFFORTS, EFFORTS, effortProblem } from './efforts.js';
 import { escalationProblems } from './escalation.js';
 import { modelIdProblem } from './model-id.js';
+import { DEFAULT_REVIEW, reviewCommandProblem, validateReview } from './review-config.js';
+import { intIn, isString, oneOf, repoPath } from './value-checks.js';
 
 export const CONFIG_FILE = '.agent/config.json';
 
@@ -34,6 +35,7 @@ export const DEFAULT_CONFIG: RepoConfig = {
   command: undefined,
   baseBranch: 'main',
   mergeMethod: 'merge',
+  review: DEFAULT_REVIEW,
 };
 
 /**
@@ -52,22 +54,8 @@ interface Field {
   readonly fix: string;
 }
 
-const isString = (value: unknown): value is string => typeof value === 'string';
 const isArgv = (value: unknown): value is string[] =>
   Array.isArray(value) && value.length > 0 && value.every((item) => isString(item) && item.length > 0);
-const intIn = (min: number, max: number) => (value: unknown) =>
-  Number.isInteger(value) && (value as number) >= min && (value as number) <= max
-    ? undefined
-    : `must be a whole number from ${min} to ${max}`;
-const oneOf = (choices: readonly string[]) => (value: unknown) =>
-  isString(value) && choices.includes(value) ? undefined : `must be one of ${choices.join(', ')}`;
-/** Paths inside the repo only: no absolute paths, no climbing out. */
-const repoPath = (value: unknown) => {
-  if (!isString(value) || value.trim() === '') return 'must be a path inside the repo';
-  if (path.isAbsolute(value) || path.normalize(value).split(path.sep).includes('..'))
-    return 'must be a relative path inside the repo';
-  return undefined;
-};
 const safeBranch = (value: unknown) =>
   isString(value) &&
   /^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$/.test(value) &&
@@ -163,7 +151,7 @@ export function validateConfig(json: unknown, file: string = CONFIG_FILE): Confi
     };
   }
   const input = json as Record<string, unknown>;
-  const known = new Set(FIELDS.map((field) => field.key as string));
+  const known = new Set([...FIELDS.map((field) => field.key as string), 'review']);
   for (const key of Object.keys(input)) {
     if (key === '$schema' || key.startsWith('//')) continue;
     if (!known.has(key))
@@ -183,6 +171,11 @@ export function validateConfig(json: unknown, file: string = CONFIG_FILE): Confi
     if (problem) problems.push({ file, key: field.key, problem, fix: field.fix });
     else config[field.key] = value;
   }
+  if (input.review !== undefined) {
+    const review = validateReview(input.review, file);
+    problems.push(...review.problems);
+    config.review = review.review;
+  }
   // Every value written above passed its field's check, which accepts exactly the RepoConfig type of that key.
   const result = config as unknown as RepoConfig;
   if (
@@ -197,6 +190,9 @@ export function validateConfig(json: unknown, file: string = CONFIG_FILE): Confi
       fix: 'set "command" to the agent argv, e.g. ["./agent.sh"]',
     });
   }
+  const reviewCommand = reviewCommandProblem(result, file);
+  if (reviewCommand && !problems.some((p) => ['command', 'review', 'review.assistant'].includes(p.key)))
+    problems.push(reviewCommand);
   const effortWrong = result.effort === undefined ? undefined : effortProblem(result.assistant, result.effort);
   if (effortWrong && !problems.some((p) => p.key === 'effort' || p.key === 'assistant')) {
     problems.push({
