@@ -4,6 +4,7 @@
 import { USER_NAME_PATTERN } from '../repo-user/index.js';
 import { SECRET_NAME } from '../../agent/secrets.js';
 import { MAX_PARALLEL_CEILING } from '../../repo/config.js';
+import type { RegistryReview } from '../../repo/review-config.js';
 import * as path from 'node:path';
 import type { ScheduleCheck } from '../../ports.js';
 import type { GateEgress } from '../../types.js';
@@ -66,6 +67,7 @@ export type Fields = {
   githubApiUrl?: string;
   retentionDays?: number;
   spend?: SpendFields;
+  review?: RegistryReview;
 };
 
 export type Scope = 'repo' | 'defaults';
@@ -365,6 +367,18 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
           `e.g. retention_days = ${DEFAULT_RETENTION_DAYS}`,
         );
       else at.fields.retentionDays = value;
+    },
+  },
+  review: {
+    scopes: BOTH,
+    describe: 'whether every task is reviewed before it lands: "required", or "optional" (the repo\'s config decides)',
+    read(value, at) {
+      if (value !== 'required' && value !== 'optional')
+        at.bad(
+          `must be "required" or "optional", got ${JSON.stringify(value)}`,
+          'write review = "required" (every task is reviewed, whatever the repo\'s .agent/config.json says) or review = "optional" (the repo decides)',
+        );
+      else at.fields.review = value;
     },
   },
   ...Object.fromEntries(

@@ -138,6 +138,8 @@ function resolveRepo(
         }
       : {}),
     ...retentionOf(fields, defaults),
+    // Only "required" is carried: "optional" leaves review to the repo's config, as no key does.
+    ...((fields.review ?? defaults.review) === 'required' ? { review: 'required' as const } : {}),
     spend: resolveSpend(fields.spend ?? {}, defaults.spend ?? {}),
   };
 }
