@@ -5,4 +5,5 @@ export * from './batch.js';
 export * from './git-locks.js';
 export * from './leftover.js';
 export * from './outcome.js';
+export * from './review.js';
 export * from './task.js';
