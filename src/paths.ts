@@ -210,6 +210,15 @@ export function rateLimitFile(workspaceState: string): string {
 }
 
 /** Failed attempts per task, kept across drains. */
+/** What review said of each task (drain/review/records.ts): `<TASK>.json`, and each run's verdict files below. */
+export function reviewsDir(workspaceState: string): string {
+  return path.join(workspaceState, 'reviews');
+}
+
+export function reviewRecordFile(workspaceState: string, taskId: string): string {
+  return path.join(reviewsDir(workspaceState), `${taskId.toUpperCase()}.json`);
+}
+
 export function attemptsFile(workspaceState: string): string {
   return path.join(workspaceState, 'attempts.json');
 }

@@ -7,6 +7,7 @@ import { printableLine } from '../src/printable.js';
 import type { FleetRepo } from '../src/control/fleet/fleet.js';
 import type { RunHistory } from '../src/control/runs/history.js';
 import type { StagingStatus } from '../src/staging/lifecycle.js';
+import type { TaskReviewView } from '../src/control/repo-view/workspace-files.js';
 import { STAGING_BRANCH } from '../src/staging/names.js';
 import { detailLines, FOOTER_KEYS, outcomeTone, type DetailLine, type Tone } from './view-model.js';
 import { TABS, spinnerFrame, type ConsoleState, type Overlay, type Tab, type TaskRow } from './console-state.js';
@@ -34,6 +35,8 @@ export interface TranscriptTail {
 export interface TaskDetail {
   readonly attempts: { readonly failures: number; readonly lastReason: string } | undefined;
   readonly transcript: TranscriptTail;
+  /** What review said of it, when a review ran. */
+  readonly review?: TaskReviewView;
 }
 
 /** Everything the repo screen has read for the selected repo. */
@@ -239,6 +242,14 @@ export function taskDetailLines(
       attempts ? 'warn' : 'muted',
     ),
   );
+  const { review } = detail.value;
+  if (review) {
+    lines.push(line(`review    ${review.reviewer}: ${review.outcome}`, review.approved ? 'ok' : 'warn'));
+    for (const round of review.rounds) {
+      lines.push(line(`  round ${round.round}  ${round.judgement}`, round.judgement === 'approved' ? 'ok' : 'warn'));
+      for (const text of round.lines) lines.push(line(`    ${text}`));
+    }
+  }
   lines.push(line(`log       ${transcript.name ?? 'no transcript'}`, 'muted'));
   if (transcript.error) lines.push(line(transcript.error, 'bad'));
   for (const text of transcript.lines) lines.push(line(`  ${text}`));

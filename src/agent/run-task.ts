@@ -2,7 +2,7 @@
 // session -> read the task's status back -> stop, or go again. The watchdog
 // itself lives in supervise.ts; this file decides what a session meant.
 import * as path from 'node:path';
-import type { Clock, FsPort, Ports, ProcessPort, StartedProcess } from '../ports.js';
+import type { Ports, ProcessPort, StartedProcess } from '../ports.js';
 import type { AgentAdapter, AgentResult, RepoConfig, RunOutcome, Task, TaskId } from '../types.js';
 import type { Git } from '../git/git.js';
 import { readBoard, findTask } from '../board/read.js';
@@ -13,7 +13,7 @@ import { buildPrompt } from './prompt.js';
 import { resolveModelChoice } from '../repo/config.js';
 import { superviseAgent, type StreamBudget } from './supervise.js';
 import { taskEnv } from './env.js';
-import { redactSecrets } from './secrets.js';
+import { Transcript } from './transcript.js';
 
 /** A session as it ended, for whoever keeps the books (the drain's SessionGuard). */
 export interface SessionEnd {
@@ -26,7 +26,12 @@ export interface SessionEnd {
   readonly effort: string | undefined;
   /** What the session meant for the task (undefined: go on with another session). */
   readonly judged: RunOutcome | undefined;
+  /** What the session was for: the task's own work, or a fix round after review. */
+  readonly role: SessionRole;
 }
+
+/** What a session of an implementing agent is for (the reviewer's sessions run elsewhere: drain/review/). */
+export type SessionRole = 'implement' | 'fix';
 
 /** After a session: go on as judged, run the same session again (a rate limit; not counted), or end the run so. */
 export type SessionFollowUp =
@@ -64,6 +69,10 @@ export interface RunTaskInput {
   readonly transcriptFile: string;
   readonly runId: string;
   readonly retryReason?: string;
+  /** implement (default), or fix: a review's findings answered on the same branch. */
+  readonly role?: SessionRole;
+  /** The prompt instead of the task's own (a fix round's, which carries the review's findings). */
+  readonly prompt?: string;
   /** Values redacted from every transcript line. */
   readonly secrets: readonly string[];
   /** Awaited before every session (a rate-limit wait); an outcome ends the run instead. */
@@ -164,34 +173,12 @@ function sessionBudget(adapter: AgentAdapter, maxUsd: number | undefined): Strea
   return { maxUsd, costOf };
 }
 
-class Transcript {
-  private pending: Promise<void> = Promise.resolve();
-  constructor(
-    private readonly fs: FsPort,
-    private readonly clock: Clock,
-    private readonly file: string,
-    private readonly secrets: readonly string[],
-  ) {}
-
-  write(event: Record<string, unknown>): void {
-    const line = redactSecrets(
-      JSON.stringify({ time: new Date(this.clock.now()).toISOString(), ...event }),
-      this.secrets,
-    );
-    // Appends are chained so lines keep their order without blocking the agent's output.
-    this.pending = this.pending.then(() => this.fs.appendLine(this.file, line));
-  }
-
-  flush(): Promise<void> {
-    return this.pending;
-  }
-}
-
 export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunReport> {
   const { fs, clock } = deps.ports;
   await fs.mkdirp(path.dirname(input.transcriptFile), 0o700);
   const transcript = new Transcript(fs, clock, input.transcriptFile, input.secrets);
   const choice = resolveModelChoice(input.config, input.task);
+  const role = input.role ?? 'implement';
   const elsewhere = input.elsewhere;
   const basePrompt = elsewhere
     ? elsewhere.basePrompt
@@ -206,6 +193,7 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
     runId: input.runId,
     taskId: input.task.id,
     assistant: input.adapter.name,
+    role,
     model: choice.model ?? null,
     modelSource: choice.modelSource,
     effort: choice.effort ?? null,
@@ -231,11 +219,13 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
       break;
     }
     const budgetUsd = input.sessionBudgetUsd?.();
-    const prompt = buildPrompt({
-      basePrompt,
-      task: input.task,
-      ...(input.retryReason ? { retryReason: input.retryReason } : {}),
-    });
+    const prompt =
+      input.prompt ??
+      buildPrompt({
+        basePrompt,
+        task: input.task,
+        ...(input.retryReason ? { retryReason: input.retryReason } : {}),
+      });
     const command = input.adapter.buildCommand({
       binary: input.binary,
       prompt,
@@ -244,6 +234,7 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
       model: choice.model,
       effort: choice.effort,
       env: taskEnv(input.env, input.task.id, input.workspace),
+      role,
       ...(input.config.command ? { command: input.config.command } : {}),
       ...(budgetUsd !== undefined ? { maxBudgetUsd: budgetUsd } : {}),
     });
@@ -290,6 +281,7 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
       model: choice.model,
       effort: choice.effort,
       judged,
+      role,
     }) ?? { kind: 'go-on' };
     if (followUp.kind === 'again') {
       transcript.write({ event: 'session-again', iteration, reason: followUp.reason });

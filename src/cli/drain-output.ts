@@ -26,6 +26,8 @@ function describeEvent(event: DrainEvent): string {
       return `${clock} ${task}landed${seconds}${event.commit ? ` as ${event.commit.slice(0, 10)}` : ''}`;
     case 'task-retrying':
       return `${clock} ${task}retrying: ${event.reason}`;
+    case 'task-reviewed':
+      return `${clock} ${task}review ${event.verdict === 'approved' ? event.detail : `${event.verdict}: ${event.detail}`}`;
     case 'gate-run':
       return `${clock} gate run ${event.gateRun} ${event.ok ? 'green' : 'red'}${seconds} over ${event.tasks.join(' ')}`;
     case 'drain-finished':
@@ -34,6 +36,7 @@ function describeEvent(event: DrainEvent): string {
       return `${clock} ${task}rate limited; no new ${event.assistant} session until ${event.until.slice(11, 16)} UTC (${event.detail})`;
     case 'recovered':
     case 'budget-reached':
+    case 'review-setup':
     case 'stopping':
     case 'published':
     case 'publish-skipped':

@@ -47,6 +47,7 @@ interface OrchestrateOptions {
   agentUid?: string;
   bundleMaxMb?: string;
   launcherFd?: string;
+  review?: string;
 }
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
@@ -77,6 +78,11 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       '--bundle-max-mb <n>',
       'the largest task bundle accepted, in MiB',
       String(DEFAULT_BUNDLE_MAX_BYTES / 2 ** 20),
+    )
+    .option(
+      '--review <policy>',
+      'required: review every Done task before it lands, whatever .agent/config.json says (the registry\'s review key); optional: as the config says',
+      'optional',
     )
     .action(async (options: OrchestrateOptions) => {
       setExit(await run(context, options));
@@ -138,6 +144,8 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
   const graceSec = parsePositiveInt('--grace-sec', options.graceSec, 3600);
   const bundleMaxMb = parsePositiveInt('--bundle-max-mb', options.bundleMaxMb ?? '256', 64 * 1024);
   const layout = layoutFrom(options);
+  if (options.review !== undefined && options.review !== 'required' && options.review !== 'optional')
+    throw new UsageError(`--review must be required or optional, not "${options.review}"`);
   const { config: repoConfig, warnings } = await readRepoConfig(fs, workspace);
   // --max-parallel is a cap: it may lower the repo's own setting, never raise it.
   const config = applyOverrides(repoConfig, {}, maxParallel === undefined ? {} : { maxParallel });
@@ -183,6 +191,7 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
     locks: context.ports.locks,
     ...(spend ? { spend } : {}),
     bundleMaxBytes: bundleMaxMb * 2 ** 20,
+    review: options.review === 'required' ? 'required' : 'optional',
     ...(layout ? { layout } : {}),
     ...(identity ? { author: identity } : {}),
     launcher,

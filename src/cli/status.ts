@@ -83,7 +83,7 @@ export function renderStatus(status: StatusReport): string {
   const lines = [
     `base     ${status.baseBranch} (${status.baseRef.replace(/^refs\//, '')}) ${status.base.slice(0, 12)}`,
     `staging  ${STAGING_BRANCH} ${status.staging ? `${status.staging.slice(0, 12)}: ${status.ahead} ahead, ${status.behind} behind` : 'does not exist yet'}`,
-    `landed   ${status.landed.length}${status.landed.map((landing) => `\n  ${printableLine(landing.taskId)}  ${landing.commit.slice(0, 10)}  ${printableLine(landing.subject)}`).join('')}`,
+    `landed   ${status.landed.length}${status.landed.map((landing) => `\n  ${printableLine(landing.taskId)}  ${landing.commit.slice(0, 10)}  ${printableLine(landing.subject)}${landing.review ? `\n    review ${printableLine(landing.review)}` : ''}`).join('')}`,
     `parked   ${status.parked.length}${status.parked.map((task) => `\n  ${printableLine(task.id)}  ${printableLine(task.reason)}`).join('')}`,
     `blocked  ${status.blocked.length}${status.blocked.map((task) => `\n  ${printableLine(task.id)}  ${printableLine(task.reason)}`).join('')}`,
   ];

@@ -10,7 +10,7 @@ import type { StagingFacts, TranscriptTail } from '../../tui/repo-view.js';
 import type { Install } from '../control/repo-user/run-as.js';
 import { readRunHistory } from './runs.js';
 import { recordsTarget } from './records-target.js';
-import { listTranscripts, readTaskAttempts } from '../control/repo-view/workspace-files.js';
+import { listTranscripts, readTaskAttempts, readTaskReview } from '../control/repo-view/workspace-files.js';
 import { followTranscript, readTranscriptLines } from '../control/transcripts/follow.js';
 import { describeTranscriptLine, pickTranscript } from '../control/transcripts/view.js';
 import { UsageError } from '../errors.js';
@@ -90,6 +90,7 @@ export function consoleServices(context: CliContext, install: Install): ConsoleS
     async taskDetail(repo, taskId) {
       const where = await records(repo);
       const attempts = await readTaskAttempts(fs, where, taskId);
+      const review = await readTaskReview(fs, where, taskId);
       const entry = pickTranscript(await listTranscripts(fs, where), taskId);
       const transcript: TranscriptTail = entry
         ? {
@@ -97,7 +98,7 @@ export function consoleServices(context: CliContext, install: Install): ConsoleS
             lines: (await readTranscriptLines(fs, where, entry)).slice(-TASK_LINES).map(describeTranscriptLine),
           }
         : { name: undefined, lines: [] };
-      return { attempts, transcript };
+      return { attempts, transcript, ...(review ? { review } : {}) };
     },
   };
 }

@@ -42,7 +42,7 @@ export const DEMO_TASKS: readonly DemoTask[] = [
     dependencies: ['TASK-3'],
     expect: 'landed',
     description:
-      'Depends on TASK-3: it becomes ready when TASK-3 lands, within the same drain.\n\nagent: write src/banner.txt "hello, world"',
+      'Depends on TASK-3: it becomes ready when TASK-3 lands, within the same drain. Its reviewer asks for a change once; a fix round on the same branch answers it and the second review approves.\n\nagent: write src/banner.txt "hello, world"\nreview: changes "the banner does not say where the greeting comes from" 1\nfix: append src/banner.txt "(greeting from src/greeting.txt)"',
     acceptanceCriteria: ['src/banner.txt uses the greeting'],
   },
   {
@@ -59,8 +59,10 @@ export const DEMO_TASKS: readonly DemoTask[] = [
     title: 'Document the CLI',
     priority: 'medium',
     labels: ['area:docs'],
-    expect: 'landed',
-    description: 'agent: sleep 1\nagent: write docs/cli.md "# CLI"',
+    expect: 'parked',
+    description:
+      'Its reviewer finds the same gap after the fix round, so review parks it with the finding (the branch is kept).\n\nagent: sleep 1\nagent: write docs/cli.md "# CLI"\nreview: same-finding "docs/cli.md lists no command"\nfix: append docs/cli.md "(commands to follow)"',
+    acceptanceCriteria: ['docs/cli.md documents every command'],
   },
   {
     id: 'TASK-7',
@@ -114,11 +116,11 @@ task_prefix: "task"
 `;
 
 /**
- * The demo's assistant is claude; its binary is the bundled scripted agent posing as claude (usage, costs, rate limits
- * and all).
+ * The demo's assistant is claude, its reviewer codex (the other CLI); both binaries are the bundled scripted agent
+ * posing as them (usage, costs, rate limits, verdicts and all).
  */
 export function demoConfig(): string {
-  return `${JSON.stringify({ assistant: 'claude', maxParallel: 3, maxAttempts: 2, agentIdleTimeoutSec: 60, workBranchMode: 'accumulate' }, null, 2)}\n`;
+  return `${JSON.stringify({ assistant: 'claude', maxParallel: 3, maxAttempts: 2, agentIdleTimeoutSec: 60, workBranchMode: 'accumulate', review: { enabled: true } }, null, 2)}\n`;
 }
 
 /** Rate-limit waits short enough for a demo (a real repo waits at least a minute). */

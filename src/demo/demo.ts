@@ -69,10 +69,15 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
   const home = path.join(root, 'home');
   const state = path.join(root, 'state');
   await fs.mkdirp(home, 0o700);
+  // claude and codex on the agent's PATH are the scripted agent: claude works, codex reviews.
+  const bin = path.join(root, 'bin');
+  await fs.mkdirp(bin, 0o755);
+  const wrapper = `#!/bin/sh\nexec ${input.agentCommand.map((arg) => `'${arg.replace(/'/g, "'\\''")}'`).join(' ')} "$@"\n`;
+  for (const cli of ['claude', 'codex']) await fs.writeAtomic(path.join(bin, cli), wrapper, 0o755);
   // Git and the agent see only this: no user or system git config, a fixed identity.
   const env = {
     HOME: home,
-    PATH: input.path,
+    PATH: `${bin}:${input.path}`,
     LANG: 'C.UTF-8',
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_AUTHOR_NAME: 'demo agent',
@@ -130,7 +135,7 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
     secrets: [],
     stateDir: state,
     adapter: adapterFor(config.assistant),
-    binary: input.agentCommand[0]!,
+    binary: path.join(bin, 'claude'),
     spend: { limits: DEMO_SPEND_LIMITS, day: utcDay(clock.now()), spentToday: { usd: 0, tokens: 0 }, taskSpentUsd: {} },
     onEvent: input.onEvent,
     stop: input.stop,

@@ -3,7 +3,15 @@
 // atomically before anything depends on them).
 import type { Clock, FsPort } from '../ports.js';
 import type { Task, TaskId } from '../types.js';
-import type { AttemptRecord, Attempts, Emit, GateRunSummary, TaskOutcome, TaskSummary } from './types.js';
+import type {
+  AttemptRecord,
+  Attempts,
+  Emit,
+  GateRunSummary,
+  TaskOutcome,
+  TaskReviewedEvent,
+  TaskSummary,
+} from './types.js';
 import { forget, readAttempts, recordConflictRetry, recordFailure, writeAttempts } from './attempts.js';
 
 export class DrainBook {
@@ -13,6 +21,8 @@ export class DrainBook {
   /** Every gate run of this drain, in order. */
   readonly gates: GateRunSummary[] = [];
   private readonly retries = new Map<TaskId, string>();
+  /** What review said of each task it judged in this drain, for its summary. */
+  private readonly reviews = new Map<TaskId, NonNullable<TaskSummary['review']>>();
 
   private constructor(
     private readonly fs: FsPort,
@@ -41,6 +51,7 @@ export class DrainBook {
       ...(reason ? { reason } : {}),
       durationMs: this.clock.now() - started,
       ...(commit ? { stagingCommit: commit } : {}),
+      ...(this.reviews.has(task.id) ? { review: this.reviews.get(task.id)! } : {}),
     };
     this.results.set(task.id, summary);
     if (outcome !== 'failed') this.excluded.add(task.id);
@@ -52,6 +63,12 @@ export class DrainBook {
       ...(commit ? { commit } : {}),
       durationMs: summary.durationMs,
     });
+  }
+
+  /** Review ended for a task and says so (its summary carries it). */
+  reviewed(event: TaskReviewedEvent): void {
+    this.reviews.set(event.taskId, { verdict: event.verdict, rounds: event.rounds, detail: event.detail });
+    this.emit(event);
   }
 
   /** The gate ran over these tasks (gated together). */

@@ -51,6 +51,9 @@ import { readRememberedReset, rememberReset } from './rate-limit-memory.js';
 import { redactDeep, redactSecrets } from '../agent/secrets.js';
 import { sameTaskId } from '../board/task-id.js';
 import { labelCheckFor } from '../repo/escalation.js';
+import { effectiveReview, type RegistryReview } from '../repo/review-config.js';
+import { findReviewer } from './review/setup.js';
+import { ReviewRecords } from './review/records.js';
 
 export interface OrchestrateInput {
   readonly workspace: string;
@@ -83,6 +86,8 @@ export interface OrchestrateInput {
   readonly bundleMaxBytes?: number;
   /** Who the agent's commits are by (the repo's author). */
   readonly author?: GitIdentity;
+  /** The registry's word on review: required turns it on whatever the repo's config says (default optional). */
+  readonly review?: RegistryReview;
 }
 
 /** The identities' places, made where one user plays every part (a host's are provision's). */
@@ -91,6 +96,26 @@ async function identityLayout(fs: Ports['fs'], input: OrchestrateInput, wsState:
   const layout = sameUserLayout(wsState);
   for (const dir of [layout.agentHome, layout.gateHome, ...Object.values(layout.handoff)]) await fs.mkdirp(dir, 0o700);
   return layout;
+}
+
+/** Review as auto/work's committed config asks for it (the registry may require it): who reviews, and its records. */
+async function reviewSetup(
+  ports: Ports,
+  input: OrchestrateInput,
+  trusted: RepoConfig,
+  wsState: string,
+  emit: Emit,
+): Promise<TaskFlow['review']> {
+  const review = effectiveReview(trusted.review, input.review ?? 'optional');
+  if (!review.enabled) return undefined;
+  const { reviewer, fallback } = await findReviewer(ports.process, { ...input.config, review }, input.env.PATH ?? '');
+  const records = new ReviewRecords(ports.fs, wsState);
+  await records.prepare(input.runId);
+  emit({
+    event: 'review-setup',
+    detail: `${reviewer.assistant}${reviewer.model ? `/${reviewer.model}` : ''} reviews ${input.config.assistant}'s work, at most ${review.maxRounds} fix round(s)${fallback ? ` (${fallback})` : ''}`,
+  });
+  return { review, reviewer, records };
 }
 
 export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInput): Promise<DrainSummary> {
@@ -207,11 +232,13 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
     };
     const integrator = new Mutex();
     const gate = gateSpecFrom(trusted, input.env);
+    const review = await reviewSetup(ports, input, trusted, wsState, emit);
+    const approvals = new Map<TaskId, string>();
     const flow: TaskFlow = {
       worker,
       integratorDeps,
       integrator,
-      queue: integrationQueue({ worker, gate }, integratorDeps, integrator, stagingDir, input.config.maxBatch),
+      queue: integrationQueue({ worker, gate, approvals }, integratorDeps, integrator, stagingDir, input.config.maxBatch),
       stagingDir,
       gate,
       maxAttempts: input.config.maxAttempts,
@@ -221,6 +248,8 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       onSystemicFailure: (reason) => {
         systemicFailure ??= reason;
       },
+      ...(review ? { review } : {}),
+      approvals,
     };
 
     const pending = await recoverTaskBranches({
@@ -349,7 +378,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
 
 /** Finished tasks wait here; the integrator takes up to maxBatch of them at a time. */
 function integrationQueue(
-  flow: Pick<TaskFlow, 'worker' | 'gate'>,
+  flow: Pick<TaskFlow, 'worker' | 'gate' | 'approvals'>,
   deps: IntegratorDeps,
   integrator: Mutex,
   stagingDir: string,

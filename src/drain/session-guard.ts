@@ -24,11 +24,16 @@ import {
 import type { SpendPolicy } from '../spend/policy.js';
 
 /** Pure: a session's result as a ledger report; what the CLI did not say stays null. */
-export function sessionReport(taskId: TaskId, assistant: string, session: SessionEnd): SessionReport {
+export function sessionReport(
+  taskId: TaskId,
+  assistant: string,
+  session: Omit<SessionEnd, 'role' | 'iteration' | 'judged'> & { readonly role: SessionReport['role'] },
+): SessionReport {
   const { result } = session;
   return {
     taskId,
     assistant,
+    role: session.role,
     model: result.model ?? session.model ?? null,
     effort: session.effort ?? null,
     startedAt: new Date(session.startedAt).toISOString(),
@@ -155,6 +160,24 @@ export class SessionGuard {
       if (over.over) return { kind: 'end', outcome: { kind: 'over-budget', reason: over.reason } };
     }
     return { kind: 'go-on' };
+  }
+
+  /**
+   * A reviewer's session, in the books like any (its own assistant, role review): what it cost counts toward the
+   * task's budget. Its rate limit is the review stage's to judge (systemic, no attempt charged), not this gate's,
+   * which is the implementing assistant's. The reason when the task is now over its budget.
+   */
+  afterReviewSession(task: Pick<Task, 'id'>, assistant: string, session: Parameters<typeof sessionReport>[2]): string | undefined {
+    this.record(task.id, sessionReport(task.id, assistant, session));
+    const over = taskBudgetVerdict(this.policy.limits.taskUsd, this.taskSpent(task.id));
+    return over.over ? over.reason : undefined;
+  }
+
+  /** The reason a task may not start another session (a review's): over its budget, or the drain stopping. */
+  mayNotStart(task: Pick<Task, 'id'>): string | undefined {
+    if (this.stop.aborted) return 'the drain was stopped';
+    const over = taskBudgetVerdict(this.policy.limits.taskUsd, this.taskSpent(task.id));
+    return over.over ? over.reason : undefined;
   }
 
   private taskSpent(taskId: TaskId): number {

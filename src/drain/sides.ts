@@ -22,8 +22,11 @@ import { GivenCommits } from '../handoff/give.js';
 import { acceptTaskBundle, type Acceptance } from '../handoff/accept.js';
 import {
   SideStepError,
+  checkoutChangedBy,
   checkoutGiven,
   dropTree,
+  freshVerdictFile,
+  restoreCheckout,
   freshRepository,
   handOverTask,
   taskFileText,
@@ -246,6 +249,60 @@ export class Sides {
         ownerUid: this.deps.layout.agentUid,
         scratch: this.deps.scratch,
       }),
+    );
+  }
+
+  /**
+   * The files of a review round: the verdict's schema, written by the runner where the agent reads (codex's
+   * --output-schema), and the verdict file, made empty by the agent in the folder it hands things back through.
+   */
+  async reviewFiles(
+    taskId: TaskId,
+    round: number,
+    attempt: number,
+    schemaText: string,
+  ): Promise<{ schemaText: string; schemaFile: string; verdictFile: string; verdictName: string }> {
+    const schemaFile = path.join(this.deps.layout.handoff.toAgent, 'review-verdict.schema.json');
+    if ((await this.deps.fs.readTextIfExists(schemaFile)) !== schemaText)
+      await this.deps.fs.writeAtomic(schemaFile, schemaText, 0o640);
+    const verdictName = `${taskId}.review-${round}.${attempt}.json`;
+    const verdictFile = path.join(this.deps.layout.handoff.fromAgent, verdictName);
+    await onSide('agent', 'verdict file', () => freshVerdictFile(this.agent, verdictFile));
+    return { schemaText, schemaFile, verdictFile, verdictName };
+  }
+
+  /**
+   * A reviewer's verdict file copied into the runner's records by the no-follow walk: its text, or why it cannot be
+   * read (a link, not a regular file, not the agent's, larger than maxBytes). Absent or empty is undefined text.
+   */
+  async takeVerdictFile(
+    name: string,
+    destination: string,
+    maxBytes: number,
+  ): Promise<{ readonly text: string | undefined } | { readonly problem: string }> {
+    const { fromAgent } = this.deps.layout.handoff;
+    let copied;
+    try {
+      copied = await this.deps.fs.copyUntrusted(fromAgent, name, maxBytes, destination);
+    } catch (error) {
+      return { problem: `the verdict file ${name} cannot be taken: ${error instanceof Error ? error.message : String(error)}` };
+    }
+    if (!copied) return { text: undefined };
+    const { agentUid } = this.deps.layout;
+    if (agentUid !== undefined && copied.uid !== agentUid)
+      return { problem: `the verdict file ${name} belongs to uid ${copied.uid}, not the agent's ${agentUid}` };
+    return { text: await this.deps.fs.readText(destination) };
+  }
+
+  /** The task's checkout as it was handed over, after something ran in it that was not to change it (the pre-gate). */
+  async restoreCheckout(taskId: TaskId, commit: string): Promise<void> {
+    await onSide('agent', 'checkout restore', () => restoreCheckout(this.agent, this.agentDir(taskId), commit));
+  }
+
+  /** Why the reviewer's checkout is not the candidate it was given, clean, with the task's branch unmoved. */
+  async reviewerChanged(taskId: TaskId, candidate: string): Promise<string | undefined> {
+    return onSide('agent', 'look at its checkout', () =>
+      checkoutChangedBy(this.agent, this.agentDir(taskId), taskBranch(taskId), candidate),
     );
   }
 

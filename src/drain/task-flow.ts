@@ -18,6 +18,7 @@ import {
   afterInternalError,
   afterIntegration,
   afterRecoveredIntegration,
+  afterReviewEnding,
   type IntegrationOutcome,
   planFor,
   type TaskVerdict,
@@ -29,6 +30,8 @@ import { workOnTask, type WorkerContext } from './task-worker.js';
 import { deleteBranch } from '../git/refs.js';
 import { taskBranch } from '../staging/names.js';
 import { redactDeep, redactSecrets } from '../agent/secrets.js';
+import { reviewCandidate, type ReviewContext } from './review/stage.js';
+import { mergeBase, resolveCommit } from '../git/refs.js';
 
 export interface TaskFlow {
   readonly worker: WorkerContext;
@@ -46,10 +49,18 @@ export interface TaskFlow {
   readonly stop: AbortSignal;
   /** Called once when the agent cannot work at all (not logged in, rate limited). */
   readonly onSystemicFailure: (reason: string) => void;
+  /** Review before integration (drain/review/); none: a Done task goes straight to the integrator. */
+  readonly review?: Omit<ReviewContext, 'worker' | 'gate' | 'reviewed' | 'stop'>;
+  /** The trailer of each task review approved in this drain, for its landing commit. */
+  readonly approvals: Map<TaskId, string>;
 }
 
 /** What the integrator needs to know of a task to land it. */
-export function landingMeta(flow: Pick<TaskFlow, 'worker' | 'gate'>, task: Task, mayBeLanded = false): LandingMeta {
+export function landingMeta(
+  flow: Pick<TaskFlow, 'worker' | 'gate' | 'approvals'>,
+  task: Task,
+  mayBeLanded = false,
+): LandingMeta {
   // The landing commit's subject carries the title: redacted like every other sink.
   return {
     task: { id: task.id, title: redactSecrets(task.title, flow.worker.secrets) },
@@ -57,7 +68,37 @@ export function landingMeta(flow: Pick<TaskFlow, 'worker' | 'gate'>, task: Task,
     runId: flow.worker.runId,
     gatesScript: flow.gate.script,
     mayBeLanded,
+    ...(flow.approvals.has(task.id) ? { review: flow.approvals.get(task.id)! } : {}),
   };
+}
+
+function reviewContext(flow: TaskFlow): ReviewContext | undefined {
+  if (!flow.review) return undefined;
+  const { book } = flow;
+  return { ...flow.review, worker: flow.worker, gate: flow.gate, reviewed: (event) => book.reviewed(event), stop: flow.stop };
+}
+
+/**
+ * A Done task's candidate (its branch as the runner accepted it, cut from `fork`) reviewed: undefined when review
+ * approved it (its trailer noted for the landing) or is off, else the verdict it comes to.
+ */
+async function reviewed(flow: TaskFlow, task: Task, fork: string, recovered = false): Promise<TaskVerdict | undefined> {
+  const context = reviewContext(flow);
+  if (!context) return undefined;
+  const { worker } = flow;
+  const candidate = await resolveCommit(worker.git, worker.workspace, taskBranch(task.id));
+  if (!candidate) return afterReviewEnding({ kind: 'park', reason: `review: ${taskBranch(task.id)} is gone` }, recovered);
+  const approved = await context.records.approvalOf(task.id, candidate);
+  if (approved) {
+    flow.approvals.set(task.id, approved);
+    return undefined;
+  }
+  // A recovered branch has no checkout on the agent's side yet (its repository is new each drain).
+  if (recovered) await worker.sides.prepareTask(task.id, candidate);
+  const outcome = await reviewCandidate(context, task, fork, candidate);
+  if (outcome.kind !== 'approved') return afterReviewEnding(outcome, recovered);
+  flow.approvals.set(task.id, outcome.trailer);
+  return undefined;
 }
 
 /** A recovered branch may already be on auto/work: it is integrated alone, before anything new. */
@@ -124,8 +165,8 @@ export async function runTaskFlow(
   });
   try {
     const work = await workOnTask(flow.worker, task, retryReason);
-    // The agent is done: its slot goes to the next task while this one waits for the integrator.
-    releaseSlot();
+    // Without review the agent is done: its slot goes to the next task while this one waits for the integrator.
+    if (!flow.review) releaseSlot();
     const verdict = afterAgent({
       outcome: work.outcome,
       failure: work.failure,
@@ -134,6 +175,9 @@ export async function runTaskFlow(
       maxAttempts: flow.maxAttempts,
     });
     if (verdict.kind !== 'integrate') return await applyVerdict(flow, task, verdict, started);
+    // A reviewer (and a fix round) is an agent too: the slot is held until the review ends.
+    const withheld = await reviewed(flow, task, work.base).finally(releaseSlot);
+    if (withheld) return await applyVerdict(flow, task, withheld, started);
     const integration = await flow.queue.integrate(task);
     await applyVerdict(
       flow,
@@ -142,6 +186,7 @@ export async function runTaskFlow(
       started,
     );
   } catch (error) {
+    releaseSlot();
     await applyVerdict(flow, task, afterInternalError(error), started).catch(() => undefined);
   }
 }
@@ -152,9 +197,24 @@ export async function runTaskFlow(
  * none of them on auto/work, so none can have landed already).
  */
 export async function integrateRecovered(flow: TaskFlow, tasks: readonly Task[]): Promise<void> {
-  const waiting = [...tasks];
   // A batch's endings (worktree removal, park commits) run while the next batch merges, as live tasks' do.
   const endings: Promise<void>[] = [];
+  const waiting: Task[] = [];
+  // Reviewed first, unless review approved exactly this head before the drain that found it was killed.
+  for (const task of tasks) {
+    const started = flow.worker.ports.clock.now();
+    const { worker } = flow;
+    const fork = flow.review
+      ? await mergeBase(worker.git, worker.workspace, flow.worker.startCommit(), taskBranch(task.id))
+      : undefined;
+    const withheld = flow.review
+      ? fork
+        ? await reviewed(flow, task, fork, true).catch((error: unknown) => afterInternalError(error))
+        : afterReviewEnding({ kind: 'park', reason: 'review: the branch shares no history with auto/work' }, true)
+      : undefined;
+    if (withheld) endings.push(applyVerdict(flow, task, withheld, started));
+    else waiting.push(task);
+  }
   while (waiting.length) {
     const ids = formBatch(
       waiting.map((task) => task.id),

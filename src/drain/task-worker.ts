@@ -43,6 +43,8 @@ export interface WorkerResult {
   readonly outcome: WorkOutcome;
   /** The adapter's typed failure, when the agent itself failed (outcome agent-failed). */
   readonly failure: AgentFailure | undefined;
+  /** The commit the task was cut from (auto/work at its start): what review diffs its candidate against. */
+  readonly base: string;
 }
 
 async function runSetup(context: WorkerContext, task: Task, dir: string): Promise<string | undefined> {
@@ -86,7 +88,7 @@ export async function workOnTask(
     return await workInAgentRepository(context, task, retryReason);
   } catch (error) {
     if (!(error instanceof SideStepError)) throw error;
-    return { outcome: { kind: 'side-failed', reason: error.message }, failure: undefined };
+    return { outcome: { kind: 'side-failed', reason: error.message }, failure: undefined, base: context.startCommit() };
   }
 }
 
@@ -98,7 +100,7 @@ async function workInAgentRepository(
   const base = context.startCommit();
   const dir = await context.sides.prepareTask(task.id, base);
   const setupFailure = await runSetup(context, task, dir);
-  if (setupFailure) return { outcome: { kind: 'setup-failed', reason: setupFailure }, failure: undefined };
+  if (setupFailure) return { outcome: { kind: 'setup-failed', reason: setupFailure }, failure: undefined, base };
 
   const report = await runTask(
     { ports: { ...context.ports, process: context.sides.processOf('agent') }, git: context.git },
@@ -137,11 +139,12 @@ async function workInAgentRepository(
     // or a refusal, changes nothing here: the task ends as its run did.
     const leftovers = report.leftovers && report.outcome.kind === 'blocked';
     await context.sides.handOver(task.id, base, leftovers).catch(() => undefined);
-    return { outcome: report.outcome, failure };
+    return { outcome: report.outcome, failure, base };
   }
   // Done on the agent's side: the branch exists on the runner's only once its bundle passed every check.
   // The last look at the tree said whether the agent left anything uncommitted: only then is it committed for it.
   const accepted = await context.sides.handOver(task.id, base, report.leftovers);
-  if (!accepted.accepted) return { outcome: { kind: 'handoff-refused', reason: accepted.reason }, failure: undefined };
-  return { outcome: report.outcome, failure };
+  if (!accepted.accepted)
+    return { outcome: { kind: 'handoff-refused', reason: accepted.reason }, failure: undefined, base };
+  return { outcome: report.outcome, failure, base };
 }

@@ -15,6 +15,8 @@ export interface TaskSummary {
   readonly durationMs: number;
   /** For landed: the merge commit on auto/work; for parked/blocked: the commit that recorded it. */
   readonly stagingCommit?: string;
+  /** What review said, when one ran: its verdict, rounds, and the trailer or the reason. */
+  readonly review?: { readonly verdict: TaskReviewedEvent['verdict']; readonly rounds: number; readonly detail: string };
 }
 
 /**
@@ -25,6 +27,8 @@ export interface TaskSummary {
 export interface SessionReport {
   readonly taskId: TaskId;
   readonly assistant: string;
+  /** What the session was for: the task's own work, a fix round after review, or the review itself. */
+  readonly role: 'implement' | 'fix' | 'review';
   readonly model: string | null;
   readonly effort: string | null;
   readonly startedAt: string;
@@ -78,7 +82,7 @@ export type OrchestrateSummary = Pick<DrainSummary, 'runId' | 'outcome' | 'tasks
 
 /** Something the drain noticed and tidied, or a stop request, or the push: a line of detail. */
 export interface DrainNoteEvent {
-  readonly event: 'recovered' | 'stopping' | 'published' | 'publish-skipped' | 'budget-reached';
+  readonly event: 'recovered' | 'stopping' | 'published' | 'publish-skipped' | 'budget-reached' | 'review-setup';
   readonly detail: string;
 }
 
@@ -126,6 +130,17 @@ export interface TaskFinishedEvent {
   readonly durationMs: number;
 }
 
+/** A task's review ended: approved (its trailer in detail), or why it will not land in this drain. */
+export interface TaskReviewedEvent {
+  readonly event: 'task-reviewed';
+  readonly taskId: TaskId;
+  readonly title: string;
+  readonly verdict: 'approved' | 'park' | 'systemic' | 'over-budget' | 'interrupted';
+  /** Review rounds taken, relaunches included. */
+  readonly rounds: number;
+  readonly detail: string;
+}
+
 /** A gate run of the integrator: the tasks it judged together, its verdict, and its number in this drain. */
 export interface GateRunEvent extends GateRunSummary {
   readonly event: 'gate-run';
@@ -156,6 +171,7 @@ export type DrainEventBody =
   | TaskStartedEvent
   | TaskRetryingEvent
   | TaskFinishedEvent
+  | TaskReviewedEvent
   | GateRunEvent
   | DrainFinishedEvent;
 

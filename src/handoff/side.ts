@@ -170,3 +170,43 @@ export async function handOverTask(tools: SideTools, handOver: HandOver): Promis
   ]);
   return undefined;
 }
+
+/** The verdict file a reviewer writes, made empty by the agent itself so it is the agent's own regular file. */
+export async function freshVerdictFile(tools: SideTools, file: string): Promise<void> {
+  await program(tools, 'rm', ['-f', '--', file]);
+  const made = await program(tools, 'touch', ['--', file]);
+  if (made.exitCode !== 0)
+    throw new SideStepError(`the ${tools.who} could not make ${file}: ${gitsLastWords(made.stderr)}`);
+}
+
+/**
+ * Why a reviewer's checkout is not as it was given (the candidate, clean, its branch unmoved), or undefined. Read as
+ * the agent, so a hostile tree can only lie about itself: the runner's copy of the candidate is what is judged and
+ * landed, this is the check that the reviewer kept to its verdict file.
+ */
+export async function checkoutChangedBy(
+  tools: SideTools,
+  dir: string,
+  branch: string,
+  candidate: string,
+): Promise<string | undefined> {
+  const status = await tools.git.try(dir, ['status', '--porcelain=v1', '--untracked-files=all', '--no-renames']);
+  if (status.exitCode !== 0) return `git status failed in its checkout: ${gitsLastWords(status.stderr)}`;
+  const changed = status.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.slice(3));
+  if (changed.length)
+    return `it changed ${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ` and ${changed.length - 5} more` : ''}`;
+  const head = (await tools.git.try(dir, ['rev-parse', '--verify', '--quiet', 'HEAD'])).stdout.trim();
+  if (head !== candidate) return `its checkout is at ${head.slice(0, 12) || '(nothing)'}, not the candidate ${candidate.slice(0, 12)}`;
+  const tip = (await tools.git.try(dir, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`])).stdout.trim();
+  if (tip !== candidate) return `it moved ${branch} to ${tip.slice(0, 12) || '(deleted)'}`;
+  return undefined;
+}
+
+/** The checkout (and its branch) back at `commit`, untracked files gone (ignored build output stays). */
+export async function restoreCheckout(tools: SideTools, dir: string, commit: string): Promise<void> {
+  await must(tools, 'git reset', dir, ['reset', '--hard', '--quiet', commit]);
+  await must(tools, 'git clean', dir, ['clean', '-ffd', '--quiet']);
+}

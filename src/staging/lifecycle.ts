@@ -39,6 +39,8 @@ export interface Landing {
   readonly gate: string;
   /** The run that landed it (its Agent-Runner-Run trailer), when the commit names one. */
   readonly runId?: string;
+  /** How review approved it (its Agent-Runner-Review trailer), when a review ran. */
+  readonly review?: string;
 }
 
 export interface StagingStatus {
@@ -65,12 +67,14 @@ export function parseLandings(log: string): Landing[] {
     const task = body.match(/^Agent-Runner-Task: (\S+)$/m)?.[1];
     if (!task) continue;
     const runId = body.match(/^Agent-Runner-Run: (\S+)$/m)?.[1];
+    const review = body.match(/^Agent-Runner-Review: (.+)$/m)?.[1];
     landings.push({
       taskId: task,
       commit: commit.trim(),
       subject: subject ?? '',
       gate: body.match(/^Agent-Runner-Gate: (.+)$/m)?.[1] ?? '',
       ...(runId ? { runId } : {}),
+      ...(review ? { review } : {}),
     });
   }
   return landings;

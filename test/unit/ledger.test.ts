@@ -41,6 +41,7 @@ function aReport(change: Partial<SessionReport> = {}): SessionReport {
   return {
     taskId: 'TASK-1',
     assistant: 'claude',
+    role: 'implement',
     model: 'claude-sonnet-4-5',
     effort: 'high',
     startedAt: '2026-11-30T10:05:00.000Z',

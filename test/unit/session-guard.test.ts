@@ -38,6 +38,7 @@ function setup(limits: Partial<typeof SPEND_DEFAULTS> = {}, spentUsd = 0) {
 
 const session = (result: AgentResult, judged: SessionEnd['judged'] = undefined): SessionEnd => ({
   iteration: 1,
+  role: 'implement',
   result,
   startedAt: START,
   endedAt: START + 1000,

@@ -241,6 +241,7 @@ t.test("fleet: today's spend and what holds the repo, from the day's records and
       outcome: 'ok',
       rateLimited: false,
       sealedAt: 'S',
+      role: 'implement',
     }) as const;
   const status = {
     repo: 'web',

@@ -29,6 +29,7 @@ const session = (result: AgentResult) => ({
   model: 'opus',
   effort: 'high',
   judged: undefined,
+  role: 'implement' as const,
 });
 const ledgerFields = (report: ReturnType<typeof sessionReport>) => [
   report.inputTokens,

@@ -134,6 +134,8 @@ export function orchestrateCommand(input: DispatchInput, user: UserAccount, acco
     '--progress',
     input.progress,
     ...(input.spend ? ['--spend', JSON.stringify(input.spend)] : []),
+    // A repo can make its review stricter, never turn off what the registry requires.
+    ...(input.repo.review === 'required' ? ['--review', 'required'] : []),
   ]);
 }
 

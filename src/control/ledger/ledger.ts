@@ -29,6 +29,8 @@ export const MAX_SESSIONS_PER_RUN = 5000;
 const MAX_TOKENS = 1e12;
 const MAX_SESSION_USD = 100_000;
 const ASSISTANTS = new Set(['claude', 'codex', 'command']);
+/** What a session was for; a report without a role (an older drain's) was the task's own work. */
+const ROLES = new Set(['implement', 'fix', 'review']);
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:/@[\]-]{0,99}$/;
 
 export interface RunToSeal {
@@ -61,6 +63,7 @@ function unknownRecord(run: RunToSeal, outcome: string): LedgerRecord {
     run: run.runId,
     task: null,
     assistant: 'unknown',
+    role: 'implement',
     model: null,
     effort: null,
     startedAt: run.startedAt,
@@ -88,6 +91,7 @@ export function sealSession(report: Partial<Record<keyof SessionReport, unknown>
     run: run.runId,
     task: typeof report.taskId === 'string' && isSafeTaskId(report.taskId) ? report.taskId : null,
     assistant: typeof report.assistant === 'string' && ASSISTANTS.has(report.assistant) ? report.assistant : 'unknown',
+    role: typeof report.role === 'string' && ROLES.has(report.role) ? (report.role as SessionReport['role']) : 'implement',
     model: text(report.model),
     effort: text(report.effort),
     startedAt,

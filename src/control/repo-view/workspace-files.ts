@@ -8,7 +8,14 @@
 import * as path from 'node:path';
 import type { FsPort, Ports } from '../../ports.js';
 import type { RegistryRepo } from '../../types.js';
-import { attemptsFile, drainHistoryDir, repoUserStateDir, transcriptsDir, workspaceStateDir } from '../../paths.js';
+import {
+  attemptsFile,
+  drainHistoryDir,
+  repoUserStateDir,
+  reviewRecordFile,
+  transcriptsDir,
+  workspaceStateDir,
+} from '../../paths.js';
 import { MAX_DRAIN_SUMMARY_BYTES, parseDrainSummary } from '../../drain/history.js';
 import type { DrainSummary } from '../../drain/types.js';
 import { repoUser } from '../repo-user/index.js';
@@ -109,4 +116,53 @@ export async function readTaskAttempts(
   } catch {
     return undefined;
   }
+}
+
+/** What review said of a task, as the dashboard shows it: the ending and each round's judgement and findings. */
+export interface TaskReviewView {
+  readonly approved: boolean;
+  /** The trailer when approved, else why it did not land. */
+  readonly outcome: string;
+  readonly reviewer: string;
+  readonly rounds: readonly { readonly round: number; readonly judgement: string; readonly lines: readonly string[] }[];
+}
+
+const MAX_REVIEW_RECORD_BYTES = 512 * 1024;
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+/** A task's review record (drain/review/records.ts), read like every record of the runner's: bounded, no links. */
+export async function readTaskReview(
+  fs: FsPort,
+  where: WorkspaceFiles,
+  taskId: string,
+): Promise<TaskReviewView | undefined> {
+  const raw = await readOrSkip(fs, where, under(where, (state) => reviewRecordFile(state, taskId)), MAX_REVIEW_RECORD_BYTES);
+  if (!raw) return undefined;
+  let record: Record<string, unknown>;
+  try {
+    record = JSON.parse(raw) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (!record || typeof record !== 'object') return undefined;
+  const reviewer = (record.reviewer ?? {}) as Record<string, unknown>;
+  const rounds = Array.isArray(record.rounds) ? (record.rounds as Record<string, unknown>[]) : [];
+  return {
+    approved: record.approved === true,
+    outcome: text(record.outcome),
+    reviewer: `${text(reviewer.assistant) || '?'}/${text(reviewer.model) || 'default'}`,
+    rounds: rounds.slice(0, 20).map((round) => ({
+      round: typeof round.round === 'number' ? round.round : 0,
+      judgement: text(round.judgement),
+      lines: [
+        ...(text(round.detail) ? [text(round.detail)] : []),
+        ...(Array.isArray(round.unmet) ? [`unmet: ${(round.unmet as unknown[]).map((n) => `#${String(n)}`).join(' ')}`] : []),
+        ...(Array.isArray(round.findings)
+          ? (round.findings as Record<string, unknown>[])
+              .slice(0, 10)
+              .map((finding) => `[${text(finding.severity)}] ${text(finding.location) || '-'}: ${text(finding.message)}`)
+          : []),
+      ].filter((line) => line !== 'unmet: '),
+    })),
+  };
 }

@@ -20,6 +20,8 @@ export interface LandingMeta {
   readonly branch: string;
   readonly runId: string;
   readonly gatesScript: string | undefined;
+  /** How review approved the candidate (drain/review/trailer.ts), when a review ran. */
+  readonly review?: string;
 }
 
 /**
@@ -36,6 +38,7 @@ export function landingMessage(meta: LandingMeta, gate: GateResult | { readonly 
     `Agent-Runner-Branch: ${meta.branch}`,
     `Agent-Runner-Run: ${meta.runId}`,
     `Agent-Runner-Gate: passed (${meta.gatesScript ?? 'none'}, ${how})`,
+    ...(meta.review ? [`Agent-Runner-Review: ${meta.review}`] : []),
     '',
   ].join('\n');
 }

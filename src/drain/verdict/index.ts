@@ -1,6 +1,7 @@
 // The entry of drain/verdict/: what the folders beside it may use.
 export * from './after-agent.js';
 export * from './after-integration.js';
+export * from './after-review.js';
 export * from './batch.js';
 export * from './git-locks.js';
 export * from './leftover.js';

@@ -21,9 +21,12 @@ export type TaskVerdict =
   /** A counted failed attempt (`failedAttempt` is what is recorded; `reason` adds the count). */
   | { readonly kind: 'fail'; readonly reason: string; readonly failedAttempt: string }
   /** The agent cannot work at all (not logged in, rate limited): the drain stops; no attempt counts. */
-  | { readonly kind: 'systemic'; readonly reason: string }
-  /** The drain was stopped while the task ran: not the task's fault, no attempt counts. */
-  | { readonly kind: 'interrupted'; readonly reason: string }
+  | { readonly kind: 'systemic'; readonly reason: string; readonly keepBranch?: boolean }
+  /**
+   * The drain was stopped while the task ran: not the task's fault, no attempt counts. `keepBranch`: its work is
+   * Done and waits for review; the next drain finds the branch and reviews it before it integrates.
+   */
+  | { readonly kind: 'interrupted'; readonly reason: string; readonly keepBranch?: boolean }
   /** The runner itself failed on this task: counted if it can be, and not started again. */
   | { readonly kind: 'internal-error'; readonly reason: string }
   /** Recovered work that no longer integrates: dropped; the task is To Do on auto/work and runs again. */
@@ -97,14 +100,14 @@ export function planFor(taskId: TaskId, verdict: TaskVerdict): TaskPlan {
       return {
         systemic: `${taskId}: ${verdict.reason}`,
         attempts: 'keep',
-        worktree: 'remove',
+        worktree: verdict.keepBranch ? 'keep' : 'remove',
         exclude: true,
         report: { finish: 'failed', reason: verdict.reason },
       };
     case 'interrupted':
       return {
         attempts: 'keep',
-        worktree: 'remove',
+        worktree: verdict.keepBranch ? 'keep' : 'remove',
         exclude: false,
         report: { finish: 'interrupted', reason: verdict.reason },
       };
