@@ -163,6 +163,12 @@ export interface Command {
   readonly binaryStdout?: true;
 }
 
+/**
+ * The job of one agent session: implement the task, fix what a review found, or review a candidate (issue 24).
+ * The review stage's own types live in src/drain/review/; the adapters need only this.
+ */
+export type ReviewRole = 'implement' | 'fix' | 'review';
+
 export interface AgentInvocation {
   /** The executable to run (resolved path or name on PATH). */
   readonly binary: string;
@@ -181,6 +187,14 @@ export interface AgentInvocation {
    * task with nothing left is parked before a session starts.
    */
   readonly maxBudgetUsd?: number;
+  /** The session's job; absent: implement (review when `review` is given). Every agent sees it as AGENT_ROLE. */
+  readonly role?: ReviewRole;
+  /**
+   * For a reviewer: the verdict's JSON schema, as text (claude's --json-schema) and as a file (codex's
+   * --output-schema), and the file a CLI that writes its verdict to a file puts it in (codex -o, a command agent's
+   * AGENT_REVIEW_VERDICT). Paths are absolute, in the hand-off folders.
+   */
+  readonly review?: { readonly schemaText: string; readonly schemaFile: string; readonly verdictFile: string };
 }
 
 /**
@@ -246,6 +260,11 @@ export interface AgentResult {
    * sessions wait, but a usable result is still used.
    */
   readonly rateLimitSeen?: { readonly resetAt?: string };
+  /**
+   * claude with --json-schema: JSON.stringify of the result event's `structured_output` (the input of claude's
+   * StructuredOutput tool call), when the result has one. Untrusted: the review stage parses and checks it.
+   */
+  readonly structuredOutput?: string;
 }
 
 /** One session's tokens as reported: input excludes cache reads and writes. */

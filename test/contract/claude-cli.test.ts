@@ -132,3 +132,71 @@ t.test('the recorded fixture is still what claude prints: the same events, the s
   t.same(result.usage, { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, 'usage is reported (zeros), not unknown');
   t.equal(typeof result.model, 'string', 'the init event names the model');
 });
+
+// ---------------------------------------------------------------- the reviewer's argv (issue 24)
+
+// Strict like the verdict schema (every key required, no others); its content is not what this test is about.
+const SCHEMA = JSON.stringify({
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  type: 'object',
+  additionalProperties: false,
+  required: ['verdict', 'summary'],
+  properties: {
+    verdict: { type: 'string', enum: ['approve', 'changes_requested'] },
+    summary: { type: 'string', maxLength: 2000 },
+  },
+});
+
+function reviewerIn(t: Parameters<typeof tempDir>[0]) {
+  const base = invocationIn(t);
+  return {
+    ...base,
+    role: 'review' as const,
+    review: { schemaText: SCHEMA, schemaFile: '/nonexistent/schema.json', verdictFile: '/nonexistent/verdict.json' },
+  };
+}
+
+t.test('claude accepts the reviewer argv: write tools gone, StructuredOutput there, then not-logged-in', async (t) => {
+  const command = claudeAdapter.buildCommand(reviewerIn(t));
+  t.ok(command.args.includes('--json-schema') && command.args.includes('--disallowedTools'), 'the reviewer flags');
+  const run = await superviseAgent(
+    { process: realProcess, clock: realClock },
+    asAgent(command),
+    limits,
+    () => undefined,
+  );
+  t.notMatch(run.stderrTail, /unknown option|error: option|json-schema|cannot be used with root/i, run.stderrTail);
+  const init = JSON.parse(run.stdoutLines[0] ?? '{}') as { type?: string; tools?: string[]; permissionMode?: string };
+  t.equal(init.type, 'system', 'the first line is the init event: the argv parsed');
+  t.equal(init.permissionMode, 'bypassPermissions', 'bypass stays: nothing stalls on a prompt');
+  const tools = init.tools ?? [];
+  t.ok(tools.includes('Read') && tools.includes('Bash'), `it can still read and run commands (${tools.join(',')})`);
+  for (const denied of ['Edit', 'Write', 'NotebookEdit']) t.notOk(tools.includes(denied), `${denied} is gone`);
+  t.ok(tools.includes('StructuredOutput'), '--json-schema gave the session its StructuredOutput tool');
+  const result = claudeAdapter.parseResult(run);
+  t.same([result.ok, result.failure, result.structuredOutput], [false, 'not-logged-in', undefined]);
+});
+
+t.test('control: the implementer has the write tools and no StructuredOutput', async (t) => {
+  const run = await superviseAgent(
+    { process: realProcess, clock: realClock },
+    asAgent(claudeAdapter.buildCommand(invocationIn(t))),
+    limits,
+    () => undefined,
+  );
+  const tools = (JSON.parse(run.stdoutLines[0] ?? '{}') as { tools?: string[] }).tools ?? [];
+  t.ok(
+    ['Edit', 'Write', 'NotebookEdit'].every((tool) => tools.includes(tool)),
+    tools.join(','),
+  );
+  t.notOk(tools.includes('StructuredOutput'));
+});
+
+t.test('control: claude parses --json-schema itself (a schema that is not an object is refused)', async (t) => {
+  const command = claudeAdapter.buildCommand(reviewerIn(t));
+  const index = command.args.indexOf('--json-schema') + 1;
+  const bad = { ...command, args: command.args.map((arg, at) => (at === index ? '[1]' : arg)) };
+  const run = await superviseAgent({ process: realProcess, clock: realClock }, asAgent(bad), limits, () => undefined);
+  t.match(`${run.stdoutLines.join('\n')}\n${run.stderrTail}`, /--json-schema must be a JSON object/);
+  t.notMatch(run.stdoutLines.join('\n'), /"type":"system"/, 'no session started');
+});

@@ -4,7 +4,7 @@
 // group may survive. As root the run gets its own empty network namespace
 // (unshare -n), so nothing leaves the machine.
 import t from 'tap';
-import { readFileSync, readdirSync, realpathSync } from 'node:fs';
+import { readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { codexAdapter } from '../../src/agent/adapters/codex.js';
@@ -117,4 +117,76 @@ t.test('control: an argv codex does not accept is visible as an argument error',
   t.equal(run.endedBy, 'exit');
   t.equal(run.exitCode, 2);
   t.equal(codexAdapter.parseResult(run).failure, 'no-output');
+});
+
+// ---------------------------------------------------------------- the reviewer's argv (issue 24)
+
+const SCHEMA = {
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  type: 'object',
+  additionalProperties: false,
+  required: ['verdict', 'summary'],
+  properties: {
+    verdict: { type: 'string', enum: ['approve', 'changes_requested'] },
+    summary: { type: 'string', maxLength: 2000 },
+  },
+};
+
+function reviewerIn(t: Parameters<typeof tempDir>[0], schemaFile?: string) {
+  const handoff = tempDir(t, 'codex-review-');
+  const file = schemaFile ?? path.join(handoff, 'schema.json');
+  if (!schemaFile) writeFileSync(file, JSON.stringify(SCHEMA));
+  return {
+    ...invocationIn(t),
+    role: 'review' as const,
+    review: { schemaText: JSON.stringify(SCHEMA), schemaFile: file, verdictFile: path.join(handoff, 'verdict.json') },
+  };
+}
+
+t.test(
+  'codex accepts the reviewer argv (read-only, --output-schema, -o): it starts, only the watchdog ends it',
+  async (t) => {
+    const command = codexAdapter.buildCommand(reviewerIn(t));
+    t.same(command.args.slice(command.args.indexOf('-s'), command.args.indexOf('-s') + 3), [
+      '-s',
+      'read-only',
+      '--output-schema',
+    ]);
+    const run = await superviseAgent(
+      { process: realProcess, clock: realClock },
+      isolated(command),
+      { idleTimeoutMs: 5000, wallClockMs: 12_000, killGraceMs: 2000 },
+      () => undefined,
+    );
+    t.notMatch(run.stderrTail, /unexpected argument|Usage: codex|invalid value|output schema/i, run.stderrTail);
+    t.match(run.stdoutLines[0] ?? '', /^\{"type":"thread.started"/, 'the argv parsed and the schema file was read');
+    t.ok(['idle-timeout', 'wall-clock'].includes(run.endedBy), `ended by the watchdog (${run.endedBy})`);
+    t.equal(codexAdapter.parseResult(run).failure, run.endedBy);
+  },
+);
+
+t.test('control: codex reads the --output-schema file at start (a missing one fails at once)', async (t) => {
+  const missing = path.join(tempDir(t, 'codex-review-'), 'no-schema.json');
+  const run = await superviseAgent(
+    { process: realProcess, clock: realClock },
+    isolated(codexAdapter.buildCommand(reviewerIn(t, missing))),
+    { idleTimeoutMs: 10_000, wallClockMs: 20_000, killGraceMs: 1000 },
+    () => undefined,
+  );
+  t.match(run.stderrTail, new RegExp(`Failed to read output schema file ${missing}`));
+  t.same([run.endedBy, run.exitCode], ['exit', 1]);
+  t.equal(codexAdapter.parseResult(run).failure, 'no-output');
+});
+
+t.test('control: codex checks the sandbox value (the adapter passes one it knows)', async (t) => {
+  const command = codexAdapter.buildCommand(reviewerIn(t));
+  const bad = { ...command, args: command.args.map((arg) => (arg === 'read-only' ? 'readonly' : arg)) };
+  const run = await superviseAgent(
+    { process: realProcess, clock: realClock },
+    isolated(bad),
+    { idleTimeoutMs: 10_000, wallClockMs: 20_000, killGraceMs: 1000 },
+    () => undefined,
+  );
+  t.match(run.stderrTail, /invalid value 'readonly' for '--sandbox <SANDBOX_MODE>'/);
+  t.equal(run.exitCode, 2);
 });

@@ -86,7 +86,7 @@ t.test('buildCommand: claude argv, prompt on stdin, workspace as cwd, env as giv
       '--effort',
       'high',
     ],
-    env: { HOME: '/home/agent', PATH: '/usr/bin' },
+    env: { HOME: '/home/agent', PATH: '/usr/bin', AGENT_ROLE: 'implement' },
     cwd: '/srv/repo/.worktrees/task-3',
     stdin: invocation.prompt,
   });
@@ -399,5 +399,85 @@ t.test('claude as root: its refusal with the remedy (the text of claude 2.1.197 
   t.match(
     refused.detail,
     /cannot be used with root\/sudo privileges for security reasons; claude never runs as root: run it as the repo's user \(agent-runner dispatch REPO/,
+  );
+});
+
+// ---------------------------------------------------------------- roles (issue 24)
+
+const review = {
+  schemaText: '{"type":"object","properties":{},"required":[],"additionalProperties":false}',
+  schemaFile: '/srv/handoff/review/TASK-3/schema.json',
+  verdictFile: '/srv/handoff/review/TASK-3/verdict.json',
+};
+
+t.test('buildCommand: a reviewer loses the write tools and gets the verdict schema; bypass stays', async (t) => {
+  const command = claudeAdapter.buildCommand({ ...invocation, role: 'review', review });
+  t.same(command.args, [
+    '-p',
+    '--output-format',
+    'stream-json',
+    '--verbose',
+    '--dangerously-skip-permissions',
+    '--disallowedTools',
+    'Edit,Write,NotebookEdit',
+    '--json-schema',
+    review.schemaText,
+    '--model',
+    'opus',
+    '--effort',
+    'high',
+  ]);
+  t.same(command.env, { HOME: '/home/agent', PATH: '/usr/bin', AGENT_ROLE: 'review' });
+  t.same(command.stdin, invocation.prompt, 'the prompt still goes on stdin');
+  t.same(
+    claudeAdapter.buildCommand({ ...invocation, review }).args.slice(5, 9),
+    ['--disallowedTools', 'Edit,Write,NotebookEdit', '--json-schema', review.schemaText],
+    'review files without a role: a reviewer',
+  );
+  t.same(
+    claudeAdapter.buildCommand({ ...invocation, role: 'review' }).args.slice(5),
+    ['--disallowedTools', 'Edit,Write,NotebookEdit', '--model', 'opus', '--effort', 'high'],
+    'a reviewer without files is still read-only, with no schema to give',
+  );
+});
+
+t.test('buildCommand: a fixer is an implementer with AGENT_ROLE=fix, review files or not', async (t) => {
+  const command = claudeAdapter.buildCommand({ ...invocation, role: 'fix', review });
+  t.same(command.args, claudeAdapter.buildCommand(invocation).args);
+  t.same(command.env.AGENT_ROLE, 'fix');
+});
+
+t.test("parseResult: the result's structured_output comes back as JSON text, whatever it holds", async (t) => {
+  const verdict = { task_id: 'TASK-3', round: 1, verdict: 'approve', criteria: [] };
+  const withOutput = JSON.stringify({ ...JSON.parse(success), structured_output: verdict });
+  const result = claudeAdapter.parseResult(output([init, withOutput]));
+  t.equal(result.ok, true);
+  t.equal(result.structuredOutput, JSON.stringify(verdict));
+  t.same(JSON.parse(result.structuredOutput!), verdict);
+  t.equal(claudeAdapter.parseResult(output([init, success])).structuredOutput, undefined, 'none: absent');
+  for (const held of ['not a verdict', null, [1, 2], {}]) {
+    const line = JSON.stringify({ ...JSON.parse(success), structured_output: held });
+    t.equal(claudeAdapter.parseResult(output([line])).structuredOutput, JSON.stringify(held), JSON.stringify(held));
+  }
+});
+
+t.test('error_max_structured_output_retries (no valid structured output): an agent error, no output', async (t) => {
+  // The shape claude 2.1.197 yields when the model never produced output that passed the schema.
+  const line = JSON.stringify({
+    type: 'result',
+    subtype: 'error_max_structured_output_retries',
+    is_error: true,
+    num_turns: 6,
+    stop_reason: 'tool_use',
+    session_id: 's9',
+    total_cost_usd: 0.02,
+    usage: { input_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 2 },
+    modelUsage: {},
+    permission_denials: [],
+  });
+  const result = claudeAdapter.parseResult(output([init, line], { exitCode: 1 }));
+  t.same(
+    [result.ok, result.failure, result.detail, result.structuredOutput, result.costUsd],
+    [false, 'agent-error', 'result error_max_structured_output_retries with is_error', undefined, 0.02],
   );
 });

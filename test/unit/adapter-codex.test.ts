@@ -53,7 +53,7 @@ t.test('buildCommand: codex exec argv, prompt on stdin via -, workspace as -C an
       '/srv/repo/.worktrees/task-9',
       '-',
     ],
-    env: { HOME: '/home/agent', PATH: '/usr/bin' },
+    env: { HOME: '/home/agent', PATH: '/usr/bin', AGENT_ROLE: 'implement' },
     cwd: '/srv/repo/.worktrees/task-9',
     stdin: invocation.prompt,
   });
@@ -189,4 +189,49 @@ t.test('tokens add up over several turns', async (t) => {
 t.test('adapterFor returns the codex adapter', async (t) => {
   t.equal(adapterFor('codex'), codexAdapter);
   t.equal(codexAdapter.defaultBinary, 'codex');
+});
+
+// ---------------------------------------------------------------- roles (issue 24)
+
+const review = {
+  schemaText: '{}',
+  schemaFile: '/srv/handoff/review/TASK-9/schema.json',
+  verdictFile: '/srv/handoff/review/TASK-9/verdict.json',
+};
+
+t.test(
+  'buildCommand: a reviewer runs read-only with the schema file and its last message to the verdict',
+  async (t) => {
+    const command = codexAdapter.buildCommand({ ...invocation, role: 'review', review });
+    t.same(command.args, [
+      'exec',
+      '--json',
+      '-m',
+      'gpt-5-codex',
+      '-c',
+      'model_reasoning_effort=high',
+      '-s',
+      'read-only',
+      '--output-schema',
+      '/srv/handoff/review/TASK-9/schema.json',
+      '-o',
+      '/srv/handoff/review/TASK-9/verdict.json',
+      '-C',
+      '/srv/repo/.worktrees/task-9',
+      '-',
+    ]);
+    t.same(command.env, { HOME: '/home/agent', PATH: '/usr/bin', AGENT_ROLE: 'review' });
+    t.same(codexAdapter.buildCommand({ ...invocation, review }).args, command.args, 'review files alone: a reviewer');
+    t.same(
+      codexAdapter.buildCommand({ ...invocation, role: 'review' }).args.slice(6),
+      ['-s', 'read-only', '-C', '/srv/repo/.worktrees/task-9', '-'],
+      'a reviewer without files: read-only, nothing to write',
+    );
+  },
+);
+
+t.test('buildCommand: a fixer writes its workspace like an implementer', async (t) => {
+  const command = codexAdapter.buildCommand({ ...invocation, role: 'fix', review });
+  t.same(command.args, codexAdapter.buildCommand(invocation).args);
+  t.equal(command.env.AGENT_ROLE, 'fix');
 });

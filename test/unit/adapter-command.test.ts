@@ -26,7 +26,13 @@ t.test('buildCommand: the resolved program, the rest of argv, task and workspace
   t.same(commandAdapter.buildCommand(invocation), {
     program: '/srv/repo/tools/agent.sh',
     args: ['--fast', 'x y'],
-    env: { HOME: '/home/agent', PATH: '/usr/bin', AGENT_TASK_ID: 'TASK-1', AGENT_WORKSPACE: '/srv/wt/task-1' },
+    env: {
+      HOME: '/home/agent',
+      PATH: '/usr/bin',
+      AGENT_TASK_ID: 'TASK-1',
+      AGENT_WORKSPACE: '/srv/wt/task-1',
+      AGENT_ROLE: 'implement',
+    },
     cwd: '/srv/wt/task-1',
     stdin: invocation.prompt,
   });
@@ -70,4 +76,27 @@ t.test('the watchdog decides idle-timeout and wall-clock', async (t) => {
 
 t.test('adapterFor returns the command adapter', async (t) => {
   t.equal(adapterFor('command'), commandAdapter);
+});
+
+t.test('buildCommand: the role in AGENT_ROLE; a reviewer also gets the verdict and schema files', async (t) => {
+  const review = {
+    schemaText: '{}',
+    schemaFile: '/srv/handoff/review/TASK-1/schema.json',
+    verdictFile: '/srv/handoff/review/TASK-1/verdict.json',
+  };
+  const reviewer = commandAdapter.buildCommand({ ...invocation, role: 'review', review });
+  t.same(reviewer.env, {
+    HOME: '/home/agent',
+    PATH: '/usr/bin',
+    AGENT_TASK_ID: 'TASK-1',
+    AGENT_WORKSPACE: '/srv/wt/task-1',
+    AGENT_ROLE: 'review',
+    AGENT_REVIEW_VERDICT: '/srv/handoff/review/TASK-1/verdict.json',
+    AGENT_REVIEW_SCHEMA: '/srv/handoff/review/TASK-1/schema.json',
+  });
+  t.same(reviewer.args, ['--fast', 'x y'], 'argv unchanged');
+  const fixer = commandAdapter.buildCommand({ ...invocation, role: 'fix', review });
+  t.equal(fixer.env.AGENT_ROLE, 'fix');
+  t.notOk('AGENT_REVIEW_VERDICT' in fixer.env, 'a fixer gets no verdict file');
+  t.notOk('AGENT_REVIEW_SCHEMA' in fixer.env);
 });

@@ -5,6 +5,12 @@
 // commit). The containment is the repo user and the egress lock around the
 // process, not Claude's prompts. Claude refuses this mode as root, which
 // agents never are here.
+// A reviewer gets a second line of its own: --disallowedTools takes claude's
+// write tools out of the session (the init event's `tools` no longer name
+// them, bypass or not), and --json-schema brings its verdict back as the
+// result's `structured_output`. Bash stays, so a reviewer can run the tests,
+// and can still write through it: the runner's check of the tree and refs
+// afterwards is the guarantee, not this.
 import type { AgentAdapter, AgentInvocation, AgentOutput, AgentResult, Command } from '../../types.js';
 import {
   describeExit,
@@ -17,6 +23,10 @@ import {
   type JsonObject,
 } from './jsonl.js';
 import { parseResetTime } from './reset-time.js';
+import { reviewFilesOf, roleEnvironment, roleOf } from './role.js';
+
+/** The tools that write files, as claude 2.1.197 names them: its own read-only Explore agent is denied these too. */
+export const CLAUDE_WRITE_TOOLS: readonly string[] = ['Edit', 'Write', 'NotebookEdit'];
 
 const NOT_LOGGED_IN =
   /not logged in|please run \/login|invalid api key|authentication_failed|oauth token (?:has )?expired|credit balance is too low/i;
@@ -28,6 +38,10 @@ const RATE_LIMITED = /usage limit|hit your limit|limit reached|rate[_ ]limit|too
 
 function buildCommand(invocation: AgentInvocation): Command {
   const args = ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions'];
+  // --disallowedTools takes a list: one comma-separated value, so the flag after it is not swallowed.
+  if (roleOf(invocation) === 'review') args.push('--disallowedTools', CLAUDE_WRITE_TOOLS.join(','));
+  const review = reviewFilesOf(invocation);
+  if (review) args.push('--json-schema', review.schemaText);
   if (invocation.model) args.push('--model', invocation.model);
   if (invocation.effort) args.push('--effort', invocation.effort);
   // claude ends the session itself once its cost reaches this (checked after each message), with an
@@ -37,7 +51,7 @@ function buildCommand(invocation: AgentInvocation): Command {
   return {
     program: invocation.binary,
     args,
-    env: { ...invocation.env },
+    env: { ...invocation.env, ...roleEnvironment(invocation) },
     cwd: invocation.workspace,
     stdin: invocation.prompt,
   };
@@ -134,10 +148,13 @@ function parseResult(output: AgentOutput): AgentResult {
     if (subtype === 'success' && !isError) {
       // Claude sometimes lingers after its result line; the work is reported done, so the kill does not undo it.
       const finalMessage = stringField(result, 'result');
+      // Whatever it holds: checking it is the review stage's job, the adapter only carries it.
+      const structured = result.structured_output;
       return {
         ok: true,
         ...facts,
         ...(finalMessage ? { finalMessage } : {}),
+        ...(structured !== undefined ? { structuredOutput: JSON.stringify(structured) } : {}),
         ...(watchdog ? { detail: `ended by ${watchdog} after its result line` } : {}),
       };
     }

@@ -4,6 +4,9 @@
 // events ("Reconnecting... 2/5") are not failures by themselves: only
 // turn.failed, a non-zero exit or the watchdog end a session badly. Without
 // network codex retries forever and only the watchdog ends it.
+// A reviewer runs in codex's read-only sandbox, with the verdict's schema
+// (--output-schema, read at start: a missing or non-JSON file fails at once)
+// and its last message written to the verdict file (-o).
 import type { AgentAdapter, AgentInvocation, AgentOutput, AgentResult, Command } from '../../types.js';
 import {
   describeExit,
@@ -16,6 +19,7 @@ import {
   type JsonObject,
 } from './jsonl.js';
 import { parseResetTime } from './reset-time.js';
+import { reviewFilesOf, roleEnvironment, roleOf } from './role.js';
 
 const NOT_LOGGED_IN = /not logged in|\blogin\b|\b401\b|unauthori[sz]ed|invalid api key|api key/i;
 const RATE_LIMITED = /usage limit|rate limit|too many requests|\b429\b|quota/i;
@@ -24,12 +28,15 @@ function buildCommand(invocation: AgentInvocation): Command {
   const args = ['exec', '--json'];
   if (invocation.model) args.push('-m', invocation.model);
   if (invocation.effort) args.push('-c', `model_reasoning_effort=${invocation.effort}`);
+  args.push('-s', roleOf(invocation) === 'review' ? 'read-only' : 'workspace-write');
+  const review = reviewFilesOf(invocation);
+  if (review) args.push('--output-schema', review.schemaFile, '-o', review.verdictFile);
   // Workspaces are git worktrees, so --skip-git-repo-check is not needed.
-  args.push('-s', 'workspace-write', '-C', invocation.workspace, '-');
+  args.push('-C', invocation.workspace, '-');
   return {
     program: invocation.binary,
     args,
-    env: { ...invocation.env },
+    env: { ...invocation.env, ...roleEnvironment(invocation) },
     cwd: invocation.workspace,
     stdin: invocation.prompt,
   };

@@ -2,8 +2,11 @@
 // in the environment. Its stdout is free-form, so only the exit says how the
 // session went; whether the task is done is read from the board afterwards.
 // Silence on stdout is allowed here, unlike for claude and codex.
+// A reviewer finds the verdict file the runner created for it in
+// AGENT_REVIEW_VERDICT and the verdict's schema in AGENT_REVIEW_SCHEMA.
 import type { AgentAdapter, AgentInvocation, AgentOutput, AgentResult, Command } from '../../types.js';
 import { describeExit, lastStderrLine } from './jsonl.js';
+import { reviewFilesOf, roleEnvironment } from './role.js';
 
 function buildCommand(invocation: AgentInvocation): Command {
   const argv = invocation.command ?? [];
@@ -11,10 +14,17 @@ function buildCommand(invocation: AgentInvocation): Command {
   const program = invocation.binary || argv[0];
   if (!program)
     throw new Error(`command agent for ${invocation.taskId}: no program (set "command" in .agent/config.json)`);
+  const review = reviewFilesOf(invocation);
   return {
     program,
     args: argv.slice(1),
-    env: { ...invocation.env, AGENT_TASK_ID: invocation.taskId, AGENT_WORKSPACE: invocation.workspace },
+    env: {
+      ...invocation.env,
+      AGENT_TASK_ID: invocation.taskId,
+      AGENT_WORKSPACE: invocation.workspace,
+      ...roleEnvironment(invocation),
+      ...(review ? { AGENT_REVIEW_VERDICT: review.verdictFile, AGENT_REVIEW_SCHEMA: review.schemaFile } : {}),
+    },
     cwd: invocation.workspace,
     stdin: invocation.prompt,
   };
