@@ -163,12 +163,6 @@ export interface Command {
   readonly binaryStdout?: true;
 }
 
-/**
- * The job of one agent session: implement the task, fix what a review found, or review a candidate (issue 24).
- * The review stage's own types live in src/drain/review/; the adapters need only this.
- */
-export type ReviewRole = 'implement' | 'fix' | 'review';
-
 export interface AgentInvocation {
   /** The executable to run (resolved path or name on PATH). */
   readonly binary: string;

@@ -32,7 +32,7 @@ import {
   type ReviewJudgement,
   type RoundHistory,
   type TrustedCriterion,
-} from '../verdict/review.js';
+} from '../verdict/index.js';
 import { verdictSchemaText } from './schema.js';
 import { MAX_VERDICT_BYTES, parseVerdictDoc } from './verdict-doc.js';
 import { fixPrompt, reviewPrompt } from './prompt.js';
