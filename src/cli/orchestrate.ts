@@ -81,7 +81,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     )
     .option(
       '--review <policy>',
-      'required: review every Done task before it lands, whatever .agent/config.json says (the registry\'s review key); optional: as the config says',
+      "required: review every Done task before it lands, whatever .agent/config.json says (the registry's review key); optional: as the config says",
       'optional',
     )
     .action(async (options: OrchestrateOptions) => {

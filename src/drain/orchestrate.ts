@@ -52,8 +52,7 @@ import { redactDeep, redactSecrets } from '../agent/secrets.js';
 import { sameTaskId } from '../board/task-id.js';
 import { labelCheckFor } from '../repo/escalation.js';
 import { effectiveReview, type RegistryReview } from '../repo/review-config.js';
-import { findReviewer } from './review/setup.js';
-import { ReviewRecords } from './review/records.js';
+import { findReviewer, ReviewRecords } from './review/index.js';
 
 export interface OrchestrateInput {
   readonly workspace: string;
@@ -238,7 +237,13 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       worker,
       integratorDeps,
       integrator,
-      queue: integrationQueue({ worker, gate, approvals }, integratorDeps, integrator, stagingDir, input.config.maxBatch),
+      queue: integrationQueue(
+        { worker, gate, approvals },
+        integratorDeps,
+        integrator,
+        stagingDir,
+        input.config.maxBatch,
+      ),
       stagingDir,
       gate,
       maxAttempts: input.config.maxAttempts,

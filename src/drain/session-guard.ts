@@ -167,7 +167,11 @@ export class SessionGuard {
    * task's budget. Its rate limit is the review stage's to judge (systemic, no attempt charged), not this gate's,
    * which is the implementing assistant's. The reason when the task is now over its budget.
    */
-  afterReviewSession(task: Pick<Task, 'id'>, assistant: string, session: Parameters<typeof sessionReport>[2]): string | undefined {
+  afterReviewSession(
+    task: Pick<Task, 'id'>,
+    assistant: string,
+    session: Parameters<typeof sessionReport>[2],
+  ): string | undefined {
     this.record(task.id, sessionReport(task.id, assistant, session));
     const over = taskBudgetVerdict(this.policy.limits.taskUsd, this.taskSpent(task.id));
     return over.over ? over.reason : undefined;

@@ -285,7 +285,9 @@ export class Sides {
     try {
       copied = await this.deps.fs.copyUntrusted(fromAgent, name, maxBytes, destination);
     } catch (error) {
-      return { problem: `the verdict file ${name} cannot be taken: ${error instanceof Error ? error.message : String(error)}` };
+      return {
+        problem: `the verdict file ${name} cannot be taken: ${error instanceof Error ? error.message : String(error)}`,
+      };
     }
     if (!copied) return { text: undefined };
     const { agentUid } = this.deps.layout;

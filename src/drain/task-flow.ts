@@ -30,7 +30,7 @@ import { workOnTask, type WorkerContext } from './task-worker.js';
 import { deleteBranch } from '../git/refs.js';
 import { taskBranch } from '../staging/names.js';
 import { redactDeep, redactSecrets } from '../agent/secrets.js';
-import { reviewCandidate, type ReviewContext } from './review/stage.js';
+import { reviewCandidate, type ReviewContext } from './review/index.js';
 import { mergeBase, resolveCommit } from '../git/refs.js';
 
 export interface TaskFlow {
@@ -75,7 +75,13 @@ export function landingMeta(
 function reviewContext(flow: TaskFlow): ReviewContext | undefined {
   if (!flow.review) return undefined;
   const { book } = flow;
-  return { ...flow.review, worker: flow.worker, gate: flow.gate, reviewed: (event) => book.reviewed(event), stop: flow.stop };
+  return {
+    ...flow.review,
+    worker: flow.worker,
+    gate: flow.gate,
+    reviewed: (event) => book.reviewed(event),
+    stop: flow.stop,
+  };
 }
 
 /**
@@ -87,7 +93,8 @@ async function reviewed(flow: TaskFlow, task: Task, fork: string, recovered = fa
   if (!context) return undefined;
   const { worker } = flow;
   const candidate = await resolveCommit(worker.git, worker.workspace, taskBranch(task.id));
-  if (!candidate) return afterReviewEnding({ kind: 'park', reason: `review: ${taskBranch(task.id)} is gone` }, recovered);
+  if (!candidate)
+    return afterReviewEnding({ kind: 'park', reason: `review: ${taskBranch(task.id)} is gone` }, recovered);
   const approved = await context.records.approvalOf(task.id, candidate);
   if (approved) {
     flow.approvals.set(task.id, approved);

@@ -16,7 +16,11 @@ export interface TaskSummary {
   /** For landed: the merge commit on auto/work; for parked/blocked: the commit that recorded it. */
   readonly stagingCommit?: string;
   /** What review said, when one ran: its verdict, rounds, and the trailer or the reason. */
-  readonly review?: { readonly verdict: TaskReviewedEvent['verdict']; readonly rounds: number; readonly detail: string };
+  readonly review?: {
+    readonly verdict: TaskReviewedEvent['verdict'];
+    readonly rounds: number;
+    readonly detail: string;
+  };
 }
 
 /**

@@ -199,7 +199,8 @@ export async function checkoutChangedBy(
   if (changed.length)
     return `it changed ${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ` and ${changed.length - 5} more` : ''}`;
   const head = (await tools.git.try(dir, ['rev-parse', '--verify', '--quiet', 'HEAD'])).stdout.trim();
-  if (head !== candidate) return `its checkout is at ${head.slice(0, 12) || '(nothing)'}, not the candidate ${candidate.slice(0, 12)}`;
+  if (head !== candidate)
+    return `its checkout is at ${head.slice(0, 12) || '(nothing)'}, not the candidate ${candidate.slice(0, 12)}`;
   const tip = (await tools.git.try(dir, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`])).stdout.trim();
   if (tip !== candidate) return `it moved ${branch} to ${tip.slice(0, 12) || '(deleted)'}`;
   return undefined;

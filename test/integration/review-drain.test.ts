@@ -53,7 +53,12 @@ const task = (id: string, title: string, lines: readonly string[], criteria = ['
 
 interface Summary {
   readonly outcome: string;
-  readonly tasks: readonly { id: string; outcome: string; reason?: string; review?: { verdict: string; rounds: number } }[];
+  readonly tasks: readonly {
+    id: string;
+    outcome: string;
+    reason?: string;
+    review?: { verdict: string; rounds: number };
+  }[];
   readonly sessions: readonly { taskId: string; assistant: string; role: string }[];
 }
 
@@ -170,22 +175,25 @@ t.test('verdicts that are not usable park after one relaunch, each with its reas
   t.same(landedOn(fixture.clone, 'auto/work'), []);
 });
 
-t.test('a reviewer that cannot work stops the drain; the next drain reviews the Done branch before it lands', async (t) => {
-  const fixture = reviewed(t, [task('TASK-1', 'Bump', ['agent: write VERSION "2.0.0"'])]);
-  const first = await drain(withClis(t, fixture, RATE_LIMITED_CODEX));
-  t.equal(first.outcome, 'failed');
-  t.not(outcomeOf(first, 'TASK-1')?.outcome, 'landed');
-  t.same(landedOn(fixture.clone, 'auto/work'), [], 'nothing lands unreviewed');
-  t.ok(git(fixture.clone, 'rev-parse', '--verify', 'auto/TASK-1').trim(), 'the Done branch is kept');
-  const second = await drain(fixture);
-  t.equal(outcomeOf(second, 'TASK-1')?.outcome, 'landed', JSON.stringify(second.tasks));
-  t.same(
-    second.sessions.map((session) => session.role),
-    ['review'],
-    'the recovered branch is reviewed, not worked again',
-  );
-  t.match(git(fixture.clone, 'log', '-1', '--merges', '--format=%B', 'auto/work'), /Agent-Runner-Review: approved/);
-});
+t.test(
+  'a reviewer that cannot work stops the drain; the next drain reviews the Done branch before it lands',
+  async (t) => {
+    const fixture = reviewed(t, [task('TASK-1', 'Bump', ['agent: write VERSION "2.0.0"'])]);
+    const first = await drain(withClis(t, fixture, RATE_LIMITED_CODEX));
+    t.equal(first.outcome, 'failed');
+    t.not(outcomeOf(first, 'TASK-1')?.outcome, 'landed');
+    t.same(landedOn(fixture.clone, 'auto/work'), [], 'nothing lands unreviewed');
+    t.ok(git(fixture.clone, 'rev-parse', '--verify', 'auto/TASK-1').trim(), 'the Done branch is kept');
+    const second = await drain(fixture);
+    t.equal(outcomeOf(second, 'TASK-1')?.outcome, 'landed', JSON.stringify(second.tasks));
+    t.same(
+      second.sessions.map((session) => session.role),
+      ['review'],
+      'the recovered branch is reviewed, not worked again',
+    );
+    t.match(git(fixture.clone, 'log', '-1', '--merges', '--format=%B', 'auto/work'), /Agent-Runner-Review: approved/);
+  },
+);
 
 t.test('a task that turns review off in its own config parks before any review', async (t) => {
   const fixture = reviewed(t, [

@@ -60,6 +60,17 @@ function aReport(change: Partial<SessionReport> = {}): SessionReport {
 
 const sealed = (change: Partial<SessionReport> = {}) => sealSession(aReport(change), RUN);
 
+t.test(
+  "a session is sealed with its role; an unknown role, or none (an older drain), is the task's own work",
+  async (t) => {
+    t.equal(sealed({ role: 'review' }).role, 'review');
+    t.equal(sealed({ role: 'fix' }).role, 'fix');
+    t.equal(sealSession({ ...aReport(), role: 'owner' as never }, RUN).role, 'implement');
+    const { role: _role, ...older } = aReport();
+    t.equal(sealSession(older, RUN).role, 'implement');
+  },
+);
+
 t.test("a reported session is sealed with root's repo, run and time", async (t) => {
   t.same(sealed(), {
     v: 1,
@@ -67,6 +78,7 @@ t.test("a reported session is sealed with root's repo, run and time", async (t) 
     run: 'R1',
     task: 'TASK-1',
     assistant: 'claude',
+    role: 'implement',
     model: 'claude-sonnet-4-5',
     effort: 'high',
     startedAt: '2026-11-30T10:05:00.000Z',

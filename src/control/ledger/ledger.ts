@@ -91,7 +91,8 @@ export function sealSession(report: Partial<Record<keyof SessionReport, unknown>
     run: run.runId,
     task: typeof report.taskId === 'string' && isSafeTaskId(report.taskId) ? report.taskId : null,
     assistant: typeof report.assistant === 'string' && ASSISTANTS.has(report.assistant) ? report.assistant : 'unknown',
-    role: typeof report.role === 'string' && ROLES.has(report.role) ? (report.role as SessionReport['role']) : 'implement',
+    role:
+      typeof report.role === 'string' && ROLES.has(report.role) ? (report.role as SessionReport['role']) : 'implement',
     model: text(report.model),
     effort: text(report.effort),
     startedAt,

@@ -136,7 +136,12 @@ export async function readTaskReview(
   where: WorkspaceFiles,
   taskId: string,
 ): Promise<TaskReviewView | undefined> {
-  const raw = await readOrSkip(fs, where, under(where, (state) => reviewRecordFile(state, taskId)), MAX_REVIEW_RECORD_BYTES);
+  const raw = await readOrSkip(
+    fs,
+    where,
+    under(where, (state) => reviewRecordFile(state, taskId)),
+    MAX_REVIEW_RECORD_BYTES,
+  );
   if (!raw) return undefined;
   let record: Record<string, unknown>;
   try {
@@ -156,11 +161,15 @@ export async function readTaskReview(
       judgement: text(round.judgement),
       lines: [
         ...(text(round.detail) ? [text(round.detail)] : []),
-        ...(Array.isArray(round.unmet) ? [`unmet: ${(round.unmet as unknown[]).map((n) => `#${String(n)}`).join(' ')}`] : []),
+        ...(Array.isArray(round.unmet)
+          ? [`unmet: ${(round.unmet as unknown[]).map((n) => `#${String(n)}`).join(' ')}`]
+          : []),
         ...(Array.isArray(round.findings)
           ? (round.findings as Record<string, unknown>[])
               .slice(0, 10)
-              .map((finding) => `[${text(finding.severity)}] ${text(finding.location) || '-'}: ${text(finding.message)}`)
+              .map(
+                (finding) => `[${text(finding.severity)}] ${text(finding.location) || '-'}: ${text(finding.message)}`,
+              )
           : []),
       ].filter((line) => line !== 'unmet: '),
     })),

@@ -36,9 +36,14 @@ export interface ReviewRecord {
   readonly at: string;
 }
 
-
 /** Where a round's verdict file is kept: under its run. */
-export function keptVerdictFile(workspaceState: string, runId: string, taskId: TaskId, round: number, attempt: number): string {
+export function keptVerdictFile(
+  workspaceState: string,
+  runId: string,
+  taskId: TaskId,
+  round: number,
+  attempt: number,
+): string {
   return path.join(reviewsDir(workspaceState), runId, `${taskId.toUpperCase()}-round-${round}.${attempt}.json`);
 }
 
@@ -53,7 +58,11 @@ export class ReviewRecords {
   }
 
   async write(record: ReviewRecord): Promise<void> {
-    await this.fs.writeAtomic(reviewRecordFile(this.workspaceState, record.taskId), `${JSON.stringify(record, null, 2)}\n`, 0o600);
+    await this.fs.writeAtomic(
+      reviewRecordFile(this.workspaceState, record.taskId),
+      `${JSON.stringify(record, null, 2)}\n`,
+      0o600,
+    );
   }
 
   async read(taskId: TaskId): Promise<ReviewRecord | undefined> {

@@ -39,7 +39,13 @@ export async function findReviewer(
         '.agent/config.json: review.assistant is "command" but "command" is not set; set "command" or another review.assistant',
       );
     return {
-      reviewer: { assistant: 'command', adapter, binary: config.command[0]!, model: undefined, command: config.command },
+      reviewer: {
+        assistant: 'command',
+        adapter,
+        binary: config.command[0]!,
+        model: undefined,
+        command: config.command,
+      },
       fallback: choice.fallback,
     };
   }

@@ -13,8 +13,7 @@ import * as path from 'node:path';
 import type { AgentAdapter, AssistantName, Task } from '../../types.js';
 import type { TaskReviewedEvent } from '../types.js';
 import type { WorkerContext } from '../task-worker.js';
-import type { GateSpec } from '../integrate/index.js';
-import { judgeCandidate } from '../integrate/protected-paths.js';
+import { judgeCandidate, type GateSpec } from '../integrate/index.js';
 import { changedBetween } from '../../git/diff.js';
 import { runTask } from '../../agent/run-task.js';
 import { Transcript } from '../../agent/transcript.js';
@@ -151,7 +150,10 @@ async function reviewOnce(
   const dir = sides.agentDir(task.id);
   const nonce = randomBytes(12).toString('hex');
   const files = await sides.reviewFiles(task.id, round.number, round.attempt, verdictSchemaText());
-  const policy = { blockingSeverities: ctx.review.blockingSeverities, requireDiffEvidence: ctx.review.requireDiffEvidence };
+  const policy = {
+    blockingSeverities: ctx.review.blockingSeverities,
+    requireDiffEvidence: ctx.review.requireDiffEvidence,
+  };
   const extraPrompt = ctx.review.prompt ? await shownAt(ctx, round.fork, ctx.review.prompt) : undefined;
   const diff = await git.run(workspace, ['diff', '--no-color', '--no-ext-diff', round.fork, round.candidate]);
   const changed = await changedBetween(git, workspace, round.fork, round.candidate);
@@ -194,14 +196,28 @@ async function reviewOnce(
     },
   );
   const { result } = session;
-  const over = worker.sessions?.afterReviewSession(task, reviewer.assistant, { ...session, model: reviewer.model, effort: undefined, role: 'review' });
+  const over = worker.sessions?.afterReviewSession(task, reviewer.assistant, {
+    ...session,
+    model: reviewer.model,
+    effort: undefined,
+    role: 'review',
+  });
   if (!result.ok && (result.failure === 'rate-limited' || result.failure === 'not-logged-in'))
-    return { kind: 'systemic', reason: `the reviewer (${reviewer.assistant}) cannot work: ${result.failure}${result.detail ? `: ${result.detail}` : ''}` };
+    return {
+      kind: 'systemic',
+      reason: `the reviewer (${reviewer.assistant}) cannot work: ${result.failure}${result.detail ? `: ${result.detail}` : ''}`,
+    };
   const changedBy = await sides.reviewerChanged(task.id, round.candidate);
   if (changedBy) return { kind: 'changed', reason: changedBy };
   if (over) return { kind: 'over-budget', reason: over };
 
-  const kept = keptVerdictFile(workspaceStateDir(worker.stateDir, workspace), worker.runId, task.id, round.number, round.attempt);
+  const kept = keptVerdictFile(
+    workspaceStateDir(worker.stateDir, workspace),
+    worker.runId,
+    task.id,
+    round.number,
+    round.attempt,
+  );
   let text: string | undefined;
   if (reviewer.assistant === 'claude') {
     text = result.structuredOutput;
@@ -222,7 +238,8 @@ async function reviewOnce(
       },
     };
   const doc = parseVerdictDoc(text, MAX_VERDICT_BYTES);
-  if ('problem' in doc) return { kind: 'judged', judgement: { kind: 'unusable', why: 'unreadable', detail: doc.problem } };
+  if ('problem' in doc)
+    return { kind: 'judged', judgement: { kind: 'unusable', why: 'unreadable', detail: doc.problem } };
   const counts = await lineCounts(ctx, round.candidate, doc);
   const judgement = judgeVerdict(
     doc,
@@ -296,7 +313,8 @@ async function fixRound(
 
 function roundOf(number: number, candidate: string, verdict: SessionVerdict | { pregate: string }): ReviewRound {
   if ('pregate' in verdict) return { round: number, judgement: 'pre-gate-red', candidate, detail: verdict.pregate };
-  if (verdict.kind !== 'judged') return { round: number, judgement: 'unusable', candidate, detail: 'reason' in verdict ? verdict.reason : '' };
+  if (verdict.kind !== 'judged')
+    return { round: number, judgement: 'unusable', candidate, detail: 'reason' in verdict ? verdict.reason : '' };
   const { judgement } = verdict;
   const kept = verdict.kept ? { verdictFile: verdict.kept } : {};
   switch (judgement.kind) {
@@ -312,7 +330,13 @@ function roundOf(number: number, candidate: string, verdict: SessionVerdict | { 
         ...kept,
       };
     case 'unusable':
-      return { round: number, judgement: 'unusable', candidate, detail: `${judgement.why}: ${judgement.detail}`, ...kept };
+      return {
+        round: number,
+        judgement: 'unusable',
+        candidate,
+        detail: `${judgement.why}: ${judgement.detail}`,
+        ...kept,
+      };
   }
 }
 
@@ -362,11 +386,15 @@ export async function reviewCandidate(
   let candidate = first;
   let history: RoundHistory = { fixes: 0 };
   for (let number = 1; ; number++) {
-    if (ctx.stop.aborted) return finish({ kind: 'interrupted', reason: 'the drain was stopped during review' }, candidate);
+    if (ctx.stop.aborted)
+      return finish({ kind: 'interrupted', reason: 'the drain was stopped during review' }, candidate);
     const notYet = worker.sessions?.mayNotStart(task);
     if (notYet) return finish({ kind: 'over-budget', reason: notYet }, candidate);
     // A task never judges itself: one that changes the gate or the runner's config goes no further.
-    const guarded = judgeCandidate(await changedBetween(worker.git, worker.workspace, fork, candidate), ctx.gate.script);
+    const guarded = judgeCandidate(
+      await changedBetween(worker.git, worker.workspace, fork, candidate),
+      ctx.gate.script,
+    );
     if (guarded.kind === 'park') return finish({ kind: 'park', reason: guarded.reason }, candidate);
 
     let judgement: ReviewJudgement;
@@ -375,7 +403,11 @@ export async function reviewCandidate(
     const gateTail = red ?? '';
     if (red) {
       rounds.push(roundOf(number, candidate, { pregate: red }));
-      const finding = { severity: 'blocker', location: ctx.gate.script ?? '', message: `the gate is red: ${red}` } as const;
+      const finding = {
+        severity: 'blocker',
+        location: ctx.gate.script ?? '',
+        message: `the gate is red: ${red}`,
+      } as const;
       judgement = { kind: 'changes', unmet: [], blocking: [finding], findings: [finding] };
     } else {
       let verdict: SessionVerdict | undefined;
@@ -388,14 +420,20 @@ export async function reviewCandidate(
       if (verdict!.kind === 'systemic' || verdict!.kind === 'over-budget') return finish(verdict!, candidate);
       if (verdict!.kind === 'changed')
         return finish(
-          { kind: 'park', reason: `review: the reviewer changed its checkout (${verdict!.reason}); a reviewer writes only its verdict` },
+          {
+            kind: 'park',
+            reason: `review: the reviewer changed its checkout (${verdict!.reason}); a reviewer writes only its verdict`,
+          },
           candidate,
         );
       const judged = verdict as Extract<SessionVerdict, { kind: 'judged' }>;
       judgement = judged.judgement;
       summary = judged.doc?.summary;
       if (judgement.kind === 'unusable')
-        return finish({ kind: 'park', reason: `review: ${judgement.why} verdict twice; last: ${judgement.detail}` }, candidate);
+        return finish(
+          { kind: 'park', reason: `review: ${judgement.why} verdict twice; last: ${judgement.detail}` },
+          candidate,
+        );
     }
     const next = afterReview(judgement, history, ctx.review.maxRounds);
     if (next.kind === 'land')
