@@ -26,7 +26,8 @@ const CRITERION = /^\s*(?:[-*]\s+)?(?:\[[ xX]\]\s+)?#(\d{1,3})[.:)]?\s+(\S.*?)\s
 const FENCE = /^\s*(`{3,}|~{3,})/;
 
 function machineLine(prompt: string, name: string): string | undefined {
-  return new RegExp(`^Review ${name}: *(\\S+) *$`, 'm').exec(prompt)?.[1];
+  // The first word: whatever follows it on the line (a title, say) is for the model.
+  return new RegExp(`^Review ${name}: *(\\S+)`, 'm').exec(prompt)?.[1];
 }
 
 /** `#N text` lines, first per index; those inside fences only when there are none outside. */

@@ -162,6 +162,11 @@ t.test('readReviewPrompt: the machine lines and the criteria', async (t) => {
       { index: 2, text: 'it is tested' },
     ],
   });
+  t.match(
+    readReviewPrompt(prompt([], { task: 'TASK-3 "Greet" (file backlog/tasks/task-3 - Greet.md)' })),
+    { taskId: 'TASK-3', round: 2 },
+    'a machine line is read up to its first space',
+  );
   t.same(readReviewPrompt('Review task: TASK-3\n'), {
     problem:
       'the review prompt has no "Review round: ...", "Review nonce: ...", "Review candidate: ...", "Review fork: ..." line',
