@@ -9,6 +9,10 @@ export interface ClaudeArgv {
   readonly permissionMode: string;
   /** --max-budget-usd: claude stops once the session's cost reaches it. */
   readonly maxBudgetUsd?: number;
+  /** --disallowedTools, each name (claude splits its values on commas and spaces). */
+  readonly disallowedTools?: readonly string[];
+  /** --json-schema, parsed: the session then has claude's StructuredOutput tool. */
+  readonly jsonSchema?: Record<string, unknown>;
   /** An argument error claude itself would print, if any. */
   readonly error?: string;
 }
@@ -35,7 +39,17 @@ export function readClaudeArgv(argv: readonly string[]): ClaudeArgv {
     : (optionValue(argv, '--permission-mode') ?? 'default');
   const budget = optionValue(argv, '--max-budget-usd');
   const maxBudgetUsd = budget === undefined ? undefined : Number(budget);
-  const base = { model, permissionMode, ...(maxBudgetUsd !== undefined ? { maxBudgetUsd } : {}) };
+  const disallowedTools = listValues(argv, ['--disallowedTools', '--disallowed-tools']);
+  const schemaText = optionValue(argv, '--json-schema');
+  const schema = schemaText === undefined ? undefined : readSchema(schemaText);
+  const base = {
+    model,
+    permissionMode,
+    ...(maxBudgetUsd !== undefined ? { maxBudgetUsd } : {}),
+    ...(disallowedTools.length ? { disallowedTools } : {}),
+    ...(schema && !('error' in schema) ? { jsonSchema: schema.value } : {}),
+  };
+  if (schema && 'error' in schema) return { ...base, error: schema.error };
   // claude 2.1.197's own check and words (exit 1).
   if (maxBudgetUsd !== undefined && !(maxBudgetUsd > 0))
     return { ...base, error: 'error: --max-budget-usd must be a positive number greater than 0' };
@@ -48,6 +62,39 @@ export function readClaudeArgv(argv: readonly string[]): ClaudeArgv {
   if (!argv.includes('--verbose'))
     return { ...base, error: 'Error: When using --print, --output-format=stream-json requires --verbose' };
   return base;
+}
+
+/** A list option's values: every argument after it up to the next flag, split on commas and spaces. */
+function listValues(argv: readonly string[], names: readonly string[]): string[] {
+  const values: string[] = [];
+  argv.forEach((arg, index) => {
+    if (!names.includes(arg)) return;
+    for (const value of argv.slice(index + 1)) {
+      if (value.startsWith('-')) break;
+      values.push(...value.split(/[\s,]+/).filter(Boolean));
+    }
+  });
+  return values;
+}
+
+/** claude 2.1.197's own check of --json-schema, with its words. */
+function readSchema(text: string): { value: Record<string, unknown> } | { error: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { error: `Error: --json-schema is not valid JSON: ${(error as Error).message}` };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { error: 'Error: --json-schema must be a JSON object' };
+  return { value: value as Record<string, unknown> };
+}
+
+/** The init event's tools: what --disallowedTools names is gone, StructuredOutput comes with --json-schema. */
+export function sessionTools(argv: ClaudeArgv | undefined): string[] {
+  const denied = new Set(argv?.disallowedTools ?? []);
+  const tools = ['Bash', 'Edit', 'Read', 'Write'].filter((tool) => !denied.has(tool));
+  return argv?.jsonSchema ? [...tools, 'StructuredOutput'] : tools;
 }
 
 /** The task id from the prompt's directive line: `Your task: TASK-3 "Title" (file ...)`. */
@@ -66,6 +113,8 @@ export interface SessionFacts {
   readonly cwd: string;
   readonly model: string;
   readonly permissionMode: string;
+  /** The init event's tools; absent: Bash, Edit, Read, Write. */
+  readonly tools?: readonly string[];
 }
 
 export function initEvent(facts: SessionFacts): string {
@@ -74,7 +123,7 @@ export function initEvent(facts: SessionFacts): string {
     subtype: 'init',
     cwd: facts.cwd,
     session_id: facts.sessionId,
-    tools: ['Bash', 'Edit', 'Read', 'Write'],
+    tools: facts.tools ?? ['Bash', 'Edit', 'Read', 'Write'],
     mcp_servers: [],
     model: facts.model,
     permissionMode: facts.permissionMode,
@@ -149,6 +198,7 @@ export function successResult(
   text: string,
   turns: number,
   costUsd?: number,
+  structuredOutput?: unknown,
 ): string {
   const usage = usageFor(prompt);
   return JSON.stringify({
@@ -159,6 +209,8 @@ export function successResult(
     duration_api_ms: 0,
     num_turns: turns,
     result: text,
+    // Where claude 2.1.x puts what the model gave its StructuredOutput tool (--json-schema).
+    ...(structuredOutput !== undefined ? { structured_output: structuredOutput } : {}),
     session_id: facts.sessionId,
     total_cost_usd: costUsd ?? usage.costUsd,
     usage: {

@@ -11,9 +11,10 @@
 //   agent: leave-status           do the work and commit, but leave the status In Progress
 //   agent: claude-result KIND     when posing as claude: fail at once the way claude does,
 //                                 KIND is not-logged-in, rate-limited or max-turns
-//   agent: rate-limit N           when posing as claude: the task's first N sessions hit a
-//                                 rate limit (claude 2.x's rejected rate_limit_event and
-//                                 result), doing nothing; counted in the git dir
+//   agent: rate-limit N           when posing as claude or codex: the task's first N sessions
+//                                 hit a rate limit (claude 2.x's rejected rate_limit_event and
+//                                 result; codex's usage-limit turn.failed), doing nothing;
+//                                 counted in the git dir
 //   agent: rate-limit-event       when posing as claude: finish normally, but the stream
 //                                 also carries a rejected rate_limit_event
 //   agent: cost USD               when posing as claude: report this total_cost_usd
@@ -27,6 +28,19 @@
 //
 // TEXT, LINE and REASON are double-quoted with JSON escapes (\n, \", \\);
 // a PATH is relative to the workspace, may be quoted, and never leaves it.
+// `fix:` and `review:` lines are other roles' (review-instructions.ts).
+import {
+  expectArity,
+  exitCodeArgument,
+  Problem,
+  pathArgument,
+  quoted,
+  readLines,
+  secondsArgument,
+  type Block,
+} from './tokens.js';
+
+export { safeRelativePath } from './tokens.js';
 
 export type ClaudeResultKind = 'not-logged-in' | 'rate-limited' | 'max-turns';
 
@@ -47,112 +61,68 @@ export type Instruction =
   | { readonly kind: 'ignore-budget' }
   | { readonly kind: 'linger'; readonly seconds: number };
 
-export interface InstructionBlock {
-  readonly instructions: readonly Instruction[];
-  /** One entry per line that could not be read: "line 3: ... ". */
-  readonly problems: readonly string[];
-}
+export type InstructionBlock = Block<Instruction>;
 
 const CLAUDE_RESULTS: readonly ClaudeResultKind[] = ['not-logged-in', 'rate-limited', 'max-turns'];
-const LINE = /^\s*(?:[-*]\s+)?agent:\s*(.*?)\s*$/;
-const TOKEN = /\s*("(?:[^"\\]|\\.)*"|[^\s"]+)/y;
 
-class Problem extends Error {}
+/** The verbs `agent:` and `fix:` lines share. */
+export type StepInstruction = Extract<Instruction, { kind: 'write' | 'append' | 'sleep' | 'exit' | 'hang' }>;
 
-function tokenize(text: string): string[] {
-  const tokens: string[] = [];
-  let position = 0;
-  while (text.slice(position).trim()) {
-    TOKEN.lastIndex = position;
-    const match = TOKEN.exec(text);
-    if (!match) throw new Problem(`cannot read ${JSON.stringify(text.slice(position).trim())} (an unclosed quote?)`);
-    tokens.push(match[1]!);
-    position = TOKEN.lastIndex;
-  }
-  return tokens;
-}
-
-function unquote(token: string): string {
-  if (!token.startsWith('"')) return token;
-  try {
-    return JSON.parse(token) as string;
-  } catch {
-    throw new Problem(`${token} is not a valid quoted string (use JSON escapes: \\n, \\", \\\\)`);
-  }
-}
-
-function quoted(token: string | undefined, what: string): string {
-  if (token === undefined || !token.startsWith('"')) throw new Problem(`${what} must be a double-quoted string`);
-  return unquote(token);
-}
-
-/** A workspace-relative path that cannot escape the workspace or touch .git. */
-export function safeRelativePath(raw: string): string | undefined {
-  if (!raw || raw.includes('\0') || raw.startsWith('/') || raw.includes('\\')) return undefined;
-  const parts = raw.split('/').filter((part) => part !== '' && part !== '.');
-  if (!parts.length || parts.some((part) => part === '..') || parts[0] === '.git') return undefined;
-  return parts.join('/');
-}
-
-function pathArgument(token: string | undefined): string {
-  if (token === undefined) throw new Problem('a PATH is required');
-  const path = safeRelativePath(unquote(token));
-  if (!path) throw new Problem(`path ${token} must be relative to the workspace, without "..", and not inside .git`);
-  return path;
-}
-
-function expectArity(tokens: readonly string[], count: number, usage: string): void {
-  if (tokens.length !== count) throw new Problem(`expected: agent: ${usage}`);
-}
-
-function parseOne(tokens: readonly string[]): Instruction {
+/** write, append, sleep, exit and hang, for any prefix; undefined for another verb. */
+export function parseStep(tokens: readonly string[], prefix: string): StepInstruction | undefined {
   const [verb, first, second] = tokens;
   switch (verb) {
     case 'write':
-      expectArity(tokens, 3, 'write PATH "TEXT"');
+      expectArity(tokens, 3, prefix, 'write PATH "TEXT"');
       return { kind: 'write', path: pathArgument(first), text: quoted(second, 'TEXT') };
     case 'append':
-      expectArity(tokens, 3, 'append PATH "LINE"');
+      expectArity(tokens, 3, prefix, 'append PATH "LINE"');
       return { kind: 'append', path: pathArgument(first), line: quoted(second, 'LINE') };
     case 'sleep':
-    case 'linger': {
-      expectArity(tokens, 2, `${verb} SECONDS`);
-      const seconds = Number(first);
-      if (!/^\d+(?:\.\d+)?$/.test(first ?? '') || seconds > 3600)
-        throw new Problem(`${verb} takes seconds from 0 to 3600, not ${first}`);
-      return { kind: verb, seconds };
-    }
-    case 'exit': {
-      expectArity(tokens, 2, 'exit N');
-      const code = Number(first);
-      if (!/^\d{1,3}$/.test(first ?? '') || code > 255)
-        throw new Problem(`exit takes a code from 0 to 255, not ${first}`);
-      return { kind: 'exit', code };
-    }
+      expectArity(tokens, 2, prefix, 'sleep SECONDS');
+      return { kind: 'sleep', seconds: secondsArgument(verb, first) };
+    case 'exit':
+      expectArity(tokens, 2, prefix, 'exit N');
+      return { kind: 'exit', code: exitCodeArgument(first) };
     case 'hang':
+      expectArity(tokens, 1, prefix, 'hang');
+      return { kind: 'hang' };
+    default:
+      return undefined;
+  }
+}
+
+function parseOne(tokens: readonly string[]): Instruction {
+  const step = parseStep(tokens, 'agent');
+  if (step) return step;
+  const [verb, first] = tokens;
+  switch (verb) {
+    case 'linger':
+      expectArity(tokens, 2, 'agent', 'linger SECONDS');
+      return { kind: 'linger', seconds: secondsArgument(verb, first) };
     case 'silent':
     case 'leave-status':
     case 'rate-limit-event':
     case 'ignore-budget':
-      expectArity(tokens, 1, verb);
+      expectArity(tokens, 1, 'agent', verb);
       return { kind: verb };
     case 'rate-limit': {
-      expectArity(tokens, 2, 'rate-limit N');
+      expectArity(tokens, 2, 'agent', 'rate-limit N');
       if (!/^\d{1,2}$/.test(first ?? ''))
         throw new Problem(`rate-limit takes a number of sessions from 0 to 99, not ${first}`);
       return { kind: 'rate-limit', sessions: Number(first) };
     }
     case 'cost':
     case 'spend': {
-      expectArity(tokens, 2, `${verb} USD`);
+      expectArity(tokens, 2, 'agent', `${verb} USD`);
       if (!/^\d+(?:\.\d+)?$/.test(first ?? '')) throw new Problem(`${verb} takes dollars like 0.25, not ${first}`);
       return { kind: verb, usd: Number(first) };
     }
     case 'block':
-      expectArity(tokens, 2, 'block "REASON"');
+      expectArity(tokens, 2, 'agent', 'block "REASON"');
       return { kind: 'block', reason: quoted(first, 'REASON') };
     case 'claude-result': {
-      expectArity(tokens, 2, `claude-result ${CLAUDE_RESULTS.join('|')}`);
+      expectArity(tokens, 2, 'agent', `claude-result ${CLAUDE_RESULTS.join('|')}`);
       const result = CLAUDE_RESULTS.find((kind) => kind === first);
       if (!result) throw new Problem(`claude-result takes ${CLAUDE_RESULTS.join(', ')}, not ${first}`);
       return { kind: 'claude-result', result };
@@ -165,17 +135,5 @@ function parseOne(tokens: readonly string[]): Instruction {
 }
 
 export function parseInstructions(description: string): InstructionBlock {
-  const instructions: Instruction[] = [];
-  const problems: string[] = [];
-  description.split(/\r?\n/).forEach((text, index) => {
-    const match = LINE.exec(text);
-    if (!match) return;
-    try {
-      instructions.push(parseOne(tokenize(match[1]!)));
-    } catch (error) {
-      if (!(error instanceof Problem)) throw error;
-      problems.push(`line ${index + 1} of the description: ${error.message}`);
-    }
-  });
-  return { instructions, problems };
+  return readLines(description, 'agent', parseOne);
 }
