@@ -70,7 +70,6 @@ export type ReviewOutcome =
   | { readonly kind: 'over-budget'; readonly reason: string }
   | { readonly kind: 'interrupted'; readonly reason: string };
 
-const DIFF_MAX_BYTES = 200 * 1024;
 const GATE_TAIL_LINES = 15;
 
 /** A file's text as auto/work held it at `commit` (the runner's side: trusted); undefined when it has none. */
@@ -79,7 +78,7 @@ async function shownAt(ctx: ReviewContext, commit: string, file: string): Promis
   return shown.exitCode === 0 ? shown.stdout : undefined;
 }
 
-/** The task's text and criteria as auto/work held them at the fork: the implementer's edits never reach the reviewer. */
+/** The task's text and criteria as auto/work held them at the fork: the implementer's edits never reach review. */
 async function trustedTask(ctx: ReviewContext, task: Task, fork: string): Promise<Task | string> {
   const text = await shownAt(ctx, fork, task.file);
   if (text === undefined) return `the task's file ${task.file} is not on auto/work at ${fork.slice(0, 12)}`;
