@@ -104,7 +104,7 @@ t.test('one fix round converges: changes requested, fixed on the same branch, ap
     ['implement', 'review', 'fix', 'review'],
   );
   t.match(git(fixture.clone, 'log', '-1', '--merges', '--format=%B', 'auto/work'), /round 2\/3/);
-  t.equal(git(fixture.clone, 'show', 'auto/work:CHANGELOG'), '2.0.0: bumped\n', 'the fix landed with the task');
+  t.equal(git(fixture.clone, 'show', 'auto/work:CHANGELOG').trim(), '2.0.0: bumped', 'the fix landed with the task');
 });
 
 t.test('a loop that never converges stops after exactly maxRounds fixes; nothing of it lands', async (t) => {
