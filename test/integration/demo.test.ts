@@ -18,9 +18,9 @@ t.test('agent-runner demo walks every path and promotes', async (t) => {
     root: string;
     summary: { outcome: string; tasks: { id: string; outcome: string; reason?: string }[] };
     mismatches: string[];
-    status: { landed: { taskId: string }[]; parked: { id: string }[]; blocked: { id: string }[] };
+    status: { landed: { taskId: string; review?: string }[]; parked: { id: string }[]; blocked: { id: string }[] };
     promotion: { promoted: boolean; pushed: boolean };
-    ledger: { task: string | null; costUsd: number | null; rateLimited: boolean; assistant: string }[];
+    ledger: { task: string | null; costUsd: number | null; rateLimited: boolean; assistant: string; role: string }[];
   };
   t.equal(demo.summary.outcome, 'drained');
   t.same(demo.mismatches, []);
@@ -32,22 +32,33 @@ t.test('agent-runner demo walks every path and promotes', async (t) => {
       'TASK-3': 'landed',
       'TASK-4': 'landed',
       'TASK-5': 'landed',
-      'TASK-6': 'landed',
+      'TASK-6': 'parked',
       'TASK-7': 'parked',
       'TASK-8': 'blocked',
     },
     'every task has the outcome the demo promises; TASK-9 (needs a human) never started',
   );
   t.match(result.stderr, /retrying: merge conflict in VERSION/, 'the conflicting pair is retried');
-  t.same(
-    demo.status.parked.map((task) => task.id),
-    ['TASK-7'],
+  t.same(demo.status.parked.map((task) => task.id).sort(), ['TASK-6', 'TASK-7']);
+  t.match(
+    demo.summary.tasks.find((task) => task.id === 'TASK-6')?.reason,
+    /^review: the same finding survived a fix round/,
+    'TASK-6 is parked by its review',
+  );
+  t.match(
+    demo.status.landed.find((landing) => landing.taskId === 'TASK-4')?.review,
+    /^approved \(codex\/default, round 2\/3, [0-9a-f]{12}\)$/,
+    'TASK-4 is approved after one fix round',
+  );
+  t.ok(
+    demo.status.landed.every((landing) => /^approved \(codex\//.test(landing.review ?? '')),
+    'every landing was approved by codex',
   );
   t.same(
     demo.status.blocked.map((task) => task.id),
     ['TASK-8'],
   );
-  t.equal(demo.status.landed.length, 6);
+  t.equal(demo.status.landed.length, 5);
   t.same([demo.promotion.promoted, demo.promotion.pushed], [true, true]);
   t.match(result.stderr, /TASK-3 rate limited; no new claude session until/, 'TASK-3 waits out a rate limit');
   t.same(
@@ -56,8 +67,24 @@ t.test('agent-runner demo walks every path and promotes', async (t) => {
     'the ledger has the rate-limited session, uncharged',
   );
   t.ok(
-    demo.ledger.every((record) => record.assistant === 'claude' && typeof record.costUsd === 'number'),
-    'the scripted agent reports usage and cost as claude',
+    demo.ledger
+      .filter((record) => record.role !== 'review')
+      .every((record) => record.assistant === 'claude' && typeof record.costUsd === 'number'),
+    'the scripted agent reports usage and cost as claude, for its work and its fixes',
+  );
+  t.ok(
+    demo.ledger
+      .filter((record) => record.role === 'review')
+      .every((record) => record.assistant === 'codex' && record.costUsd === null),
+    'the reviews are codex sessions, whose cost codex does not report',
+  );
+  t.same(
+    demo.ledger
+      .filter((record) => record.role === 'fix')
+      .map((record) => record.task)
+      .sort(),
+    ['TASK-4', 'TASK-6'],
+    'one fix round each for TASK-4 and TASK-6',
   );
   t.same([...new Set(demo.ledger.map((record) => record.task))].sort(), [
     'TASK-1',
@@ -83,6 +110,10 @@ t.test('the demo ends with the ledger table', async (t) => {
     result.stdout,
     /ledger \(agent-runner ledger --by task\):\nTASK +SESSIONS +INPUT +OUTPUT +CACHE READ +CACHE WRITE +COST +WALL +RATE LIMITED\n/,
   );
-  t.match(result.stdout, /\ndemo TASK-3 +2 +.* 1\n/, 'TASK-3: two sessions, one rate limited');
+  t.match(
+    result.stdout,
+    /\ndemo TASK-3 +3 +.* 1\n/,
+    'TASK-3: two sessions of its own, one rate limited, and its review',
+  );
   t.match(result.stdout, /\ntotal +\d+ +\d+ +\d+ +\d+ +\d+ +\$\d/);
 });
