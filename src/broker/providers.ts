@@ -49,14 +49,17 @@ export function credentialHeaders(
 }
 
 /**
- * The error type of the broker's over-budget refusal, in the provider's error JSON (`error.type`, and for OpenAI
- * `error.code` too), with HTTP status OVER_BUDGET_STATUS and a message starting OVER_BUDGET_MESSAGE_PREFIX. No
- * provider uses this type, so an adapter that finds it in a CLI's output knows the broker stopped the session for
- * its budget: the task parks "over its budget", no attempt charged.
+ * The broker's over-budget refusal, in the provider's error JSON: `error.type` (and for OpenAI `error.code` too)
+ * OVER_BUDGET_ERROR_TYPE, the message starting OVER_BUDGET_MESSAGE_PREFIX, HTTP status OVER_BUDGET_STATUS. No
+ * provider uses this type. What the CLIs show of it (checked with the installed ones, test/contract/broker-clis):
+ * claude 2.1.197 ends at once with a result `is_error: true, api_error_status: 400, result: "API Error: 400
+ * agent-runner broker: over budget: ..."` (the message, not the type); codex 0.171 ends at once with a
+ * `turn.failed` whose message is the whole error JSON. So an adapter maps a session whose error text holds
+ * OVER_BUDGET_MESSAGE_PREFIX to over-budget: the task parks "over its budget", no attempt charged.
  */
 export const OVER_BUDGET_ERROR_TYPE = 'agent_runner_over_budget';
-/** 402: a 4xx that neither the SDKs nor the CLIs retry (they retry 408, 409, 429 and 5xx). */
-export const OVER_BUDGET_STATUS = 402;
+/** 400: the one status both CLIs give up on at the first answer (codex retries 402, 403 and 422 five times). */
+export const OVER_BUDGET_STATUS = 400;
 export const OVER_BUDGET_MESSAGE_PREFIX = 'agent-runner broker: over budget: ';
 
 /** Error types per status, as each provider names them. */

@@ -229,7 +229,7 @@ t.test('over budget: the provider-shaped refusal adapters map, before anything i
   const error = (JSON.parse(await bodyOf(openai)) as { error: { type: string; code: string } }).error;
   t.same([error.type, error.code], [OVER_BUDGET_ERROR_TYPE, OVER_BUDGET_ERROR_TYPE], "in OpenAI's shape too");
   t.equal(w.sent.length, 0);
-  t.match(w.log[0], { event: 'refused', status: 402, run: 'run-1', task: 'TASK-1' });
+  t.match(w.log[0], { event: 'refused', status: OVER_BUDGET_STATUS, run: 'run-1', task: 'TASK-1' });
 });
 
 t.test('a key that may not be used: 502 to the agent, the reason to the operator, nothing forwarded', async (t) => {

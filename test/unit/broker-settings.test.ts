@@ -60,7 +60,7 @@ t.test('error bodies in each provider shape', async (t) => {
   t.same(JSON.parse(errorBody('openai', 404, 'no')), {
     error: { message: 'no', type: 'invalid_request_error', param: null, code: null },
   });
-  t.same(JSON.parse(errorBody('openai', 402, 'no', 'agent_runner_over_budget')), {
+  t.same(JSON.parse(errorBody('openai', 400, 'no', 'agent_runner_over_budget')), {
     error: { message: 'no', type: 'agent_runner_over_budget', param: null, code: 'agent_runner_over_budget' },
   });
   t.same(JSON.parse(errorBody(undefined, 400, 'no')), {

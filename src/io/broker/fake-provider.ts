@@ -140,6 +140,8 @@ function* openaiStream(id: string, model: string, usage: FakeTokens, deltas: num
   }
   const full = text.repeat(deltas);
   yield event('response.output_text.done', { item_id: item.id, output_index: 0, content_index: 0, text: full });
+  const content = [{ type: 'output_text', text: full, annotations: [] }];
+  yield event('response.output_item.done', { output_index: 0, item: { ...item, status: 'completed', content } });
   yield event('response.completed', { response: openaiResponse(id, model, usage, full) });
 }
 
