@@ -37,6 +37,7 @@ export function openaiUsage(): UsageReducer {
   let created: Record<string, unknown> | undefined;
   let ended: Record<string, unknown> | undefined;
   return {
+    markers: [...WANTED],
     wants: (name, data) =>
       name !== undefined
         ? WANTED.has(name)

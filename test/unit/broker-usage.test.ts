@@ -179,3 +179,29 @@ t.test('bodies the meter does not read: an encoded one, another content type, an
   t.same(meter.finish(), NO_USAGE);
   t.equal(meterFor(anthropicUsage(), SSE, 'identity').stream, true, 'identity is no encoding');
 });
+
+t.test(
+  'framing the fast path does not expect: mixed line ends, an event past 1 MiB, no final blank line',
+  async (t) => {
+    const start =
+      'data: {"type":"message_start","message":{"id":"m","model":"x","usage":{"input_tokens":5,"output_tokens":1}}}';
+    const delta = (n: number) => `data: {"type":"message_delta","usage":{"output_tokens":${n}}}`;
+    const expected = (output: number) => ({
+      model: 'x',
+      responseId: 'm',
+      inputTokens: 5,
+      outputTokens: output,
+      cacheReadTokens: null,
+      cacheWriteTokens: null,
+      usage: 'read',
+    });
+    const mixed = `event: message_start\n${start}\n\r\nevent: message_delta\r\n${delta(3)}\r\n\r\nevent: message_delta\n${delta(8)}\n\n`;
+    for (const size of SPLITS)
+      t.same(metered(anthropicUsage, Buffer.from(mixed), size, SSE), expected(8), `mixed, ${size}`);
+    const huge = `data: {"type":"content_block_delta","delta":{"type":"text_delta","text":"${'y'.repeat(2 * 1024 * 1024)}"}}`;
+    const long = `event: message_start\n${start}\n\nevent: content_block_delta\n${huge}\n\nevent: message_delta\n${delta(9)}\n\n`;
+    t.same(metered(anthropicUsage, Buffer.from(long), 65536, SSE), expected(9), 'an event longer than the carry bound');
+    const unended = `event: message_start\n${start}\n\nevent: message_delta\n${delta(4)}`;
+    t.same(metered(anthropicUsage, Buffer.from(unended), 7, SSE), expected(4), 'the last event lacks its blank line');
+  },
+);
