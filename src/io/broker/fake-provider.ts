@@ -35,6 +35,8 @@ export interface FakeProviderOptions {
   readonly deltas?: number;
   /** The text of each delta. */
   readonly deltaText?: string;
+  /** Stream no faster than this (a model writes kilobytes a second); unpaced when absent. */
+  readonly bytesPerSecond?: number;
 }
 
 export interface FakeProvider {
@@ -82,8 +84,14 @@ function* anthropicStream(id: string, model: string, usage: FakeTokens, deltas: 
     content_block: { type: 'text', text: '' },
   });
   yield sse('ping', { type: 'ping' });
+  // The same event each time: rendered once, so a long stream costs the fake its writes, not JSON.
+  const delta = sse('content_block_delta', {
+    type: 'content_block_delta',
+    index: 0,
+    delta: { type: 'text_delta', text },
+  });
   for (let i = 0; i < deltas; i++) {
-    yield sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } });
+    yield delta;
     if (cut) return;
   }
   yield sse('content_block_stop', { type: 'content_block_stop', index: 0 });
@@ -152,6 +160,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   const sockets = new Set<Socket>();
   const deltas = options.deltas ?? 3;
   const deltaText = options.deltaText ?? 'Hello';
+  const pace = options.bytesPerSecond;
   let answered = 0;
 
   const report = (usage: FakeTokens, openai: boolean) => {
@@ -163,8 +172,22 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
 
   const stream = async (response: http.ServerResponse, events: Iterable<string>, cut: boolean) => {
     response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-    for (const text of events)
-      if (!response.write(text)) await new Promise((resolve) => response.once('drain', resolve));
+    // Events go out in writes of up to 16 KiB (a TLS record): what a client reading a remote provider gets.
+    let pending = '';
+    let sent = 0;
+    const began = performance.now();
+    const flush = async () => {
+      if (pending && !response.write(pending)) await new Promise((resolve) => response.once('drain', resolve));
+      sent += pending.length;
+      pending = '';
+      const due = pace ? began + (sent / pace) * 1000 - performance.now() : 0;
+      if (due > 0) await new Promise((resolve) => setTimeout(resolve, due));
+    };
+    for (const text of events) {
+      pending += text;
+      if (pending.length >= 16 * 1024) await flush();
+    }
+    await flush();
     // Cut: once what was written has gone out, the connection drops with the chunked body unfinished.
     if (cut) response.write('', () => response.socket?.destroy());
     else response.end();
