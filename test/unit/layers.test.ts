@@ -11,6 +11,7 @@
 //        src/spend/ src/github/                        (budgets; the GitHub port, whose real
 //                                                       Octokit client, octokit.ts, only src/main.ts wires)
 //        src/scripted-agent/                           (counted with agent)
+//        src/broker/                                   (the model-API broker; its sockets are in src/io/broker/)
 //      src/*.ts                                      shared: types, errors, ports, paths, ...
 //
 //    src/io/ is the edge: it may import anything below the CLI, and only
@@ -40,7 +41,7 @@ const LAYERS: readonly [RegExp, Layer][] = [
   [/^src\/cli\//, { name: 'cli', rank: 4 }],
   [/^src\/io\//, { name: 'io', rank: 3.5 }],
   [/^(src\/(control|drain|staging|demo)|backends|tui)\//, { name: 'control', rank: 3 }],
-  [/^src\/(agent|board|git|github|handoff|launch|repo|scripted-agent|spend)\//, { name: 'core', rank: 2 }],
+  [/^src\/(agent|board|broker|git|github|handoff|launch|repo|scripted-agent|spend)\//, { name: 'core', rank: 2 }],
   [/^src\/[^/]+\.ts$/, { name: 'shared', rank: 1 }],
 ];
 
