@@ -32,8 +32,20 @@ export interface Grant {
  */
 export type UsageReading = 'read' | 'partial' | 'none';
 
-/** What one upstream response cost, as the broker read it passing through. Token counts are null when not said. */
-export interface UsageRecord {
+/** What one response said it cost. Token counts null where it did not say. */
+export interface MeteredUsage {
+  readonly model: string | null;
+  readonly responseId: string | null;
+  /** Input tokens that were neither read from nor written to the cache (Anthropic's input_tokens). */
+  readonly inputTokens: number | null;
+  readonly outputTokens: number | null;
+  readonly cacheReadTokens: number | null;
+  readonly cacheWriteTokens: number | null;
+  readonly usage: UsageReading;
+}
+
+/** What one upstream response cost, as the broker read it passing through, and whose it was. */
+export interface UsageRecord extends MeteredUsage {
   readonly v: 1;
   readonly repo: string;
   readonly run: string;
@@ -44,14 +56,6 @@ export interface UsageRecord {
   readonly path: string;
   readonly status: number;
   readonly stream: boolean;
-  readonly model: string | null;
-  readonly responseId: string | null;
-  /** Input tokens that were neither read from nor written to the cache (Anthropic's input_tokens). */
-  readonly inputTokens: number | null;
-  readonly outputTokens: number | null;
-  readonly cacheReadTokens: number | null;
-  readonly cacheWriteTokens: number | null;
-  readonly usage: UsageReading;
   /** ISO times: the request was admitted, the response ended (or was cut). */
   readonly startedAt: string;
   readonly endedAt: string;

@@ -5,18 +5,9 @@
 // The provider's reducer (anthropic-usage.ts, openai-usage.ts) says which
 // events and what they mean. Pure: bytes in, figures out.
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import type { Provider, UsageReading } from './types.js';
+import type { MeteredUsage, Provider } from './types.js';
 
-/** What one response said it cost. Token counts null where it did not say. */
-export interface MeteredUsage {
-  readonly model: string | null;
-  readonly responseId: string | null;
-  readonly inputTokens: number | null;
-  readonly outputTokens: number | null;
-  readonly cacheReadTokens: number | null;
-  readonly cacheWriteTokens: number | null;
-  readonly usage: UsageReading;
-}
+export type { MeteredUsage };
 
 export const NO_USAGE: MeteredUsage = {
   model: null,
