@@ -14,12 +14,12 @@ import {
   OVER_BUDGET_MESSAGE_PREFIX,
   OVER_BUDGET_STATUS,
 } from './providers.js';
-import { keyFromFile } from './key.js';
+import { keyFromFile, type KeyVerdict } from './key.js';
 import { meterFor, type Meter, type MeteredUsage, type Reducers } from './usage.js';
 import { anthropicUsage } from './anthropic-usage.js';
 import { openaiUsage } from './openai-usage.js';
 import { readRateLimit } from './rate-limit.js';
-import { configuredProviders, type BrokerRepo } from './config.js';
+import { configuredProviders, type BrokerRepo, type ProviderSettings } from './config.js';
 import type { CapabilityStore, TokenCheck } from './capabilities.js';
 import type {
   BrokerLog,
@@ -96,6 +96,7 @@ const TOKEN_WORDS: Readonly<Record<Exclude<TokenCheck, { ok: true }>['why'], str
   revoked: 'the capability token was revoked: its run has ended',
 };
 
+/** A refusal: nothing of the request went upstream, the connection closes, and no client should retry it. */
 function refusal(provider: Provider | undefined, status: number, message: string, type?: string): BrokerAnswer {
   return {
     status,
@@ -106,6 +107,16 @@ function refusal(provider: Provider | undefined, status: number, message: string
     ],
     body: Buffer.from(errorBody(provider, status, message, type)),
     close: true,
+  };
+}
+
+/** A 502 the broker answers for the provider (no key it may use, no way through): a client may retry it later. */
+function unavailable(provider: Provider, message: string): BrokerAnswer {
+  return {
+    status: 502,
+    headers: [['content-type', 'application/json']],
+    body: Buffer.from(errorBody(provider, 502, `agent-runner broker: ${message}`)),
+    close: false,
   };
 }
 
@@ -166,6 +177,15 @@ export function createBroker(repo: BrokerRepo, ports: BrokerPorts): Broker {
       detail: message,
     });
     return { admitted: false, answer: refusal(provider, status, message, type) };
+  };
+
+  const keyOf = async (settings: ProviderSettings): Promise<KeyVerdict> => {
+    try {
+      return keyFromFile(settings.keyFile, await ports.keys.read(settings.keyFile), repo.brokerUid);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return { ok: false, problem: `the key file ${settings.keyFile} could not be read (${reason})` };
+    }
   };
 
   return {
@@ -234,17 +254,10 @@ export function createBroker(repo: BrokerRepo, ports: BrokerPorts): Broker {
     async forward(ticket, body, signal) {
       const { route, grant } = ticket;
       const settings = repo.providers[route.provider]!;
-      const key = keyFromFile(settings.keyFile, await ports.keys.read(settings.keyFile), repo.brokerUid);
+      const key = await keyOf(settings);
       if (!key.ok) {
         ports.log({ event: 'key-problem', repo: repo.repo, run: grant.run, task: grant.task, detail: key.problem });
-        return {
-          ...refusal(
-            route.provider,
-            502,
-            `agent-runner broker: no usable ${route.provider} key (the operator is told)`,
-          ),
-          headers: [['content-type', 'application/json']],
-        };
+        return unavailable(route.provider, `no usable ${route.provider} key (the operator is told)`);
       }
       const agentHeaders =
         settings.keyKind === 'subscription-token'
@@ -263,10 +276,7 @@ export function createBroker(repo: BrokerRepo, ports: BrokerPorts): Broker {
       } catch (error) {
         const detail = `${settings.origin} could not be reached: ${error instanceof Error ? error.message : String(error)}`;
         ports.log({ event: 'upstream-failed', repo: repo.repo, run: grant.run, task: grant.task, detail });
-        return {
-          ...refusal(route.provider, 502, `agent-runner broker: the provider could not be reached`),
-          headers: [['content-type', 'application/json']],
-        };
+        return unavailable(route.provider, 'the provider could not be reached');
       }
       const now = ports.clock.now();
       if (response.status === 429) {
@@ -328,8 +338,7 @@ export function createBroker(repo: BrokerRepo, ports: BrokerPorts): Broker {
     async keyProblems() {
       const problems: string[] = [];
       for (const provider of providers) {
-        const settings = repo.providers[provider]!;
-        const key = keyFromFile(settings.keyFile, await ports.keys.read(settings.keyFile), repo.brokerUid);
+        const key = await keyOf(repo.providers[provider]!);
         if (!key.ok) problems.push(key.problem);
       }
       return problems;

@@ -2,7 +2,7 @@
 // one origin its requests go to, the path of the key file (never the key),
 // and how the key is presented; the body cap; the broker's own uid (the key
 // files' owner). Checked whole, every problem at once. Pure.
-import { DEFAULT_ORIGINS, PROVIDERS, type KeyKind } from './providers.js';
+import { PROVIDERS, type KeyKind } from './providers.js';
 import type { Provider } from './types.js';
 
 export interface ProviderSettings {
@@ -70,9 +70,4 @@ export function brokerRepoProblems(repo: BrokerRepo): string[] {
 /** The providers a repo's broker forwards for. */
 export function configuredProviders(repo: BrokerRepo): Provider[] {
   return PROVIDERS.filter((provider) => repo.providers[provider] !== undefined);
-}
-
-/** Settings for a provider at its public origin. */
-export function publicProvider(provider: Provider, keyFile: string, keyKind: KeyKind = 'api-key'): ProviderSettings {
-  return { origin: DEFAULT_ORIGINS[provider], keyFile, keyKind };
 }

@@ -53,7 +53,7 @@ interface World {
 function world(
   options: {
     answer?: (request: UpstreamRequest) => UpstreamResponse;
-    key?: KeyFileRead;
+    key?: KeyFileRead | Error;
     budget?: BudgetPolicy;
     repo?: Partial<BrokerRepo>;
   } = {},
@@ -85,8 +85,12 @@ function world(
       },
     },
     keys: {
-      read: async () =>
-        options.key ?? { kind: 'opened', isFile: true, mode: 0o100600, uid: 0, links: 1, size: 40, text: `${KEY}\n` },
+      read: async () => {
+        if (options.key instanceof Error) throw options.key;
+        return (
+          options.key ?? { kind: 'opened', isFile: true, mode: 0o100600, uid: 0, links: 1, size: 40, text: `${KEY}\n` }
+        );
+      },
     },
     log: (event) => log.push(event),
   };
@@ -240,6 +244,10 @@ t.test('a key that may not be used: 502 to the agent, the reason to the operator
   t.equal(w.sent.length, 0);
   t.match(w.log.at(-1), { event: 'key-problem', detail: /the key file \/keys\/anthropic .*chmod 600/ });
   t.same((await w.broker.keyProblems()).length, 2, 'the start-up check names both files');
+  const unreadable = world({ key: new Error('EACCES: permission denied') });
+  t.equal((await through(unreadable, head(unreadable.token()))).status, 502);
+  t.match(unreadable.log.at(-1), { event: 'key-problem', detail: /could not be read \(EACCES: permission denied\)/ });
+  t.equal(unreadable.sent.length, 0);
 });
 
 t.test('an unreachable upstream is a 502, and no usage is sealed', async (t) => {
