@@ -7,7 +7,13 @@
 import type { Ports } from '../ports.js';
 import type { AgentAdapter, AgentFailure, RepoConfig, Task } from '../types.js';
 import type { Git } from '../git/git.js';
-import { type AgentProcessEvent, reportingProcess, runTask } from '../agent/run-task.js';
+import {
+  type AgentProcessEvent,
+  type RunReport,
+  type SessionRole,
+  reportingProcess,
+  runTask,
+} from '../agent/run-task.js';
 import { superviseAgent } from '../agent/supervise.js';
 import { transcriptFile } from '../paths.js';
 import type { Mutex } from './mutex.js';
@@ -73,9 +79,58 @@ async function runSetup(context: WorkerContext, task: Task, dir: string): Promis
 }
 
 /** The base prompt as auto/work holds it at the task's start (the runner's side: trusted, and the same tree). */
-async function basePromptAt(context: WorkerContext, commit: string): Promise<string | undefined> {
+export async function basePromptAt(context: WorkerContext, commit: string): Promise<string | undefined> {
   const shown = await context.git.try(context.workspace, ['show', `${commit}:${context.config.prompt}`]);
   return shown.exitCode === 0 ? shown.stdout : undefined;
+}
+
+/**
+ * The agent's session on a task in its checkout in the agent's repository, in the drain's books: the task's own work,
+ * or (with role fix and its own prompt) a fix round after review.
+ */
+export function runAgentSessions(
+  context: WorkerContext,
+  task: Task,
+  run: {
+    readonly startHead: string;
+    readonly basePrompt: string | undefined;
+    readonly retryReason?: string;
+    readonly role?: SessionRole;
+    readonly prompt?: string;
+  },
+): Promise<RunReport> {
+  const { sessions } = context;
+  return runTask(
+    { ports: { ...context.ports, process: context.sides.processOf('agent') }, git: context.git },
+    {
+      workspace: context.sides.agentDir(task.id),
+      task,
+      config: context.config,
+      adapter: context.adapter,
+      binary: context.binary,
+      env: context.env,
+      iterations: 1,
+      transcriptFile: transcriptFile(context.stateDir, context.workspace, context.runId, task.id),
+      runId: context.runId,
+      secrets: context.secrets,
+      ...(run.retryReason ? { retryReason: run.retryReason } : {}),
+      ...(run.role ? { role: run.role } : {}),
+      ...(run.prompt !== undefined ? { prompt: run.prompt } : {}),
+      onAgentProcess: (event) => context.onProcess(task, event, 'agent'),
+      elsewhere: {
+        basePrompt: run.basePrompt,
+        startHead: run.startHead,
+        readTree: () => context.sides.taskState(task),
+      },
+      ...(sessions
+        ? {
+            beforeSession: () => sessions.beforeSession(task),
+            sessionBudgetUsd: () => sessions.budgetLeft(task),
+            afterSession: (session) => sessions.afterSession(task, session),
+          }
+        : {}),
+    },
+  );
 }
 
 /** A task's work; a failed step on the agent's side is a failed attempt with git's words, not an internal error. */
@@ -102,35 +157,11 @@ async function workInAgentRepository(
   const setupFailure = await runSetup(context, task, dir);
   if (setupFailure) return { outcome: { kind: 'setup-failed', reason: setupFailure }, failure: undefined, base };
 
-  const report = await runTask(
-    { ports: { ...context.ports, process: context.sides.processOf('agent') }, git: context.git },
-    {
-      workspace: dir,
-      task,
-      config: context.config,
-      adapter: context.adapter,
-      binary: context.binary,
-      env: context.env,
-      iterations: 1,
-      transcriptFile: transcriptFile(context.stateDir, context.workspace, context.runId, task.id),
-      runId: context.runId,
-      secrets: context.secrets,
-      ...(retryReason ? { retryReason } : {}),
-      onAgentProcess: (event) => context.onProcess(task, event, 'agent'),
-      elsewhere: {
-        basePrompt: await basePromptAt(context, base),
-        startHead: base,
-        readTree: () => context.sides.taskState(task),
-      },
-      ...(context.sessions
-        ? {
-            beforeSession: () => context.sessions!.beforeSession(task),
-            sessionBudgetUsd: () => context.sessions!.budgetLeft(task),
-            afterSession: (session) => context.sessions!.afterSession(task, session),
-          }
-        : {}),
-    },
-  );
+  const report = await runAgentSessions(context, task, {
+    startHead: base,
+    basePrompt: await basePromptAt(context, base),
+    ...(retryReason ? { retryReason } : {}),
+  });
   // The session that ended the run is the last one; its result says how the agent failed, typed.
   const failure = report.outcome.kind === 'agent-failed' ? report.sessions.at(-1)?.result.failure : undefined;
   if (report.outcome.kind !== 'done') {

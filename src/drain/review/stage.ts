@@ -12,10 +12,9 @@ import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import type { AgentAdapter, AssistantName, Task } from '../../types.js';
 import type { TaskReviewedEvent } from '../types.js';
-import type { WorkerContext } from '../task-worker.js';
+import { basePromptAt, runAgentSessions, type WorkerContext } from '../task-worker.js';
 import { judgeCandidate, type GateSpec } from '../integrate/index.js';
 import { changedBetween } from '../../git/diff.js';
-import { runTask } from '../../agent/run-task.js';
 import { Transcript } from '../../agent/transcript.js';
 import { superviseAgent } from '../../agent/supervise.js';
 import { transcriptFile, workspaceStateDir } from '../../paths.js';
@@ -140,7 +139,14 @@ async function reviewOnce(
   ctx: ReviewContext,
   task: Task,
   trusted: Task,
-  round: { readonly number: number; readonly attempt: number; readonly fork: string; readonly candidate: string },
+  round: {
+    readonly number: number;
+    readonly attempt: number;
+    readonly fork: string;
+    readonly candidate: string;
+    /** The candidate's diff against the fork and the paths it changes, taken once a round. */
+    readonly change: { readonly diff: string; readonly paths: readonly string[] };
+  },
   transcript: Transcript,
   gateTail: string,
 ): Promise<SessionVerdict> {
@@ -154,14 +160,12 @@ async function reviewOnce(
     requireDiffEvidence: ctx.review.requireDiffEvidence,
   };
   const extraPrompt = ctx.review.prompt ? await shownAt(ctx, round.fork, ctx.review.prompt) : undefined;
-  const diff = await git.run(workspace, ['diff', '--no-color', '--no-ext-diff', round.fork, round.candidate]);
-  const changed = await changedBetween(git, workspace, round.fork, round.candidate);
   const prompt = reviewPrompt({
     task: { id: task.id, title: trusted.title },
     taskText: trusted.description,
     criteria: criteriaOf(trusted),
-    diff,
-    changedPaths: changed,
+    diff: round.change.diff,
+    changedPaths: round.change.paths,
     gateTail,
     nonce,
     round: round.number,
@@ -261,41 +265,20 @@ async function fixRound(
 ): Promise<{ readonly candidate: string } | ReviewOutcome> {
   const { worker } = ctx;
   const { sides } = worker;
-  const dir = sides.agentDir(task.id);
-  const report = await runTask(
-    { ports: { ...worker.ports, process: sides.processOf('agent') }, git: worker.git },
-    {
-      workspace: dir,
+  const report = await runAgentSessions(worker, task, {
+    startHead: candidate,
+    basePrompt: undefined,
+    role: 'fix',
+    prompt: fixPrompt({
+      basePrompt: await basePromptAt(worker, fork),
       task,
-      config: worker.config,
-      adapter: worker.adapter,
-      binary: worker.binary,
-      env: worker.env,
-      iterations: 1,
-      transcriptFile: transcriptFile(worker.stateDir, worker.workspace, worker.runId, task.id),
-      runId: worker.runId,
-      secrets: worker.secrets,
-      role: 'fix',
-      prompt: fixPrompt({
-        basePrompt: worker.config.prompt ? await shownAt(ctx, fork, worker.config.prompt) : undefined,
-        task,
-        fix: fixes + 1,
-        maxRounds: ctx.review.maxRounds,
-        unmet: judgement.unmet,
-        findings: judgement.findings,
-        ...(summary ? { summary } : {}),
-      }),
-      onAgentProcess: (event) => worker.onProcess(task, event, 'agent'),
-      elsewhere: { basePrompt: undefined, startHead: candidate, readTree: () => sides.taskState(task) },
-      ...(worker.sessions
-        ? {
-            beforeSession: () => worker.sessions!.beforeSession(task),
-            sessionBudgetUsd: () => worker.sessions!.budgetLeft(task),
-            afterSession: (session) => worker.sessions!.afterSession(task, session),
-          }
-        : {}),
-    },
-  );
+      fix: fixes + 1,
+      maxRounds: ctx.review.maxRounds,
+      unmet: judgement.unmet,
+      findings: judgement.findings,
+      ...(summary ? { summary } : {}),
+    }),
+  });
   const outcome = report.outcome;
   const failure = report.sessions.at(-1)?.result.failure;
   if (outcome.kind === 'over-budget') return { kind: 'over-budget', reason: outcome.reason };
@@ -390,10 +373,8 @@ export async function reviewCandidate(
     const notYet = worker.sessions?.mayNotStart(task);
     if (notYet) return finish({ kind: 'over-budget', reason: notYet }, candidate);
     // A task never judges itself: one that changes the gate or the runner's config goes no further.
-    const guarded = judgeCandidate(
-      await changedBetween(worker.git, worker.workspace, fork, candidate),
-      ctx.gate.script,
-    );
+    const paths = await changedBetween(worker.git, worker.workspace, fork, candidate);
+    const guarded = judgeCandidate(paths, ctx.gate.script);
     if (guarded.kind === 'park') return finish({ kind: 'park', reason: guarded.reason }, candidate);
 
     let judgement: ReviewJudgement;
@@ -409,10 +390,19 @@ export async function reviewCandidate(
       } as const;
       judgement = { kind: 'changes', unmet: [], blocking: [finding], findings: [finding] };
     } else {
+      const diff = await worker.git.run(worker.workspace, ['diff', '--no-color', '--no-ext-diff', fork, candidate]);
+      const change = { diff, paths };
       let verdict: SessionVerdict | undefined;
       // An unusable verdict (unreadable, missing, contradictory, unverified, hanging) gets one relaunch, then parks.
       for (let attempt = 1; attempt <= 2; attempt++) {
-        verdict = await reviewOnce(ctx, task, trusted, { number, attempt, fork, candidate }, transcript, gateTail);
+        verdict = await reviewOnce(
+          ctx,
+          task,
+          trusted,
+          { number, attempt, fork, candidate, change },
+          transcript,
+          gateTail,
+        );
         rounds.push(roundOf(number, candidate, verdict));
         if (verdict.kind !== 'judged' || verdict.judgement.kind !== 'unusable') break;
       }
