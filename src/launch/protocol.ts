@@ -3,6 +3,7 @@
 // the checks either side makes of what the other sends. Root treats every request as hostile input (the runner may
 // be driven by what an agent wrote), so parseRequest checks each field and bound before anything is started.
 import type { LaunchedIdentity } from '../identities.js';
+import { isSafeTaskId } from '../board/parse.js';
 
 export type LaunchSignal = 'SIGTERM' | 'SIGKILL';
 
@@ -15,6 +16,11 @@ export interface StartRequest {
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
   readonly stdin?: string;
+  /**
+   * The task an agent command works on, as the runner names it: root grants the command a broker capability for this
+   * task (its budget and ledger line). Root checks it is a task id; it is the runner's word, never the agent's.
+   */
+  readonly task?: string;
 }
 
 export interface SignalRequest {
@@ -28,7 +34,14 @@ export type LaunchRequest = StartRequest | SignalRequest;
 export type LaunchEvent =
   | { readonly id: number; readonly event: 'started'; readonly pid: number }
   | { readonly id: number; readonly event: 'stdout' | 'stderr'; readonly line: string }
-  | { readonly id: number; readonly event: 'exited'; readonly exitCode: number | null; readonly signal: string | null }
+  | {
+      readonly id: number;
+      readonly event: 'exited';
+      readonly exitCode: number | null;
+      readonly signal: string | null;
+      /** When the provider said its rate limit lifts (ISO), from the broker's record of a 429 during this command. */
+      readonly rateLimitResetAt?: string;
+    }
   | { readonly id: number; readonly event: 'refused'; readonly reason: string };
 
 /** The bounds root holds a request to (and the runner checks before sending). */
@@ -62,7 +75,7 @@ export type ParsedEvent =
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const IDENTITIES: readonly LaunchedIdentity[] = ['agent', 'gate'];
 const SIGNALS: readonly LaunchSignal[] = ['SIGTERM', 'SIGKILL'];
-const START_FIELDS = new Set(['op', 'id', 'as', 'program', 'args', 'env', 'cwd', 'stdin']);
+const START_FIELDS = new Set(['op', 'id', 'as', 'program', 'args', 'env', 'cwd', 'stdin', 'task']);
 const SIGNAL_FIELDS = new Set(['op', 'id', 'signal']);
 
 /** One message as a line (no newline; JSON escapes every newline inside it). */
@@ -139,7 +152,12 @@ function startProblem(
     const envProblem = stringProblem(`env ${name}`, value);
     if (envProblem) return envProblem;
   }
-  if (message.stdin !== undefined) return stringProblem('stdin', message.stdin);
+  if (message.stdin !== undefined) {
+    const stdinProblem = stringProblem('stdin', message.stdin);
+    if (stdinProblem) return stdinProblem;
+  }
+  if (message.task !== undefined && !(typeof message.task === 'string' && isSafeTaskId(message.task)))
+    return `task ${JSON.stringify(String(message.task).slice(0, 64))} is not a task id`;
   if (ids.live.size >= LAUNCH_LIMITS.live) return `${LAUNCH_LIMITS.live} processes are running already`;
   return undefined;
 }
@@ -181,10 +199,20 @@ export function parseRequest(line: string, offered: ReadonlySet<LaunchedIdentity
   if (message.op === 'start') {
     const problem = startProblem(message, offered, ids);
     if (problem) return refuse(problem, id);
-    const { as, program, args, env, cwd, stdin } = message as unknown as StartRequest;
+    const { as, program, args, env, cwd, stdin, task } = message as unknown as StartRequest;
     return {
       ok: true,
-      request: { op: 'start', id, as, program, args, env, cwd, ...(stdin === undefined ? {} : { stdin }) },
+      request: {
+        op: 'start',
+        id,
+        as,
+        program,
+        args,
+        env,
+        cwd,
+        ...(stdin === undefined ? {} : { stdin }),
+        ...(task === undefined ? {} : { task }),
+      },
     };
   }
   if (message.op === 'signal') {
@@ -202,7 +230,7 @@ const EVENT_FIELDS: Readonly<Record<LaunchEvent['event'], readonly string[]>> = 
   started: ['pid'],
   stdout: ['line'],
   stderr: ['line'],
-  exited: ['exitCode', 'signal'],
+  exited: ['exitCode', 'signal', 'rateLimitResetAt'],
   refused: ['reason'],
 };
 const SIGNAL_NAME = /^SIG[A-Z0-9]{1,12}$/;
@@ -224,6 +252,11 @@ function eventProblem(message: Record<string, unknown>): string | undefined {
         return 'exitCode is not an integer or null';
       if (message.signal !== null && !(typeof message.signal === 'string' && SIGNAL_NAME.test(message.signal)))
         return 'signal is not a signal name or null';
+      if (
+        message.rateLimitResetAt !== undefined &&
+        !(typeof message.rateLimitResetAt === 'string' && !Number.isNaN(Date.parse(message.rateLimitResetAt)))
+      )
+        return 'rateLimitResetAt is not a time';
       return message.exitCode === null && message.signal === null
         ? 'exited with neither exitCode nor signal'
         : undefined;
