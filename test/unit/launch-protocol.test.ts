@@ -152,6 +152,13 @@ const rows: readonly Row[] = [
     refused: /256 processes are running already/,
     answerId: 300,
   },
+  { name: 'a task id', line: line(start({ task: 'TASK-12' })) },
+  {
+    name: 'a task that is no task id',
+    line: line(start({ task: '../x' })),
+    refused: /task "\.\.\/x" is not a task id/,
+  },
+  { name: 'a task not a string', line: line(start({ task: 7 })), refused: /task "7" is not a task id/ },
   {
     name: 'signal unknown',
     line: line({ op: 'signal', id: 1, signal: 'SIGSTOP' }),
@@ -198,6 +205,11 @@ for (const row of rows) {
   });
 }
 
+t.test('an accepted start keeps its task', async (t) => {
+  const parsed = parseRequest(line(start({ task: 'TASK-3' })), BOTH, FRESH);
+  t.match(parsed, { ok: true, request: { task: 'TASK-3' } });
+});
+
 t.test('an accepted start carries exactly the request, nothing added', async (t) => {
   const parsed = parseRequest(line(start({ stdin: 'in' })), BOTH, FRESH);
   t.same(parsed, {
@@ -222,6 +234,15 @@ const eventRows: readonly { name: string; line: string; refused?: RegExp }[] = [
   { name: 'control: exited with a code', line: line({ id: 1, event: 'exited', exitCode: 3, signal: null }) },
   { name: 'control: exited of a signal', line: line({ id: 1, event: 'exited', exitCode: null, signal: 'SIGKILL' }) },
   { name: 'control: refused', line: line({ id: 1, event: 'refused', reason: 'no' }) },
+  {
+    name: "control: exited with the broker's rate-limit reset",
+    line: line({ id: 1, event: 'exited', exitCode: 1, signal: null, rateLimitResetAt: '2026-12-02T20:00:00.000Z' }),
+  },
+  {
+    name: 'a rate-limit reset that is no time',
+    line: line({ id: 1, event: 'exited', exitCode: 1, signal: null, rateLimitResetAt: 'soon' }),
+    refused: /rateLimitResetAt is not a time/,
+  },
   { name: 'not JSON', line: 'nope', refused: /not JSON/ },
   { name: 'not an object', line: '"x"', refused: /not an object/ },
   { name: 'no id', line: line({ event: 'started', pid: 1 }), refused: /id is not a positive integer/ },
