@@ -24,6 +24,8 @@ export interface CapabilityStore {
   /** A new token for `grant`: the only time the token itself is seen. */
   issue(grant: Grant): string;
   check(presented: string | undefined, now: number): TokenCheck;
+  /** Revokes one token (its command ended); whether it was live. */
+  revoke(token: string, now: number): boolean;
   /** Revokes every token of a run (at its end); how many were live. */
   revokeRun(run: string, now: number): number;
   /** Forgets tokens past their expiry (revoked ones are kept until then, so a late use is told "revoked"). */
@@ -61,6 +63,12 @@ export function createCapabilityStore(randomBytes: () => Uint8Array): Capability
       if (entry.revokedAt !== undefined) return { ok: false, why: 'revoked' };
       if (now >= entry.grant.expiresAt) return { ok: false, why: 'expired' };
       return { ok: true, grant: entry.grant };
+    },
+    revoke(token, now) {
+      const entry = entries.get(digest(token).toString('hex'));
+      if (!entry || entry.revokedAt !== undefined) return false;
+      entry.revokedAt = now;
+      return true;
     },
     revokeRun(run, now) {
       let revoked = 0;

@@ -54,6 +54,11 @@ const COMMANDS: readonly { name: string; summary: string; load: () => Promise<Co
     load: () => import('./demo.js'),
   },
   {
+    name: 'broker-serve',
+    summary: 'internal: the provider broker of one run, started by dispatch',
+    load: () => import('./broker-serve.js'),
+  },
+  {
     name: 'dispatch',
     summary: 'as root: lock a repo, drop to its user, run orchestrate',
     load: () => import('./dispatch.js'),

@@ -63,3 +63,14 @@ t.test('a repeated random value is refused, never handed out twice', async (t) =
   store.issue(grant());
   t.throws(() => store.issue(grant({ run: 'run-2' })), /repeated/);
 });
+
+t.test("one token is revoked when its command ends; the run's others go on", async (t) => {
+  const store = createCapabilityStore(counterBytes());
+  const first = store.issue(grant());
+  const second = store.issue(grant({ task: 'TASK-2' }));
+  t.equal(store.revoke(first, 5), true);
+  t.equal(store.revoke(first, 6), false, 'revoking twice revokes nothing more');
+  t.equal(store.revoke(tokenFromBytes(new Uint8Array(32).fill(9)), 6), false, 'an unknown token: nothing');
+  t.same(store.check(first, 6), { ok: false, why: 'revoked' });
+  t.same(store.check(second, 6), { ok: true, grant: grant({ task: 'TASK-2' }) });
+});

@@ -1,0 +1,1 @@
+export { brokerServeCommand, startRunBroker, type RunBroker, type StartRunBrokerInput } from './run-broker.js';
