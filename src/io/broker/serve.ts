@@ -12,7 +12,7 @@ import { priceOf } from '../../broker/prices.js';
 import { readServeConfig, type BrokerServeConfig } from '../../broker/serve-config.js';
 import { encodeControl, parseRootMessage, type BrokerMessage } from '../../broker/control.js';
 import type { BrokerEvent } from '../../broker/types.js';
-import { listenBroker } from './server.js';
+import { listenBroker, type BrokerListener } from './server.js';
 import { undiciUpstream } from './upstream.js';
 import { realKeySource } from './key-file.js';
 import { procPeerUid } from './peer-uid.js';
@@ -87,7 +87,7 @@ export async function serveBroker(options: ServeOptions): Promise<number> {
     keys: realKeySource,
     log: (event: BrokerEvent) => options.log(JSON.stringify(event)),
   });
-  let listener;
+  let listener: BrokerListener;
   try {
     listener = await listenBroker(broker, {
       host: config.host,
