@@ -45,6 +45,7 @@ const exitCode = await runCli(process.argv.slice(2), {
   }),
   demoGitHub: async (options) => (await import('./io/demo-github.js')).startDemoGitHub(options),
   openLauncherChannel: openChannelOnFd,
+  serveBroker: async (options) => (await import('./io/broker/serve.js')).serveBroker(options),
 });
 process.exitCode = exitCode;
 // Signal listeners must not keep a finished command alive.

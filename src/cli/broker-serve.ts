@@ -6,11 +6,10 @@ import { UsageError } from '../errors.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command.action(async () => {
-    if (!context.openLauncherChannel)
+    if (!context.openLauncherChannel || !context.serveBroker)
       throw new UsageError('broker-serve: this process cannot open its control socket on fd 3');
-    const { serveBroker } = await import('../io/broker/serve.js');
     setExit(
-      await serveBroker({
+      await context.serveBroker({
         channel: context.openLauncherChannel(3),
         log: (line) => context.err(`${line}\n`),
         stop: context.terminate,

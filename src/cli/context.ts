@@ -26,4 +26,10 @@ export interface CliContext {
   readonly demoGitHub?: StartDemoGitHub;
   /** The runner's end of root's launch socket on an inherited fd (src/io/line-channel.ts, wired by src/main.ts). */
   readonly openLauncherChannel?: (fd: number) => LineChannel;
+  /** The broker process of a run (src/io/broker/serve.ts): serves until the channel closes; the exit code. */
+  readonly serveBroker?: (options: {
+    readonly channel: LineChannel;
+    readonly log: (line: string) => void;
+    readonly stop: AbortSignal;
+  }) => Promise<number>;
 }

@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { realPorts } from '../../src/io/real-ports.js';
 import { startFakeProvider, type FakeProvider } from '../../src/io/broker/index.js';
 import { brokerServeCommand, startRunBroker, type RunBroker } from '../../src/control/broker/index.js';
-import type { BrokerServeConfig } from '../../src/broker/serve-config.js';
+import type { BrokerServeConfig } from '../../src/broker/serve/config.js';
 import type { UsageRecord } from '../../src/broker/types.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../../src/broker/config.js';
 import { OVER_BUDGET_ERROR_TYPE } from '../../src/broker/providers.js';

@@ -2,8 +2,13 @@
 // capability of the right shape, records whose every field is checked) and what the broker accepts of root; the
 // serve config checked whole; the price table.
 import t from 'tap';
-import { encodeControl, parseBrokerMessage, parseRootMessage, CONTROL_LINE_BYTES } from '../../src/broker/control.js';
-import { readServeConfig } from '../../src/broker/serve-config.js';
+import {
+  encodeControl,
+  parseBrokerMessage,
+  parseRootMessage,
+  CONTROL_LINE_BYTES,
+} from '../../src/broker/serve/control.js';
+import { readServeConfig } from '../../src/broker/serve/config.js';
 import { modelPrice, priceOf } from '../../src/broker/prices.js';
 import { SPEND_DEFAULTS } from '../../src/spend/verdict.js';
 import type { UsageRecord } from '../../src/broker/types.js';

@@ -7,8 +7,8 @@
 import type { Command } from '../../types.js';
 import type { LineChannel, Ports } from '../../ports.js';
 import type { Install } from '../repo-user/index.js';
-import { encodeControl, parseBrokerMessage, type RootMessage } from '../../broker/control.js';
-import type { BrokerServeConfig } from '../../broker/serve-config.js';
+import { encodeControl, parseBrokerMessage, type RootMessage } from '../../broker/serve/control.js';
+import type { BrokerServeConfig } from '../../broker/serve/config.js';
 import type { RateLimitRecord, UsageRecord } from '../../broker/types.js';
 import { SYSTEM_PATH } from '../../system-path.js';
 

@@ -3,9 +3,9 @@
 // command and revokes it when that command ends; the broker answers grants and reports every metered response and
 // provider 429. Pure: what each line is, how it is written, and the checks each side makes of the other's lines
 // (the broker parses HTTP from agents, so root believes nothing of its lines beyond their shape and bounds).
-import { isSafeTaskId } from '../board/parse.js';
-import { PROVIDERS } from './providers.js';
-import type { RateLimitRecord, UsageRecord } from './types.js';
+import { isSafeTaskId } from '../../board/parse.js';
+import { PROVIDERS } from '../providers.js';
+import type { RateLimitRecord, UsageRecord } from '../types.js';
 
 /** Bytes of one control line either way: a config or a usage record is a few KiB. */
 export const CONTROL_LINE_BYTES = 64 * 1024;
