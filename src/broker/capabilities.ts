@@ -8,7 +8,8 @@ import type { Grant } from './types.js';
 
 /** arcap_ and 32 random bytes, base64url: recognisable in a log (and by redaction), unguessable. */
 export const TOKEN_PREFIX = 'arcap_';
-const TOKEN_SHAPE = /^arcap_[A-Za-z0-9_-]{43}$/;
+/** What a token looks like: anything else is no token of ours, whoever checks it. */
+export const TOKEN_SHAPE = /^arcap_[A-Za-z0-9_-]{43}$/;
 
 /** Makes a token from 32 random bytes. */
 export function tokenFromBytes(bytes: Uint8Array): string {

@@ -11,28 +11,15 @@ import {
 import { readServeConfig } from '../../src/broker/serve/config.js';
 import { modelPrice, priceOf } from '../../src/broker/prices.js';
 import { SPEND_DEFAULTS } from '../../src/spend/verdict.js';
-import type { UsageRecord } from '../../src/broker/types.js';
+import { usageRecord } from '../helpers/broker-records.js';
 
-const usage: UsageRecord = {
-  v: 1,
-  repo: 'web',
-  run: 'run-1',
-  task: 'TASK-1',
+const usage = usageRecord({
   session: 'TASK-1-1',
-  provider: 'anthropic',
-  path: '/v1/messages',
-  status: 200,
-  stream: true,
-  model: 'claude-sonnet-4-5',
-  responseId: 'msg_1',
-  inputTokens: 10,
-  outputTokens: 20,
   cacheReadTokens: 1000,
   cacheWriteTokens: 0,
-  usage: 'read',
   startedAt: '2026-12-02T10:00:00.000Z',
   endedAt: '2026-12-02T10:00:01.000Z',
-};
+});
 const line = (value: unknown) => JSON.stringify(value);
 
 t.test('root accepts exactly the broker’s messages', async (t) => {

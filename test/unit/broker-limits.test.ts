@@ -1,11 +1,12 @@
 // What a 429 says of when to try again, and the budget the broker holds a repo to: the ledger's figures when it
 // took the repo on, plus what it metered since.
 import t from 'tap';
+import { usageRecord } from '../helpers/broker-records.js';
 import { durationMs, readRateLimit } from '../../src/broker/rate-limit.js';
 import { meteredSpend, NO_BUDGET, spendBudget } from '../../src/broker/budget.js';
 import { SPEND_DEFAULTS } from '../../src/spend/verdict.js';
 import type { SpendPolicy } from '../../src/spend/policy.js';
-import type { BudgetQuestion, UsageRecord } from '../../src/broker/types.js';
+import type { BudgetQuestion } from '../../src/broker/types.js';
 
 const NOW = Date.parse('2026-12-02T10:00:00.000Z');
 
@@ -52,27 +53,7 @@ t.test('a 429: retry-after-ms, retry-after in seconds or as a date, else the lat
   t.equal(durationMs('5 minutes'), undefined);
 });
 
-const record = (fields: Partial<UsageRecord>): UsageRecord => ({
-  v: 1,
-  repo: 'web',
-  run: 'run-1',
-  task: 'TASK-1',
-  session: null,
-  provider: 'anthropic',
-  path: '/v1/messages',
-  status: 200,
-  stream: true,
-  model: 'claude-sonnet-4-5',
-  responseId: 'msg_1',
-  inputTokens: 10,
-  outputTokens: 20,
-  cacheReadTokens: 30,
-  cacheWriteTokens: 40,
-  usage: 'read',
-  startedAt: '2026-12-02T09:59:59.000Z',
-  endedAt: '2026-12-02T10:00:00.000Z',
-  ...fields,
-});
+const record = usageRecord;
 
 const snapshot = (limits: Partial<SpendPolicy['limits']>, fields: Partial<SpendPolicy> = {}): SpendPolicy => ({
   limits: { ...SPEND_DEFAULTS, ...limits },

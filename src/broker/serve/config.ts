@@ -3,8 +3,7 @@
 // whom to become once the port is bound, the broker's own egress, and the
 // budget snapshot the run starts from. Checked whole, every problem at once,
 // before anything listens. Pure.
-import type { SpendPolicy } from '../../spend/policy.js';
-import { parseSpendPolicy } from '../../spend/policy.js';
+import { parseSpendPolicy, type SpendPolicy } from '../../spend/policy.js';
 import { brokerRepoProblems, originProblem, type BrokerRepo } from '../config.js';
 
 export interface BrokerServeConfig {

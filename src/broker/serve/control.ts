@@ -5,6 +5,7 @@
 // (the broker parses HTTP from agents, so root believes nothing of its lines beyond their shape and bounds).
 import { isSafeTaskId } from '../../board/parse.js';
 import { PROVIDERS } from '../providers.js';
+import { TOKEN_SHAPE } from '../capabilities.js';
 import type { RateLimitRecord, UsageRecord } from '../types.js';
 
 /** Bytes of one control line either way: a config or a usage record is a few KiB. */
@@ -149,8 +150,6 @@ function rateLimitProblem(record: unknown): string | undefined {
   return undefined;
 }
 
-const TOKEN = /^arcap_[A-Za-z0-9_-]{43}$/;
-
 /** Root's check of a line from the broker. */
 export function parseBrokerMessage(line: string): Parsed<BrokerMessage> {
   const message = readLine(line);
@@ -170,7 +169,11 @@ export function parseBrokerMessage(line: string): Parsed<BrokerMessage> {
       return check(['event', 'reason'], () => (shortText(message.reason, 4096) ? undefined : 'reason is not text'));
     case 'granted':
       return check(['event', 'id', 'token'], () =>
-        !isId(message.id) ? 'id is not an id' : TOKEN.test(String(message.token)) ? undefined : 'token is malformed',
+        !isId(message.id)
+          ? 'id is not an id'
+          : TOKEN_SHAPE.test(String(message.token))
+            ? undefined
+            : 'token is malformed',
       );
     case 'refused':
       return check(['event', 'id', 'reason'], () =>

@@ -109,8 +109,9 @@ export async function startRunBroker(
       kill.cancel();
     })());
   send({ op: 'config', config: input.config });
-  const timer = deps.clock.setTimer(input.readyTimeoutMs ?? READY_TIMEOUT_MS, () =>
-    failed(`the broker was not ready within ${(input.readyTimeoutMs ?? READY_TIMEOUT_MS) / 1000} s`),
+  const readyTimeoutMs = input.readyTimeoutMs ?? READY_TIMEOUT_MS;
+  const timer = deps.clock.setTimer(readyTimeoutMs, () =>
+    failed(`the broker was not ready within ${readyTimeoutMs / 1000} s`),
   );
   let port: number;
   try {

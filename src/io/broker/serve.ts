@@ -108,15 +108,17 @@ export async function serveBroker(options: ServeOptions): Promise<number> {
     await closeAll();
     return fail(dropped ?? keyProblems.join('; '));
   }
-  // A token is kept only until its command's revoke; an id is never granted twice.
+  // A token is kept only until its command's revoke; grant ids count up, so an id is never granted twice.
   const granted = new Map<number, string>();
-  const used = new Set<number>();
+  let lastId = 0;
   channel.onLine((line) => {
     const parsed = parseRootMessage(line);
     if (!parsed.ok) return options.log(JSON.stringify({ event: 'control-refused', reason: parsed.reason }));
     const { message } = parsed;
     if (message.op === 'grant') {
-      if (used.has(message.id)) return send({ event: 'refused', id: message.id, reason: 'the id was granted before' });
+      if (message.id <= lastId)
+        return send({ event: 'refused', id: message.id, reason: `id ${message.id} is not fresh (ids count up)` });
+      lastId = message.id;
       const token = tokens.issue({
         repo: config.repo.repo,
         run: config.run,
@@ -124,7 +126,6 @@ export async function serveBroker(options: ServeOptions): Promise<number> {
         uid: message.uid,
         expiresAt: Date.now() + message.ttlSec * 1000,
       });
-      used.add(message.id);
       granted.set(message.id, token);
       send({ event: 'granted', id: message.id, token });
     } else if (message.op === 'revoke') {
