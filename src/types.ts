@@ -339,6 +339,30 @@ export interface RegistryRepo {
   readonly spend?: SpendLimits;
   /** The registry's review = "required": every task is reviewed, whatever the repo's config says. */
   readonly review?: 'required';
+  /**
+   * The provider broker of the repo's runs (broker_port, [repos.NAME.broker] over [defaults.broker]); absent: its
+   * agents hold their own logins, as before the broker.
+   */
+  readonly broker?: RepoBroker;
+}
+
+/** A repo's broker as the registry names it: where it listens, and per provider the origin and the key file's path. */
+export interface RepoBroker {
+  /** The repo's privileged broker_port on 127.0.0.1, from the same pool as the proxy ports. */
+  readonly port: number;
+  readonly providers: Readonly<Partial<Record<'anthropic' | 'openai', RepoBrokerProvider>>>;
+  /** Larger request bodies are refused (413) before anything is forwarded. */
+  readonly maxBodyBytes: number;
+  /** The broker's own egress proxy (http://127.0.0.1:PORT); absent: it connects to each origin directly. */
+  readonly proxy?: string;
+}
+
+export interface RepoBrokerProvider {
+  /** scheme://host[:port]: the one upstream. */
+  readonly origin: string;
+  /** Absolute path of a file owned by the broker account, mode 0600, holding the key. */
+  readonly keyFile: string;
+  readonly keyKind: 'api-key' | 'subscription-token';
 }
 
 /** The registry's gate_egress: the gate reaches nothing, or the same as the agent. */
