@@ -161,6 +161,12 @@ export interface Command {
    * 'latin1') gives them back exactly.
    */
   readonly binaryStdout?: true;
+  /**
+   * This command is a model session for this task (the `task` of a launch request): where the run has a broker, the
+   * launcher grants it a capability for the task (its budget and ledger line) and revokes it when the command ends.
+   * Set only on agent sessions, never on the git and file steps run as the agent.
+   */
+  readonly modelSessionOf?: TaskId;
 }
 
 export interface AgentInvocation {
