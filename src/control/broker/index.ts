@@ -1,1 +1,2 @@
 export { brokerServeCommand, startRunBroker, type RunBroker, type StartRunBrokerInput } from './run-broker.js';
+export { startWithCapability, SESSION_GRANT_TTL_SEC, type GrantedSession } from './session-grant.js';
