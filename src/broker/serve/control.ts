@@ -113,7 +113,7 @@ const USAGE_FIELDS = [
   'startedAt',
   'endedAt',
 ] as const;
-const RATE_LIMIT_FIELDS = ['v', 'repo', 'run', 'task', 'provider', 'retryAfterSec', 'resetAt', 'at'] as const;
+const RATE_LIMIT_FIELDS = ['v', 'repo', 'run', 'task', 'grant', 'provider', 'retryAfterSec', 'resetAt', 'at'] as const;
 
 function grantedPart(record: Record<string, unknown>): string | undefined {
   if (record.v !== 1) return 'v is not 1';
@@ -144,6 +144,7 @@ function rateLimitProblem(record: unknown): string | undefined {
   if (!isRecord(record)) return 'record is not an object';
   const problem = fieldsProblem(record, RATE_LIMIT_FIELDS) ?? grantedPart(record);
   if (problem) return problem;
+  if (record.grant !== null && !isId(record.grant)) return 'grant is not an id';
   if (record.retryAfterSec !== null && !(typeof record.retryAfterSec === 'number' && record.retryAfterSec >= 0))
     return 'retryAfterSec is not a number of seconds';
   if (!(record.resetAt === null || isTime(record.resetAt)) || !isTime(record.at)) return 'resetAt or at is not a time';

@@ -125,6 +125,7 @@ export async function serveBroker(options: ServeOptions): Promise<number> {
         task: message.task,
         uid: message.uid,
         expiresAt: Date.now() + message.ttlSec * 1000,
+        id: message.id,
       });
       granted.set(message.id, token);
       send({ event: 'granted', id: message.id, token });
