@@ -18,7 +18,9 @@ export const MAX_GRANT_TTL_SEC = 24 * 3600;
 export type RootMessage =
   | { readonly op: 'config'; readonly config: unknown }
   | { readonly op: 'grant'; readonly id: number; readonly task: string; readonly uid: number; readonly ttlSec: number }
-  | { readonly op: 'revoke'; readonly id: number };
+  | { readonly op: 'revoke'; readonly id: number }
+  /** The run is over: stop taking requests, report what the last ones cost, then close the channel. */
+  | { readonly op: 'end' };
 
 export type BrokerMessage =
   | { readonly event: 'ready'; readonly port: number }
@@ -87,6 +89,10 @@ export function parseRootMessage(line: string): Parsed<RootMessage> {
       const problem = fieldsProblem(message, ['op', 'id']);
       if (problem) return refuse(problem);
       return isId(message.id) ? { ok: true, message: { op: 'revoke', id: message.id } } : refuse('id is not an id');
+    }
+    case 'end': {
+      const problem = fieldsProblem(message, ['op']);
+      return problem ? refuse(problem) : { ok: true, message: { op: 'end' } };
     }
     default:
       return refuse(`unknown op ${JSON.stringify(String(message.op).slice(0, 64))}`);
