@@ -80,8 +80,9 @@ export function brokerLedgerRecord(record: UsageRecord, sealedAt: string, priceO
   };
   const model = nameOrNull(raw.model);
   const usage = USAGE_READINGS.includes(raw.usage as UsageReading) ? (raw.usage as UsageReading) : 'none';
-  // Priced from the checked figures only: an absurd count is unknown, not billed.
-  const usd = priceOf({ ...record, ...tokens, model, usage });
+  // Priced from the checked figures only: an absurd count is unknown, not billed; no count at all, no known cost.
+  const counted = Object.values(tokens).some((value) => value !== null);
+  const usd = counted ? priceOf({ ...record, ...tokens, model, usage }) : undefined;
   const status = Number.isSafeInteger(raw.status) && (raw.status as number) >= 100 && (raw.status as number) <= 599;
   return {
     ok: true,
