@@ -491,7 +491,10 @@ t.test('a run record: a metered run has the broker figures, the agents beside; r
     ].sort((a, b) => (a[0]! < b[0]! ? 1 : -1)),
   );
   const text = renderRunHistory({ target: 'repo "web"', runs: history, errors: [] });
-  t.match(text, /run-1 {2}drained [^\n]*, 300 tokens, cost \$0\.0025 \(metered; agents reported \? tokens, unknown\)\n/);
+  t.match(
+    text,
+    /run-1 {2}drained [^\n]*, 300 tokens, cost \$0\.0025 \(metered; agents reported \? tokens, unknown\)\n/,
+  );
   t.match(text, /run-1b {2}drained [^\n]*, 100 tokens, cost \$0\.0005 \(metered\)\n/);
   t.match(text, /run-2 {2}drained [^\n]*, 10 tokens, cost \$0\.01\n/);
 });
