@@ -27,6 +27,8 @@ import { sealRunUsage } from '../../src/control/dispatch/usage.js';
 import { mergeRunHistory } from '../../src/control/runs/history.js';
 import { renderRunHistory } from '../../src/cli/runs.js';
 import type { RunRecord } from '../../src/control/runs/record.js';
+import { fleetSpend } from '../../src/control/fleet/spend.js';
+import type { RegistryRepo } from '../../src/types.js';
 import { priceOf } from '../../src/broker/prices.js';
 import type { UsageRecord } from '../../src/broker/types.js';
 import type { SessionReport } from '../../src/drain/types.js';
@@ -537,5 +539,16 @@ t.test('agent-runner ledger: the table and --json carry the metered and the agen
       `(repo web; runs with broker records count the broker's metering, and AGENT REPORTED is what their agent CLIs said; "?" is a value not reported)`,
       '',
     ].join('\n'),
+  );
+});
+
+t.test("fleet's TODAY: a run still going has only broker records, and they are today's spend", async (t) => {
+  const repo = { name: 'web', spend: { ...SPEND_DEFAULTS, dailyUsd: 0.0004 } } as unknown as RegistryRepo;
+  const spend = fleetSpend(repo, [built()], Date.parse('2026-12-02T12:00:00Z'), undefined);
+  t.same(spend.today, { usd: SONNET_USD, unknownCost: 0, tokens: 100, sessions: 0, text: '$0.0005' });
+  t.equal(
+    spend.hold,
+    'over its daily budget: $0.00 of $0.00 spent today (UTC); no new task starts until tomorrow',
+    'the metered spend holds the repo at its daily budget',
   );
 });
