@@ -40,7 +40,11 @@ export async function readRunHistory(
 }
 
 function spend(entry: HistoryEntry): string {
-  return `${entry.tokens === null ? '' : `, ${entry.tokens} tokens`}${entry.cost === null ? '' : `, cost ${entry.cost}`}`;
+  const own = `${entry.tokens === null ? '' : `, ${entry.tokens} tokens`}${entry.cost === null ? '' : `, cost ${entry.cost}`}`;
+  const reported = entry.agentReported;
+  if (!reported) return own;
+  const same = reported.tokens === entry.tokens && reported.cost === entry.cost;
+  return `${own} (metered${same ? '' : `; agents reported ${reported.tokens ?? '?'} tokens, ${reported.cost}`})`;
 }
 
 export function renderRunHistory(history: RunHistory): string {

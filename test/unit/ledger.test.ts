@@ -199,12 +199,12 @@ t.test('totals per group: unknown values counted beside the sums, never as zero'
   t.same(taskSpend(records), { 'TASK-1': 1.75 });
   t.same(spentOn(records, '2026-11-30'), { usd: 1.75, tokens: 3 * 1160 });
   t.same(spentOn(records, '2026-12-01'), { usd: 0, tokens: 0 });
-  const rows: [string, { costUsd: number; unknownCost: number; sessions: number }, string][] = [
-    ['all known', { costUsd: 1.5, unknownCost: 0, sessions: 2 }, '$1.50'],
-    ['less than a cent keeps hundredths of cents', { costUsd: 0.0012, unknownCost: 0, sessions: 1 }, '$0.0012'],
-    ['some unknown', { costUsd: 1.5, unknownCost: 2, sessions: 5 }, '$1.50 + 2 unknown'],
-    ['all unknown', { costUsd: 0, unknownCost: 3, sessions: 3 }, 'unknown'],
-    ['nothing at all', { costUsd: 0, unknownCost: 0, sessions: 0 }, '$0.00'],
+  const rows: [string, { costUsd: number; unknownCost: number; records: number }, string][] = [
+    ['all known', { costUsd: 1.5, unknownCost: 0, records: 2 }, '$1.50'],
+    ['less than a cent keeps hundredths of cents', { costUsd: 0.0012, unknownCost: 0, records: 1 }, '$0.0012'],
+    ['some unknown', { costUsd: 1.5, unknownCost: 2, records: 5 }, '$1.50 + 2 unknown'],
+    ['all unknown', { costUsd: 0, unknownCost: 3, records: 3 }, 'unknown'],
+    ['nothing at all', { costUsd: 0, unknownCost: 0, records: 0 }, '$0.00'],
   ];
   for (const [name, value, expected] of rows) t.equal(describeCost(value), expected, name);
 });

@@ -64,6 +64,8 @@ const history: RunHistory = {
       counts: { landed: 1, parked: 1, blocked: 0, failed: 0 },
       tokens: null,
       cost: null,
+      source: null,
+      agentReported: null,
       budgetStop: null,
       tasks: [
         { id: 'TASK-1', title: 'Add login', outcome: 'landed', durationMs: 1000 },

@@ -22,7 +22,8 @@ export interface BrokerServeConfig {
   readonly peerCheck: boolean;
 }
 
-const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+/** A run id as root names a run to its broker (and the broker names it back in every usage record). */
+export const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const isUid = (value: unknown) => Number.isSafeInteger(value) && (value as number) > 0;
 
 /** Every problem of a config as it arrived (unknown JSON), or the config. */

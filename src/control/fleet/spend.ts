@@ -39,7 +39,7 @@ export function fleetSpend(
       unknownCost: total.unknownCost,
       tokens: spent.tokens,
       sessions: total.sessions,
-      text: total.sessions ? describeCost(total) : '$0.00',
+      text: total.records ? describeCost(total) : '$0.00',
     },
     dailyUsd: limits.dailyUsd ?? null,
     dailyTokens: limits.dailyTokens ?? null,

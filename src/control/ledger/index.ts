@@ -2,3 +2,5 @@
 export * from './hold.js';
 export * from './ledger.js';
 export * from './totals.js';
+export * from './counting.js';
+export * from './metered.js';

@@ -6,16 +6,25 @@
 // time are root's own, and a value that is missing or out of range is
 // recorded as unknown (null), never as zero. A run that ended without a
 // summary gets one "no report" record: its usage is unknown, not nothing.
+// Beside them, a run served by a broker has one record per metered provider
+// response (metered.ts, `source: 'broker'`), appended while the run goes on;
+// how the two kinds are summed is counting.ts's one rule.
 import type { FsPort } from '../../ports.js';
 import type { OrchestrateSummary, SessionReport } from '../../drain/types.js';
 import { ledgerDir, ledgerFile } from '../../paths.js';
 import { ensureRepoStateDir, ROOT_ONLY_DIR_MODE } from '../state-dirs.js';
 import { isSafeTaskId } from '../../board/parse.js';
 import { utcDay } from '../../spend/verdict.js';
+import type { UsageRecord } from '../../broker/types.js';
+import { priceOf } from '../../broker/prices.js';
+import { count, MAX_RECORD_USD, MAX_TOKENS, nameOrNull } from './bounds.js';
+import { brokerLedgerRecord, brokerLineProblem, type BrokerLedgerRecord, type BrokerLedgerResult } from './metered.js';
 
 /** A session as root sealed it: the drain's report, checked, with the repo, run and seal time root stamps. */
-export interface LedgerRecord extends Omit<SessionReport, 'taskId'> {
+export interface SessionLedgerRecord extends Omit<SessionReport, 'taskId'> {
   readonly v: 1;
+  /** Only a broker's record has a source. */
+  readonly source?: undefined;
   readonly repo: string;
   readonly run: string;
   /** null for a run that reported no sessions it may have had. */
@@ -24,14 +33,14 @@ export interface LedgerRecord extends Omit<SessionReport, 'taskId'> {
   readonly sealedAt: string;
 }
 
+/** A line of the ledger: a session the drain reported, or a response the run's broker metered. */
+export type LedgerRecord = SessionLedgerRecord | BrokerLedgerRecord;
+
 /** More sessions than this in one run is not believable; the rest is one unknown record. */
 export const MAX_SESSIONS_PER_RUN = 5000;
-const MAX_TOKENS = 1e12;
-const MAX_SESSION_USD = 100_000;
 const ASSISTANTS = new Set(['claude', 'codex', 'command']);
 /** What a session was for; a report without a role (an older drain's) was the task's own work. */
 const ROLES = new Set(['implement', 'fix', 'review']);
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._:/@[\]-]{0,99}$/;
 
 export interface RunToSeal {
   readonly repo: string;
@@ -43,10 +52,6 @@ export interface RunToSeal {
   readonly sealedAt: string;
 }
 
-function count(value: unknown, max: number): number | null {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= max ? value : null;
-}
-
 /** An ISO time inside the run, else the run's own bound. */
 function timeWithin(value: unknown, run: RunToSeal, fallback: string): string {
   const at = typeof value === 'string' ? Date.parse(value) : Number.NaN;
@@ -56,7 +61,7 @@ function timeWithin(value: unknown, run: RunToSeal, fallback: string): string {
   return new Date(at).toISOString();
 }
 
-function unknownRecord(run: RunToSeal, outcome: string): LedgerRecord {
+function unknownRecord(run: RunToSeal, outcome: string): SessionLedgerRecord {
   return {
     v: 1,
     repo: run.repo,
@@ -81,8 +86,10 @@ function unknownRecord(run: RunToSeal, outcome: string): LedgerRecord {
 }
 
 /** Pure: one reported session, checked, as root records it. */
-export function sealSession(report: Partial<Record<keyof SessionReport, unknown>>, run: RunToSeal): LedgerRecord {
-  const text = (value: unknown) => (typeof value === 'string' && NAME.test(value) ? value : null);
+export function sealSession(
+  report: Partial<Record<keyof SessionReport, unknown>>,
+  run: RunToSeal,
+): SessionLedgerRecord {
   const startedAt = timeWithin(report.startedAt, run, run.startedAt);
   const endedAt = timeWithin(report.endedAt, run, run.endedAt);
   return {
@@ -93,8 +100,8 @@ export function sealSession(report: Partial<Record<keyof SessionReport, unknown>
     assistant: typeof report.assistant === 'string' && ASSISTANTS.has(report.assistant) ? report.assistant : 'unknown',
     role:
       typeof report.role === 'string' && ROLES.has(report.role) ? (report.role as SessionReport['role']) : 'implement',
-    model: text(report.model),
-    effort: text(report.effort),
+    model: nameOrNull(report.model),
+    effort: nameOrNull(report.effort),
     startedAt,
     endedAt: endedAt < startedAt ? startedAt : endedAt,
     wallMs: Math.max(0, Date.parse(endedAt) - Date.parse(startedAt)),
@@ -102,7 +109,7 @@ export function sealSession(report: Partial<Record<keyof SessionReport, unknown>
     outputTokens: count(report.outputTokens, MAX_TOKENS),
     cacheReadTokens: count(report.cacheReadTokens, MAX_TOKENS),
     cacheWriteTokens: count(report.cacheWriteTokens, MAX_TOKENS),
-    costUsd: count(report.costUsd, MAX_SESSION_USD),
+    costUsd: count(report.costUsd, MAX_RECORD_USD),
     outcome:
       typeof report.outcome === 'string' && /^[a-z][a-z-]{0,39}$/.test(report.outcome) ? report.outcome : 'unknown',
     rateLimited: report.rateLimited === true,
@@ -111,7 +118,7 @@ export function sealSession(report: Partial<Record<keyof SessionReport, unknown>
 }
 
 /** Pure: the ledger records of a finished run. */
-export function sealRun(run: RunToSeal): LedgerRecord[] {
+export function sealRun(run: RunToSeal): SessionLedgerRecord[] {
   const sessions: unknown = run.summary?.sessions;
   if (!Array.isArray(sessions)) return [unknownRecord(run, run.summary ? 'no-session-report' : 'no-summary')];
   const records = sessions
@@ -144,14 +151,46 @@ export async function appendLedger(
   for (const [day, lines] of byDay) await fs.appendLine(ledgerFile(state, repo, day), lines.join('\n'));
 }
 
-/** Pure: a ledger file's text to records; a torn or foreign line is skipped. */
+/**
+ * Appends one response a run's broker metered, the moment it arrives: checked and priced by brokerLedgerRecord, and
+ * refused (nothing written) when it names a repo other than `repo`, the broker's own. Returns what was decided, for
+ * the caller's log.
+ */
+export async function appendBrokerUsage(
+  fs: FsPort,
+  state: string,
+  repo: string,
+  record: UsageRecord,
+  sealedAt: string,
+): Promise<BrokerLedgerResult> {
+  const result = brokerLedgerRecord(record, sealedAt, priceOf);
+  if (!result.ok) return { ok: false, reason: `a usage record from the broker of repo ${repo}: ${result.reason}` };
+  if (result.record.repo !== repo)
+    return {
+      ok: false,
+      reason: `a usage record from the broker of repo ${repo} names repo ${result.record.repo}; not recorded`,
+    };
+  await appendLedger(fs, state, repo, [result.record]);
+  return result;
+}
+
+/** Whether a parsed line is a record root wrote: a broker's checked whole, a session's by its frame as before. */
+function isLedgerRecord(value: unknown): value is LedgerRecord {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const line = value as Record<string, unknown>;
+  if (line.v !== 1) return false;
+  if (line.source === 'broker') return brokerLineProblem(line) === undefined;
+  return line.source === undefined && typeof line.repo === 'string' && typeof line.endedAt === 'string';
+}
+
+/** Pure: a ledger file's text to records; a torn, malformed or foreign line is skipped. */
 export function parseLedger(text: string): LedgerRecord[] {
   const records: LedgerRecord[] = [];
   for (const line of text.split('\n')) {
     if (!line.startsWith('{')) continue;
     try {
-      const value = JSON.parse(line) as LedgerRecord;
-      if (value.v === 1 && typeof value.repo === 'string' && typeof value.endedAt === 'string') records.push(value);
+      const value: unknown = JSON.parse(line);
+      if (isLedgerRecord(value)) records.push(value);
     } catch {
       // a line cut by a crash mid-append
     }

@@ -1,8 +1,11 @@
 // Ledger records summed: totals per task, repo, day, model or run, what a
 // repo spent on a day, and what each task cost. A session that reported no
 // cost (or no tokens) is counted as unknown beside the sum, never as zero.
+// Which records' figures count is counting.ts's rule: a run's broker records
+// when it has any (the agent's own report kept beside), else its sessions.
 // Pure.
-import type { LedgerRecord } from './ledger.js';
+import type { LedgerRecord, SessionLedgerRecord } from './ledger.js';
+import { countLedger } from './counting.js';
 import { type Spent, utcDay, reportTokens } from '../../spend/verdict.js';
 import type { SpendLimits } from '../../types.js';
 import type { SpendPolicy } from '../../spend/policy.js';
@@ -10,24 +13,40 @@ import type { SpendPolicy } from '../../spend/policy.js';
 export const LEDGER_GROUPS = ['task', 'repo', 'day', 'model', 'run'] as const;
 export type LedgerGroup = (typeof LEDGER_GROUPS)[number];
 
-export interface LedgerTotal {
-  readonly key: string;
-  readonly sessions: number;
+/** Tokens and USD summed over some records, with the records that said nothing counted beside. */
+export interface UsageFigures {
+  /** The records summed: sessions the drain reported, or responses the broker metered. */
+  readonly records: number;
   readonly inputTokens: number;
   readonly outputTokens: number;
   readonly cacheReadTokens: number;
   readonly cacheWriteTokens: number;
-  /** Sessions that reported no token count at all. */
+  /** Records that carried no token count at all. */
   readonly unknownTokens: number;
   readonly costUsd: number;
-  /** Sessions that reported no cost: the sum leaves them out. */
+  /** Records that carried no cost: the sum leaves them out. */
   readonly unknownCost: number;
-  readonly wallMs: number;
-  readonly rateLimited: number;
 }
 
-const EMPTY: Omit<LedgerTotal, 'key'> = {
-  sessions: 0,
+/** Where a total's figures came from: the agents' reports, the broker's metering, or some runs of each. */
+export type FiguresSource = 'agent' | 'broker' | 'both';
+
+/** A group's total. Its figures are the ones that count (for budgets too); `source` says whose they are. */
+export interface LedgerTotal extends UsageFigures {
+  readonly key: string;
+  /** Agent sessions the drains reported, metered runs included. */
+  readonly sessions: number;
+  readonly wallMs: number;
+  readonly rateLimited: number;
+  readonly source: FiguresSource;
+  /** The broker's records among the figures; null when no run of the group was metered. */
+  readonly metered: UsageFigures | null;
+  /** What the agents reported for the metered runs: shown beside, never in the figures; null when none. */
+  readonly agentReported: UsageFigures | null;
+}
+
+const NO_FIGURES: UsageFigures = {
+  records: 0,
   inputTokens: 0,
   outputTokens: 0,
   cacheReadTokens: 0,
@@ -35,8 +54,16 @@ const EMPTY: Omit<LedgerTotal, 'key'> = {
   unknownTokens: 0,
   costUsd: 0,
   unknownCost: 0,
+};
+
+const EMPTY: Omit<LedgerTotal, 'key'> = {
+  ...NO_FIGURES,
+  sessions: 0,
   wallMs: 0,
   rateLimited: 0,
+  source: 'agent',
+  metered: null,
+  agentReported: null,
 };
 
 function hasTokens(record: LedgerRecord): boolean {
@@ -45,20 +72,67 @@ function hasTokens(record: LedgerRecord): boolean {
   );
 }
 
-function add(total: LedgerTotal, record: LedgerRecord): LedgerTotal {
+/** Pure: the figures with one more record in them. */
+export function addFigures(figures: UsageFigures, record: LedgerRecord): UsageFigures {
   return {
-    key: total.key,
-    sessions: total.sessions + 1,
-    inputTokens: total.inputTokens + (record.inputTokens ?? 0),
-    outputTokens: total.outputTokens + (record.outputTokens ?? 0),
-    cacheReadTokens: total.cacheReadTokens + (record.cacheReadTokens ?? 0),
-    cacheWriteTokens: total.cacheWriteTokens + (record.cacheWriteTokens ?? 0),
-    unknownTokens: total.unknownTokens + (hasTokens(record) ? 0 : 1),
+    records: figures.records + 1,
+    inputTokens: figures.inputTokens + (record.inputTokens ?? 0),
+    outputTokens: figures.outputTokens + (record.outputTokens ?? 0),
+    cacheReadTokens: figures.cacheReadTokens + (record.cacheReadTokens ?? 0),
+    cacheWriteTokens: figures.cacheWriteTokens + (record.cacheWriteTokens ?? 0),
+    unknownTokens: figures.unknownTokens + (hasTokens(record) ? 0 : 1),
     // Summed in micro-dollars so a long ledger does not drift in floating point.
-    costUsd: Math.round((total.costUsd + (record.costUsd ?? 0)) * 1e6) / 1e6,
-    unknownCost: total.unknownCost + (record.costUsd === null ? 1 : 0),
+    costUsd: Math.round((figures.costUsd + (record.costUsd ?? 0)) * 1e6) / 1e6,
+    unknownCost: figures.unknownCost + (record.costUsd === null ? 1 : 0),
+  };
+}
+
+/** Tokens of figures, all four kinds: what counts against daily_tokens. */
+export const figureTokens = (figures: UsageFigures) => reportTokens(figures);
+
+const figuresOf = (total: LedgerTotal): UsageFigures => ({
+  records: total.records,
+  inputTokens: total.inputTokens,
+  outputTokens: total.outputTokens,
+  cacheReadTokens: total.cacheReadTokens,
+  cacheWriteTokens: total.cacheWriteTokens,
+  unknownTokens: total.unknownTokens,
+  costUsd: total.costUsd,
+  unknownCost: total.unknownCost,
+});
+
+const sourceWith = (total: LedgerTotal, from: 'agent' | 'broker'): FiguresSource =>
+  total.records === 0 && total.agentReported === null ? from : total.source === from ? from : 'both';
+
+/** A record whose figures count. */
+function addCounted(total: LedgerTotal, record: LedgerRecord): LedgerTotal {
+  const figures = addFigures(figuresOf(total), record);
+  if (record.source === 'broker')
+    return {
+      ...total,
+      ...figures,
+      source: sourceWith(total, 'broker'),
+      metered: addFigures(total.metered ?? NO_FIGURES, record),
+    };
+  return {
+    ...total,
+    ...figures,
+    sessions: total.sessions + 1,
     wallMs: total.wallMs + record.wallMs,
     rateLimited: total.rateLimited + (record.rateLimited ? 1 : 0),
+    source: sourceWith(total, 'agent'),
+  };
+}
+
+/** A session of a metered run: it counts as a session; its figures go beside. */
+function addAgentReported(total: LedgerTotal, record: SessionLedgerRecord): LedgerTotal {
+  return {
+    ...total,
+    sessions: total.sessions + 1,
+    wallMs: total.wallMs + record.wallMs,
+    rateLimited: total.rateLimited + (record.rateLimited ? 1 : 0),
+    source: sourceWith(total, 'broker'),
+    agentReported: addFigures(total.agentReported ?? NO_FIGURES, record),
   };
 }
 
@@ -71,7 +145,8 @@ function keyOf(record: LedgerRecord, by: LedgerGroup): string {
     case 'day':
       return utcDay(Date.parse(record.endedAt));
     case 'model':
-      return `${record.assistant} ${record.model ?? '(unknown)'}`;
+      // The broker knows the provider, the drain the agent CLI: each names the model by what it knows.
+      return `${record.source === 'broker' ? record.provider : record.assistant} ${record.model ?? '(unknown)'}`;
     case 'run':
       return `${record.repo} ${record.run}`;
   }
@@ -79,29 +154,31 @@ function keyOf(record: LedgerRecord, by: LedgerGroup): string {
 
 /** Pure: the total of all records. */
 export function ledgerTotal(records: readonly LedgerRecord[], key = 'total'): LedgerTotal {
-  return records.reduce(add, { key, ...EMPTY });
+  const { counted, agentReported } = countLedger(records);
+  return agentReported.reduce(addAgentReported, counted.reduce(addCounted, { key, ...EMPTY }));
 }
 
 /** Pure: totals per group, in key order. */
 export function ledgerTotals(records: readonly LedgerRecord[], by: LedgerGroup): LedgerTotal[] {
+  const { counted, agentReported } = countLedger(records);
   const groups = new Map<string, LedgerTotal>();
-  for (const record of records) {
-    const key = keyOf(record, by);
-    groups.set(key, add(groups.get(key) ?? { key, ...EMPTY }, record));
-  }
+  const group = (record: LedgerRecord) => groups.get(keyOf(record, by)) ?? { key: keyOf(record, by), ...EMPTY };
+  for (const record of counted) groups.set(keyOf(record, by), addCounted(group(record), record));
+  for (const record of agentReported) groups.set(keyOf(record, by), addAgentReported(group(record), record));
   return [...groups.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
 /** Pure: what counts against daily budgets on a UTC day. */
 export function spentOn(records: readonly LedgerRecord[], day: string): Spent {
-  const today = records.filter((record) => utcDay(Date.parse(record.endedAt)) === day);
-  return { usd: ledgerTotal(today).costUsd, tokens: today.reduce((sum, record) => sum + reportTokens(record), 0) };
+  const today = countLedger(records).counted.filter((record) => utcDay(Date.parse(record.endedAt)) === day);
+  const total = today.reduce(addFigures, NO_FIGURES);
+  return { usd: total.costUsd, tokens: figureTokens(total) };
 }
 
 /** Pure: USD per task over the records given (tasks with any cost only). */
 export function taskSpend(records: readonly LedgerRecord[]): Record<string, number> {
   const spend: Record<string, number> = {};
-  for (const record of records) {
+  for (const record of countLedger(records).counted) {
     if (record.task === null || record.costUsd === null) continue;
     const task = record.task.toUpperCase();
     spend[task] = Math.round(((spend[task] ?? 0) + record.costUsd) * 1e6) / 1e6;
@@ -135,8 +212,8 @@ export function spendPolicyFor(limits: SpendLimits, records: readonly LedgerReco
 }
 
 /** "$1.23", "$1.23 + 2 unknown", "unknown": a cost as people should read it. */
-export function describeCost(total: Pick<LedgerTotal, 'costUsd' | 'unknownCost' | 'sessions'>): string {
-  if (total.sessions > 0 && total.unknownCost === total.sessions) return 'unknown';
+export function describeCost(total: Pick<UsageFigures, 'costUsd' | 'unknownCost' | 'records'>): string {
+  if (total.records > 0 && total.unknownCost === total.records) return 'unknown';
   const sum = `$${total.costUsd.toFixed(total.costUsd < 0.01 && total.costUsd > 0 ? 4 : 2)}`;
   return total.unknownCost ? `${sum} + ${total.unknownCost} unknown` : sum;
 }

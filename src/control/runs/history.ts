@@ -3,7 +3,7 @@
 // (drain/history.ts), which also covers drains a person ran with
 // orchestrate. A dispatched run is both; it is listed once, with what root
 // recorded and the tasks of whichever record has them. Pure.
-import type { RunRecord } from './record.js';
+import type { RunRecord, RunUsage } from './record.js';
 import type { DrainSummary, TaskSummary } from '../../drain/types.js';
 import { describeCost } from '../ledger/index.js';
 
@@ -31,9 +31,31 @@ export interface HistoryEntry {
   readonly tokens: number | null;
   /** What the sessions cost ("$0.42", "$0.42 + 1 unknown", "unknown"); null when not known. */
   readonly cost: string | null;
+  /** Whose the tokens and cost are: the broker's metering of the run, or the agents' reports; null when not known. */
+  readonly source: 'broker' | 'agent' | null;
+  /** For a metered run, what its agents reported (never in tokens and cost above); null otherwise. */
+  readonly agentReported: { readonly tokens: number | null; readonly cost: string } | null;
   /** Why the run stopped starting tasks (a daily budget), when it did. */
   readonly budgetStop: string | null;
   readonly tasks: readonly TaskSummary[];
+}
+
+/** The figures of a run's record as people read them: its own, and for a metered run the agents' beside. */
+function usageEntry(usage: RunUsage | undefined): Pick<HistoryEntry, 'tokens' | 'cost' | 'source' | 'agentReported'> {
+  if (!usage) return { tokens: null, cost: null, source: null, agentReported: null };
+  const reported = usage.metered?.agentReported;
+  return {
+    // Nothing reported a token: unknown, not 0.
+    tokens: usage.tokens > 0 ? usage.tokens : null,
+    cost: describeCost({ ...usage, records: usage.metered ? usage.metered.responses : usage.sessions }),
+    source: usage.metered ? 'broker' : 'agent',
+    agentReported: reported
+      ? {
+          tokens: reported.tokens > 0 ? reported.tokens : null,
+          cost: describeCost({ ...reported, records: usage.sessions }),
+        }
+      : null,
+  };
 }
 
 const TRIGGER = { manual: 'dispatch', watch: 'watch', job: 'job' } as const;
@@ -66,9 +88,7 @@ export function mergeRunHistory(
       exitCode: record.exitCode ?? null,
       detail: record.detail ?? drain?.failure ?? null,
       counts: counts(tasks),
-      // No session reported a token: unknown, not 0.
-      tokens: record.usage && record.usage.tokens > 0 ? record.usage.tokens : null,
-      cost: record.usage ? describeCost(record.usage) : null,
+      ...usageEntry(record.usage),
       budgetStop: record.budgetStop ?? null,
       tasks,
     });
@@ -85,8 +105,7 @@ export function mergeRunHistory(
       exitCode: null,
       detail: drain.failure ?? null,
       counts: counts(drain.tasks),
-      tokens: null,
-      cost: null,
+      ...usageEntry(undefined),
       budgetStop: null,
       tasks: drain.tasks,
     });

@@ -55,9 +55,16 @@ export interface RunRecord {
 export interface RunUsage {
   readonly sessions: number;
   readonly costUsd: number;
-  /** Sessions that reported no cost (not in costUsd). */
+  /** Records that carried no cost (not in costUsd). */
   readonly unknownCost: number;
   readonly tokens: number;
+  /** A run its broker metered: the figures above are the broker's (control/ledger/counting.ts). */
+  readonly metered?: {
+    /** Metered responses the figures sum. */
+    readonly responses: number;
+    /** What the run's agents reported, beside: never in the figures above. */
+    readonly agentReported: { readonly costUsd: number; readonly unknownCost: number; readonly tokens: number };
+  };
 }
 
 export async function writeRun(fs: FsPort, state: string, record: RunRecord): Promise<void> {
