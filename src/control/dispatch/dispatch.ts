@@ -3,7 +3,9 @@
 // records the run, starts orchestrate through setpriv with a clean
 // environment inside the run's limits (a transient scope under systemd,
 // rlimits otherwise: limits.ts), relays progress, ends every process the
-// run left (user-sweep.ts) and records the outcome. Nothing from the repo
+// run left (user-sweep.ts) and records the outcome. Where the registry gives the repo a broker, the run's broker
+// starts before orchestrate (a broker that cannot start fails the run, recorded) and ends after the last launched
+// command, before the sweep; what it metered is in the ledger by then. Nothing from the repo
 // runs as root: root only starts setpriv, and signals only that direct child
 // of its own (whose pid cannot be recycled while root has not reaped it).
 import * as path from 'node:path';
@@ -32,6 +34,9 @@ import { sealRunUsage, spendForRun } from './usage.js';
 import type { SpendPolicy } from '../../spend/policy.js';
 import { redactDeep, redactSecrets } from '../../agent/secrets.js';
 import { serveLaunches } from './launcher.js';
+import { BROKER_ACCOUNT, startBrokerForRun, type RunBrokerHandle } from '../broker/index.js';
+import { appendBrokerUsage } from '../ledger/index.js';
+import { lookupUser } from '../repo-user/index.js';
 
 export interface DispatchInput {
   readonly repo: RegistryRepo;
@@ -136,7 +141,24 @@ export function orchestrateCommand(input: DispatchInput, user: UserAccount, acco
     ...(input.spend ? ['--spend', JSON.stringify(input.spend)] : []),
     // A repo can make its review stricter, never turn off what the registry requires.
     ...(input.repo.review === 'required' ? ['--review', 'required'] : []),
+    // Where the agents' model sessions reach their model: the codex adapter names it in its provider settings.
+    ...(input.repo.broker ? ['--broker-url', brokerUrl(input.repo.broker.port)] : []),
   ]);
+}
+
+/** Pure: the URL of a repo's broker, as the agents reach it. */
+export function brokerUrl(port: number): string {
+  return `http://127.0.0.1:${port}`;
+}
+
+/** The broker account, or a UsageError that says how to make it. */
+async function brokerAccount(ports: Pick<Ports, 'process'>, repo: string): Promise<UserAccount> {
+  const account = await lookupUser(ports.process, BROKER_ACCOUNT);
+  if (!account || account.uid === 0)
+    throw new UsageError(
+      `repo "${repo}": its registry entry names a broker, but the host has no ${BROKER_ACCOUNT} account to run it as; create it with: agent-runner provision host`,
+    );
+  return account;
 }
 
 /** `test ARGS` as `account`: what that account may do to a path, asked of the kernel as it. */
@@ -230,6 +252,7 @@ export async function dispatchRun(
   const run: RunIdentities = await runIdentities(deps, input);
   const user = run.accounts.runner;
   await prepareUser(deps, input, run.accounts);
+  const brokerUser = input.repo.broker ? await brokerAccount(deps, input.repo.name) : undefined;
   const confinement = confinementFor(await systemdIsRunning(deps.fs), input.repo.name, input.runId, input.repo.limits);
   // If the runner dies (kill -9, OOM), orchestrate gets SIGTERM and winds its
   // agents down itself instead of running on unwatched.
@@ -251,6 +274,78 @@ export async function dispatchRun(
   };
   // Recorded before orchestrate can change anything, so a crash leaves a trace.
   await writeRun(deps.fs, input.state, started);
+  const broker = await startRunBrokerOrFail(deps, input, started, spend, brokerUser, hooks);
+  try {
+    return await superviseRun(deps, input, hooks, stop, { run, user, confinement, command, started, broker });
+  } finally {
+    await broker?.stop();
+  }
+}
+
+/** The run's broker when the repo has one; one that cannot start fails the run, recorded with the broker's reasons. */
+async function startRunBrokerOrFail(
+  deps: DispatchDeps,
+  input: DispatchInput,
+  started: RunRecord,
+  spend: SpendPolicy,
+  account: UserAccount | undefined,
+  hooks: DispatchHooks,
+): Promise<RunBrokerHandle | undefined> {
+  if (!input.repo.broker || !account) return undefined;
+  const log = (line: string) => hooks.onStderrLine(`broker: ${line}`);
+  try {
+    return await startBrokerForRun(deps, {
+      repo: input.repo,
+      broker: input.repo.broker,
+      runId: input.runId,
+      install: input.install,
+      account,
+      spend,
+      log,
+      async seal(record) {
+        const sealed = await appendBrokerUsage(
+          deps.fs,
+          input.state,
+          input.repo.name,
+          record,
+          new Date(deps.clock.now()).toISOString(),
+        );
+        if (!sealed.ok) log(sealed.reason);
+      },
+    });
+  } catch (error) {
+    const reason = `${(error as Error).message}; see agent-runner doctor ${input.repo.name}`;
+    await writeRun(deps.fs, input.state, {
+      ...started,
+      status: 'finished',
+      outcome: 'error',
+      tasks: [],
+      exitCode: null,
+      signal: null,
+      endedAt: new Date(deps.clock.now()).toISOString(),
+      detail: reason,
+    });
+    throw new UsageError(`repo "${input.repo.name}": ${reason}`);
+  }
+}
+
+interface SupervisedRun {
+  readonly run: RunIdentities;
+  readonly user: UserAccount;
+  readonly confinement: Confinement;
+  readonly command: Command;
+  readonly started: RunRecord;
+  readonly broker: RunBrokerHandle | undefined;
+}
+
+/** Starts orchestrate, serves its launches, waits for it, sweeps what it left, seals and records the run. */
+async function superviseRun(
+  deps: DispatchDeps,
+  input: DispatchInput,
+  hooks: DispatchHooks,
+  stop: StopRequest,
+  { run, user, confinement, command, started, broker }: SupervisedRun,
+): Promise<RunRecord> {
   // orchestrate redacts what it knows; root redacts again with the home's credentials before relaying or recording.
   // The agent CLI's login lives in the agent's home: what it prints of it is redacted too.
   const secrets = [
@@ -273,7 +368,7 @@ export async function dispatchRun(
     { channel: true },
   );
   // The agent's and gate's commands, started as them on orchestrate's request for the whole run, in its confinement.
-  const launches = child.channel && serveLaunches(deps, child.channel, run.identities, confinement);
+  const launches = child.channel && serveLaunches(deps, child.channel, run.identities, confinement, broker);
   const withProcess: RunRecord = {
     ...started,
     process: { pid: child.pid, startTime: await deps.process.startTimeOf(child.pid) },
@@ -289,8 +384,10 @@ export async function dispatchRun(
   });
   const ended = await child.exited;
   forced?.cancel();
-  // What root launched for the run and is still running is killed, and waited for, before the sweep.
+  // What root launched for the run and is still running is killed, and waited for, before the sweep; then the broker
+  // ends, reporting what its last responses cost, and with it every capability of the run.
   if (launches) await launches.stop();
+  await broker?.stop();
   // orchestrate ends its agents itself; whatever the run left (setsid or
   // double-forked children, a killed orchestrate's agents) goes now.
   const sweep = await endRunProcesses(
