@@ -200,7 +200,9 @@ function reportPortClashes(c: Collected, repos: readonly RegistryRepo[]): void {
       const fix =
         kind.key === 'proxy_port'
           ? 'give every repo its own proxy_port'
-          : `give every repo its own ${kind.key}, apart from every other proxy and broker port (or remove repos.${repo.name}.${kind.key}: provision allocates a free one)`;
+          : kind.key === 'runner_proxy_port'
+            ? `give every repo its own runner_proxy_port, apart from every proxy_port (or remove repos.${repo.name}.runner_proxy_port: provision allocates a free one)`
+            : `give every repo its own broker_port, apart from every proxy_port and runner_proxy_port (or remove repos.${repo.name}.broker_port: provision allocates a free one)`;
       report(
         c,
         `repos.${repo.name}`,
