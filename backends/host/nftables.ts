@@ -160,18 +160,15 @@ export function egressRuleset(
       if (ports.length) {
         const what = identity === 'runner' ? 'its git proxy' : identity === 'gate' ? "the agent's proxy" : 'its proxy';
         accepts.push(
-          rule(
-            `${at} may reach ${what} ${proxyAddress}:${ports[0]}${reachesAlso(broker, loopback, proxyAddress)}`,
-            [
-              skuid(uid),
-              ipField('daddr', proxyAddress),
-              tcpPorts(
-                'dport',
-                [...ports, ...broker, ...loopback].sort((a, b) => a - b),
-              ),
-              { accept: null },
-            ],
-          ),
+          rule(`${at} may reach ${what} ${proxyAddress}:${ports[0]}${reachesAlso(broker, loopback, proxyAddress)}`, [
+            skuid(uid),
+            ipField('daddr', proxyAddress),
+            tcpPorts(
+              'dport',
+              [...ports, ...broker, ...loopback].sort((a, b) => a - b),
+            ),
+            { accept: null },
+          ]),
         );
       }
       if (loopback.length) {

@@ -195,8 +195,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
     const other = aRepo('api', { proxyPort: 715, broker: { ...broker, port: OTHER_BROKER_PORT } });
     const both = new Map<string, RepoUids>([...uids, ['api', { agent: otherAgent.uid }]]);
     await applyRuleset(deps, egressRuleset([brokered, other], both));
-    const direct = (user: TestUser, port: number) =>
-      asUser(user, ['--noproxy', '*', `http://127.0.0.1:${port}/`]);
+    const direct = (user: TestUser, port: number) => asUser(user, ['--noproxy', '*', `http://127.0.0.1:${port}/`]);
     const own = await direct(agent, BROKER_PORT);
     t.same([own.exitCode, own.stdout], [0, `broker ${BROKER_PORT}`], 'agent: its broker port');
     t.equal((await direct(agent, OTHER_BROKER_PORT)).exitCode, 7, "agent: another repo's broker port is rejected");

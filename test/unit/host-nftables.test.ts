@@ -281,7 +281,7 @@ t.test('a repo with a broker: its agent reaches its broker port too, no other id
     'repo alpha: agent agent-alpha-agent: replies from its own loopback ports 5432',
     'repo beta: agent agent-beta-agent may reach its proxy 127.0.0.1:701 and its broker 127.0.0.1:705',
   ]);
-  t.same(dports(ruleset, 1002), [{ set: [700, 704, 5432] }], "the agent: its proxy, its broker, its loopback ports");
+  t.same(dports(ruleset, 1002), [{ set: [700, 704, 5432] }], 'the agent: its proxy, its broker, its loopback ports');
   t.same(dports(ruleset, 1004), [{ set: [701, 705] }], "the other repo's agent: its own broker, not alpha's");
   t.same(dports(ruleset, 1001), [702], 'the runner: never the broker');
   t.same(dports(ruleset, 1003), [], 'the gate: nothing');

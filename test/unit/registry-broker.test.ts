@@ -65,13 +65,15 @@ broker_port = 704
   t.same(own.problems, []);
   t.equal(own.registry.repos[0]!.broker, undefined, 'no key file: no broker, and no broker_port needed');
   t.equal(
-    parse('[repos.a]\npath = "/a"\nproxy_port = 700\n\n[repos.a.broker]\nopenai_key_file = "/k"\n').registry.repos.length,
+    parse('[repos.a]\npath = "/a"\nproxy_port = 700\n\n[repos.a.broker]\nopenai_key_file = "/k"\n').registry.repos
+      .length,
     0,
   );
   const alone = parse('[repos.a]\npath = "/a"\nproxy_port = 700\nbroker_port = 701\n').registry.repos[0]!;
   t.equal(alone.broker, undefined, 'broker_port without a key file: no broker');
-  const body = parse('[repos.a]\npath = "/a"\nproxy_port = 700\nbroker_port = 701\nbroker = { openai_key_file = "/k" }\n')
-    .registry.repos[0]!;
+  const body = parse(
+    '[repos.a]\npath = "/a"\nproxy_port = 700\nbroker_port = 701\nbroker = { openai_key_file = "/k" }\n',
+  ).registry.repos[0]!;
   t.equal(body.broker?.maxBodyBytes, DEFAULT_MAX_BODY_BYTES, 'an inline table reads the same');
 });
 
@@ -133,7 +135,7 @@ anthropic_kye_file = "/k"
       ['r.toml:4 repos.a.broker: must be a table; write it as a [repos.a.broker] section'],
     ],
     [
-      'broker_port shared with another repo\'s proxy port and another broker',
+      "broker_port shared with another repo's proxy port and another broker",
       '[defaults.broker]\nopenai_key_file = "/k"\n\n[repos.a]\npath = "/a"\nproxy_port = 700\nbroker_port = 701\n\n[repos.b]\npath = "/b"\nproxy_port = 701\nbroker_port = 702\n\n[repos.c]\npath = "/c"\nproxy_port = 703\nbroker_port = 702\nloopback_ports = [701]\n',
       [
         'r.toml:11 repos.b.proxy_port: proxy port 701 is already used by repo "a" as its broker port; give every repo its own proxy_port',
@@ -171,7 +173,10 @@ openai_key_file = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
     `r.toml:14 repos.a.broker.anthropic_key_file: holds what looks like a key, not a path: keys are never written in the registry; ${fix('repos.a', 'a')}`,
     `r.toml:15 repos.a.broker.openai_key_file: holds what looks like a key, not a path: keys are never written in the registry; ${fix('repos.a', 'a')}`,
   ]);
-  t.notOk(found.some((line) => line.includes('secret') || line.includes('AbCdEf')), 'no key in any message');
+  t.notOk(
+    found.some((line) => line.includes('secret') || line.includes('AbCdEf')),
+    'no key in any message',
+  );
 });
 
 t.test('a repo with a broker may not allow its providers hosts; one without keeps them', async (t) => {

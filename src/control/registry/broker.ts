@@ -69,11 +69,7 @@ export function inlineKeyRefusal(table: string): { problem: string; fix: string 
 function readKeyFile(value: unknown, key: string, provider: string, at: BrokerTableContext): string | undefined {
   const name = at.table === 'defaults' ? 'NAME' : at.table.replace(/^repos\./, '');
   if (typeof value !== 'string' || value.trim() === '') {
-    at.badKey(
-      key,
-      'must be the path of a key file',
-      `e.g. ${key} = "${EXAMPLE_KEY_DIR}/${name}-${provider}"`,
-    );
+    at.badKey(key, 'must be the path of a key file', `e.g. ${key} = "${EXAMPLE_KEY_DIR}/${name}-${provider}"`);
     return undefined;
   }
   if (looksLikeKey(value)) {
@@ -226,7 +222,8 @@ export function resolvedBrokerProblems(repo: string, broker: RepoBroker): string
 /** The missing broker_port of a repo with a broker. */
 export function missingBrokerPort(repo: string): { problem: string; fix: string } {
   return {
-    problem: 'broker_port is missing: a key file applies to this repo, so its agents reach their model through a broker',
+    problem:
+      'broker_port is missing: a key file applies to this repo, so its agents reach their model through a broker',
     fix: `run agent-runner provision repo ${repo} (it allocates a free privileged port), or add broker_port = <a free port below the proxy port limit, one per repo>`,
   };
 }

@@ -92,9 +92,7 @@ function renderRepoSection(entry: RegistryRepoInput & { proxyPort: number }): st
 /** The [repos.NAME.broker] section, last: every key after it would belong to it. Known keys first, in table order. */
 function renderBrokerTable(name: string, broker: RawBroker | undefined): string[] {
   if (broker === undefined || Object.keys(broker).length === 0) return [];
-  const keys = Object.keys(broker).sort(
-    (a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0),
-  );
+  const keys = Object.keys(broker).sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
   const value = (item: string | number) => (typeof item === 'number' ? String(item) : tomlString(item));
   return ['', `[repos.${name}.broker]`, ...keys.map((key) => `${tomlKey(key)} = ${value(broker[key]!)}`)];
 }

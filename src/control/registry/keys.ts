@@ -202,7 +202,8 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
   },
   broker_port: {
     scopes: REPO,
-    describe: "loopback port of the repo's provider broker (with a key file in [repos.NAME.broker] or [defaults.broker])",
+    describe:
+      "loopback port of the repo's provider broker (with a key file in [repos.NAME.broker] or [defaults.broker])",
     read: (value, at) =>
       readProxyPort(
         value,
