@@ -32,7 +32,7 @@ export interface ModelProviderReport {
 
 /** How the repo's agents reach their model, for --json. */
 export interface ModelReport {
-  /** "broker on 127.0.0.1:702: anthropic api-key, openai api-key", or "no broker: agents use logins in the agent's home". */
+  /** "broker on 127.0.0.1:702: anthropic api-key, openai api-key", or NO_BROKER_SUMMARY. */
   readonly summary: string;
   readonly broker: {
     readonly port: number;

@@ -182,7 +182,7 @@ export function declaresBroker(own: BrokerFields | undefined, defaults: BrokerFi
   return merged.anthropicKeyFile !== undefined || merged.openaiKeyFile !== undefined;
 }
 
-/** The repo's broker from its broker_port and its table over [defaults.broker], or undefined when no key file applies. */
+/** The repo's broker from broker_port and its table over [defaults.broker]; undefined when no key file applies. */
 export function resolveBroker(
   port: number,
   own: BrokerFields | undefined,

@@ -53,8 +53,8 @@ export class LineIndex {
   }
 
   /**
-   * `file:line` of `key` in `table`: a dotted key (broker.anthropic_key_file) at its line in the sub-table's own section,
-   * else at its first part (env = { ... }); the table's header, or the file alone, when neither is found.
+   * `file:line` of `key` in `table`: a dotted key (broker.anthropic_key_file) at its line in the sub-table's own
+   * section, else at its first part (env = { ... }); the table's header, or the file alone, when neither is found.
    */
   locate(file: string, table: string, key: string | undefined): string {
     const [first, inner] = key?.split('.') ?? [];
