@@ -46,6 +46,7 @@ const exitCode = await runCli(process.argv.slice(2), {
   demoGitHub: async (options) => (await import('./io/demo-github.js')).startDemoGitHub(options),
   openLauncherChannel: openChannelOnFd,
   serveBroker: async (options) => (await import('./io/broker/serve.js')).serveBroker(options),
+  brokerKeys: { read: async (file) => (await import('./io/broker/key-file.js')).readKeyFile(file) },
 });
 process.exitCode = exitCode;
 // Signal listeners must not keep a finished command alive.

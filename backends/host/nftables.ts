@@ -72,25 +72,46 @@ export function leftOutIdentities(repos: readonly RegistryRepo[], uids: Readonly
     );
 }
 
-/** Where one identity of a repo may open TCP on the proxy address: its ports, or none. */
-export function identityEgress(repo: RegistryRepo, identity: Identity): { ports: number[]; loopback: number[] } {
-  if (identity === 'runner') return { ports: proxyPortsOf(repo).slice(1), loopback: [] };
-  if (identity === 'gate' && gateEgressOf(repo) === 'none') return { ports: [], loopback: [] };
-  const loopback = [...new Set(repo.loopbackPorts)].filter((port) => port !== repo.proxyPort).sort((a, b) => a - b);
-  return { ports: [repo.proxyPort], loopback };
+/**
+ * Where one identity of a repo may open TCP on the proxy address: its proxy port (or none), and for the agent of a repo
+ * with a broker its broker port (the broker listens on 127.0.0.1 beside the proxies).
+ */
+export function identityEgress(
+  repo: RegistryRepo,
+  identity: Identity,
+): { ports: number[]; broker: number[]; loopback: number[] } {
+  if (identity === 'runner') return { ports: proxyPortsOf(repo).slice(1), broker: [], loopback: [] };
+  if (identity === 'gate' && gateEgressOf(repo) === 'none') return { ports: [], broker: [], loopback: [] };
+  // The gate runs no model session: only the agent reaches the broker, whatever gate_egress says.
+  const broker = identity === 'agent' && repo.broker !== undefined ? [repo.broker.port] : [];
+  const loopback = [...new Set(repo.loopbackPorts)]
+    .filter((port) => port !== repo.proxyPort && !broker.includes(port))
+    .sort((a, b) => a - b);
+  return { ports: [repo.proxyPort], broker, loopback };
 }
 
-/** "127.0.0.1:701 only", "127.0.0.1:700 and loopback ports 5432 only", or "nothing". */
+/** "127.0.0.1:701 only", "127.0.0.1:700, its broker 127.0.0.1:702 and loopback ports 5432 only", or "nothing". */
 export function describeIdentityEgress(repo: RegistryRepo, identity: Identity, proxyAddress = '127.0.0.1'): string {
-  const { ports, loopback } = identityEgress(repo, identity);
+  const { ports, broker, loopback } = identityEgress(repo, identity);
   if (!ports.length) return 'nothing';
-  return `TCP ${proxyAddress}:${ports[0]}${loopback.length ? ` and loopback ports ${loopback.join(',')}` : ''} only`;
+  return `TCP ${proxyAddress}:${ports[0]}${reachesAlso(broker, loopback, proxyAddress)} only`;
+}
+
+/** ", its broker 127.0.0.1:702 and loopback ports 5432": what an identity reaches beside its proxy. */
+function reachesAlso(broker: readonly number[], loopback: readonly number[], proxyAddress: string): string {
+  const parts = [
+    ...broker.map((port) => `its broker ${proxyAddress}:${port}`),
+    ...(loopback.length ? [`loopback ports ${loopback.join(',')}`] : []),
+  ];
+  if (!parts.length) return '';
+  return parts.length === 1 ? ` and ${parts[0]}` : `, ${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
 }
 
 /**
  * The ruleset for these repos. Each identity of a repo may open TCP to its
  * own ports on the proxy address and nothing else: the runner its
- * runner_proxy_port, the agent its proxy_port and loopback_ports, the gate
+ * runner_proxy_port, the agent its proxy_port, its broker_port (a repo with
+ * a broker) and loopback_ports, the gate
  * nothing (or the agent's, with gate_egress = "agent"). Everything else they
  * send is rejected (TCP with a reset, the rest with icmpx admin-prohibited)
  * so a blocked connect fails in milliseconds instead of hanging. An identity
@@ -135,22 +156,19 @@ export function egressRuleset(
       }
       owners.set(uid, `${who} of repo ${repo.name}`);
       const at = `repo ${repo.name}: ${who}`;
-      const { ports, loopback } = identityEgress(repo, identity);
+      const { ports, broker, loopback } = identityEgress(repo, identity);
       if (ports.length) {
         const what = identity === 'runner' ? 'its git proxy' : identity === 'gate' ? "the agent's proxy" : 'its proxy';
         accepts.push(
-          rule(
-            `${at} may reach ${what} ${proxyAddress}:${ports[0]}${loopback.length ? ` and loopback ports ${loopback.join(',')}` : ''}`,
-            [
-              skuid(uid),
-              ipField('daddr', proxyAddress),
-              tcpPorts(
-                'dport',
-                [...ports, ...loopback].sort((a, b) => a - b),
-              ),
-              { accept: null },
-            ],
-          ),
+          rule(`${at} may reach ${what} ${proxyAddress}:${ports[0]}${reachesAlso(broker, loopback, proxyAddress)}`, [
+            skuid(uid),
+            ipField('daddr', proxyAddress),
+            tcpPorts(
+              'dport',
+              [...ports, ...broker, ...loopback].sort((a, b) => a - b),
+            ),
+            { accept: null },
+          ]),
         );
       }
       if (loopback.length) {

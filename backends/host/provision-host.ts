@@ -6,6 +6,8 @@ import { reposStateDir } from '../../src/paths.js';
 import type { FsPort, ProcessPort } from '../../src/ports.js';
 import { lookupUser } from '../../src/control/repo-user/privdrop.js';
 import { systemCommand } from './exec.js';
+import { createBrokerAccountCommand, NO_LOGIN_SHELL } from './users.js';
+import { BROKER_ACCOUNT } from '../../src/control/broker/index.js';
 import { ROOT_TOOLS_PATH } from '../../src/system-path.js';
 import type { HostLayout } from './layout.js';
 import type { ProvisionStep } from './provision-step.js';
@@ -36,6 +38,42 @@ export interface HostState {
   readonly proxyUid: number | undefined;
   /** Its group: $STATE is root:proxy so Squid reaches its own subdir. */
   readonly proxyGid?: number | undefined;
+  /** The broker's account (BROKER_ACCOUNT): undefined when it does not exist yet. */
+  readonly brokerAccount: BrokerAccountState | undefined;
+}
+
+export interface BrokerAccountState {
+  readonly shell: string;
+  /** Names of its groups other than its own primary group. */
+  readonly supplementaryGroups: readonly string[];
+}
+
+/** A shell no one logs in with. */
+function isNoLoginShell(shell: string): boolean {
+  return /\/(nologin|false)$/.test(shell);
+}
+
+/** The broker's account as it must be: created, or put back to no login shell and no supplementary groups. */
+export function planBrokerAccount(account: BrokerAccountState | undefined): ProvisionStep[] {
+  if (account === undefined)
+    return [
+      {
+        description: `create the system account ${BROKER_ACCOUNT} (no login shell, no home, no supplementary groups): the provider key files belong to it and the broker runs as it`,
+        command: createBrokerAccountCommand(BROKER_ACCOUNT),
+      },
+    ];
+  const steps: ProvisionStep[] = [];
+  if (!isNoLoginShell(account.shell))
+    steps.push({
+      description: `${BROKER_ACCOUNT} has the login shell ${account.shell}: set ${NO_LOGIN_SHELL}`,
+      command: systemCommand('usermod', ['--shell', NO_LOGIN_SHELL, BROKER_ACCOUNT]),
+    });
+  if (account.supplementaryGroups.length)
+    steps.push({
+      description: `${BROKER_ACCOUNT} is in the groups ${account.supplementaryGroups.join(', ')}: remove it from every supplementary group`,
+      command: systemCommand('usermod', ['--groups', '', BROKER_ACCOUNT]),
+    });
+  return steps;
 }
 
 export function planHost(state: HostState, layout: HostLayout, installScript: string): ProvisionStep[] {
@@ -95,6 +133,7 @@ export function planHost(state: HostState, layout: HostLayout, installScript: st
     state.proxyUid,
     "the proxy's pid file and logs",
   );
+  steps.push(...planBrokerAccount(state.brokerAccount));
   // Locks, spool, run records, watcher status: root's alone (src/control/state-dirs.ts).
   for (const [target, current] of state.repoStateDirs)
     dir(target, current, ROOT_ONLY_DIR_MODE, 'root:root', 0, "per-repo control-plane state; root's alone");
@@ -163,6 +202,7 @@ export async function readHostState(
   return {
     proxyUid,
     proxyGid: proxy?.gid,
+    brokerAccount: await readBrokerAccount(process),
     missingTools,
     repoStateDirs,
     configDir: await dirState(layout.configDir),
@@ -172,4 +212,15 @@ export async function readHostState(
     units,
     enabledUnits,
   };
+}
+
+/** The broker's account as getent and id see it; undefined when there is none. */
+export async function readBrokerAccount(process: ProcessPort): Promise<BrokerAccountState | undefined> {
+  const account = await lookupUser(process, BROKER_ACCOUNT);
+  if (account === undefined) return undefined;
+  const ids = async (flag: string) =>
+    (await process.run(systemCommand('id', [flag, '--name', BROKER_ACCOUNT]))).stdout.trim().split(/\s+/);
+  const [primary] = await ids('--group');
+  const supplementaryGroups = (await ids('--groups')).filter((group) => group !== '' && group !== primary);
+  return { shell: account.shell, supplementaryGroups };
 }

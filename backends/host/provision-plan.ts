@@ -13,6 +13,8 @@ import { defaultUserFor, parseRegistry, proxyPortsBelowOf } from '../../src/cont
 import { removeRepo, upsertRepo, type RegistryRepoInput } from '../../src/control/registry/edit.js';
 import { rawRunLimits } from '../../src/control/registry/limits.js';
 import { rawSpend } from '../../src/control/registry/spend.js';
+import { rawBroker } from '../../src/control/registry/broker.js';
+import { BROKER_ACCOUNT } from '../../src/control/broker/index.js';
 import type { ProvisionStep } from './provision-step.js';
 import { egressRuleset, renderRuleset, repoUids, rulesetDifferences } from './nftables.js';
 import { squidConfig, squidProblems, type SquidOptions } from './squid-config.js';
@@ -37,7 +39,7 @@ import {
 } from './provision-identities.js';
 import { ensureBlockedStatus } from '../../src/board/edit.js';
 import { identityNames } from '../../src/identities.js';
-import { proxyPortsOf } from '../../src/control/registry/egress.js';
+import { poolPortsOf } from '../../src/control/registry/egress.js';
 
 export type { ProvisionStep } from './provision-step.js';
 
@@ -109,6 +111,7 @@ function rawInput(text: string, name: string): RegistryRepoInput | undefined {
     baseBranch: str('base'),
     proxyPort: num('proxy_port'),
     runnerProxyPort: num('runner_proxy_port'),
+    brokerPort: num('broker_port'),
     anonymousFetch: typeof raw.anonymous_fetch === 'boolean' ? raw.anonymous_fetch : undefined,
     gateEgress: raw.gate_egress === 'none' || raw.gate_egress === 'agent' ? raw.gate_egress : undefined,
     schedule: str('schedule'),
@@ -123,6 +126,7 @@ function rawInput(text: string, name: string): RegistryRepoInput | undefined {
     authorEmail: str('author_email'),
     limits: rawRunLimits(raw),
     spend: rawSpend(raw),
+    broker: rawBroker(raw),
   };
   for (const key of Object.keys(input)) if (input[key] === undefined) delete input[key];
   return input as unknown as RegistryRepoInput;
@@ -276,7 +280,7 @@ export function planRepo(
   const moves = moved.moves.map((move) => `; ${move}`).join('');
   if (registryChanged)
     steps.push({
-      description: `register repo ${repo.name} in ${file} (proxy port ${repo.proxyPort}, runner proxy port ${repo.runnerProxyPort ?? 'none'}, allow: ${repo.allow.join(', ') || 'nothing'}), mode 0600${moves}`,
+      description: `register repo ${repo.name} in ${file} (proxy port ${repo.proxyPort}, runner proxy port ${repo.runnerProxyPort ?? 'none'}${repo.broker ? `, broker port ${repo.broker.port}` : ''}, allow: ${repo.allow.join(', ') || 'nothing'}), mode 0600${moves}`,
       write: { path: file, text: candidate, mode: REGISTRY_MODE },
     });
   else steps.push(...registryModeStep(file, state.registryMode));
@@ -303,11 +307,18 @@ export function planRepo(
   // The agent CLI runs as the agent identity, with its home: its login is there, never in the runner's.
   const agent = identityNames(repo.user).agent;
   checklist.push(
-    `log the agent CLI in as ${agent}: setpriv --reuid=${agent} --regid=${agent} --init-groups env -i HOME=${homeOf(agent)} PATH=${USER_PATH} claude /login (or codex login)`,
+    ...(repo.broker
+      ? Object.values(repo.broker.providers).map(
+          (provider) =>
+            `put the provider key in ${provider.keyFile}: one line, owned by ${BROKER_ACCOUNT}, mode 0600 (docs/operations.md, "Provider keys and the broker"); the agent needs no login`,
+        )
+      : [
+          `log the agent CLI in as ${agent}: setpriv --reuid=${agent} --regid=${agent} --init-groups env -i HOME=${homeOf(agent)} PATH=${USER_PATH} claude /login (or codex login)`,
+        ]),
     `put the git token in ${home}/.git-credentials (one line https://USER:TOKEN@HOST), owned by ${repo.user}, mode 0600, and run: git -C ${repo.path} config credential.helper store`,
     `check the result: agent-runner doctor ${repo.name}`,
   );
-  const proxyPorts = proxyPortBudget(new Set(after.flatMap(proxyPortsOf)), state.ports, declared);
+  const proxyPorts = proxyPortBudget(new Set(after.flatMap(poolPortsOf)), state.ports, declared);
   return { steps, repo, checklist, proxyPorts };
 }
 

@@ -2,7 +2,8 @@
 //
 // A registry written before proxy ports had to be privileged may still hold
 // ports from 1024 up, and one written before the runner had a proxy of its
-// own has no runner_proxy_port. Provision does not refuse such a registry
+// own has no runner_proxy_port, and a repo a key file was given to has no
+// broker_port yet. Provision does not refuse such a registry
 // (every repo would have to be fixed by hand before any could be
 // provisioned): it moves each of those ports to a free privileged one,
 // allocates the missing ones, and says so in the step line. Running agents of
@@ -13,6 +14,7 @@ import { PRIVILEGED_PORT_LIMIT } from '../../src/control/registry/proxy-ports.js
 import { describePortBudget, freeProxyPort, morePortsFix, proxyPortBudget, type PortsState } from './ports.js';
 import { systemCommand } from './exec.js';
 import { UsageError } from '../../src/errors.js';
+import { rawDeclaresBroker } from '../../src/control/registry/broker.js';
 
 /** registry.toml holds every repo's user, ports, allowlist and env: root only. */
 export const REGISTRY_MODE = 0o600;
@@ -21,6 +23,7 @@ export const REGISTRY_MODE = 0o600;
 export interface RepoPorts {
   readonly proxyPort?: number;
   readonly runnerProxyPort?: number;
+  readonly brokerPort?: number;
 }
 
 type Rewrite = (text: string, repo: string, ports: RepoPorts) => string;
@@ -29,17 +32,26 @@ type RawRepos = Record<string, Record<string, unknown>>;
 const PORT_KEYS = [
   { key: 'proxy_port', field: 'proxyPort', label: 'proxy port' },
   { key: 'runner_proxy_port', field: 'runnerProxyPort', label: 'runner proxy port' },
+  { key: 'broker_port', field: 'brokerPort', label: 'broker port' },
 ] as const;
 
 function rawRepos(text: string): RawRepos | undefined {
+  return rawDocument(text)?.repos;
+}
+
+function rawDocument(text: string): { repos: RawRepos; defaults: Record<string, unknown> | undefined } | undefined {
   try {
-    return ((parse(text) as Record<string, unknown>).repos ?? {}) as RawRepos;
+    const document = parse(text) as Record<string, unknown>;
+    return {
+      repos: (document.repos ?? {}) as RawRepos,
+      defaults: document.defaults as Record<string, unknown> | undefined,
+    };
   } catch {
     return undefined;
   }
 }
 
-/** Every proxy port of either kind in the text as written, valid or not. */
+/** Every port of the pool in the text as written (proxy, runner proxy and broker ports), valid or not. */
 export function rawProxyPorts(text: string): number[] {
   return Object.values(rawRepos(text) ?? {}).flatMap((repo) =>
     PORT_KEYS.map(({ key }) => repo?.[key]).filter((port): port is number => Number.isInteger(port)),
@@ -48,7 +60,8 @@ export function rawProxyPorts(text: string): number[] {
 
 /**
  * The registry text with every repo's ports in order: a port the registry's limit refuses moved, a missing
- * runner_proxy_port allocated (from the same pool as proxy_port), and one line per change.
+ * runner_proxy_port allocated (from the same pool as proxy_port), a missing broker_port allocated for a repo a key file
+ * applies to, and one line per change.
  */
 export function movedProxyPorts(
   text: string,
@@ -59,8 +72,9 @@ export function movedProxyPorts(
     file: 'registry.toml',
   },
 ): { text: string; moves: string[] } {
-  const repos = rawRepos(text);
-  if (!repos) return { text, moves: [] };
+  const document = rawDocument(text);
+  if (!document) return { text, moves: [] };
+  const { repos, defaults } = document;
   const taken = new Set(rawProxyPorts(text));
   const moves: string[] = [];
   let result = text;
@@ -68,13 +82,15 @@ export function movedProxyPorts(
     const changed: { -readonly [K in keyof RepoPorts]: number } = {};
     for (const { key, field, label } of PORT_KEYS) {
       const port = repo?.[key];
-      const missing = port === undefined && key === 'runner_proxy_port';
+      const missing =
+        port === undefined &&
+        (key === 'runner_proxy_port' || (key === 'broker_port' && rawDeclaresBroker(repo, defaults)));
       if (!missing && (!Number.isInteger(port) || (port as number) < limit.declared)) continue;
       const next = freeProxyPort(taken, ports, limit.declared);
       if (next === undefined) {
         const budget = proxyPortBudget(taken, ports, limit.declared);
         const what = missing
-          ? `repo "${name}" has no runner proxy port yet and no free privileged port is left for one`
+          ? `repo "${name}" has no ${label} yet and no free privileged port is left for one`
           : `repo "${name}": ${label} ${String(port)} can be bound by any user and no free privileged port is left to move it to`;
         throw new UsageError(`${what}: ${describePortBudget(budget)}. Fix: ${morePortsFix(budget, limit.file)}`);
       }
@@ -82,7 +98,9 @@ export function movedProxyPorts(
       changed[field] = next;
       moves.push(
         missing
-          ? `runner proxy port of repo ${name}: ${next} (the runner reaches the git host through it, nothing else)`
+          ? key === 'broker_port'
+            ? `broker port of repo ${name}: ${next} (its agents reach their model through the broker there)`
+            : `runner proxy port of repo ${name}: ${next} (the runner reaches the git host through it, nothing else)`
           : `${label} of repo ${name} moves from ${String(port)} to ${next} (ports from ${limit.declared} up can be bound by any user, an agent too)`,
       );
     }

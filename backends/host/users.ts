@@ -40,6 +40,28 @@ export function createAccountCommands(user: string, home: string, comment: strin
   ];
 }
 
+/** The shell of the broker's account: it runs one program, started by root, and never logs in. */
+export const NO_LOGIN_SHELL = '/usr/sbin/nologin';
+
+/**
+ * The broker's system account: a system uid, its own group and no other, no home, no login shell. It owns the provider
+ * key files and nothing else.
+ */
+export function createBrokerAccountCommand(name: string): Command {
+  return systemCommand('useradd', [
+    '--system',
+    '--user-group',
+    '--no-create-home',
+    '--home-dir',
+    '/nonexistent',
+    '--shell',
+    NO_LOGIN_SHELL,
+    '--comment',
+    'agent-runner provider broker',
+    name,
+  ]);
+}
+
 /** The shell new accounts of a repo get when the runner's is not known yet. */
 export const DEFAULT_SHELL = REPO_USER_SHELL;
 

@@ -24,7 +24,9 @@ export interface BrokerRepo {
 
 /** Anthropic's own request limit for the Messages API. */
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
-const MAX_BODY_BYTES = 256 * 1024 * 1024;
+/** The bounds a body cap may be set within (the registry's max_body_bytes). */
+export const MIN_BODY_BYTES = 1024;
+export const MAX_BODY_BYTES = 256 * 1024 * 1024;
 
 /** Pure: what is wrong with an upstream origin (or a proxy URL), or undefined. */
 export function originProblem(text: string, what: string): string | undefined {
@@ -59,9 +61,9 @@ export function brokerRepoProblems(repo: BrokerRepo): string[] {
         `${where}: ${provider} key kind ${settings.keyKind} is not one of api-key${provider === 'anthropic' ? ', subscription-token' : ''}`,
       );
   }
-  if (!Number.isInteger(repo.maxBodyBytes) || repo.maxBodyBytes < 1024 || repo.maxBodyBytes > MAX_BODY_BYTES)
+  if (!Number.isInteger(repo.maxBodyBytes) || repo.maxBodyBytes < MIN_BODY_BYTES || repo.maxBodyBytes > MAX_BODY_BYTES)
     problems.push(
-      `${where}: the body cap ${repo.maxBodyBytes} must be a whole number of bytes from 1024 to ${MAX_BODY_BYTES}`,
+      `${where}: the body cap ${repo.maxBodyBytes} must be a whole number of bytes from ${MIN_BODY_BYTES} to ${MAX_BODY_BYTES}`,
     );
   if (!Number.isInteger(repo.brokerUid) || repo.brokerUid < 0) problems.push(`${where}: the broker uid is malformed`);
   return problems;

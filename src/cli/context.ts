@@ -4,6 +4,7 @@
 import type { ControlPorts, LineChannel } from '../ports.js';
 import type { GitHubConnector } from '../github/api.js';
 import type { StartDemoGitHub } from '../demo/github-server.js';
+import type { KeySource } from '../broker/types.js';
 
 export interface CliContext {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -32,4 +33,6 @@ export interface CliContext {
     readonly log: (line: string) => void;
     readonly stop: AbortSignal;
   }) => Promise<number>;
+  /** Root's reader of provider key files (src/io/broker/key-file.ts): doctor judges each with the broker's rule. */
+  readonly brokerKeys?: KeySource;
 }

@@ -14,6 +14,7 @@ import { DEFAULT_TARGETS, doctorRepo, type Check } from '../../backends/host/doc
 import { hostChecks } from '../../backends/host/doctor-host.js';
 import { doctorIdentities } from '../../backends/host/doctor-identities.js';
 import { repoGitHubChecks } from './doctor-github.js';
+import { brokerReport, readBrokerFacts, type ModelReport } from '../../backends/host/doctor-broker.js';
 
 interface DoctorOptions {
   json?: boolean;
@@ -69,12 +70,24 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         ...(options.allowedUrl ? { allowedUrl: options.allowedUrl } : {}),
       };
       // identities: the runner, agent and gate accounts and the file boundaries between them, tried as each.
-      const results: { repo: string; checks: Check[]; identities: Check[] }[] = [];
+      // model: how its agents reach their model (the broker and its key files, or their own logins).
+      const results: { repo: string; model?: ModelReport; checks: Check[]; identities: Check[] }[] = [];
       for (const repo of repos) {
         const isolation = options.github ? [] : await doctorRepo(deps, layout, registry, repo, targets);
         const github = options.github || repo.promote?.mode === 'pr' ? await repoGitHubChecks(context, repo) : [];
         const identities = options.github ? [] : await doctorIdentities(deps, repo);
-        results.push({ repo: repo.name, checks: [...isolation, ...github], identities });
+        const broker = options.github
+          ? undefined
+          : brokerReport(
+              repo,
+              await readBrokerFacts({ process: context.ports.process, keys: context.brokerKeys }, repo),
+            );
+        results.push({
+          repo: repo.name,
+          ...(broker ? { model: broker.model } : {}),
+          checks: [...(broker?.checks ?? []), ...isolation, ...github],
+          identities,
+        });
       }
       const host = options.github ? [] : await hostChecks(context.ports, layout.registryFile);
       const failed = [

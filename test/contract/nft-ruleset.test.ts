@@ -12,10 +12,16 @@ import { inNetns } from '../../backends/host/exec.js';
 import { FailedError } from '../../src/errors.js';
 
 const repos = [
-  aRepo('alpha', { proxyPort: 700, runnerProxyPort: 702, loopbackPorts: [5432] }),
+  aRepo('alpha', {
+    proxyPort: 700,
+    runnerProxyPort: 702,
+    loopbackPorts: [5432],
+    broker: { port: 704, providers: {}, maxBodyBytes: 1024 },
+  }),
   aRepo('beta', { proxyPort: 701, runnerProxyPort: 703, gateEgress: 'agent', loopbackPorts: [8080] }),
 ];
-// alpha: all three identities (its gate reaches nothing); beta: runner and gate (gate_egress = "agent"), no agent yet.
+// alpha: all three identities (its gate reaches nothing), a broker its agent reaches; beta: runner and gate
+// (gate_egress = "agent"), no agent yet.
 const uids = new Map([
   ['alpha', { runner: 1001, agent: 1002, gate: 1003 }],
   ['beta', { runner: 1004, gate: 1006 }],
@@ -77,8 +83,8 @@ t.test("in a namespace: each identity's rules list back as generated", async (t)
   t.match(text, /meta skuid 1001 ip daddr 127\.0\.0\.1 tcp dport 702 accept/, 'the runner: its git proxy');
   t.match(
     text,
-    /meta skuid 1002 ip daddr 127\.0\.0\.1 tcp dport \{ 700, 5432 \} accept/,
-    'the agent: proxy and loopback',
+    /meta skuid 1002 ip daddr 127\.0\.0\.1 tcp dport \{ 700, 704, 5432 \} accept/,
+    'the agent: proxy, broker and loopback',
   );
   t.notMatch(text, /meta skuid 1003 .*accept/, "alpha's gate: no accept at all");
   t.match(text, /meta skuid 1003 meta l4proto tcp .*reject with tcp reset/, "alpha's gate: rejected");

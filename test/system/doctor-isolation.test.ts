@@ -18,7 +18,11 @@ const UPSTREAM = '203.0.113.2';
 interface DoctorReport {
   ok: boolean;
   host: { name: string; ok: boolean; detail: string; fix: string }[];
-  repos: { repo: string; checks: { name: string; ok: boolean; detail: string; fix: string }[] }[];
+  repos: {
+    repo: string;
+    model?: { summary: string; broker: unknown };
+    checks: { name: string; ok: boolean; detail: string; fix: string }[];
+  }[];
 }
 
 if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'curl'])) {
@@ -174,8 +178,14 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
     );
     t.equal(result.code, hidepid ? 0 : 1, "only the host's /proc may fail here");
     t.same(
+      result.report.repos[0]!.model,
+      { summary: "no broker: agents use logins in the agent's home", broker: null },
+      'a repo without a broker: its agents use their own logins',
+    );
+    t.same(
       result.report.repos[0]!.checks.map((check) => check.name),
       [
+        'model access',
         'user exists',
         'egress lock loaded',
         'egress per identity',

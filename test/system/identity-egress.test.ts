@@ -12,7 +12,7 @@ import { killSquidByPidFile, netns, testUser, uniqueName, waitForPort, type Test
 import { aRepo, squidLayoutUnder } from '../helpers/host-fixtures.js';
 import { realPorts } from '../../src/io/real-ports.js';
 import { agentEnvironment, dropPrivileges } from '../../src/control/repo-user/privdrop.js';
-import { egressRuleset, rulesetDifferences, uidRulesLoaded } from '../../backends/host/nftables.js';
+import { egressRuleset, rulesetDifferences, uidRulesLoaded, type RepoUids } from '../../backends/host/nftables.js';
 import { applyRuleset, listEgressTable } from '../../backends/host/apply-nft.js';
 import { applySquid } from '../../backends/host/apply-squid.js';
 import type { RegistryRepo } from '../../src/types.js';
@@ -21,6 +21,8 @@ const UPSTREAM = '203.0.113.2';
 const AGENT_PORT = 711;
 const RUNNER_PORT = 712;
 const LOOPBACK_PORT = 5433;
+const BROKER_PORT = 713;
+const OTHER_BROKER_PORT = 714;
 
 if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
   const ports = realPorts();
@@ -58,7 +60,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
   const upstream = ns.start([
     'node',
     '-e',
-    `const http = require('http'); for (const port of [80, 443]) http.createServer((q, s) => s.end('upstream ' + port + ' ' + q.headers.host)).listen(port, '${UPSTREAM}'); http.createServer((q, s) => s.end('loopback')).listen(${LOOPBACK_PORT}, '127.0.0.1');`,
+    `const http = require('http'); for (const port of [80, 443]) http.createServer((q, s) => s.end('upstream ' + port + ' ' + q.headers.host)).listen(port, '${UPSTREAM}'); http.createServer((q, s) => s.end('loopback')).listen(${LOOPBACK_PORT}, '127.0.0.1'); for (const port of [${BROKER_PORT}, ${OTHER_BROKER_PORT}]) http.createServer((q, s) => s.end('broker ' + port)).listen(port, '127.0.0.1');`,
   ]);
   upstream.stderr?.on('data', (chunk: Buffer) => process.stderr.write(chunk));
 
@@ -95,6 +97,8 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
   t.before(async () => {
     await waitForPort(ns, UPSTREAM, 80);
     await waitForPort(ns, '127.0.0.1', LOOPBACK_PORT);
+    await waitForPort(ns, '127.0.0.1', BROKER_PORT);
+    await waitForPort(ns, '127.0.0.1', OTHER_BROKER_PORT);
     await load(repo);
   });
 
@@ -182,5 +186,26 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'curl', 'useradd'])) {
     t.equal((await via(gate, RUNNER_PORT, 'http://git.test/')).exitCode, 7, "gate: never the runner's port");
     await load(repo);
     t.equal((await via(gate, AGENT_PORT, 'http://other.test/')).exitCode, 7, 'back to "none": rejected again');
+  });
+
+  t.test("a repo with a broker: its agent reaches its broker port, not another repo's; nobody else does", async (t) => {
+    const otherAgent = testUser(t);
+    const broker = { port: BROKER_PORT, providers: {}, maxBodyBytes: 1024 };
+    const brokered = { ...repo, broker };
+    const other = aRepo('api', { proxyPort: 715, broker: { ...broker, port: OTHER_BROKER_PORT } });
+    const both = new Map<string, RepoUids>([...uids, ['api', { agent: otherAgent.uid }]]);
+    await applyRuleset(deps, egressRuleset([brokered, other], both));
+    const direct = (user: TestUser, port: number) => asUser(user, ['--noproxy', '*', `http://127.0.0.1:${port}/`]);
+    const own = await direct(agent, BROKER_PORT);
+    t.same([own.exitCode, own.stdout], [0, `broker ${BROKER_PORT}`], 'agent: its broker port');
+    t.equal((await direct(agent, OTHER_BROKER_PORT)).exitCode, 7, "agent: another repo's broker port is rejected");
+    const theirs = await direct(otherAgent, OTHER_BROKER_PORT);
+    t.same([theirs.exitCode, theirs.stdout], [0, `broker ${OTHER_BROKER_PORT}`], 'control: the other agent, its own');
+    t.equal((await direct(otherAgent, BROKER_PORT)).exitCode, 7, "the other agent: not this repo's broker");
+    t.equal((await direct(runner, BROKER_PORT)).exitCode, 7, 'runner: never the broker');
+    t.equal((await direct(gate, BROKER_PORT)).exitCode, 7, 'gate: never the broker');
+    t.equal((await via(agent, AGENT_PORT, 'http://other.test/')).status, '200', 'agent: its proxy still serves');
+    await load(repo);
+    t.equal((await direct(agent, BROKER_PORT)).exitCode, 7, 'without a broker: the port is rejected again');
   });
 }

@@ -265,3 +265,31 @@ t.test('comparing a live listing with the generated ruleset', async (t) => {
     'rule 4 differs: expected "repo beta: agent agent-beta-agent may reach its proxy 127.0.0.1:799", live "repo beta: agent agent-beta-agent may reach its proxy 127.0.0.1:701"',
   ]);
 });
+
+t.test('a repo with a broker: its agent reaches its broker port too, no other identity does', async (t) => {
+  const broker = { port: 704, providers: {}, maxBodyBytes: 1024 };
+  const repo = aRepo('alpha', { proxyPort: 700, runnerProxyPort: 702, loopbackPorts: [5432], broker });
+  const other = aRepo('beta', { proxyPort: 701, broker: { ...broker, port: 705 } });
+  const uids = new Map([
+    ['alpha', { runner: 1001, agent: 1002, gate: 1003 }],
+    ['beta', { agent: 1004 }],
+  ]);
+  const ruleset = egressRuleset([repo, { ...other, gateEgress: 'agent' }], uids);
+  t.same(comments(ruleset).slice(0, 4), [
+    'repo alpha: runner agent-alpha may reach its git proxy 127.0.0.1:702',
+    'repo alpha: agent agent-alpha-agent may reach its proxy 127.0.0.1:700, its broker 127.0.0.1:704 and loopback ports 5432',
+    'repo alpha: agent agent-alpha-agent: replies from its own loopback ports 5432',
+    'repo beta: agent agent-beta-agent may reach its proxy 127.0.0.1:701 and its broker 127.0.0.1:705',
+  ]);
+  t.same(dports(ruleset, 1002), [{ set: [700, 704, 5432] }], 'the agent: its proxy, its broker, its loopback ports');
+  t.same(dports(ruleset, 1004), [{ set: [701, 705] }], "the other repo's agent: its own broker, not alpha's");
+  t.same(dports(ruleset, 1001), [702], 'the runner: never the broker');
+  t.same(dports(ruleset, 1003), [], 'the gate: nothing');
+  const open = egressRuleset([{ ...repo, gateEgress: 'agent' }], uids);
+  t.same(dports(open, 1003), [{ set: [700, 5432] }], 'gate_egress = "agent": the proxy, still not the broker');
+  t.same(
+    dports(egressRuleset([{ ...repo, broker: undefined }], uids), 1002),
+    [{ set: [700, 5432] }],
+    'without a broker: as before',
+  );
+});

@@ -20,6 +20,7 @@ const healthy: HostState = {
   enabledUnits: ['agent-runner-egress.service', 'agent-runner-proxy.service'],
   proxyUid: 13,
   proxyGid: 13,
+  brokerAccount: { shell: '/usr/sbin/nologin', supplementaryGroups: [] },
 };
 const commands = (state: HostState) =>
   planHost(state, layout, '/x/install.sh').map((step) =>
@@ -47,3 +48,21 @@ t.test('a missing repos dir is created root-only', async (t) => {
   const state: HostState = { ...healthy, repoStateDirs: new Map([['/s/repos', { mode: undefined, uid: undefined }]]) };
   t.same(commands(state), ['-p -m 0700 /s/repos', 'root:root /s/repos']);
 });
+
+t.test(
+  'the broker account: created when missing, put back to no login shell and no supplementary groups',
+  async (t) => {
+    t.same(commands({ ...healthy, brokerAccount: undefined }), [
+      '--system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --comment agent-runner provider broker agent-runner-broker',
+    ]);
+    t.same(
+      commands({ ...healthy, brokerAccount: { shell: '/bin/false', supplementaryGroups: [] } }),
+      [],
+      '/bin/false is no login',
+    );
+    t.same(commands({ ...healthy, brokerAccount: { shell: '/bin/bash', supplementaryGroups: ['adm', 'sudo'] } }), [
+      '--shell /usr/sbin/nologin agent-runner-broker',
+      '--groups  agent-runner-broker',
+    ]);
+  },
+);

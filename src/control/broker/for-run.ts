@@ -10,9 +10,6 @@ import type { SpendPolicy } from '../../spend/policy.js';
 import type { RateLimitRecord, UsageRecord } from '../../broker/types.js';
 import { brokerServeCommand, startRunBroker, type RunBroker } from './run-broker.js';
 
-/** The host account every repo's broker runs as; it owns the key files, and nothing else runs as it. */
-export const BROKER_ACCOUNT = 'agent-runner-broker';
-
 /** Pure: what root tells the broker process of a run. */
 export function brokerServeConfig(
   repo: Pick<RegistryRepo, 'name'>,

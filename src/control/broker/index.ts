@@ -1,7 +1,7 @@
 export { brokerServeCommand, startRunBroker, type RunBroker, type StartRunBrokerInput } from './run-broker.js';
 export { startWithCapability, SESSION_GRANT_TTL_SEC, type GrantedSession } from './session-grant.js';
+export { BROKER_ACCOUNT } from './account.js';
 export {
-  BROKER_ACCOUNT,
   brokerServeConfig,
   startBrokerForRun,
   type RunBrokerHandle,

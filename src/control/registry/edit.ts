@@ -9,6 +9,7 @@ import { FIRST_PROXY_PORT } from './proxy-ports.js';
 import { renderRunLimitLines, type RawRunLimits } from './limits.js';
 import { renderSpendLines, type RawSpend } from './spend.js';
 import { isTable } from './keys.js';
+import { BROKER_TABLE_KEYS, rawBroker, type RawBroker } from './broker.js';
 import { sectionRange } from './locate.js';
 import { REPO_NAME_PATTERN } from './parse.js';
 
@@ -22,6 +23,8 @@ export interface RegistryRepoInput {
   readonly proxyPort?: number;
   /** Omitted: kept as the registry has it (provision allocates a missing one, host-aware). */
   readonly runnerProxyPort?: number;
+  /** Omitted: kept as the registry has it (provision allocates a missing one for a repo with a broker). */
+  readonly brokerPort?: number;
   readonly anonymousFetch?: boolean;
   readonly gateEgress?: GateEgress;
   readonly schedule?: string;
@@ -38,6 +41,8 @@ export interface RegistryRepoInput {
   readonly limits?: RawRunLimits;
   /** Budgets and rate-limit waits as written (spend.ts). */
   readonly spend?: RawSpend;
+  /** The [repos.NAME.broker] table as written (broker.ts). Omitted: kept as the registry has it. */
+  readonly broker?: RawBroker;
 }
 
 function tomlString(value: string): string {
@@ -58,6 +63,7 @@ function renderRepoSection(entry: RegistryRepoInput & { proxyPort: number }): st
   add('base', entry.baseBranch === undefined ? undefined : tomlString(entry.baseBranch));
   add('proxy_port', String(entry.proxyPort));
   add('runner_proxy_port', entry.runnerProxyPort === undefined ? undefined : String(entry.runnerProxyPort));
+  add('broker_port', entry.brokerPort === undefined ? undefined : String(entry.brokerPort));
   add('anonymous_fetch', entry.anonymousFetch === undefined ? undefined : String(entry.anonymousFetch));
   add('gate_egress', entry.gateEgress === undefined ? undefined : tomlString(entry.gateEgress));
   add('schedule', entry.schedule === undefined ? undefined : tomlString(entry.schedule));
@@ -79,21 +85,42 @@ function renderRepoSection(entry: RegistryRepoInput & { proxyPort: number }): st
   add('author_email', entry.authorEmail === undefined ? undefined : tomlString(entry.authorEmail));
   lines.push(...renderRunLimitLines(entry.limits));
   lines.push(...renderSpendLines(entry.spend));
+  lines.push(...renderBrokerTable(entry.name, entry.broker));
   return `${lines.join('\n')}\n`;
 }
 
-/** proxy_port and runner_proxy_port of every repo in the text, by repo name; empty when the text is not TOML. */
-function proxyPortsByRepo(text: string): Map<string, { proxy?: number; runner?: number }> {
+/** The [repos.NAME.broker] section, last: every key after it would belong to it. Known keys first, in table order. */
+function renderBrokerTable(name: string, broker: RawBroker | undefined): string[] {
+  if (broker === undefined || Object.keys(broker).length === 0) return [];
+  const keys = Object.keys(broker).sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+  const value = (item: string | number) => (typeof item === 'number' ? String(item) : tomlString(item));
+  return ['', `[repos.${name}.broker]`, ...keys.map((key) => `${tomlKey(key)} = ${value(broker[key]!)}`)];
+}
+
+function rank(key: string): number {
+  const at = BROKER_TABLE_KEYS.indexOf(key);
+  return at < 0 ? BROKER_TABLE_KEYS.length : at;
+}
+
+type HeldPorts = { proxy?: number; runner?: number; broker?: number };
+
+/** proxy_port, runner_proxy_port and broker_port of every repo in the text, by repo name; empty when not TOML. */
+function proxyPortsByRepo(text: string): Map<string, HeldPorts> {
   const port = (value: unknown) => (typeof value === 'number' && Number.isInteger(value) ? value : undefined);
   try {
     const document = parse(text) as Record<string, unknown>;
     const repos = isTable(document.repos) ? document.repos : {};
-    const ports = new Map<string, { proxy?: number; runner?: number }>();
+    const ports = new Map<string, HeldPorts>();
     for (const [name, repo] of Object.entries(repos)) {
       if (!isTable(repo)) continue;
       const proxy = port(repo.proxy_port);
       const runner = port(repo.runner_proxy_port);
-      ports.set(name, { ...(proxy === undefined ? {} : { proxy }), ...(runner === undefined ? {} : { runner }) });
+      const broker = port(repo.broker_port);
+      ports.set(name, {
+        ...(proxy === undefined ? {} : { proxy }),
+        ...(runner === undefined ? {} : { runner }),
+        ...(broker === undefined ? {} : { broker }),
+      });
     }
     return ports;
   } catch {
@@ -105,32 +132,51 @@ function proxyPortsByRepo(text: string): Map<string, { proxy?: number; runner?: 
  * The ports an entry gets: its own, else the ones it has; a missing proxy_port is the lowest port from
  * FIRST_PROXY_PORT no port of either kind uses.
  */
-function portsFor(text: string, entry: RegistryRepoInput): { proxyPort: number; runnerProxyPort?: number } {
+function portsFor(
+  text: string,
+  entry: RegistryRepoInput,
+): { proxyPort: number; runnerProxyPort?: number; brokerPort?: number } {
   const ports = proxyPortsByRepo(text);
   const current = ports.get(entry.name);
   const runnerProxyPort = entry.runnerProxyPort ?? current?.runner;
-  const runner = runnerProxyPort === undefined ? {} : { runnerProxyPort };
+  const brokerPort = entry.brokerPort ?? current?.broker;
+  const runner = {
+    ...(runnerProxyPort === undefined ? {} : { runnerProxyPort }),
+    ...(brokerPort === undefined ? {} : { brokerPort }),
+  };
   const proxyPort = entry.proxyPort ?? current?.proxy;
   if (proxyPort !== undefined) return { proxyPort, ...runner };
   const used = new Set(
     [...ports]
       .filter(([name]) => name !== entry.name)
-      .flatMap(([, held]) => [held.proxy, held.runner])
-      .concat(runnerProxyPort),
+      .flatMap(([, held]) => [held.proxy, held.runner, held.broker])
+      .concat(runnerProxyPort, brokerPort),
   );
   let port = FIRST_PROXY_PORT;
   while (used.has(port)) port++;
   return { proxyPort: port, ...runner };
 }
 
-/** The registry text with repo `entry.name` added or replaced. */
+/** The repo's broker table as the text has it; undefined when it has none or the text is not TOML. */
+function brokerTableOf(text: string, name: string): RawBroker | undefined {
+  try {
+    const repos = (parse(text) as Record<string, unknown>).repos;
+    const repo = isTable(repos) ? repos[name] : undefined;
+    return isTable(repo) ? rawBroker(repo) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The registry text with repo `entry.name` added or replaced (its broker_port and broker table kept unless given). */
 export function upsertRepo(text: string, entry: RegistryRepoInput): string {
   if (!REPO_NAME_PATTERN.test(entry.name)) {
     throw new UsageError(
       `repo name "${entry.name}" is not allowed; use lowercase letters, digits and "-", starting with a letter, at most 24 characters`,
     );
   }
-  const section = renderRepoSection({ ...entry, ...portsFor(text, entry) });
+  const broker = entry.broker ?? brokerTableOf(text, entry.name);
+  const section = renderRepoSection({ ...entry, ...portsFor(text, entry), ...(broker ? { broker } : {}) });
   const lines = text.split('\n');
   const range = sectionRange(lines, entry.name);
   if (!range) {

@@ -3,7 +3,8 @@
 //
 // - agent: its proxy port (proxy_port) and its loopback_ports; through the
 //   proxy the repo's `allow` list without the git host, so an agent cannot
-//   push with a token it found, unless anonymous_fetch = true.
+//   push with a token it found, unless anonymous_fetch = true. With a
+//   broker, its broker_port too (and no provider host in `allow`).
 // - runner: its own proxy port (runner_proxy_port) only; through it the git
 //   host alone (and api.github.com for a github.com origin: promote --pr).
 // - gate: nothing at all, unless gate_egress = "agent".
@@ -65,6 +66,11 @@ export function agentDeniedGitHost(repo: Pick<RegistryRepo, 'allow' | 'url' | 'a
 
 export function gateEgressOf(repo: Pick<RegistryRepo, 'gateEgress'>): GateEgress {
   return repo.gateEgress ?? 'none';
+}
+
+/** Every port of the proxy pool a repo holds: its proxy ports and, with a broker, its broker port. */
+export function poolPortsOf(repo: Pick<RegistryRepo, 'proxyPort' | 'runnerProxyPort' | 'broker'>): number[] {
+  return repo.broker === undefined ? proxyPortsOf(repo) : [...proxyPortsOf(repo), repo.broker.port];
 }
 
 /** Every proxy port a repo holds: the agent's, and the runner's once allocated. */

@@ -13,6 +13,7 @@ import { apiUrlProblem } from '../../github/origin.js';
 import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS } from '../retention/index.js';
 import { readRunLimit, RUN_LIMIT_KEYS, type RunLimitFields, type RunLimitKey } from './limits.js';
 import { readSpendKey, SPEND_KEYS, type SpendFields, type SpendKey } from './spend.js';
+import { readBrokerTable, type BrokerFields } from './broker.js';
 
 /**
  * How often an idle watcher asks origin whether its base branch moved (one ls-remote, as the repo user, through its
@@ -68,6 +69,8 @@ export type Fields = {
   retentionDays?: number;
   spend?: SpendFields;
   review?: RegistryReview;
+  brokerPort?: number;
+  broker?: BrokerFields;
 };
 
 export type Scope = 'repo' | 'defaults';
@@ -136,13 +139,18 @@ function readAllow(value: unknown, at: KeyContext): void {
   else at.fields.allow = value.map((item) => String(item).toLowerCase());
 }
 
-/** proxy_port and runner_proxy_port: privileged under the registry's limit. */
-function readProxyPort(value: unknown, at: KeyContext, set: (port: number) => void): void {
+/** proxy_port, runner_proxy_port and broker_port: privileged under the registry's limit. */
+function readProxyPort(
+  value: unknown,
+  at: KeyContext,
+  set: (port: number) => void,
+  squatted = 'cut the repo off from its proxy',
+): void {
   const below = at.proxyPortsBelow;
   if (typeof value !== 'number' || proxyPortProblem(value, below) !== undefined) {
     const raised = below === PRIVILEGED_PORT_LIMIT ? '' : ` (${PROXY_PORTS_BELOW_KEY} = ${below})`;
     at.bad(
-      `must be a privileged port 1-${below - 1}${raised}, got ${JSON.stringify(value)}: any user, an agent too, can bind a port from ${below} up and cut the repo off from its proxy`,
+      `must be a privileged port 1-${below - 1}${raised}, got ${JSON.stringify(value)}: any user, an agent too, can bind a port from ${below} up and ${squatted}`,
       `run agent-runner provision repo ${at.table.replace(/^repos\./, '')}: it moves the repo to a free port from ${FIRST_PROXY_PORT} up (or set one below ${below} yourself, one per repo)`,
     );
   } else set(value);
@@ -191,6 +199,30 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: REPO,
     describe: "loopback port of the runner's proxy (the git host alone)",
     read: (value, at) => readProxyPort(value, at, (port) => (at.fields.runnerProxyPort = port)),
+  },
+  broker_port: {
+    scopes: REPO,
+    describe:
+      "loopback port of the repo's provider broker (with a key file in [repos.NAME.broker] or [defaults.broker])",
+    read: (value, at) =>
+      readProxyPort(
+        value,
+        at,
+        (port) => (at.fields.brokerPort = port),
+        "pose as the repo's broker, collecting its agents' capability tokens",
+      ),
+  },
+  broker: {
+    scopes: BOTH,
+    describe: 'the provider broker: key files (never keys), key kind, origins, body cap, its egress proxy',
+    read(value, at) {
+      const fields = readBrokerTable(value, {
+        table: at.table,
+        bad: at.bad,
+        badKey: (key, problem, fix) => at.badEntry(key, problem, fix),
+      });
+      if (fields !== undefined) at.fields.broker = fields;
+    },
   },
   anonymous_fetch: {
     scopes: BOTH,

@@ -53,11 +53,14 @@ export class LineIndex {
   }
 
   /**
-   * `file:line` of `key` in `table` (its first dotted part: env.NAME points at env), or the file alone when neither is
-   * found.
+   * `file:line` of `key` in `table`: a dotted key (broker.anthropic_key_file) at its line in the sub-table's own
+   * section, else at its first part (env = { ... }); the table's header, or the file alone, when neither is found.
    */
   locate(file: string, table: string, key: string | undefined): string {
-    const line = this.lineOf(table, key?.split('.')[0]);
+    const [first, inner] = key?.split('.') ?? [];
+    // A key of a sub-table written as its own section ([repos.web.broker], [repos.web.env]) sits there.
+    const section = inner === undefined ? undefined : this.tables.get(`${table}.${first}`);
+    const line = (section && (section.keys.get(inner!) ?? section.header)) ?? this.lineOf(table, first);
     return line === undefined ? file : `${file}:${line}`;
   }
 }

@@ -20,6 +20,16 @@ import {
   type Scope,
 } from './keys.js';
 import { LineIndex } from './locate.js';
+import {
+  declaresBroker,
+  inlineKeyRefusal,
+  looksLikeInlineKeyName,
+  missingBrokerPort,
+  providerHostProblem,
+  providerHostsAllowed,
+  resolveBroker,
+  resolvedBrokerProblems,
+} from './broker.js';
 import { MAX_PROXY_PORTS_BELOW, PRIVILEGED_PORT_LIMIT, PROXY_PORTS_BELOW_KEY } from './proxy-ports.js';
 import { USER_PATH } from '../../system-path.js';
 
@@ -50,11 +60,19 @@ interface Collected {
   proxyPortsBelow: number;
 }
 
-function report(c: Collected, table: string, key: string | undefined, problem: string, fix: string): void {
+/** Reports a problem at `key`'s line in `table`; `label` names the key when it is another's (a default's line). */
+function report(
+  c: Collected,
+  table: string,
+  key: string | undefined,
+  problem: string,
+  fix: string,
+  label?: string,
+): void {
   c.index ??= new LineIndex(c.text);
   c.problems.push({
     file: c.index.locate(c.file, table, key),
-    key: key === undefined ? table : `${table}.${key}`,
+    key: label ?? (key === undefined ? table : `${table}.${key}`),
     problem,
     fix,
   });
@@ -66,6 +84,11 @@ function readFields(c: Collected, table: string, scope: Scope, raw: Record<strin
   const allowedHere = keysFor(scope);
   for (const [key, value] of Object.entries(raw)) {
     const rule = Object.hasOwn(KEY_RULES, key) ? KEY_RULES[key] : undefined;
+    if (!rule && looksLikeInlineKeyName(key)) {
+      const refusal = inlineKeyRefusal(table);
+      report(c, table, key, refusal.problem, refusal.fix);
+      continue;
+    }
     if (!rule || !rule.scopes.includes(scope)) {
       const near = suggestKey(key, allowedHere);
       const why = rule ? `"${key}" belongs in [repos.NAME], not in [defaults]` : 'unknown key';
@@ -99,6 +122,8 @@ function resolveRepo(
   fields: Fields & { path: string; proxyPort: number },
   defaults: Fields,
 ): RegistryRepo {
+  const broker =
+    fields.brokerPort === undefined ? undefined : resolveBroker(fields.brokerPort, fields.broker, defaults.broker);
   return {
     name,
     path: fields.path,
@@ -141,6 +166,7 @@ function resolveRepo(
     // Only "required" is carried: "optional" leaves review to the repo's config, as no key does.
     ...((fields.review ?? defaults.review) === 'required' ? { review: 'required' as const } : {}),
     spend: resolveSpend(fields.spend ?? {}, defaults.spend ?? {}),
+    ...(broker === undefined ? {} : { broker }),
   };
 }
 
@@ -159,6 +185,7 @@ function reportPortClashes(c: Collected, repos: readonly RegistryRepo[]): void {
   const kinds = [
     { key: 'proxy_port', label: 'proxy port', pick: (repo: RegistryRepo) => repo.proxyPort },
     { key: 'runner_proxy_port', label: 'runner proxy port', pick: (repo: RegistryRepo) => repo.runnerProxyPort },
+    { key: 'broker_port', label: 'broker port', pick: (repo: RegistryRepo) => repo.broker?.port },
   ] as const;
   for (const repo of repos) {
     for (const kind of kinds) {
@@ -173,7 +200,9 @@ function reportPortClashes(c: Collected, repos: readonly RegistryRepo[]): void {
       const fix =
         kind.key === 'proxy_port'
           ? 'give every repo its own proxy_port'
-          : `give every repo its own runner_proxy_port, apart from every proxy_port (or remove repos.${repo.name}.runner_proxy_port: provision allocates a free one)`;
+          : kind.key === 'runner_proxy_port'
+            ? `give every repo its own runner_proxy_port, apart from every proxy_port (or remove repos.${repo.name}.runner_proxy_port: provision allocates a free one)`
+            : `give every repo its own broker_port, apart from every proxy_port and runner_proxy_port (or remove repos.${repo.name}.broker_port: provision allocates a free one)`;
       report(
         c,
         `repos.${repo.name}`,
@@ -208,6 +237,21 @@ function reportClashes(c: Collected, repos: readonly RegistryRepo[]): void {
   clash('path', (repo) => repo.path, 'path', 'register each checkout once');
   for (const found of loopbackPortClashes(repos))
     report(c, `repos.${found.repo}`, 'loopback_ports', found.problem, found.fix);
+}
+
+/**
+ * A repo with a broker: no allow entry of its own or of [defaults] reaches a brokered provider's host, and the broker's
+ * own rules hold for the resolved settings.
+ */
+function reportBrokerRules(c: Collected, repo: RegistryRepo, fields: Fields): void {
+  if (repo.broker === undefined) return;
+  for (const found of providerHostsAllowed(repo)) {
+    const own = fields.allow?.includes(found.entry) ?? false;
+    const { problem, fix } = providerHostProblem(repo.name, repo.broker.port, found, !own);
+    report(c, own ? `repos.${repo.name}` : 'defaults', 'allow', problem, fix, `repos.${repo.name}.allow`);
+  }
+  for (const problem of resolvedBrokerProblems(repo.name, repo.broker))
+    report(c, `repos.${repo.name}`, 'broker', problem, 'fix the key it names in the broker table');
 }
 
 /**
@@ -290,9 +334,15 @@ export function parseRegistry(text: string, file: string, schedules: ScheduleChe
       report(c, table, undefined, 'path is missing', 'add path = "/absolute/path/of/the/checkout"');
     if (raw.proxy_port === undefined)
       report(c, table, undefined, 'proxy_port is missing', 'add proxy_port = <a free port, one per repo>');
+    if (raw.broker_port === undefined && declaresBroker(fields.broker, defaults.broker)) {
+      const missing = missingBrokerPort(name);
+      report(c, table, 'broker_port', missing.problem, missing.fix);
+    }
     const { path, proxyPort } = fields;
     if (problems.length > before || path === undefined || proxyPort === undefined) continue;
-    repos.push(resolveRepo(name, { ...fields, path, proxyPort }, defaults));
+    const repo = resolveRepo(name, { ...fields, path, proxyPort }, defaults);
+    reportBrokerRules(c, repo, fields);
+    repos.push(repo);
   }
   reportClashes(c, repos);
   // One pass over the problems, not one per repo.

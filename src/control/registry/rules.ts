@@ -5,16 +5,36 @@ import type { RegistryRepo } from '../../types.js';
  * A loopback port the agent may reach must not be a proxy port: another
  * repo's (it would use that repo's allowlist), its own (it is already
  * allowed; listing it hides a typo or an intent to reach something else), or
- * any runner's.
+ * any runner's; nor a broker port (its own agent reaches it anyway, and
+ * another repo's agent never may).
  */
 export function loopbackPortClashes(repos: readonly RegistryRepo[]): { repo: string; problem: string; fix: string }[] {
   const proxyOf = new Map(repos.map((repo) => [repo.proxyPort, repo.name]));
   const runnerOf = new Map(
     repos.flatMap((repo) => (repo.runnerProxyPort === undefined ? [] : [[repo.runnerProxyPort, repo.name] as const])),
   );
+  const brokerOf = new Map(
+    repos.flatMap((repo) => (repo.broker === undefined ? [] : [[repo.broker.port, repo.name] as const])),
+  );
   const found: { repo: string; problem: string; fix: string }[] = [];
   for (const repo of repos) {
     for (const port of repo.loopbackPorts) {
+      // A broker port is reached by its own repo's agent through the egress rule of its broker, by no other.
+      const broker = brokerOf.get(port);
+      if (broker !== undefined) {
+        found.push({
+          repo: repo.name,
+          problem:
+            broker === repo.name
+              ? `port ${port} is repo "${repo.name}"'s own broker port`
+              : `port ${port} is the broker port of repo "${broker}": repo "${repo.name}"'s agent would reach another repo's broker`,
+          fix:
+            broker === repo.name
+              ? `remove ${port} from repos.${repo.name}.loopback_ports (its agent reaches its broker anyway)`
+              : `remove ${port} from loopback_ports of repo "${repo.name}" (or from [defaults])`,
+        });
+        continue;
+      }
       // The runner's port serves the git host: an agent that reached it could push with a token it found.
       const runner = runnerOf.get(port);
       if (runner !== undefined) {
