@@ -11,12 +11,18 @@ import { skipWithReason, systemTestMayRun } from '../helpers/system.js';
 import { tempDir } from '../helpers/temp.js';
 import { uniqueName } from '../helpers/netns.js';
 import { BROKER_ACCOUNT } from '../../src/control/broker/index.js';
+import { ownBrokerAccount } from '../helpers/broker-account.js';
 
 const run = (args: string[]) => spawnSync(args[0]!, args.slice(1), { encoding: 'utf8' });
 const passwd = () => run(['getent', 'passwd', BROKER_ACCOUNT]);
 
-if (systemTestMayRun(t, ['useradd', 'usermod', 'groupadd'])) {
+// Other system tests share the account while they run (useBrokerAccount): this one waits until none does.
+const mayRun = systemTestMayRun(t, ['useradd', 'usermod', 'groupadd', 'flock']);
+const release = mayRun ? await ownBrokerAccount() : undefined;
+if (mayRun && !release) t.fail(`${BROKER_ACCOUNT} stayed in use by other tests for 10 minutes`);
+if (release) {
   if (passwd().status === 0) {
+    t.teardown(release);
     skipWithReason(
       t,
       'the broker account',
@@ -31,10 +37,11 @@ if (systemTestMayRun(t, ['useradd', 'usermod', 'groupadd'])) {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
     };
     const group = uniqueName('artestg');
-    t.teardown(() => {
+    t.teardown(async () => {
       run(['userdel', BROKER_ACCOUNT]);
       run(['groupdel', BROKER_ACCOUNT]);
       run(['groupdel', group]);
+      await release();
     });
 
     t.test('provision host creates it: system uid, own group only, no home, no login shell', async (t) => {
