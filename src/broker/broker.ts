@@ -286,6 +286,7 @@ export function createBroker(repo: BrokerRepo, ports: BrokerPorts): Broker {
           repo: repo.repo,
           run: grant.run,
           task: grant.task,
+          grant: grant.id ?? null,
           provider: route.provider,
           ...reading,
           at: iso(now),

@@ -23,6 +23,8 @@ export interface Grant {
   readonly uid: number;
   /** Milliseconds since the epoch. */
   readonly expiresAt: number;
+  /** Root's id of the grant (its control line's id): a rate-limit record names it, so root knows whose wait it is. */
+  readonly id?: number;
 }
 
 /**
@@ -67,6 +69,8 @@ export interface RateLimitRecord {
   readonly repo: string;
   readonly run: string;
   readonly task: string;
+  /** Root's id of the grant whose request was limited; null for a grant that had none. */
+  readonly grant: number | null;
   readonly provider: Provider;
   /** What retry-after (or retry-after-ms) said, in seconds; null when absent. */
   readonly retryAfterSec: number | null;

@@ -37,6 +37,7 @@ t.test('root accepts exactly the broker’s messages', async (t) => {
         repo: 'web',
         run: 'run-1',
         task: '-',
+        grant: 4,
         provider: 'openai',
         retryAfterSec: 30,
         resetAt: '2026-12-02T10:01:00.000Z',

@@ -287,6 +287,7 @@ t.test('a 429 is recorded with its retry-after, passed on, and sealed as no usag
       repo: 'web',
       run: 'run-1',
       task: 'TASK-1',
+      grant: null,
       provider: 'anthropic',
       retryAfterSec: 17,
       resetAt: '2026-12-02T10:00:17.000Z',

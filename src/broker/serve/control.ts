@@ -18,7 +18,9 @@ export const MAX_GRANT_TTL_SEC = 24 * 3600;
 export type RootMessage =
   | { readonly op: 'config'; readonly config: unknown }
   | { readonly op: 'grant'; readonly id: number; readonly task: string; readonly uid: number; readonly ttlSec: number }
-  | { readonly op: 'revoke'; readonly id: number };
+  | { readonly op: 'revoke'; readonly id: number }
+  /** The run is over: stop taking requests, report what the last ones cost, then close the channel. */
+  | { readonly op: 'end' };
 
 export type BrokerMessage =
   | { readonly event: 'ready'; readonly port: number }
@@ -88,6 +90,10 @@ export function parseRootMessage(line: string): Parsed<RootMessage> {
       if (problem) return refuse(problem);
       return isId(message.id) ? { ok: true, message: { op: 'revoke', id: message.id } } : refuse('id is not an id');
     }
+    case 'end': {
+      const problem = fieldsProblem(message, ['op']);
+      return problem ? refuse(problem) : { ok: true, message: { op: 'end' } };
+    }
     default:
       return refuse(`unknown op ${JSON.stringify(String(message.op).slice(0, 64))}`);
   }
@@ -113,7 +119,7 @@ const USAGE_FIELDS = [
   'startedAt',
   'endedAt',
 ] as const;
-const RATE_LIMIT_FIELDS = ['v', 'repo', 'run', 'task', 'provider', 'retryAfterSec', 'resetAt', 'at'] as const;
+const RATE_LIMIT_FIELDS = ['v', 'repo', 'run', 'task', 'grant', 'provider', 'retryAfterSec', 'resetAt', 'at'] as const;
 
 function grantedPart(record: Record<string, unknown>): string | undefined {
   if (record.v !== 1) return 'v is not 1';
@@ -144,6 +150,7 @@ function rateLimitProblem(record: unknown): string | undefined {
   if (!isRecord(record)) return 'record is not an object';
   const problem = fieldsProblem(record, RATE_LIMIT_FIELDS) ?? grantedPart(record);
   if (problem) return problem;
+  if (record.grant !== null && !isId(record.grant)) return 'grant is not an id';
   if (record.retryAfterSec !== null && !(typeof record.retryAfterSec === 'number' && record.retryAfterSec >= 0))
     return 'retryAfterSec is not a number of seconds';
   if (!(record.resetAt === null || isTime(record.resetAt)) || !isTime(record.at)) return 'resetAt or at is not a time';

@@ -1,2 +1,9 @@
 export { brokerServeCommand, startRunBroker, type RunBroker, type StartRunBrokerInput } from './run-broker.js';
 export { startWithCapability, SESSION_GRANT_TTL_SEC, type GrantedSession } from './session-grant.js';
+export {
+  BROKER_ACCOUNT,
+  brokerServeConfig,
+  startBrokerForRun,
+  type RunBrokerHandle,
+  type StartBrokerForRunInput,
+} from './for-run.js';

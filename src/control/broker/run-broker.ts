@@ -101,8 +101,15 @@ export async function startRunBroker(
     pending.clear();
   });
   let stopped: Promise<void> | undefined;
+  // The broker is asked to end first, so the responses it was still metering are reported before it closes the
+  // channel; one that does not answer within the grace is cut off and killed.
   const stop = () =>
     (stopped ??= (async () => {
+      send({ op: 'end' });
+      const closed = new Promise<void>((resolve) => channel.onClose(resolve));
+      const cut = deps.clock.setTimer(STOP_GRACE_MS, () => channel.close());
+      await closed;
+      cut.cancel();
       channel.close();
       const kill = deps.clock.setTimer(STOP_GRACE_MS, () => child.signalGroup('SIGKILL'));
       await child.exited;

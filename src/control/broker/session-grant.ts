@@ -56,7 +56,9 @@ export function startWithCapability(input: SessionGrantInput): GrantedSession {
       child = input.begin(brokerEnvironment(input.broker.url, granted.token));
     } catch (error) {
       input.broker.revoke(granted.id);
-      throw error;
+      input.handlers.onStderrLine(`could not start: ${error instanceof Error ? error.message : String(error)}`);
+      input.onBegun?.(undefined);
+      return { exitCode: COULD_NOT_RUN, signal: null };
     }
     input.onBegun?.(child.pid);
     try {

@@ -5,11 +5,17 @@
 // only a child it started and has not reaped (its pid cannot be recycled before), and when the channel closes or the
 // run ends it SIGKILLs every group it started and waits for each to exit. Each command runs under the run's
 // confinement (limits.ts confineLaunched): root's launcher is outside orchestrate's scope and rlimits.
+// Where the run has a broker, an agent command that names its task is a model session: it starts only once the broker
+// has granted it a capability for that task and the agent's uid, with the broker's variables over everything else
+// (no provider login passes), and the capability is revoked when it exits; its exit carries the broker's word on
+// when a rate limit it hit lifts. The capability never passes through the runner.
 import type { LaunchedIdentity } from '../../identities.js';
 import type { LineChannel, Ports, StartedProcess } from '../../ports.js';
 import { encodeMessage, outputEvent, parseRequest, type LaunchEvent, type StartRequest } from '../../launch/index.js';
 import { dropPrivileges, isProxyVariable, type UserAccount } from '../repo-user/index.js';
 import { confineLaunched, type Confinement } from './limits.js';
+import { startWithCapability, type RunBrokerHandle } from '../broker/index.js';
+import { withoutProviderLogins } from '../../broker/agent-env.js';
 
 /** Who a launched identity is on this host, and the variables root sets for it whatever the runner asks. */
 export interface LaunchAccount {
@@ -34,12 +40,28 @@ export function launchEnvironment(
   return { ...env, ...forced };
 }
 
+/** What the launcher needs of the run's broker: grants and revokes, and the reset time of a grant's 429. */
+export interface LaunchBroker extends Pick<RunBrokerHandle, 'rateLimitResetOf'> {
+  readonly broker: Pick<RunBrokerHandle['broker'], 'url' | 'grant' | 'revoke'>;
+}
+
+/** Pure: a model session's environment: the runner's variables less proxies and logins, root's own, the broker's. */
+export function sessionEnvironment(
+  requested: Readonly<Record<string, string>>,
+  forced: Readonly<Record<string, string>>,
+  broker: Readonly<Record<string, string>>,
+): Record<string, string> {
+  return { ...withoutProviderLogins(launchEnvironment(requested, forced)), ...broker };
+}
+
 export function serveLaunches(
   deps: Pick<Ports, 'process'>,
   channel: LineChannel,
   identities: ReadonlyMap<LaunchedIdentity, LaunchAccount>,
   /** The run's limits; without one (tests of the protocol) commands run unconfined. */
   confinement?: Confinement,
+  /** The run's broker; without one, agents use their own logins and no command gets a capability. */
+  broker?: LaunchBroker,
 ): LaunchService {
   const offered = new Set(identities.keys());
   const live = new Map<number, StartedProcess>();
@@ -51,30 +73,54 @@ export function serveLaunches(
 
   const start = (request: StartRequest) => {
     const identity = identities.get(request.as)!;
-    const dropped = dropPrivileges(
-      identity.account,
-      {
-        program: request.program,
-        args: request.args,
-        env: launchEnvironment(request.env, identity.env),
-        cwd: request.cwd,
-        ...(request.stdin === undefined ? {} : { stdin: request.stdin }),
-      },
-      { enterCwdAsUser: true },
-    );
-    const command = confinement ? confineLaunched(dropped, confinement) : dropped;
     const { id } = request;
-    const child = deps.process.start(command, {
-      onStdoutLine: (line) => send(outputEvent(id, 'stdout', line)),
-      onStderrLine: (line) => send(outputEvent(id, 'stderr', line)),
-    });
+    const handlers = {
+      onStdoutLine: (line: string) => send(outputEvent(id, 'stdout', line)),
+      onStderrLine: (line: string) => send(outputEvent(id, 'stderr', line)),
+    };
+    const begin = (env: Record<string, string>) => {
+      const dropped = dropPrivileges(
+        identity.account,
+        {
+          program: request.program,
+          args: request.args,
+          env,
+          cwd: request.cwd,
+          ...(request.stdin === undefined ? {} : { stdin: request.stdin }),
+        },
+        { enterCwdAsUser: true },
+      );
+      return deps.process.start(confinement ? confineLaunched(dropped, confinement) : dropped, handlers);
+    };
+    const session = broker && request.as === 'agent' && request.task !== undefined;
+    const granted = session
+      ? startWithCapability({
+          broker: broker.broker,
+          task: request.task!,
+          uid: identity.account.uid,
+          handlers,
+          begin: (brokerEnv) => begin(sessionEnvironment(request.env, identity.env, brokerEnv)),
+          onBegun: (pid) => {
+            if (pid !== undefined && pid > 0) send({ id, event: 'started', pid });
+          },
+        })
+      : undefined;
+    const child = granted ?? begin(launchEnvironment(request.env, identity.env));
     count++;
     live.set(id, child);
-    if (child.pid > 0) send({ id, event: 'started', pid: child.pid });
+    if (!session && child.pid > 0) send({ id, event: 'started', pid: child.pid });
     const exit = child.exited.then(({ exitCode, signal }) => {
       live.delete(id);
       exits.delete(exit);
-      send({ id, event: 'exited', exitCode, signal: exitCode === null && signal === null ? 'SIGKILL' : signal });
+      const grantId = granted?.grantId;
+      const resetAt = grantId === undefined ? undefined : broker?.rateLimitResetOf(grantId);
+      send({
+        id,
+        event: 'exited',
+        exitCode,
+        signal: exitCode === null && signal === null ? 'SIGKILL' : signal,
+        ...(resetAt === undefined ? {} : { rateLimitResetAt: resetAt }),
+      });
     });
     exits.add(exit);
   };

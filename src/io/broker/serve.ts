@@ -111,6 +111,8 @@ export async function serveBroker(options: ServeOptions): Promise<number> {
   // A token is kept only until its command's revoke; grant ids count up, so an id is never granted twice.
   const granted = new Map<number, string>();
   let lastId = 0;
+  let ending: () => void = () => undefined;
+  const ended = new Promise<void>((resolve) => (ending = resolve));
   channel.onLine((line) => {
     const parsed = parseRootMessage(line);
     if (!parsed.ok) return options.log(JSON.stringify({ event: 'control-refused', reason: parsed.reason }));
@@ -125,6 +127,7 @@ export async function serveBroker(options: ServeOptions): Promise<number> {
         task: message.task,
         uid: message.uid,
         expiresAt: Date.now() + message.ttlSec * 1000,
+        id: message.id,
       });
       granted.set(message.id, token);
       send({ event: 'granted', id: message.id, token });
@@ -132,17 +135,21 @@ export async function serveBroker(options: ServeOptions): Promise<number> {
       const token = granted.get(message.id);
       if (token !== undefined) tokens.revoke(token, Date.now());
       granted.delete(message.id);
-    }
+    } else if (message.op === 'end') ending();
   });
   const sweep = setInterval(() => tokens.sweep(Date.now()), 60_000);
   sweep.unref();
   send({ event: 'ready', port: listener.port });
-  await new Promise<void>((resolve) => {
-    channel.onClose(resolve);
-    options.stop.addEventListener('abort', () => resolve(), { once: true });
-  });
+  await Promise.race([
+    ended,
+    new Promise<void>((resolve) => {
+      channel.onClose(resolve);
+      options.stop.addEventListener('abort', () => resolve(), { once: true });
+    }),
+  ]);
   clearInterval(sweep);
-  channel.close();
+  // Closing the listener ends the last connections, which seals (and reports) their responses; then the channel.
   await closeAll();
+  channel.close();
   return 0;
 }
