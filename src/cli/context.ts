@@ -25,7 +25,7 @@ export interface CliContext {
   readonly github?: GitHubConnector;
   /** Starts the local GitHub of `demo --github` (src/io/demo-github.ts, wired by src/main.ts). */
   readonly demoGitHub?: StartDemoGitHub;
-  /** Starts the demo's local fake of the providers' model APIs (src/io/broker/fake-provider.ts, wired by src/main.ts). */
+  /** Starts the demo's local fake of both providers' APIs (src/io/broker/fake-provider.ts, wired by src/main.ts). */
   readonly demoProvider?: StartDemoProvider;
   /** The runner's end of root's launch socket on an inherited fd (src/io/line-channel.ts, wired by src/main.ts). */
   readonly openLauncherChannel?: (fd: number) => LineChannel;
