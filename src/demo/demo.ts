@@ -158,11 +158,11 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
     spend,
     log: (line) => input.onStep(`broker: ${line}`),
   });
-  input.onStep(
-    `the agents reach their model through the broker at ${model.broker.url}; the provider key never leaves the broker`,
-  );
-  const summary = await drainThroughBroker(model, () =>
-    orchestrate(ports, git, {
+  const summary = await drainThroughBroker(model, () => {
+    input.onStep(
+      `the agents reach their model through the broker at ${model.broker.url}; the provider key never leaves the broker`,
+    );
+    return orchestrate(ports, git, {
       workspace: clone,
       config,
       only: undefined,
@@ -182,8 +182,8 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
       locks: input.locks,
       launcher: demoLauncher(ports.process, model.broker, model.grantUid),
       brokerUrl: model.broker.url,
-    }),
-  );
+    });
+  });
   // What dispatch does as root after a run: seal the sessions into the ledger.
   const control = path.join(root, 'control-state');
   const sealedAt = new Date(clock.now()).toISOString();
