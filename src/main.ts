@@ -44,6 +44,7 @@ const exitCode = await runCli(process.argv.slice(2), {
     });
   }),
   demoGitHub: async (options) => (await import('./io/demo-github.js')).startDemoGitHub(options),
+  demoProvider: async () => (await import('./io/broker/fake-provider.js')).startFakeProvider(),
   openLauncherChannel: openChannelOnFd,
   serveBroker: async (options) => (await import('./io/broker/serve.js')).serveBroker(options),
   brokerKeys: { read: async (file) => (await import('./io/broker/key-file.js')).readKeyFile(file) },

@@ -5,6 +5,7 @@ import type { ControlPorts, LineChannel } from '../ports.js';
 import type { GitHubConnector } from '../github/api.js';
 import type { StartDemoGitHub } from '../demo/github-server.js';
 import type { KeySource } from '../broker/types.js';
+import type { StartDemoProvider } from '../demo/model-broker.js';
 
 export interface CliContext {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -25,6 +26,8 @@ export interface CliContext {
   readonly github?: GitHubConnector;
   /** Starts the local GitHub of `demo --github` (src/io/demo-github.ts, wired by src/main.ts). */
   readonly demoGitHub?: StartDemoGitHub;
+  /** Starts the demo's local fake of both providers' APIs (src/io/broker/fake-provider.ts, wired by src/main.ts). */
+  readonly demoProvider?: StartDemoProvider;
   /** The runner's end of root's launch socket on an inherited fd (src/io/line-channel.ts, wired by src/main.ts). */
   readonly openLauncherChannel?: (fd: number) => LineChannel;
   /** The broker process of a run (src/io/broker/serve.ts): serves until the channel closes; the exit code. */

@@ -10,6 +10,7 @@ import { renderStatus } from './status.js';
 import { USER_PATH } from '../system-path.js';
 import { runGitHubDemo, type GitHubDemoResult } from '../demo/github-demo.js';
 import { ledgerReport, renderLedger } from '../control/ledger/report.js';
+import { installPaths } from './root-support.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
@@ -24,6 +25,10 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         throw new UsageError(
           'demo --github needs the GitHub client and the local demo server, which this agent-runner does not wire',
         );
+      if (!context.demoProvider)
+        throw new UsageError(
+          "demo needs the local fake of the providers' model APIs (src/io/broker/fake-provider.ts), which this agent-runner does not wire",
+        );
       const started = context.ports.clock.now();
       const agent = path.join(path.dirname(context.selfBin), 'scripted-agent');
       const result = await runDemo(context.ports, {
@@ -35,6 +40,8 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         control: context.ports.control,
         locks: context.ports.locks,
         promoteByPush: !options.github,
+        startProvider: context.demoProvider,
+        install: await installPaths(context),
       });
       let github: GitHubDemoResult | undefined;
       if (options.github) {

@@ -1,6 +1,7 @@
 // The embedded demo: a bare origin and a clone in a temp dir, a board that
 // walks every path, the bundled scripted agent, one drain, then status and
-// promote. No root, no credentials, no network.
+// promote. No root, no credentials, no network: the agents' model calls go
+// through the run's broker to a local fake of the providers' APIs.
 import * as path from 'node:path';
 import type { Ports } from '../ports.js';
 import type { DrainEvent, DrainSummary } from '../drain/types.js';
@@ -23,6 +24,11 @@ import {
 } from './demo-repo.js';
 import { appendLedger, readLedger, sealRun, type LedgerRecord } from '../control/ledger/ledger.js';
 import { utcDay } from '../spend/verdict.js';
+import type { SpendPolicy } from '../spend/policy.js';
+import type { Install } from '../control/repo-user/index.js';
+import type { RateLimitRecord, UsageRecord } from '../broker/types.js';
+import { startDemoModelBroker, type ProviderTotals, type StartDemoProvider } from './model-broker.js';
+import { demoLauncher } from './launcher.js';
 
 /** The demo's repo name in its ledger. */
 export const DEMO_REPO = 'demo';
@@ -39,6 +45,10 @@ export interface DemoInput {
   readonly locks: OrchestrateInput['locks'];
   /** false: leave the base alone (demo --github promotes through a pull request instead). */
   readonly promoteByPush?: boolean;
+  /** The local fake of the providers' model APIs the agents' broker sends their calls to. */
+  readonly startProvider: StartDemoProvider;
+  /** node and dist/src/main.js, to start the broker process from. */
+  readonly install: Install;
 }
 
 export interface DemoResult {
@@ -55,6 +65,14 @@ export interface DemoResult {
   readonly ledger: readonly LedgerRecord[];
   /** The demo's own control-plane state dir (its ledger is there). */
   readonly controlState: string;
+  /** Every model response the broker metered during the drain. */
+  readonly metered: readonly UsageRecord[];
+  /** Every provider 429 the broker saw during the drain. */
+  readonly rateLimits: readonly RateLimitRecord[];
+  /** What the fake provider's answers reported, summed: what the metered records add up to. */
+  readonly providerTotals: ProviderTotals;
+  /** Where the broker listened (it has ended). */
+  readonly brokerUrl: string;
 }
 
 function stamp(ms: number): string {
@@ -124,24 +142,47 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
   );
   const runId = ports.ids.next();
   const runStarted = new Date(clock.now()).toISOString();
-  const summary = await orchestrate(ports, git, {
-    workspace: clone,
-    config,
-    only: undefined,
-    push: true,
-    force: false,
+  const spend: SpendPolicy = {
+    limits: DEMO_SPEND_LIMITS,
+    day: utcDay(clock.now()),
+    spentToday: { usd: 0, tokens: 0 },
+    taskSpentUsd: {},
+  };
+  const { uid } = await input.control.self();
+  const model = await startDemoModelBroker(ports, {
+    startProvider: input.startProvider,
+    install: input.install,
+    dir: root,
     runId,
-    env,
-    secrets: [],
-    stateDir: state,
-    adapter: adapterFor(config.assistant),
-    binary: path.join(bin, 'claude'),
-    spend: { limits: DEMO_SPEND_LIMITS, day: utcDay(clock.now()), spentToday: { usd: 0, tokens: 0 }, taskSpentUsd: {} },
-    onEvent: input.onEvent,
-    stop: input.stop,
-    graceMs: 5000,
-    control: input.control,
-    locks: input.locks,
+    uid,
+    spend,
+    log: (line) => input.onStep(`broker: ${line}`),
+  });
+  const summary = await drainThroughBroker(model, () => {
+    input.onStep(
+      `the agents reach their model through the broker at ${model.broker.url}; the provider key never leaves the broker`,
+    );
+    return orchestrate(ports, git, {
+      workspace: clone,
+      config,
+      only: undefined,
+      push: true,
+      force: false,
+      runId,
+      env,
+      secrets: [],
+      stateDir: state,
+      adapter: adapterFor(config.assistant),
+      binary: path.join(bin, 'claude'),
+      spend,
+      onEvent: input.onEvent,
+      stop: input.stop,
+      graceMs: 5000,
+      control: input.control,
+      locks: input.locks,
+      launcher: demoLauncher(ports.process, model.broker, model.grantUid),
+      brokerUrl: model.broker.url,
+    });
   });
   // What dispatch does as root after a run: seal the sessions into the ledger.
   const control = path.join(root, 'control-state');
@@ -157,5 +198,30 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
   const status = await stagingStatus(lifecycle);
   const promotion = input.promoteByPush === false ? undefined : await promote(lifecycle);
   const expected = Object.fromEntries(DEMO_TASKS.map((task) => [task.id, task.expect]));
-  return { root, clone, summary, expected, status, promotion, home, state, git, ledger, controlState: control };
+  return {
+    root,
+    clone,
+    summary,
+    expected,
+    status,
+    promotion,
+    home,
+    state,
+    git,
+    ledger,
+    controlState: control,
+    metered: model.metered,
+    rateLimits: model.rateLimits,
+    providerTotals: { ...model.provider.totals },
+    brokerUrl: model.broker.url,
+  };
+}
+
+/** The drain, then the broker and the provider stopped whatever the drain did (its last records are in by then). */
+async function drainThroughBroker<T>(model: { stop(): Promise<void> }, drain: () => Promise<T>): Promise<T> {
+  try {
+    return await drain();
+  } finally {
+    await model.stop();
+  }
 }

@@ -20,8 +20,8 @@ import {
   reachedBudget,
   scriptedResetAt,
   sessionIdFor,
+  sessionUsage,
   taskIdFromPrompt,
-  usageFor,
   type SessionFacts,
 } from '../scripted-agent/claude-stream.js';
 import { outputSchemaError } from '../scripted-agent/codex-stream.js';
@@ -34,9 +34,11 @@ import {
   type Pose,
 } from '../scripted-agent/pose.js';
 import { readReviewPrompt } from '../scripted-agent/review-prompt.js';
+import { modelTargetOf } from '../scripted-agent/model-call.js';
 import type { ReviewRole } from '../types.js';
 import { runFix } from './scripted-fix.js';
 import { runReview } from './scripted-review.js';
+import { modelTurn } from './scripted-model.js';
 import {
   AgentFailure,
   findTaskFile,
@@ -123,10 +125,16 @@ export async function runScriptedAgent(io: ScriptedAgentIo): Promise<number> {
   try {
     checkOutputSchema(pose, io.cwd);
     const found = findTaskFile(workspace, taskId);
-    const facts = sessionFacts(pose, sessionIdFor(found.task.id, io.stdin), workspace);
+    const target = modelTargetOf(pose, env);
+    // Through a broker, the session names the model it asks for, as the CLI does.
+    const facts = {
+      ...sessionFacts(pose, sessionIdFor(found.task.id, io.stdin), workspace),
+      ...(target ? { model: target.model } : {}),
+    };
     const common = { pose, workspace, env, found, facts, prompt: io.stdin, say: io.out };
     if (review) return await runReview({ ...common, request: review, complain: io.err });
-    if (role === 'fix') return await runFix({ ...common, lastMessage: lastMessageWriter(pose, workspace) });
+    if (role === 'fix')
+      return await runFix({ ...common, complain: io.err, lastMessage: lastMessageWriter(pose, workspace) });
     return await runImplement({ io, pose, workspace, env, found, facts });
   } catch (error) {
     if (error instanceof AgentFailure) {
@@ -138,7 +146,7 @@ export async function runScriptedAgent(io: ScriptedAgentIo): Promise<number> {
   }
 }
 
-async function runImplement({ io, pose, workspace, env, found, facts }: Session): Promise<number> {
+async function runImplement({ io, pose, workspace, env, found, facts: opening }: Session): Promise<number> {
   const { file, text, task } = found;
   const block = parseInstructions(task.description);
   if (block.problems.length) throw new AgentFailure(`scripted-agent: ${file}: ${block.problems.join('; ')}`, 2);
@@ -146,18 +154,31 @@ async function runImplement({ io, pose, workspace, env, found, facts }: Session)
   const say = (line: string) => !plan.quiet && io.out(line);
   const claude = pose.cli === 'claude' ? pose.argv : undefined;
 
-  for (const line of openingLines(pose, facts, task.id, io.stdin)) say(line);
+  for (const line of openingLines(pose, opening, task.id, io.stdin)) say(line);
   if (claude && plan.claudeResult) {
-    for (const line of failureLines(facts, plan.claudeResult)) say(line);
+    for (const line of failureLines(opening, plan.claudeResult)) say(line);
     return 1;
   }
-  if (
+  const limited =
     pose.cli !== 'command' &&
-    takeCountedSession(workspace, env, `${task.id.toUpperCase()}.rate-limits`, plan.rateLimitSessions)
-  ) {
-    for (const line of rateLimitedLines(pose, facts, scriptedResetAt(Date.now()))) say(line);
+    takeCountedSession(workspace, env, `${task.id.toUpperCase()}.rate-limits`, plan.rateLimitSessions);
+  const turn = await modelTurn({
+    pose,
+    env,
+    prompt: io.stdin,
+    facts: opening,
+    description: task.description,
+    file,
+    rateLimit: limited,
+    say,
+    complain: io.err,
+  });
+  if (turn.kind === 'ended') return turn.exitCode;
+  if (limited) {
+    for (const line of rateLimitedLines(pose, opening, scriptedResetAt(Date.now()))) say(line);
     return 1;
   }
+  const facts = turn.kind === 'answered' ? turn.facts : opening;
 
   const taskPath = path.join(workspace, file);
   writeFileSync(taskPath, setStatus(text, IN_PROGRESS));
@@ -183,7 +204,7 @@ async function runImplement({ io, pose, workspace, env, found, facts }: Session)
       ? `${task.id} is blocked: ${plan.ending.reason}`
       : `${task.id}: ${plan.ending.kind === 'done' ? 'done' : 'worked on, status left In Progress'}`;
   lastMessageWriter(pose, workspace)(summary);
-  const total = plan.costUsd ?? spent + usageFor(io.stdin).costUsd;
+  const total = plan.costUsd ?? spent + sessionUsage(facts, io.stdin).costUsd;
   // The last message can take it past the budget too: claude then says so instead of success, the work already done.
   const over = reachedBudget(total, budget);
   const closing = closingLines(pose, facts, io.stdin, {

@@ -9,6 +9,7 @@ import { closingLines, openingLines, type Pose } from '../scripted-agent/pose.js
 import { parseFixInstructions } from '../scripted-agent/review-instructions.js';
 import type { StepInstruction } from '../scripted-agent/instructions.js';
 import { AgentFailure, git, runSteps, type FoundTask } from './scripted-kit.js';
+import { modelTurn } from './scripted-model.js';
 
 export interface FixSession {
   readonly pose: Pose;
@@ -18,6 +19,7 @@ export interface FixSession {
   readonly found: FoundTask;
   readonly facts: SessionFacts;
   say(line: string): void;
+  complain(line: string): void;
   /** codex's -o: the last message goes there too. */
   lastMessage(text: string): void;
 }
@@ -30,7 +32,20 @@ export async function runFix(session: FixSession): Promise<number> {
   const nothing = block.instructions.some((step) => step.kind === 'nothing');
   const quiet = steps.some((step) => step.kind === 'hang');
 
-  if (!quiet) for (const line of openingLines(pose, session.facts, found.task.id, session.prompt)) session.say(line);
+  const say = (line: string) => !quiet && session.say(line);
+  for (const line of openingLines(pose, session.facts, found.task.id, session.prompt)) say(line);
+  const turn = await modelTurn({
+    pose,
+    env,
+    prompt: session.prompt,
+    facts: session.facts,
+    description: found.task.description,
+    file: found.file,
+    say,
+    complain: session.complain,
+  });
+  if (turn.kind === 'ended') return turn.exitCode;
+  const facts = turn.kind === 'answered' ? turn.facts : session.facts;
   const stop = await runSteps(workspace, steps);
   if (typeof stop === 'number') return stop;
   if (!nothing) {
@@ -45,7 +60,7 @@ export async function runFix(session: FixSession): Promise<number> {
   }
   const message = nothing ? `${found.task.id}: nothing to fix` : `${found.task.id}: fixed what the review found`;
   session.lastMessage(message);
-  for (const line of closingLines(pose, session.facts, session.prompt, {
+  for (const line of closingLines(pose, facts, session.prompt, {
     message,
     turns: 2 + steps.length,
     resetsAt: scriptedResetAt(Date.now()),

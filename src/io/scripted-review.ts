@@ -24,6 +24,7 @@ import {
   writeInWorkspace,
   type FoundTask,
 } from './scripted-kit.js';
+import { modelTurn } from './scripted-model.js';
 
 export interface ReviewSession {
   readonly pose: Pose;
@@ -50,10 +51,24 @@ export async function runReview(session: ReviewSession): Promise<number> {
     );
 
   for (const line of openingLines(pose, session.facts, request.taskId, session.prompt)) session.say(line);
-  const limited =
+  const limited = Boolean(
     plan.rateLimited &&
     (plan.rateLimited.sessions === undefined ||
-      takeCountedSession(workspace, env, `${found.task.id}.review-rate-limits`, plan.rateLimited.sessions));
+      takeCountedSession(workspace, env, `${found.task.id}.review-rate-limits`, plan.rateLimited.sessions)),
+  );
+  const turn = await modelTurn({
+    pose,
+    env,
+    prompt: session.prompt,
+    facts: session.facts,
+    description: found.task.description,
+    file: found.file,
+    rateLimit: limited,
+    say: session.say,
+    complain: session.complain,
+  });
+  if (turn.kind === 'ended') return turn.exitCode;
+  const facts = turn.kind === 'answered' ? turn.facts : session.facts;
   if (limited) {
     for (const line of rateLimitedLines(pose, session.facts, scriptedResetAt(Date.now()))) session.say(line);
     if (pose.cli === 'command') session.complain('scripted-agent: rate limited (usage limit reached)');
@@ -85,7 +100,7 @@ export async function runReview(session: ReviewSession): Promise<number> {
   if (pose.cli === 'codex' && pose.argv.outputLastMessage && text !== undefined)
     writeFileSync(path.resolve(workspace, pose.argv.outputLastMessage), text);
   const message = pose.cli === 'command' ? summaryOf(answer, request) : (text ?? `${request.taskId}: reviewed`);
-  for (const line of closingLines(pose, session.facts, session.prompt, {
+  for (const line of closingLines(pose, facts, session.prompt, {
     message,
     turns: 2 + plan.effects.length,
     resetsAt: scriptedResetAt(Date.now()),

@@ -115,6 +115,22 @@ export interface SessionFacts {
   readonly permissionMode: string;
   /** The init event's tools; absent: Bash, Edit, Read, Write. */
   readonly tools?: readonly string[];
+  /** What the session reports of its model's usage when it called one through the broker; absent: usageFor. */
+  readonly usage?: SessionUsage;
+}
+
+/** The tokens and cost a session reports (input excluding the cache, as claude counts it). */
+export interface SessionUsage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly cacheReadTokens: number;
+  readonly cacheWriteTokens: number;
+  readonly costUsd: number;
+}
+
+/** The model's answer's usage where there was one, else the figures computed from the prompt. */
+export function sessionUsage(facts: Pick<SessionFacts, 'usage'>, prompt: string): SessionUsage {
+  return facts.usage ?? { ...usageFor(prompt), cacheWriteTokens: 0 };
 }
 
 export function initEvent(facts: SessionFacts): string {
@@ -200,7 +216,7 @@ export function successResult(
   costUsd?: number,
   structuredOutput?: unknown,
 ): string {
-  const usage = usageFor(prompt);
+  const usage = sessionUsage(facts, prompt);
   return JSON.stringify({
     type: 'result',
     subtype: 'success',
@@ -215,7 +231,7 @@ export function successResult(
     total_cost_usd: costUsd ?? usage.costUsd,
     usage: {
       input_tokens: usage.inputTokens,
-      cache_creation_input_tokens: 0,
+      cache_creation_input_tokens: usage.cacheWriteTokens,
       cache_read_input_tokens: usage.cacheReadTokens,
       output_tokens: usage.outputTokens,
     },
@@ -235,7 +251,7 @@ export function budgetResult(
   costUsd: number,
   maxBudgetUsd: number,
 ): string {
-  const usage = usageFor(prompt);
+  const usage = sessionUsage(facts, prompt);
   return JSON.stringify({
     type: 'result',
     subtype: 'error_max_budget_usd',
@@ -248,7 +264,7 @@ export function budgetResult(
     total_cost_usd: costUsd,
     usage: {
       input_tokens: usage.inputTokens,
-      cache_creation_input_tokens: 0,
+      cache_creation_input_tokens: usage.cacheWriteTokens,
       cache_read_input_tokens: usage.cacheReadTokens,
       output_tokens: usage.outputTokens,
     },
@@ -258,18 +274,34 @@ export function budgetResult(
   });
 }
 
+const NO_USAGE = { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 };
+
+function errorResult(facts: SessionFacts, fields: Record<string, unknown>): string {
+  return JSON.stringify({
+    type: 'result',
+    duration_ms: 0,
+    session_id: facts.sessionId,
+    total_cost_usd: 0,
+    usage: NO_USAGE,
+    ...fields,
+  });
+}
+
+/**
+ * What claude 2.1.197 prints when its model call is answered with an error it does not retry (captured against the
+ * broker): an assistant message holding the text, tagged (`authentication_failed` for a 401), and a result with
+ * is_error and the status. `status` null: no answer at all (a connection error).
+ */
+export function apiErrorLines(facts: SessionFacts, text: string, status: number | null, tag?: string): string[] {
+  return [
+    assistantEvent(facts, text, tag),
+    errorResult(facts, { subtype: 'success', is_error: true, api_error_status: status, num_turns: 1, result: text }),
+  ];
+}
+
 /** The lines claude prints for each canned failure, after init. */
 export function failureLines(facts: SessionFacts, kind: ClaudeResultKind): string[] {
-  const usage = { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 };
-  const result = (fields: Record<string, unknown>) =>
-    JSON.stringify({
-      type: 'result',
-      duration_ms: 0,
-      session_id: facts.sessionId,
-      total_cost_usd: 0,
-      usage,
-      ...fields,
-    });
+  const result = (fields: Record<string, unknown>) => errorResult(facts, fields);
   switch (kind) {
     case 'not-logged-in':
       return [

@@ -4,7 +4,7 @@
 // (thread.started, turn.started, item.completed agent_message, turn.completed
 // with usage; a usage limit as an error event and turn.failed), with
 // deterministic ids and numbers. Pure.
-import { sessionIdFor, usageFor } from './claude-stream.js';
+import { sessionIdFor, sessionUsage, type SessionUsage } from './claude-stream.js';
 
 export const CODEX_SANDBOXES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
 export type CodexSandbox = (typeof CODEX_SANDBOXES)[number];
@@ -105,8 +105,8 @@ export function agentMessage(index: number, text: string): string {
 }
 
 /** Usage as codex reports it: input_tokens already counts the cached ones. */
-export function turnCompleted(prompt: string): string {
-  const usage = usageFor(prompt);
+export function turnCompleted(prompt: string, answered?: SessionUsage): string {
+  const usage = sessionUsage({ usage: answered }, prompt);
   return JSON.stringify({
     type: 'turn.completed',
     usage: {
@@ -126,4 +126,28 @@ export function usageLimitLines(): string[] {
     JSON.stringify({ type: 'error', message: CODEX_USAGE_LIMIT }),
     JSON.stringify({ type: 'turn.failed', error: { message: CODEX_USAGE_LIMIT } }),
   ];
+}
+
+/** What codex 0.171 prints, after turn.started, when its model call ends in an error (exit 1). */
+export function turnFailedLines(message: string): string[] {
+  return [JSON.stringify({ type: 'error', message }), JSON.stringify({ type: 'turn.failed', error: { message } })];
+}
+
+const REASONS: Readonly<Record<number, string>> = {
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  413: 'Payload Too Large',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+};
+
+/**
+ * codex 0.171's words for an error answer (captured against the broker): a 400 is shown as its whole body; any other
+ * status, after its five reconnects, as `unexpected status 401 Unauthorized: MESSAGE, url: URL`.
+ */
+export function codexErrorMessage(status: number, message: string, body: string, url: string): string {
+  if (status === 400) return body;
+  return `unexpected status ${status}${REASONS[status] ? ` ${REASONS[status]}` : ''}: ${message}, url: ${url}`;
 }

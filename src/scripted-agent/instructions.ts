@@ -14,7 +14,9 @@
 //   agent: rate-limit N           when posing as claude or codex: the task's first N sessions
 //                                 hit a rate limit (claude 2.x's rejected rate_limit_event and
 //                                 result; codex's usage-limit turn.failed), doing nothing;
-//                                 counted in the git dir
+//                                 counted in the git dir; through a broker, the session's
+//                                 model call asks the fake provider for its 429
+//                                 (x-fake-provider-answer: rate-limit)
 //   agent: rate-limit-event       when posing as claude: finish normally, but the stream
 //                                 also carries a rejected rate_limit_event
 //   agent: cost USD               when posing as claude: report this total_cost_usd
@@ -25,6 +27,13 @@
 //                                 (a CLI that overshoots its flag)
 //   agent: linger SECONDS         when posing as claude: stay alive this long, silent,
 //                                 after the result line (claude sometimes does)
+//
+// A `usage:` line is read in every role (implement, fix, review), and matters only where the session calls its
+// model through a broker (see model-call.ts):
+//
+//   usage: report-zero            report no tokens and no cost in its own output, whatever the
+//                                 model's answer carried (a CLI that under-reports: the ledger
+//                                 believes the broker's meter, not the agent)
 //
 // TEXT, LINE and REASON are double-quoted with JSON escapes (\n, \", \\);
 // a PATH is relative to the workspace, may be quoted, and never leaves it.
@@ -136,4 +145,18 @@ function parseOne(tokens: readonly string[]): Instruction {
 
 export function parseInstructions(description: string): InstructionBlock {
   return readLines(description, 'agent', parseOne);
+}
+
+export type UsageInstruction = { readonly kind: 'report-zero' };
+
+function parseUsage(tokens: readonly string[]): UsageInstruction {
+  expectArity(tokens, 1, 'usage', 'report-zero');
+  if (tokens[0] !== 'report-zero')
+    throw new Problem(`unknown usage instruction ${JSON.stringify(tokens[0])} (known: report-zero)`);
+  return { kind: 'report-zero' };
+}
+
+/** The `usage:` lines: how the session reports what its model's answer carried. */
+export function parseUsageInstructions(description: string): Block<UsageInstruction> {
+  return readLines(description, 'usage', parseUsage);
 }

@@ -84,7 +84,7 @@ export function closingLines(pose: Pose, facts: SessionFacts, prompt: string, cl
         successResult(facts, prompt, closing.message, closing.turns, closing.costUsd, closing.structuredOutput),
       ];
     case 'codex':
-      return [agentMessage(0, closing.message), turnCompleted(prompt)];
+      return [agentMessage(0, closing.message), turnCompleted(prompt, facts.usage)];
     case 'command':
       return [closing.message];
   }

@@ -6,6 +6,7 @@ import { runCli } from '../../src/cli/commands.js';
 import { realControlPorts } from '../../src/io/wire.js';
 import { octokitConnector } from '../../src/github/octokit.js';
 import { startDemoGitHub } from '../../src/io/demo-github.js';
+import { startFakeProvider } from '../../src/io/broker/fake-provider.js';
 
 const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/agent-runner');
 
@@ -27,6 +28,7 @@ export async function cli(
     selfBin,
     github: octokitConnector(),
     demoGitHub: startDemoGitHub,
+    demoProvider: () => startFakeProvider(),
   });
   return { code, out, err };
 }

@@ -5,6 +5,20 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { AGENT_RUNNER } from '../helpers/drain-fixture.js';
 
+const meteredTotals = (
+  records: readonly {
+    inputTokens: number | null;
+    outputTokens: number | null;
+    cacheReadTokens: number | null;
+    cacheWriteTokens: number | null;
+  }[],
+) => ({
+  input: records.reduce((sum, record) => sum + (record.inputTokens ?? 0), 0),
+  output: records.reduce((sum, record) => sum + (record.outputTokens ?? 0), 0),
+  cacheRead: records.reduce((sum, record) => sum + (record.cacheReadTokens ?? 0), 0),
+  cacheWrite: records.reduce((sum, record) => sum + (record.cacheWriteTokens ?? 0), 0),
+});
+
 t.test('agent-runner demo walks every path and promotes', async (t) => {
   const started = Date.now();
   const result = spawnSync(process.execPath, [AGENT_RUNNER, 'demo', '--json'], {
@@ -21,6 +35,17 @@ t.test('agent-runner demo walks every path and promotes', async (t) => {
     status: { landed: { taskId: string; review?: string }[]; parked: { id: string }[]; blocked: { id: string }[] };
     promotion: { promoted: boolean; pushed: boolean };
     ledger: { task: string | null; costUsd: number | null; rateLimited: boolean; assistant: string; role: string }[];
+    metered: {
+      task: string;
+      status: number;
+      inputTokens: number | null;
+      outputTokens: number | null;
+      cacheReadTokens: number | null;
+      cacheWriteTokens: number | null;
+    }[];
+    rateLimits: { task: string }[];
+    providerTotals: { input: number; output: number; cacheRead: number; cacheWrite: number };
+    brokerUrl: string;
   };
   t.equal(demo.summary.outcome, 'drained');
   t.same(demo.mismatches, []);
@@ -96,6 +121,25 @@ t.test('agent-runner demo walks every path and promotes', async (t) => {
     'TASK-7',
     'TASK-8',
   ]);
+  t.match(
+    result.stderr,
+    new RegExp(`the agents reach their model through the broker at ${demo.brokerUrl}; the provider key never leaves`),
+  );
+  t.match(demo.brokerUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
+  t.same(
+    meteredTotals(demo.metered),
+    demo.providerTotals,
+    "the broker's metered records add up to the fake provider's totals",
+  );
+  t.equal(demo.metered.length, demo.ledger.length, 'every session made its one model call through the broker', {
+    todo: 'the claude and codex adapters mark their session commands with modelSessionOf (the runner part)',
+  });
+  t.same(
+    demo.rateLimits.map((record) => record.task),
+    ['TASK-3'],
+    "TASK-3's rate limit is the provider's 429, seen by the broker",
+    { todo: 'the claude and codex adapters mark their session commands with modelSessionOf (the runner part)' },
+  );
   t.notOk(existsSync(demo.root), 'the temp dir is removed without --keep');
   t.ok(seconds < 30, `finishes in under 30 s (${seconds.toFixed(1)} s)`);
 });

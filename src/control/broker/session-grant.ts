@@ -6,10 +6,7 @@ import type { OutputHandlers, StartedProcess } from '../../ports.js';
 import { brokerEnvironment } from '../../broker/agent-env.js';
 import type { RunBroker } from './run-broker.js';
 
-/**
- * A capability lives until its session ends; this bounds one whose end root never hears of (a day, the protocol's
- * cap).
- */
+/** A capability lives until its session ends; this bounds one whose end root never hears of (a day, the cap). */
 export const SESSION_GRANT_TTL_SEC = 24 * 3600;
 
 /** What a refused session exits with: could not run (as a launch root refuses). */

@@ -5,9 +5,15 @@
 // streamed as server-sent events or as one JSON message; OpenAI Responses, the
 // same two ways), and keeps the sum of the tokens its answers reported, so a
 // test can hold the broker's metering to it. Answers can be queued: a 429
-// with retry-after, a stream cut midway.
+// with retry-after, a stream cut midway; and a request can ask for its 429
+// itself (x-fake-provider-answer: rate-limit, what the scripted agent sends
+// for a session its task rate-limits).
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { DEFAULT_MODELS, FAKE_ANSWER_HEADER } from '../../scripted-agent/model-call.js';
+
+/** The retry-after of a 429 a request asked for (FAKE_ANSWER_HEADER). */
+const ASKED_RETRY_AFTER_SEC = 60;
 
 export interface FakeRequest {
   readonly method: string;
@@ -196,7 +202,11 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   const answer = async (request: FakeRequest, response: http.ServerResponse) => {
     const json = (status: number, value: unknown, headers: Record<string, string> = {}) =>
       response.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(value));
-    const next = queued.shift();
+    // The scripted agent's sessions that its task rate-limits ask for the 429 themselves.
+    const next: FakeAnswer | undefined =
+      request.headers[FAKE_ANSWER_HEADER] === 'rate-limit'
+        ? { kind: 'rate-limit', retryAfterSec: ASKED_RETRY_AFTER_SEC }
+        : queued.shift();
     if (next?.kind === 'rate-limit')
       return json(
         429,
@@ -217,8 +227,14 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     } catch {
       return json(400, { type: 'error', error: { type: 'invalid_request_error', message: 'body is not JSON' } });
     }
-    const model = typeof body.model === 'string' ? body.model : 'fake-model';
     const path = request.url.split('?')[0];
+    // A request that names no model is answered by one the price table knows, as a provider's default would be.
+    const model =
+      typeof body.model === 'string'
+        ? body.model
+        : path === '/v1/responses'
+          ? DEFAULT_MODELS.openai
+          : DEFAULT_MODELS.anthropic;
     const cut = next?.kind === 'cut';
     if (path === '/v1/messages/count_tokens') return json(200, { input_tokens: 42 });
     if (path !== '/v1/messages' && path !== '/v1/responses')
