@@ -22,7 +22,7 @@ import {
   DEMO_TASKS,
   demoConfig,
 } from './demo-repo.js';
-import { appendLedger, readLedger, sealRun, type LedgerRecord } from '../control/ledger/ledger.js';
+import { appendBrokerUsage, appendLedger, readLedger, sealRun, type LedgerRecord } from '../control/ledger/ledger.js';
 import { utcDay } from '../spend/verdict.js';
 import type { SpendPolicy } from '../spend/policy.js';
 import type { Install } from '../control/repo-user/index.js';
@@ -184,9 +184,13 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
       brokerUrl: model.broker.url,
     });
   });
-  // What dispatch does as root after a run: seal the sessions into the ledger.
+  // What dispatch does as root: each metered response into the ledger (it does so as they come), then the sessions.
   const control = path.join(root, 'control-state');
   const sealedAt = new Date(clock.now()).toISOString();
+  for (const record of model.metered) {
+    const sealed = await appendBrokerUsage(fs, control, DEMO_REPO, record, sealedAt);
+    if (!sealed.ok) input.onStep(`broker: ${sealed.reason}`);
+  }
   await appendLedger(
     fs,
     control,
