@@ -14,7 +14,7 @@ import { resolveModelChoice } from '../repo/config.js';
 import { superviseAgent, type StreamBudget } from './supervise.js';
 import { taskEnv } from './env.js';
 import { Transcript } from './transcript.js';
-import { brokerSessionId } from './adapters/broker.js';
+import { brokerSessionId } from './adapters/index.js';
 
 /** A session as it ended, for whoever keeps the books (the drain's SessionGuard). */
 export interface SessionEnd {

@@ -36,7 +36,7 @@ import { MAX_VERDICT_BYTES, parseVerdictDoc } from './verdict-doc.js';
 import { fixPrompt, reviewPrompt } from './prompt.js';
 import { reviewTrailer } from './trailer.js';
 import { runReviewerSession } from './session.js';
-import { brokerSessionId } from '../../agent/adapters/broker.js';
+import { brokerSessionId } from '../../agent/adapters/index.js';
 import { refusedByBroker } from '../../spend/verdict.js';
 import { keptVerdictFile, type ReviewRecords, type ReviewRound } from './records.js';
 import type { ReviewConfig, VerdictDoc } from '../../types.js';
