@@ -40,18 +40,32 @@ export function sessionEnvironment(
 
 /**
  * The broker's over-budget reason in a CLI's error text: what follows OVER_BUDGET_MESSAGE_PREFIX (its last
- * occurrence), to the end of the line, or of the JSON string it is in (codex quotes the whole error JSON); undefined
- * when the text holds no refusal.
+ * occurrence), to the end of the line, or of the JSON string it is in, however deep (codex's turn.failed quotes the
+ * whole error JSON, and its stdout line quotes that again); undefined when the text holds no refusal.
  */
 export function overBudgetReason(text: string): string | undefined {
   const at = text.lastIndexOf(OVER_BUDGET_MESSAGE_PREFIX);
   if (at < 0) return undefined;
-  const rest = text.slice(at + OVER_BUDGET_MESSAGE_PREFIX.length).split('\n')[0]!;
-  // Inside a JSON string the reason ends at the first unescaped quote, and its escapes are undone.
-  const quoted = /^((?:[^"\\]|\\.)*)"/.exec(rest);
-  const raw = quoted ? unescapeJson(quoted[1]!) : rest;
-  return raw.trim() || 'no reason given';
+  let reason = text.slice(at + OVER_BUDGET_MESSAGE_PREFIX.length);
+  // Each JSON layer the message sits in: its string ends at the first unescaped quote, and its escapes are undone.
+  for (let layer = jsonDepth(text.slice(0, at)); layer > 0; layer--) {
+    const quoted = /^((?:[^"\\]|\\.)*)"/.exec(reason);
+    reason = unescapeJson(quoted ? quoted[1]! : reason);
+  }
+  return reason.split('\n')[0]!.trim() || 'no reason given';
 }
+
+/** How many JSON strings deep the text after `before` is: 0 unless it opens right after a quote. */
+function jsonDepth(before: string): number {
+  if (!before.endsWith('"')) return 0;
+  // A quote escaped n times has 2^(depth-1) - 1 backslashes before it: 0, 1, 3, 7.
+  const backslashes = /\\*$/.exec(before.slice(0, -1))![0].length;
+  let depth = 1;
+  for (let left = backslashes; left > 0 && depth < MAX_JSON_DEPTH; left = (left - 1) / 2) depth++;
+  return depth;
+}
+
+const MAX_JSON_DEPTH = 4;
 
 function unescapeJson(text: string): string {
   try {
