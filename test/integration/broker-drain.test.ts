@@ -9,7 +9,14 @@ import * as path from 'node:path';
 import { attemptsFile, workspaceStateDir } from '../../src/paths.js';
 import type { SessionReport, TaskSummary } from '../../src/drain/types.js';
 import { brokerFixture } from '../helpers/broker-fixture.js';
-import { drainFixture, PROJECT_ROOT, readJson, runOrchestrate, taskOn } from '../helpers/drain-fixture.js';
+import {
+  drainFixture,
+  PROJECT_ROOT,
+  readJson,
+  runOrchestrate,
+  SCRIPTED_AGENT,
+  taskOn,
+} from '../helpers/drain-fixture.js';
 import { tempDir } from '../helpers/temp.js';
 import type { AssistantName } from '../../src/types.js';
 
@@ -84,4 +91,44 @@ t.test('control: without --broker-url the login stays and nothing reaches the br
     'ordinary failed attempts, not a budget park',
   );
   t.same(broker.log, [], 'the broker heard nothing');
+});
+
+t.test("review: the reviewer's session is pointed at the broker too, and its refusal parks the task", async (t) => {
+  const broker = await brokerFixture(t, { budget: () => ({ allow: false, reason: REASON }) });
+  const token = broker.token();
+  // The implementer (the scripted agent as a command agent) makes no model call; the reviewer (codex) does.
+  const fixture = drainFixture(
+    t,
+    [{ id: 'TASK-1', title: 'Reviewed', description: 'agent: write one.txt "1"', acceptanceCriteria: ['one.txt'] }],
+    { config: { assistant: 'command', command: [SCRIPTED_AGENT], review: { enabled: true, assistant: 'codex' } } },
+  );
+  const bin = tempDir(t, 'broker-cli-bin-');
+  mkdirSync(bin, { recursive: true });
+  symlinkSync(BROKER_CLI, path.join(bin, 'codex'));
+  const env = { ...fixture.env, PATH: `${bin}:${fixture.env.PATH}`, AGENT_RUNNER_BROKER_TOKEN: token };
+  const run = await runOrchestrate({ ...fixture, env }, [
+    '--pass-env',
+    'AGENT_RUNNER_BROKER_TOKEN',
+    '--broker-url',
+    broker.url,
+  ]);
+  t.equal(run.code, 0, run.stderr.slice(-800));
+  const summary = JSON.parse(run.stdout) as Summary;
+  const task = summary.tasks.find((entry) => entry.id === 'TASK-1');
+  t.same(
+    [task?.outcome, task?.reason],
+    ['parked', `over its budget (the broker refused the reviewer's session (${REASON}))`],
+  );
+  t.same(
+    summary.sessions.map((session) => [session.role, session.outcome]),
+    [
+      ['implement', 'ok'],
+      ['review', 'over-budget'],
+    ],
+  );
+  t.same(
+    broker.log.filter((event) => event.event === 'refused').map((event) => event.status),
+    [400],
+    'one request of the reviewer, refused on budget',
+  );
 });

@@ -37,7 +37,6 @@ import { fixPrompt, reviewPrompt } from './prompt.js';
 import { reviewTrailer } from './trailer.js';
 import { runReviewerSession } from './session.js';
 import { brokerSessionId } from '../../agent/adapters/index.js';
-import { refusedByBroker } from '../../spend/verdict.js';
 import { keptVerdictFile, type ReviewRecords, type ReviewRound } from './records.js';
 import type { ReviewConfig, VerdictDoc } from '../../types.js';
 
@@ -224,7 +223,7 @@ async function reviewOnce(
   if (changedBy) return { kind: 'changed', reason: changedBy };
   if (over) return { kind: 'over-budget', reason: over };
   if (!result.ok && result.brokerOverBudget !== undefined)
-    return { kind: 'over-budget', reason: refusedByBroker(result.brokerOverBudget).reason };
+    return { kind: 'over-budget', reason: `the broker refused the reviewer's session (${result.brokerOverBudget})` };
 
   const kept = keptVerdictFile(
     workspaceStateDir(worker.stateDir, workspace),
