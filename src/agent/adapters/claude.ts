@@ -259,7 +259,7 @@ export const claudeAdapter: AgentAdapter = {
   name: 'claude',
   defaultBinary: 'claude',
   buildCommand,
-  // The broker's refusal is claude's result text ("API Error: 400 agent-runner broker: over budget: ..."): in the detail.
+  // The broker refusal is claude's result text ("API Error: 400 agent-runner broker: over budget: ..."): the detail.
   parseResult: (output) => withBrokerWord(parseResult(output), output),
   costReported,
 };
