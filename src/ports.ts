@@ -11,13 +11,24 @@ export interface CommandResult {
   readonly stderr: string;
 }
 
+/** How a started process ended. */
+export interface ProcessExit {
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  /**
+   * When the provider said its rate limit lifts (ISO): root's launcher sets it from the broker's record of a 429
+   * during this command; the real edge never does.
+   */
+  readonly rateLimitResetAt?: string;
+}
+
 export interface StartedProcess {
   readonly pid: number;
   /**
    * Resolves when the process has exited and its output is drained: its pipes closed, or a bounded wait after its
    * exit when something it left behind still holds them (the real edge waits 2 s).
    */
-  readonly exited: Promise<{ exitCode: number | null; signal: string | null }>;
+  readonly exited: Promise<ProcessExit>;
   /** Signals the whole process group the process leads. */
   signalGroup(signal: 'SIGTERM' | 'SIGKILL'): void;
 }

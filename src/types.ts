@@ -195,6 +195,12 @@ export interface AgentInvocation {
    * AGENT_REVIEW_VERDICT). Paths are absolute, in the hand-off folders.
    */
   readonly review?: { readonly schemaText: string; readonly schemaFile: string; readonly verdictFile: string };
+  /**
+   * The run's provider broker, where it has one: the adapter points the CLI at `url` (http://127.0.0.1:PORT) in place
+   * of a login, with `session` in the X-Agent-Runner-Session header. The capability token is never here: root's
+   * launcher puts it in the session's environment.
+   */
+  readonly broker?: { readonly url: string; readonly session: string };
 }
 
 /**
@@ -211,6 +217,8 @@ export interface AgentOutput {
   readonly endedBy: EndedBy;
   /** When the run ended (ms since the epoch); anchors relative reset times like "resets 7pm". */
   readonly endedAt?: number;
+  /** When the provider said its rate limit lifts (ISO), as the broker recorded a 429 during the session. */
+  readonly rateLimitResetAt?: string;
 }
 
 /** What one task's agent sessions came to (agent/run-task.ts judges it). */
@@ -265,6 +273,11 @@ export interface AgentResult {
    * StructuredOutput tool call), when the result has one. Untrusted: the review stage parses and checks it.
    */
   readonly structuredOutput?: string;
+  /**
+   * The broker refused the session over budget (failure over-budget): its reason, the text after
+   * OVER_BUDGET_MESSAGE_PREFIX. The drain parks the task with it.
+   */
+  readonly brokerOverBudget?: string;
 }
 
 /** One session's tokens as reported: input excludes cache reads and writes. */

@@ -14,6 +14,7 @@ import { resolveModelChoice } from '../repo/config.js';
 import { superviseAgent, type StreamBudget } from './supervise.js';
 import { taskEnv } from './env.js';
 import { Transcript } from './transcript.js';
+import { brokerSessionId } from './adapters/index.js';
 
 /** A session as it ended, for whoever keeps the books (the drain's SessionGuard). */
 export interface SessionEnd {
@@ -75,6 +76,8 @@ export interface RunTaskInput {
   readonly prompt?: string;
   /** Values redacted from every transcript line. */
   readonly secrets: readonly string[];
+  /** The run's provider broker (http://127.0.0.1:PORT): every session is pointed at it in place of a login. */
+  readonly brokerUrl?: string;
   /** Awaited before every session (a rate-limit wait); an outcome ends the run instead. */
   readonly beforeSession?: () => Promise<RunOutcome | undefined>;
   /** USD the next session may spend (the task's budget left); undefined: no cap. Asked after beforeSession. */
@@ -237,6 +240,15 @@ export async function runTask(deps: RunDeps, input: RunTaskInput): Promise<RunRe
       role,
       ...(input.config.command ? { command: input.config.command } : {}),
       ...(budgetUsd !== undefined ? { maxBudgetUsd: budgetUsd } : {}),
+      ...(input.brokerUrl !== undefined
+        ? {
+            broker: {
+              url: input.brokerUrl,
+              // Numbered by sessions started, so a session run again after a rate limit has an id of its own.
+              session: brokerSessionId(input.runId, input.task.id, role, sessions.length + 1),
+            },
+          }
+        : {}),
     });
     transcript.write({
       event: 'session-start',

@@ -1,7 +1,10 @@
 // Secrets an agent's transcript and logs must never show: the values of
-// secret-looking environment variables, and the credentials in a repo
-// user's home (git token, agent logins). Pure, except secretValues, which
-// reads the home through the port it is given.
+// secret-looking environment variables, the credentials in a repo user's
+// home (git token, agent logins), and any broker capability token, known or
+// not (the runner never holds one, but an agent can print its own). Pure,
+// except secretValues, which reads the home through the port it is given.
+import { TOKEN_SHAPE } from '../broker/capabilities.js';
+
 /** Files in a repo user's home that hold credentials (mode 0600, never elsewhere). */
 const SECRET_FILES: readonly string[] = [
   '.git-credentials',
@@ -75,7 +78,10 @@ export async function secretValues(
   return [...all];
 }
 
-/** The text with every occurrence of every secret replaced by [redacted]. Pure. */
+/** A capability token anywhere in text: TOKEN_SHAPE without its anchors, so the token's shape is said once. */
+const CAPABILITY_TOKEN = new RegExp(TOKEN_SHAPE.source.replace(/^\^/, '').replace(/\$$/, ''), 'g');
+
+/** The text with every occurrence of every secret, and every capability token, replaced by [redacted]. Pure. */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
   // Longest first, so a secret that contains another is replaced whole.
   const ordered = [...new Set(secrets)]
@@ -83,7 +89,7 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
     .sort((a, b) => b.length - a.length);
   let result = text;
   for (const secret of ordered) result = result.split(secret).join('[redacted]');
-  return result;
+  return result.replace(CAPABILITY_TOKEN, '[redacted]');
 }
 
 /** A sink's redaction, bound to the secrets it knows. */
@@ -100,7 +106,7 @@ export function redactor(secrets: readonly string[]): Redact {
  * structured sink, so no field is forgotten. Pure.
  */
 export function redactDeep<T>(value: T, secrets: readonly string[]): T {
-  if (!secrets.length) return value;
+  // No known secret still leaves the capability tokens to find: the walk always runs.
   const walk = (inner: unknown): unknown => {
     if (typeof inner === 'string') return redactSecrets(inner, secrets);
     if (Array.isArray(inner)) return inner.map(walk);

@@ -135,7 +135,7 @@ export async function superviseAgent(
     wallTimer = clock.setTimer(limits.wallClockMs, () => expire('wall-clock'));
   }
 
-  const { exitCode, signal } = await started.exited;
+  const { exitCode, signal, rateLimitResetAt } = await started.exited;
   idleTimer?.cancel();
   wallTimer?.cancel();
   killTimer?.cancel();
@@ -151,6 +151,8 @@ export async function superviseAgent(
     exitCode,
     signal,
     endedBy,
+    // The broker's record of a 429 (through root's launcher): the adapter's result takes it over the CLI's text.
+    ...(rateLimitResetAt !== undefined ? { rateLimitResetAt } : {}),
   };
 }
 

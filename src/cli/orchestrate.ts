@@ -16,7 +16,7 @@ import { orchestrate } from '../drain/orchestrate.js';
 import { Git, type GitIdentity } from '../git/git.js';
 import { configuredIdentity } from '../git/identity.js';
 import { stateDir, workspaceStateDir } from '../paths.js';
-import { parsePositiveInt } from './options.js';
+import { parseBrokerUrl, parsePositiveInt } from './options.js';
 import { progressPrinter, renderSummary } from './drain-output.js';
 import { isSafeTaskId } from '../board/parse.js';
 import { STAGING_BRANCH } from '../staging/names.js';
@@ -48,6 +48,7 @@ interface OrchestrateOptions {
   bundleMaxMb?: string;
   launcherFd?: string;
   review?: string;
+  brokerUrl?: string;
 }
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
@@ -83,6 +84,10 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       '--review <policy>',
       "required: review every Done task before it lands, whatever .agent/config.json says (the registry's review key); optional: as the config says",
       'optional',
+    )
+    .option(
+      '--broker-url <url>',
+      "the run's provider broker, http://127.0.0.1:PORT: agents reach their model through it, with no login (dispatch)",
     )
     .action(async (options: OrchestrateOptions) => {
       setExit(await run(context, options));
@@ -144,6 +149,7 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
   const graceSec = parsePositiveInt('--grace-sec', options.graceSec, 3600);
   const bundleMaxMb = parsePositiveInt('--bundle-max-mb', options.bundleMaxMb ?? '256', 64 * 1024);
   const layout = layoutFrom(options);
+  const brokerUrl = options.brokerUrl === undefined ? undefined : parseBrokerUrl('--broker-url', options.brokerUrl);
   if (options.review !== undefined && options.review !== 'required' && options.review !== 'optional')
     throw new UsageError(`--review must be required or optional, not "${options.review}"`);
   const { config: repoConfig, warnings } = await readRepoConfig(fs, workspace);
@@ -194,6 +200,7 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
     review: options.review === 'required' ? 'required' : 'optional',
     ...(layout ? { layout } : {}),
     ...(identity ? { author: identity } : {}),
+    ...(brokerUrl !== undefined ? { brokerUrl } : {}),
     launcher,
   }).finally(() => channel?.close());
   context.out(options.json ? `${JSON.stringify(summary)}\n` : renderSummary(summary));

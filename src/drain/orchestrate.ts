@@ -89,6 +89,11 @@ export interface OrchestrateInput {
   readonly author?: GitIdentity;
   /** The registry's word on review: required turns it on whatever the repo's config says (default optional). */
   readonly review?: RegistryReview;
+  /**
+   * The run's provider broker, http://127.0.0.1:PORT: every model session (implement, fix, review) is pointed at it
+   * in place of a login; root's launcher gives each its capability. None: the agents use their own logins.
+   */
+  readonly brokerUrl?: string;
 }
 
 /** The identities' places, made where one user plays every part (a host's are provision's). */
@@ -220,6 +225,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       startCommit: () => tip.current,
       onProcess: (task, event, kind) => agents.update(task.id, event, kind),
       sessions,
+      ...(input.brokerUrl !== undefined ? { brokerUrl: input.brokerUrl } : {}),
     };
     const integratorDeps: IntegratorDeps = {
       process,

@@ -6,7 +6,8 @@
 // and after MAX_RATE_LIMIT_WAITS waits it is blocked. A session whose result
 // is usable (the task is Done or Blocked) is kept whatever its stream said.
 // Each session is given what is left of task_usd (budgetLeft), and one that
-// was stopped at it is parked "over its budget", not charged an attempt.
+// was stopped at it, or that the provider broker refused over budget, is
+// parked "over its budget", not charged an attempt.
 import type { Clock } from '../ports.js';
 import type { Task, TaskId, RunOutcome } from '../types.js';
 import type { SessionEnd, SessionFollowUp } from '../agent/run-task.js';
@@ -14,6 +15,7 @@ import type { Emit, SessionReport } from './types.js';
 import {
   dailyBudgetVerdict,
   rateLimitVerdict,
+  refusedByBroker,
   reportTokens,
   stoppedAtBudget,
   taskBudgetLeft,
@@ -152,11 +154,14 @@ export class SessionGuard {
       }
     }
     if (!usable) {
-      // Stopped at its budget (claude's flag or the runner's stream check): parked, not an ordinary failure.
+      // Stopped at its budget (the broker's refusal, claude's flag or the runner's stream check): parked, not an
+      // ordinary failure.
       const over =
-        result.failure === 'over-budget'
-          ? stoppedAtBudget(this.policy.limits.taskUsd, this.taskSpent(task.id))
-          : taskBudgetVerdict(this.policy.limits.taskUsd, this.taskSpent(task.id));
+        result.brokerOverBudget !== undefined
+          ? refusedByBroker(result.brokerOverBudget)
+          : result.failure === 'over-budget'
+            ? stoppedAtBudget(this.policy.limits.taskUsd, this.taskSpent(task.id))
+            : taskBudgetVerdict(this.policy.limits.taskUsd, this.taskSpent(task.id));
       if (over.over) return { kind: 'end', outcome: { kind: 'over-budget', reason: over.reason } };
     }
     return { kind: 'go-on' };

@@ -43,6 +43,8 @@ export interface WorkerContext {
   readonly onProcess: (task: Task, event: AgentProcessEvent, kind: 'agent' | 'setup') => void | Promise<void>;
   /** The drain's books on sessions: rate-limit waits, budgets, the ledger reports. */
   readonly sessions?: SessionGuard;
+  /** The run's provider broker (http://127.0.0.1:PORT), where it has one: every model session is pointed at it. */
+  readonly brokerUrl?: string;
 }
 
 export interface WorkerResult {
@@ -113,6 +115,7 @@ export function runAgentSessions(
       transcriptFile: transcriptFile(context.stateDir, context.workspace, context.runId, task.id),
       runId: context.runId,
       secrets: context.secrets,
+      ...(context.brokerUrl !== undefined ? { brokerUrl: context.brokerUrl } : {}),
       ...(run.retryReason ? { retryReason: run.retryReason } : {}),
       ...(run.role ? { role: run.role } : {}),
       ...(run.prompt !== undefined ? { prompt: run.prompt } : {}),

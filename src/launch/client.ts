@@ -3,7 +3,7 @@
 // process's pid is 0 until root says it started, and is only ever shown: the runner cannot signal another uid, and
 // must not record it for crash reaping (root ends what it started when the channel closes).
 import type { LaunchedIdentity } from '../identities.js';
-import type { CommandResult, LineChannel, OutputHandlers, ProcessPort, StartedProcess } from '../ports.js';
+import type { CommandResult, LineChannel, OutputHandlers, ProcessExit, ProcessPort, StartedProcess } from '../ports.js';
 import type { Command } from '../types.js';
 import type { Launcher } from './launcher.js';
 import { encodeMessage, parseEvent, parseRequest, type StartRequest } from './protocol.js';
@@ -13,7 +13,7 @@ export interface RemoteLauncherOptions {
   onBadEvent?(reason: string): void;
 }
 
-type Exit = { exitCode: number | null; signal: string | null };
+type Exit = ProcessExit;
 
 interface Pending {
   readonly handlers: OutputHandlers;
@@ -62,7 +62,11 @@ export function remoteLauncher(
         entry.handlers.onStderrLine(event.line);
         return;
       case 'exited':
-        settle(event.id, { exitCode: event.exitCode, signal: event.signal });
+        settle(event.id, {
+          exitCode: event.exitCode,
+          signal: event.signal,
+          ...(event.rateLimitResetAt !== undefined ? { rateLimitResetAt: event.rateLimitResetAt } : {}),
+        });
         return;
       case 'refused':
         entry.handlers.onStderrLine(`the launcher refused to start ${entry.describe}: ${event.reason}`);
@@ -93,6 +97,8 @@ export function remoteLauncher(
       env: command.env,
       cwd: command.cwd,
       ...(command.stdin === undefined ? {} : { stdin: command.stdin }),
+      // A model session names its task: root grants it the broker capability for it.
+      ...(command.modelSessionOf === undefined ? {} : { task: command.modelSessionOf }),
     };
     const line = encodeMessage(request);
     // The runner holds its own requests to root's rules: a refusal it can see coming is said here, with the reason.
@@ -124,8 +130,8 @@ export function remoteLauncher(
     const out = capture();
     const err = capture();
     const child = start(identity, command, { onStdoutLine: out.add, onStderrLine: err.add });
-    const exit = await child.exited;
-    return { ...exit, stdout: out.text(), stderr: err.text() };
+    const { exitCode, signal } = await child.exited;
+    return { exitCode, signal, stdout: out.text(), stderr: err.text() };
   };
 
   return {

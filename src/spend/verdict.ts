@@ -92,6 +92,14 @@ export function stoppedAtBudget(taskUsd: number | undefined, spentUsd: number): 
   };
 }
 
+/**
+ * Pure: why a task whose session the provider broker refused over budget is parked. The broker decides with these
+ * same verdicts on what it metered, so its reason is said as the broker's.
+ */
+export function refusedByBroker(brokerReason: string): Extract<BudgetVerdict, { over: true }> {
+  return { over: true, reason: `over its budget: the broker refused the session (${brokerReason})` };
+}
+
 export interface RateLimitFacts {
   readonly now: number;
   /** When the CLI says the limit resets (ISO), if it says. */

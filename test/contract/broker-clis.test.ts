@@ -1,20 +1,28 @@
-// Contract: the real Claude Code (2.1.197) and Codex (0.171) CLIs, pointed at the broker the way the runner will
-// point them (claude: ANTHROPIC_BASE_URL and ANTHROPIC_AUTH_TOKEN, the session in ANTHROPIC_CUSTOM_HEADERS; codex:
-// a model_providers entry passed with -c, base_url, env_key, wire_api = "responses", the session in http_headers),
+// Contract: the real Claude Code (2.1.197) and Codex (0.171) CLIs, started with the command the runner's adapters
+// build for a session with a broker (claude: ANTHROPIC_BASE_URL, the session in ANTHROPIC_CUSTOM_HEADERS; codex: a
+// model_providers entry passed with -c, base_url, env_key, wire_api = "responses", the session in http_headers) and
+// only the capability added, as root's launcher adds it (claude: ANTHROPIC_AUTH_TOKEN; codex: the env_key),
 // reach the local fake provider carrying the capability token, which the broker swaps for the real key; their
 // usage is metered; and the broker's over-budget answer ends each at its first request. No real API call: the
 // broker and the fake listen on 127.0.0.1, and every other connection the CLIs try goes to a loopback proxy that
 // refuses it (its CONNECTs are listed as a comment). HOME is a temp dir; the environment is built by hand.
 import t, { type Test } from 'tap';
-import { spawn } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { chownSync, realpathSync } from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ANTHROPIC_KEY, OPENAI_KEY, brokerFixture } from '../helpers/broker-fixture.js';
 import { OVER_BUDGET_ERROR_TYPE, OVER_BUDGET_MESSAGE_PREFIX } from '../../src/broker/providers.js';
-import { tempDir } from '../helpers/temp.js';
+import { gitRepo, tempDir } from '../helpers/temp.js';
+import { claudeAdapter } from '../../src/agent/adapters/claude.js';
+import { codexAdapter } from '../../src/agent/adapters/codex.js';
+import { brokerSessionId } from '../../src/agent/adapters/index.js';
+import { superviseAgent } from '../../src/agent/supervise.js';
+import { realClock, realProcess } from '../../src/io/real-ports.js';
+import { dropPrivileges } from '../../src/control/repo-user/privdrop.js';
+import { BROKER_TOKEN_VARIABLE, PROVIDER_LOGIN_VARIABLES, brokerEnvironment } from '../../src/broker/agent-env.js';
+import type { AgentAdapter, AgentResult } from '../../src/types.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const claude = realpathSync(path.join(root, 'node_modules/.bin/claude'));
@@ -48,93 +56,114 @@ async function refusingProxy(t: Test): Promise<{ url: string; tried: string[] }>
 
 interface Ran {
   readonly exitCode: number | null;
-  readonly stdout: string;
+  readonly stdoutLines: readonly string[];
   readonly stderr: string;
   readonly seconds: number;
+  /** What the adapter made of the run. */
+  readonly result: AgentResult;
 }
 
-function run(program: string, args: readonly string[], env: Record<string, string>, cwd: string): Promise<Ran> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    // A CLI that retries forever is a failure of this test, not a hang of the suite.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('error', reject);
-    child.on('close', (exitCode) => {
-      clearTimeout(timer);
-      resolve({ exitCode, stdout, stderr, seconds: (Date.now() - started) / 1000 });
-    });
+const lines = (stdoutLines: readonly string[]) =>
+  stdoutLines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+
+const isRoot = process.getuid?.() === 0;
+const NOBODY = { name: 'nobody', uid: 65534, gid: 65534, home: '/nonexistent', shell: '/usr/sbin/nologin' };
+// A CLI that retries forever is a failure of this test, not a hang of the suite.
+const limits = { idleTimeoutMs: 60_000, wallClockMs: 90_000, killGraceMs: 2000 };
+
+/** The session id each run sends: the shape the runner builds (run, task, role, number). */
+const SESSION = {
+  claude: brokerSessionId('run-1', 'TASK-1', 'implement', 1),
+  codex: brokerSessionId('run-1', 'TASK-1', 'review', '1.1'),
+};
+
+/**
+ * The adapter's command for a session pointed at the broker, run as root's launcher would start it: with the
+ * capability added to its environment, nothing else (so where the CLI connects, and with which header, is the
+ * adapter's doing). A provider login in the runner's environment must not reach it.
+ */
+async function runAgent(
+  t: Test,
+  adapter: AgentAdapter,
+  binary: string,
+  broker: { url: string; token: string; proxy: string; session: string },
+  options: { workspace: string; home: string; role?: 'review'; asNobody?: boolean },
+): Promise<Ran> {
+  const command = adapter.buildCommand({
+    binary,
+    prompt: 'Say hello.',
+    workspace: options.workspace,
+    taskId: 'TASK-1',
+    model: adapter.name === 'codex' ? 'gpt-5-codex' : undefined,
+    effort: undefined,
+    env: {
+      HOME: options.home,
+      PATH,
+      LANG: 'C.UTF-8',
+      HTTPS_PROXY: broker.proxy,
+      HTTP_PROXY: broker.proxy,
+      NO_PROXY: '127.0.0.1',
+      ANTHROPIC_API_KEY: 'sk-ant-api03-runner-login-must-not-be-used',
+      OPENAI_API_KEY: 'sk-proj-runner-login-must-not-be-used',
+    },
+    ...(options.role ? { role: options.role } : {}),
+    broker: { url: broker.url, session: broker.session },
   });
+  t.equal(command.modelSessionOf, 'TASK-1', 'a model session names its task for the launcher');
+  t.notOk(
+    Object.keys(command.env).some((name) => PROVIDER_LOGIN_VARIABLES.includes(name)),
+    'no provider login in the command',
+  );
+  t.notOk(JSON.stringify(command).includes(broker.token), 'the adapter never holds the token');
+  // The variable root's launcher sets for this CLI (brokerEnvironment): its capability.
+  const tokenVariable = adapter.name === 'claude' ? 'ANTHROPIC_AUTH_TOKEN' : BROKER_TOKEN_VARIABLE;
+  const withToken = {
+    ...command,
+    env: { ...command.env, [tokenVariable]: brokerEnvironment(broker.url, broker.token)[tokenVariable]! },
+  };
+  // claude refuses bypass mode as root, and agents never are root: as root it runs as nobody (loopback stays: the
+  // broker and the refusing proxy are there).
+  const launched = options.asNobody && isRoot ? dropPrivileges(NOBODY, withToken) : withToken;
+  const started = Date.now();
+  const run = await superviseAgent({ process: realProcess, clock: realClock }, launched, limits, () => undefined);
+  return {
+    exitCode: run.exitCode,
+    stdoutLines: run.stdoutLines,
+    stderr: run.stderrTail,
+    seconds: (Date.now() - started) / 1000,
+    result: adapter.parseResult(run),
+  };
 }
-
-const lines = (text: string) =>
-  text
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 async function runClaude(t: Test, url: string, token: string, proxy: string): Promise<Ran> {
   const home = tempDir(t, 'broker-claude-home-');
-  return run(
+  if (isRoot) chownSync(home, NOBODY.uid, NOBODY.gid);
+  return runAgent(
+    t,
+    claudeAdapter,
     claude,
-    ['-p', 'Say hello.', '--output-format', 'json'],
+    { url, token, proxy, session: SESSION.claude },
     {
-      HOME: home,
-      PATH,
-      LANG: 'C.UTF-8',
-      ANTHROPIC_BASE_URL: url,
-      ANTHROPIC_AUTH_TOKEN: token,
-      ANTHROPIC_CUSTOM_HEADERS: 'X-Agent-Runner-Session: ses-claude',
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      HTTPS_PROXY: proxy,
-      HTTP_PROXY: proxy,
-      NO_PROXY: '127.0.0.1',
+      workspace: home,
+      home,
+      asNobody: true,
     },
-    home,
   );
 }
 
 async function runCodex(t: Test, url: string, token: string, proxy: string): Promise<Ran> {
   const home = tempDir(t, 'broker-codex-home-');
-  const provider = 'model_providers.agent_runner';
-  return run(
+  // A reviewer session: read-only sandbox, so the test's repository stays as it was.
+  return runAgent(
+    t,
+    codexAdapter,
     codex,
-    [
-      'exec',
-      '--json',
-      '--skip-git-repo-check',
-      '-s',
-      'read-only',
-      '-m',
-      'gpt-5-codex',
-      '-c',
-      'model_provider="agent_runner"',
-      '-c',
-      `${provider}.name="agent-runner broker"`,
-      '-c',
-      `${provider}.base_url="${url}/v1"`,
-      '-c',
-      `${provider}.env_key="AGENT_RUNNER_BROKER_TOKEN"`,
-      '-c',
-      `${provider}.wire_api="responses"`,
-      '-c',
-      `${provider}.http_headers={ "X-Agent-Runner-Session" = "ses-codex" }`,
-      'Say hello.',
-    ],
+    { url, token, proxy, session: SESSION.codex },
     {
-      HOME: home,
-      PATH,
-      LANG: 'C.UTF-8',
-      AGENT_RUNNER_BROKER_TOKEN: token,
-      HTTPS_PROXY: proxy,
-      HTTP_PROXY: proxy,
-      NO_PROXY: '127.0.0.1',
+      workspace: gitRepo(t),
+      home,
+      role: 'review',
     },
-    home,
   );
 }
 
@@ -143,7 +172,7 @@ t.test('claude reaches the fake provider through the broker with its capability 
   const broker = await brokerFixture(t);
   const ran = await runClaude(t, broker.url, broker.token(), proxy.url);
   t.equal(ran.exitCode, 0, `claude exits 0 (stderr: ${ran.stderr.slice(-500)})`);
-  const result = lines(ran.stdout).find((line) => line.type === 'result') as
+  const result = lines(ran.stdoutLines).find((line) => line.type === 'result') as
     { is_error: boolean; result: string; usage: Record<string, number> } | undefined;
   t.equal(result?.is_error, false);
   t.equal(result?.result, 'HelloHelloHello', "the fake's answer came back through the broker");
@@ -153,7 +182,7 @@ t.test('claude reaches the fake provider through the broker with its capability 
     messages.every((request) => request.headers['x-api-key'] === ANTHROPIC_KEY && !request.headers.authorization),
     'with the real key, never the capability token',
   );
-  t.ok(broker.sealed.length >= 1 && broker.sealed.every((record) => record.session === 'ses-claude'));
+  t.ok(broker.sealed.length >= 1 && broker.sealed.every((record) => record.session === SESSION.claude));
   t.match(broker.sealed, [{ run: 'run-1', task: 'TASK-1', provider: 'anthropic', usage: 'read' }]);
   const metered = broker.sealed.reduce(
     (sum, record) => ({
@@ -175,6 +204,7 @@ t.test('claude reaches the fake provider through the broker with its capability 
     metered,
     'and = what claude itself reports (kept beside it, never believed over it)',
   );
+  t.same([ran.result.ok, ran.result.finalMessage], [true, 'HelloHelloHello'], 'and the adapter reads it as a success');
   t.comment(`claude tried besides the broker: ${proxy.tried.join(', ') || 'nothing'}`);
 });
 
@@ -183,13 +213,13 @@ t.test('codex reaches the fake provider through the broker with its capability t
   const broker = await brokerFixture(t);
   const ran = await runCodex(t, broker.url, broker.token(), proxy.url);
   t.equal(ran.exitCode, 0, `codex exits 0 (stderr: ${ran.stderr.slice(-500)})`);
-  const events = lines(ran.stdout);
+  const events = lines(ran.stdoutLines);
   const message = events.find((event) => (event.item as { type?: string } | undefined)?.type === 'agent_message');
   t.equal((message?.item as { text?: string } | undefined)?.text, 'HelloHelloHello');
   const responses = broker.fake.requests.filter((request) => request.url === '/v1/responses');
   t.equal(responses.length, 1);
   t.equal(responses[0]!.headers.authorization, `Bearer ${OPENAI_KEY}`, 'the real key in place of the token');
-  t.match(broker.sealed, [{ run: 'run-1', task: 'TASK-1', provider: 'openai', session: 'ses-codex', usage: 'read' }]);
+  t.match(broker.sealed, [{ run: 'run-1', task: 'TASK-1', provider: 'openai', session: SESSION.codex, usage: 'read' }]);
   const record = broker.sealed[0]!;
   const turn = events.find((event) => event.type === 'turn.completed') as
     { usage: { input_tokens: number; cached_input_tokens: number; output_tokens: number } } | undefined;
@@ -207,6 +237,7 @@ t.test('codex reaches the fake provider through the broker with its capability t
     broker.fake.totals,
     "metered = the fake's totals",
   );
+  t.same([ran.result.ok, ran.result.finalMessage], [true, 'HelloHelloHello'], 'and the adapter reads it as a success');
   t.comment(`codex tried besides the broker: ${proxy.tried.join(', ') || 'nothing'}`);
 });
 
@@ -217,13 +248,13 @@ t.test('over budget: each CLI ends at its first request with the broker message,
   });
   const fromClaude = await runClaude(t, broker.url, broker.token(), proxy.url);
   t.equal(fromClaude.exitCode, 1);
-  const result = lines(fromClaude.stdout).find((line) => line.type === 'result') as
+  const result = lines(fromClaude.stdoutLines).find((line) => line.type === 'result') as
     { is_error: boolean; result: string } | undefined;
   t.equal(result?.is_error, true);
   t.match(result?.result ?? '', `${OVER_BUDGET_MESSAGE_PREFIX}over its budget: $1.00 of $1.00 (task_usd)`);
   const fromCodex = await runCodex(t, broker.url, broker.token(), proxy.url);
   t.equal(fromCodex.exitCode, 1);
-  const failed = lines(fromCodex.stdout).find((event) => event.type === 'turn.failed') as
+  const failed = lines(fromCodex.stdoutLines).find((event) => event.type === 'turn.failed') as
     { error: { message: string } } | undefined;
   t.match(failed?.error.message ?? '', OVER_BUDGET_MESSAGE_PREFIX);
   t.match(failed?.error.message ?? '', OVER_BUDGET_ERROR_TYPE);
@@ -231,4 +262,14 @@ t.test('over budget: each CLI ends at its first request with the broker message,
   t.equal(refusals.length, 2, 'one request each: neither CLI retried the refusal');
   t.equal(broker.fake.requests.length, 0, 'nothing reached the provider');
   t.ok(fromClaude.seconds < 30 && fromCodex.seconds < 30, 'both ended at once, not after retries');
+  const reason = 'over its budget: $1.00 of $1.00 (task_usd)';
+  for (const [cli, ran] of [
+    ['claude', fromClaude],
+    ['codex', fromCodex],
+  ] as const)
+    t.same(
+      [ran.result.ok, ran.result.failure, ran.result.detail, ran.result.brokerOverBudget],
+      [false, 'over-budget', reason, reason],
+      `the ${cli} adapter reads the refusal as over-budget, with the broker's reason`,
+    );
 });

@@ -139,3 +139,26 @@ for (const name of ['added.txt', 'café "quoted".txt']) {
     t.equal(readFileSync(path.join(fixture.clone, name), 'utf8'), 'mine, untracked\n', 'the file is untouched');
   });
 }
+
+t.test('orchestrate --broker-url: http://127.0.0.1:PORT only, refused before anything runs', async (t) => {
+  const fixture = drainFixture(t, [{ id: 'TASK-1', title: 'One' }]);
+  for (const url of [
+    'http://localhost:701',
+    'https://127.0.0.1:701',
+    'http://127.0.0.1:701/',
+    'http://127.0.0.1:701/v1',
+    'http://127.0.0.1',
+    'http://127.0.0.1:0',
+    'http://127.0.0.1:65536',
+    'http://user@127.0.0.1:701',
+    'http://10.0.0.1:701',
+  ])
+    clean(
+      t,
+      await cli(fixture.env, ['orchestrate', '--workspace', fixture.clone, '--broker-url', url]),
+      EXIT.usage,
+      `--broker-url must be http://127.0.0.1:PORT (the run's broker on loopback, port 1 to 65535, no path), not "${url}"; dispatch passes the repo's broker_port`,
+      url,
+    );
+  t.equal(git(fixture.clone, 'branch', '--list', 'auto/work'), '', 'no drain began');
+});

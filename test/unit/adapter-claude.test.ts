@@ -89,6 +89,7 @@ t.test('buildCommand: claude argv, prompt on stdin, workspace as cwd, env as giv
     env: { HOME: '/home/agent', PATH: '/usr/bin', AGENT_ROLE: 'implement' },
     cwd: '/srv/repo/.worktrees/task-3',
     stdin: invocation.prompt,
+    modelSessionOf: 'TASK-3',
   });
   t.notOk(
     command.args.some((arg) => arg.includes('TASK-3')),

@@ -56,6 +56,7 @@ t.test('buildCommand: codex exec argv, prompt on stdin via -, workspace as -C an
     env: { HOME: '/home/agent', PATH: '/usr/bin', AGENT_ROLE: 'implement' },
     cwd: '/srv/repo/.worktrees/task-9',
     stdin: invocation.prompt,
+    modelSessionOf: 'TASK-9',
   });
   t.same(codexAdapter.buildCommand({ ...invocation, model: undefined, effort: undefined }).args, [
     'exec',

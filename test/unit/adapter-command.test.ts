@@ -35,6 +35,7 @@ t.test('buildCommand: the resolved program, the rest of argv, task and workspace
     },
     cwd: '/srv/wt/task-1',
     stdin: invocation.prompt,
+    modelSessionOf: 'TASK-1',
   });
 });
 

@@ -2,6 +2,7 @@
 // files and the registry's refusal of secret-looking env entries all ask
 // SECRET_NAME, so a name one of them treats as a secret the others do too.
 import t from 'tap';
+import { TOKEN_PREFIX, TOKEN_SHAPE, tokenFromBytes } from '../../src/broker/capabilities.js';
 import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -90,7 +91,7 @@ t.test('redactDeep: every string of a structured sink, keys too, by the one rule
     tasks: [{ title: 'x[redacted]y', n: 3, ok: true, none: null }],
     '[redacted]': 'key',
   });
-  t.equal(redactDeep(value, []), value, 'no secrets: the value itself');
+  t.same(redactDeep(value, []), value, 'no secrets and no capability token: the same value');
   t.equal(redactor([secret])(`a ${secret}`), redactSecrets(`a ${secret}`, [secret]), 'the bound form is the same rule');
 });
 
@@ -103,4 +104,32 @@ t.test('root reads a repo user home for its secrets without following links', as
   writeFileSync(elsewhere, JSON.stringify({ api_key: 'linked-secret-value' }));
   symlinkSync(elsewhere, path.join(home, '.codex/auth.json'));
   t.same(await repoUserSecrets(realFs, home), ['ghp_homeTokenValue1'], 'the file is read; the link is not followed');
+});
+
+t.test('a capability token is redacted wherever it appears, known or not, by its shape', async (t) => {
+  const token = tokenFromBytes(new Uint8Array(32).fill(7));
+  const other = tokenFromBytes(Uint8Array.from({ length: 32 }, (_, i) => i * 5));
+  t.ok(TOKEN_SHAPE.test(token) && TOKEN_SHAPE.test(other), 'real token shapes');
+  const text = `Authorization: Bearer ${token}\n{"AGENT_RUNNER_BROKER_TOKEN":"${other}"} x${token}y`;
+  const redacted = redactSecrets(text, []);
+  t.equal(redacted, 'Authorization: Bearer [redacted]\n{"AGENT_RUNNER_BROKER_TOKEN":"[redacted]"} x[redacted]y');
+  t.equal(
+    redactSecrets(`${TOKEN_PREFIX}short and arcap_ alone`, []),
+    `${TOKEN_PREFIX}short and arcap_ alone`,
+    'not a token',
+  );
+  t.equal(
+    redactSecrets(`git ghp_known1234 ${token}`, ['ghp_known1234']),
+    'git [redacted] [redacted]',
+    'beside known ones',
+  );
+  const event = { detail: `curl -H "Authorization: Bearer ${token}"`, nested: [{ [token]: other }], n: 1 };
+  const deep = redactDeep(event, []);
+  t.same(deep, {
+    detail: 'curl -H "Authorization: Bearer [redacted]"',
+    nested: [{ '[redacted]': '[redacted]' }],
+    n: 1,
+  });
+  t.notOk(JSON.stringify(deep).includes(TOKEN_PREFIX), 'a sink given no secrets keeps no token either');
+  t.equal(redactor([])(token), '[redacted]', 'the bound form too');
 });

@@ -24,6 +24,7 @@ import {
 } from './jsonl.js';
 import { parseResetTime } from './reset-time.js';
 import { reviewFilesOf, roleEnvironment, roleOf } from './role.js';
+import { BROKER_SESSION_HEADER, sessionEnvironment, withBrokerWord } from './broker.js';
 
 /** The tools that write files, as claude 2.1.197 names them: its own read-only Explore agent is denied these too. */
 export const CLAUDE_WRITE_TOOLS: readonly string[] = ['Edit', 'Write', 'NotebookEdit'];
@@ -51,9 +52,14 @@ function buildCommand(invocation: AgentInvocation): Command {
   return {
     program: invocation.binary,
     args,
-    env: { ...invocation.env, ...roleEnvironment(invocation) },
+    env: sessionEnvironment(invocation, roleEnvironment(invocation), (broker) => ({
+      ANTHROPIC_BASE_URL: broker.url,
+      ANTHROPIC_CUSTOM_HEADERS: `${BROKER_SESSION_HEADER}: ${broker.session}`,
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    })),
     cwd: invocation.workspace,
     stdin: invocation.prompt,
+    modelSessionOf: invocation.taskId,
   };
 }
 
@@ -253,6 +259,7 @@ export const claudeAdapter: AgentAdapter = {
   name: 'claude',
   defaultBinary: 'claude',
   buildCommand,
-  parseResult,
+  // The broker refusal is claude's result text ("API Error: 400 agent-runner broker: over budget: ..."): the detail.
+  parseResult: (output) => withBrokerWord(parseResult(output), output),
   costReported,
 };

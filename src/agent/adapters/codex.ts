@@ -20,6 +20,8 @@ import {
 } from './jsonl.js';
 import { parseResetTime } from './reset-time.js';
 import { reviewFilesOf, roleEnvironment, roleOf } from './role.js';
+import { BROKER_SESSION_HEADER, sessionEnvironment, withBrokerWord } from './broker.js';
+import { BROKER_TOKEN_VARIABLE } from '../../broker/agent-env.js';
 
 const NOT_LOGGED_IN = /not logged in|\blogin\b|\b401\b|unauthori[sz]ed|invalid api key|api key/i;
 const RATE_LIMITED = /usage limit|rate limit|too many requests|\b429\b|quota/i;
@@ -31,15 +33,42 @@ function buildCommand(invocation: AgentInvocation): Command {
   args.push('-s', roleOf(invocation) === 'review' ? 'read-only' : 'workspace-write');
   const review = reviewFilesOf(invocation);
   if (review) args.push('--output-schema', review.schemaFile, '-o', review.verdictFile);
+  if (invocation.broker) args.push(...brokerProviderFlags(invocation.broker));
   // Workspaces are git worktrees, so --skip-git-repo-check is not needed.
   args.push('-C', invocation.workspace, '-');
   return {
     program: invocation.binary,
     args,
-    env: { ...invocation.env, ...roleEnvironment(invocation) },
+    // The provider's env_key names the token's variable: root's launcher sets it, so nothing is added here.
+    env: sessionEnvironment(invocation, roleEnvironment(invocation), () => ({})),
     cwd: invocation.workspace,
     stdin: invocation.prompt,
+    modelSessionOf: invocation.taskId,
   };
+}
+
+const BROKER_PROVIDER = 'agent_runner';
+
+/**
+ * The broker as codex's model provider, whole on the command line (-c overrides every config file, so nothing in
+ * the agent's own ~/.codex changes where it connects): its base_url, the Responses API, the capability read from
+ * AGENT_RUNNER_BROKER_TOKEN and sent as a Bearer token, and the session header.
+ */
+export function brokerProviderFlags(broker: NonNullable<AgentInvocation['broker']>): string[] {
+  const provider = `model_providers.${BROKER_PROVIDER}`;
+  return [
+    `model_provider=${tomlString(BROKER_PROVIDER)}`,
+    `${provider}.name=${tomlString('agent-runner broker')}`,
+    `${provider}.base_url=${tomlString(`${broker.url}/v1`)}`,
+    `${provider}.env_key=${tomlString(BROKER_TOKEN_VARIABLE)}`,
+    `${provider}.wire_api=${tomlString('responses')}`,
+    `${provider}.http_headers={ ${tomlString(BROKER_SESSION_HEADER)} = ${tomlString(broker.session)} }`,
+  ].flatMap((setting) => ['-c', setting]);
+}
+
+/** A TOML basic string: JSON's escapes are TOML's for what these values hold (URL and id characters). */
+function tomlString(value: string): string {
+  return JSON.stringify(value);
 }
 
 function metrics(events: readonly JsonObject[]): Partial<AgentResult> {
@@ -149,7 +178,8 @@ export const codexAdapter: AgentAdapter = {
   name: 'codex',
   defaultBinary: 'codex',
   buildCommand,
-  parseResult,
+  // The broker's refusal is the message of codex's turn.failed (the whole error JSON): in the detail.
+  parseResult: (output) => withBrokerWord(parseResult(output), output),
 };
 
 /** The text of the last `agent_message` item: what the agent said last. */

@@ -7,6 +7,8 @@
 import type { AgentAdapter, AgentInvocation, AgentOutput, AgentResult, Command } from '../../types.js';
 import { describeExit, lastStderrLine } from './jsonl.js';
 import { reviewFilesOf, roleEnvironment } from './role.js';
+import { BROKER_SESSION_VARIABLE, sessionEnvironment, withBrokerWord } from './broker.js';
+import { BROKER_URL_VARIABLE } from '../../broker/agent-env.js';
 
 function buildCommand(invocation: AgentInvocation): Command {
   const argv = invocation.command ?? [];
@@ -18,17 +20,24 @@ function buildCommand(invocation: AgentInvocation): Command {
   return {
     program,
     args: argv.slice(1),
-    env: {
-      ...invocation.env,
-      AGENT_TASK_ID: invocation.taskId,
-      AGENT_WORKSPACE: invocation.workspace,
-      ...roleEnvironment(invocation),
-      ...(review ? { AGENT_REVIEW_VERDICT: review.verdictFile, AGENT_REVIEW_SCHEMA: review.schemaFile } : {}),
-    },
+    env: sessionEnvironment(
+      invocation,
+      {
+        AGENT_TASK_ID: invocation.taskId,
+        AGENT_WORKSPACE: invocation.workspace,
+        ...roleEnvironment(invocation),
+        ...(review ? { AGENT_REVIEW_VERDICT: review.verdictFile, AGENT_REVIEW_SCHEMA: review.schemaFile } : {}),
+      },
+      (broker) => ({ [BROKER_URL_VARIABLE]: broker.url, [BROKER_SESSION_VARIABLE]: broker.session }),
+    ),
     cwd: invocation.workspace,
     stdin: invocation.prompt,
+    modelSessionOf: invocation.taskId,
   };
 }
+
+/** Lines of stdout searched for the broker's refusal: a command agent prints it wherever it likes, last. */
+const TAIL_LINES = 50;
 
 function parseResult(output: AgentOutput): AgentResult {
   if (output.endedBy !== 'exit')
@@ -47,5 +56,7 @@ export const commandAdapter: AgentAdapter = {
   // Not looked up: the program is the first element of the repo's "command".
   defaultBinary: 'sh',
   buildCommand,
-  parseResult,
+  // Free-form output: the broker's refusal is looked for in what it printed last, on either stream.
+  parseResult: (output) =>
+    withBrokerWord(parseResult(output), output, [output.stderrTail, output.stdoutLines.slice(-TAIL_LINES).join('\n')]),
 };

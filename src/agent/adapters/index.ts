@@ -13,3 +13,5 @@ const ADAPTERS: Readonly<Record<AssistantName, AgentAdapter>> = {
 export function adapterFor(name: AssistantName): AgentAdapter {
   return ADAPTERS[name];
 }
+
+export { brokerSessionId } from './broker.js';

@@ -26,6 +26,8 @@ export interface ReviewerSessionInput {
   readonly files: { readonly schemaText: string; readonly schemaFile: string; readonly verdictFile: string };
   readonly idleTimeoutMs: number;
   readonly timeoutMs: number;
+  /** The run's provider broker and this session's id for it (brokerSessionId), where the run has one. */
+  readonly broker?: { readonly url: string; readonly session: string };
 }
 
 export interface ReviewerSessionEnd {
@@ -56,6 +58,7 @@ export async function runReviewerSession(
     role: 'review',
     review: input.files,
     ...(input.command ? { command: input.command } : {}),
+    ...(input.broker ? { broker: input.broker } : {}),
   });
   transcript.write({
     event: 'session-start',

@@ -36,6 +36,7 @@ import { MAX_VERDICT_BYTES, parseVerdictDoc } from './verdict-doc.js';
 import { fixPrompt, reviewPrompt } from './prompt.js';
 import { reviewTrailer } from './trailer.js';
 import { runReviewerSession } from './session.js';
+import { brokerSessionId } from '../../agent/adapters/index.js';
 import { keptVerdictFile, type ReviewRecords, type ReviewRound } from './records.js';
 import type { ReviewConfig, VerdictDoc } from '../../types.js';
 
@@ -196,6 +197,14 @@ async function reviewOnce(
       files,
       idleTimeoutMs: worker.config.agentIdleTimeoutSec * 1000,
       timeoutMs: ctx.review.timeoutSec * 1000,
+      ...(worker.brokerUrl !== undefined
+        ? {
+            broker: {
+              url: worker.brokerUrl,
+              session: brokerSessionId(worker.runId, task.id, 'review', `${round.number}.${round.attempt}`),
+            },
+          }
+        : {}),
     },
   );
   const { result } = session;
@@ -213,6 +222,8 @@ async function reviewOnce(
   const changedBy = await sides.reviewerChanged(task.id, round.candidate);
   if (changedBy) return { kind: 'changed', reason: changedBy };
   if (over) return { kind: 'over-budget', reason: over };
+  if (!result.ok && result.brokerOverBudget !== undefined)
+    return { kind: 'over-budget', reason: `the broker refused the reviewer's session (${result.brokerOverBudget})` };
 
   const kept = keptVerdictFile(
     workspaceStateDir(worker.stateDir, workspace),
