@@ -8,7 +8,7 @@ import type { Command } from '../types.js';
 import type { ProcessPort } from '../ports.js';
 import { localLauncher, type Launcher } from '../launch/index.js';
 import { startWithCapability, type RunBroker } from '../control/broker/index.js';
-import { withoutProviderLogins } from '../broker/agent-env.js';
+import { withoutProviderLogins } from '../agent/broker-env.js';
 
 /** `process`, with model sessions started through the broker. */
 export function brokeredProcess(

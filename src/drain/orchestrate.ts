@@ -79,8 +79,6 @@ export interface OrchestrateInput {
   readonly spend?: SpendPolicy;
   /** How agent and gate commands start: root's launcher; none: as this user (one user plays every part). */
   readonly launcher?: Launcher;
-  /** http://127.0.0.1:PORT of the run's broker, for the adapters to point the model CLIs at; none: no broker. */
-  readonly brokerUrl?: string;
   /** The agent's and gate's places; none: one user's, inside the workspace's state dir. */
   readonly layout?: IdentityLayout;
   /** The largest task bundle accepted (default DEFAULT_BUNDLE_MAX_BYTES). */

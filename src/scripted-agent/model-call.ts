@@ -6,15 +6,12 @@
 // session header the runner set), and what the answer says: the model and its
 // usage as the stream reports it, or the error the CLI would end on. The HTTP
 // itself is src/io/scripted-model.ts. Pure.
-import { BROKER_TOKEN_VARIABLE, BROKER_URL_VARIABLE } from '../broker/agent-env.js';
+import { BROKER_SESSION_VARIABLE, BROKER_TOKEN_VARIABLE, BROKER_URL_VARIABLE } from '../agent/broker-env.js';
 import { SESSION_HEADER } from '../broker/headers.js';
 import { OVER_BUDGET_MESSAGE_PREFIX } from '../broker/providers.js';
 import { modelPrice } from '../broker/prices.js';
 import type { SessionUsage } from './claude-stream.js';
 import type { Pose } from './pose.js';
-
-/** Where a command agent finds its session id (claude's is in ANTHROPIC_CUSTOM_HEADERS, codex's in its -c flags). */
-export const BROKER_SESSION_VARIABLE = 'AGENT_RUNNER_BROKER_SESSION';
 
 /** What each pose asks for when its argv names no model: models the broker's price table knows. */
 export const DEFAULT_MODELS = { anthropic: 'claude-sonnet-4-5', openai: 'gpt-5-codex' } as const;

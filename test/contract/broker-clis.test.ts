@@ -21,7 +21,7 @@ import { brokerSessionId } from '../../src/agent/adapters/index.js';
 import { superviseAgent } from '../../src/agent/supervise.js';
 import { realClock, realProcess } from '../../src/io/real-ports.js';
 import { dropPrivileges } from '../../src/control/repo-user/privdrop.js';
-import { BROKER_TOKEN_VARIABLE, PROVIDER_LOGIN_VARIABLES, brokerEnvironment } from '../../src/broker/agent-env.js';
+import { BROKER_TOKEN_VARIABLE, PROVIDER_LOGIN_VARIABLES, brokerEnvironment } from '../../src/agent/broker-env.js';
 import type { AgentAdapter, AgentResult } from '../../src/types.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');

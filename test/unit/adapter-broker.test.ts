@@ -16,7 +16,7 @@ import {
 } from '../../src/agent/adapters/broker.js';
 import { SESSION_HEADER, sessionOf } from '../../src/broker/headers.js';
 import { OVER_BUDGET_ERROR_TYPE, OVER_BUDGET_MESSAGE_PREFIX } from '../../src/broker/providers.js';
-import { PROVIDER_LOGIN_VARIABLES } from '../../src/broker/agent-env.js';
+import { PROVIDER_LOGIN_VARIABLES } from '../../src/agent/broker-env.js';
 import type { AgentAdapter, AgentInvocation, AgentOutput } from '../../src/types.js';
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/agents');

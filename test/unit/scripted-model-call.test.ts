@@ -20,7 +20,7 @@ import { parseUsageInstructions } from '../../src/scripted-agent/instructions.js
 import { OVER_BUDGET_ERROR_TYPE, OVER_BUDGET_MESSAGE_PREFIX, errorBody } from '../../src/broker/providers.js';
 import { modelPrice } from '../../src/broker/prices.js';
 import { readServeConfig } from '../../src/broker/serve/config.js';
-import { brokerEnvironment } from '../../src/broker/agent-env.js';
+import { brokerEnvironment } from '../../src/agent/broker-env.js';
 import { demoBrokerConfig, demoGrantUid } from '../../src/demo/model-broker.js';
 import { sessionCommand } from '../../src/demo/launcher.js';
 import { SPEND_DEFAULTS } from '../../src/spend/verdict.js';

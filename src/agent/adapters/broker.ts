@@ -5,13 +5,12 @@
 // is better than any the CLI's text gives. Pure.
 import type { AgentInvocation, AgentOutput, AgentResult } from '../../types.js';
 import { OVER_BUDGET_MESSAGE_PREFIX } from '../../broker/providers.js';
-import { withoutProviderLogins } from '../../broker/agent-env.js';
+import { withoutProviderLogins } from '../broker-env.js';
 import { SESSION_HEADER } from '../../broker/headers.js';
 
 /** The header the broker reads the session id from, as each CLI's setting names it. */
 export const BROKER_SESSION_HEADER = SESSION_HEADER;
-/** Where a command agent finds its session id, to send in that header (claude and codex are told by their settings). */
-export const BROKER_SESSION_VARIABLE = 'AGENT_RUNNER_BROKER_SESSION';
+export { BROKER_SESSION_VARIABLE } from '../broker-env.js';
 
 /** What the broker takes as a session id (headers.ts SESSION_SHAPE): anything else it records as no session. */
 const SESSION_CHARS = /[^A-Za-z0-9._:-]/g;

@@ -21,7 +21,7 @@ import {
 import { parseResetTime } from './reset-time.js';
 import { reviewFilesOf, roleEnvironment, roleOf } from './role.js';
 import { BROKER_SESSION_HEADER, sessionEnvironment, withBrokerWord } from './broker.js';
-import { BROKER_TOKEN_VARIABLE } from '../../broker/agent-env.js';
+import { BROKER_TOKEN_VARIABLE } from '../broker-env.js';
 
 const NOT_LOGGED_IN = /not logged in|\blogin\b|\b401\b|unauthori[sz]ed|invalid api key|api key/i;
 const RATE_LIMITED = /usage limit|rate limit|too many requests|\b429\b|quota/i;

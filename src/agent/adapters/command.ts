@@ -8,7 +8,7 @@ import type { AgentAdapter, AgentInvocation, AgentOutput, AgentResult, Command }
 import { describeExit, lastStderrLine } from './jsonl.js';
 import { reviewFilesOf, roleEnvironment } from './role.js';
 import { BROKER_SESSION_VARIABLE, sessionEnvironment, withBrokerWord } from './broker.js';
-import { BROKER_URL_VARIABLE } from '../../broker/agent-env.js';
+import { BROKER_URL_VARIABLE } from '../broker-env.js';
 
 function buildCommand(invocation: AgentInvocation): Command {
   const argv = invocation.command ?? [];

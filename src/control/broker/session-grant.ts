@@ -3,7 +3,7 @@
 // session ends (a token kept by anything the session left behind is refused from then on). Used by root's launcher
 // and by the demo's, which plays root without being it. A grant the broker refuses is a command that could not run.
 import type { OutputHandlers, StartedProcess } from '../../ports.js';
-import { brokerEnvironment } from '../../broker/agent-env.js';
+import { brokerEnvironment } from '../../agent/broker-env.js';
 import type { RunBroker } from './run-broker.js';
 
 /** A capability lives until its session ends; this bounds one whose end root never hears of (a day, the cap). */
