@@ -8,7 +8,7 @@
 export const BROKER_TOKEN_VARIABLE = 'AGENT_RUNNER_BROKER_TOKEN';
 /** http://127.0.0.1:PORT of the run's broker. */
 export const BROKER_URL_VARIABLE = 'AGENT_RUNNER_BROKER_URL';
-/** Where a command agent finds its session id, to send in the session header (claude and codex are told by their settings). */
+/** Where a command agent finds its session id for the session header (claude and codex get theirs in settings). */
 export const BROKER_SESSION_VARIABLE = 'AGENT_RUNNER_BROKER_SESSION';
 
 /** Provider logins a session must not carry beside its capability (the broker holds the key). */
