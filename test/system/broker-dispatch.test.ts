@@ -199,11 +199,11 @@ async function setup(t: Test): Promise<Setup> {
   };
 }
 
-/** bin/dispatch inside the namespace. */
+/** bin/dispatch inside the namespace (the namespace is the network lock here: the egress rules have tests of their own). */
 function dispatch(s: Setup, args: readonly string[]): { pid: number; done: Promise<Finished> } {
   const child = spawn(
     'ip',
-    ['netns', 'exec', s.ns.name, process.execPath, path.join(BIN, 'dispatch'), s.name, ...args],
+    ['netns', 'exec', s.ns.name, process.execPath, path.join(BIN, 'dispatch'), s.name, '--no-isolation', ...args],
     {
       env: {
         PATH: '/usr/local/bin:/usr/bin:/bin',
@@ -235,6 +235,18 @@ function findingsOf(s: Setup, task: string): Record<string, string[]> {
         return [name!, rest];
       }),
   );
+}
+
+/** Waits for `what` while a dispatch runs: its end first is a failure that says what it printed. */
+function waitWhile(run: Promise<Finished>, what: () => boolean, why: string): Promise<void> {
+  return Promise.race([
+    waitFor(what, 120_000, why),
+    run.then((ended) => {
+      throw new Error(
+        `dispatch ended (${ended.code}) before ${why}: ${ended.stdout.slice(-1000)} ${ended.stderr.slice(-3000)}`,
+      );
+    }),
+  ]);
 }
 
 async function waitFor(what: () => boolean, ms: number, why: string): Promise<void> {
@@ -298,7 +310,7 @@ t.test('the broker through real dispatches: the key stays with it, tokens bind, 
 
   // Run 1: TASK-1 probes for the key; while it holds, a live token presented from root's uid is refused.
   const first = dispatch(s, ['--task', 'TASK-1']);
-  await waitFor(() => existsSync(path.join(s.markers, 'hold-for-root')), 120_000, 'TASK-1 to hold');
+  await waitWhile(first.done, () => existsSync(path.join(s.markers, 'hold-for-root')), 'TASK-1 held');
   const live = readFileSync(path.join(s.markers, 'kept-token'), 'utf8');
   const fromRoot = s.ns.exec([
     'curl',
@@ -357,7 +369,7 @@ t.test('the broker through real dispatches: the key stays with it, tokens bind, 
 
   // Run 4: orchestrate is killed mid-run after two metered calls; the ledger still has them.
   const fourth = dispatch(s, ['--task', 'TASK-4']);
-  await waitFor(() => existsSync(path.join(s.markers, 'task-4-called')), 120_000, 'TASK-4 to make its calls');
+  await waitWhile(fourth.done, () => existsSync(path.join(s.markers, 'task-4-called')), 'TASK-4 made its calls');
   const orchestrate = orchestratePid(s.runner);
   t.ok(orchestrate, 'orchestrate is running');
   if (orchestrate) process.kill(orchestrate, 'SIGKILL');
