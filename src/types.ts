@@ -230,7 +230,12 @@ export type RunOutcome =
   | { readonly kind: 'unfinished'; readonly reason: string }
   | { readonly kind: 'unreadable'; readonly reason: string }
   /** The task cost more than its budget: stopped, and parked for a human. */
-  | { readonly kind: 'over-budget'; readonly reason: string };
+  | {
+      readonly kind: 'over-budget';
+      readonly reason: string;
+      /** The repo's daily budget, not the task's: the task waits for tomorrow uncharged, and no new task starts. */
+      readonly daily?: true;
+    };
 
 export type AgentFailure =
   | 'not-logged-in'

@@ -14,6 +14,7 @@ import type { SessionEnd, SessionFollowUp } from '../agent/run-task.js';
 import type { Emit, SessionReport } from './types.js';
 import {
   dailyBudgetVerdict,
+  isDailyBudgetReason,
   rateLimitVerdict,
   refusedByBroker,
   reportTokens,
@@ -153,6 +154,12 @@ export class SessionGuard {
         return { kind: 'again', reason: `rate limited (wait ${waits + 1}); not charged` };
       }
     }
+    if (!usable && result.brokerOverBudget !== undefined && isDailyBudgetReason(result.brokerOverBudget)) {
+      // The repo's day is spent, not the task's budget: no new task starts, and this one waits uncharged.
+      this.stopForTheDay(result.brokerOverBudget);
+      const { reason } = refusedByBroker(result.brokerOverBudget);
+      return { kind: 'end', outcome: { kind: 'over-budget', reason, daily: true } };
+    }
     if (!usable) {
       // Stopped at its budget (the broker's refusal, claude's flag or the runner's stream check): parked, not an
       // ordinary failure.
@@ -215,11 +222,14 @@ export class SessionGuard {
   }
 
   private checkDaily(): void {
-    if (this.budgetReason) return;
     const verdict = dailyBudgetVerdict(this.policy.limits, this.spentToday);
-    if (!verdict.over) return;
-    this.budgetReason = verdict.reason;
-    this.emit({ event: 'budget-reached', detail: verdict.reason });
+    if (verdict.over) this.stopForTheDay(verdict.reason);
+  }
+
+  private stopForTheDay(reason: string): void {
+    if (this.budgetReason) return;
+    this.budgetReason = reason;
+    this.emit({ event: 'budget-reached', detail: reason });
   }
 
   private sleep(ms: number): Promise<void> {

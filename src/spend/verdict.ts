@@ -43,17 +43,25 @@ export const usd = (value: number) => `$${value.toFixed(2)}`;
 export type BudgetVerdict = { readonly over: false } | { readonly over: true; readonly reason: string };
 
 /** Pure: whether today's spend is over a daily budget; running tasks finish, nothing new starts. */
+/** How every daily-budget reason starts (dailyBudgetVerdict's), also as the broker says it in a refusal. */
+const DAILY_REASON_START = 'over its daily ';
+
+/** Pure: whether a budget reason (the drain's or the broker's, which uses the same verdicts) is the daily one. */
+export function isDailyBudgetReason(reason: string): boolean {
+  return reason.startsWith(DAILY_REASON_START);
+}
+
 export function dailyBudgetVerdict(limits: Pick<SpendLimits, 'dailyUsd' | 'dailyTokens'>, spent: Spent): BudgetVerdict {
   if (limits.dailyUsd !== undefined && spent.usd >= limits.dailyUsd) {
     return {
       over: true,
-      reason: `over its daily budget: ${usd(spent.usd)} of ${usd(limits.dailyUsd)} spent today (UTC); no new task starts until tomorrow`,
+      reason: `${DAILY_REASON_START}budget: ${usd(spent.usd)} of ${usd(limits.dailyUsd)} spent today (UTC); no new task starts until tomorrow`,
     };
   }
   if (limits.dailyTokens !== undefined && spent.tokens >= limits.dailyTokens) {
     return {
       over: true,
-      reason: `over its daily token budget: ${spent.tokens} of ${limits.dailyTokens} tokens today (UTC); no new task starts until tomorrow`,
+      reason: `${DAILY_REASON_START}token budget: ${spent.tokens} of ${limits.dailyTokens} tokens today (UTC); no new task starts until tomorrow`,
     };
   }
   return { over: false };

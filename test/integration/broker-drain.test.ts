@@ -93,10 +93,45 @@ t.test('control: without --broker-url the login stays and nothing reaches the br
   t.same(broker.log, [], 'the broker heard nothing');
 });
 
-t.test("review: the reviewer's session is pointed at the broker too, and its refusal parks the task", async (t) => {
-  const broker = await brokerFixture(t, { budget: () => ({ allow: false, reason: REASON }) });
+t.test("the broker's refusal for the repo's daily budget stops the drain; the task waits uncharged", async (t) => {
+  const DAILY = 'over its daily token budget: 5000 of 5000 tokens today (UTC); no new task starts until tomorrow';
+  const broker = await brokerFixture(t, { budget: () => ({ allow: false, reason: DAILY }) });
   const token = broker.token();
-  // The implementer (the scripted agent as a command agent) makes no model call; the reviewer (codex) does.
+  const fixture = drainFixture(
+    t,
+    [
+      { id: 'TASK-1', title: 'First', description: 'anything' },
+      { id: 'TASK-2', title: 'Second', description: 'anything' },
+    ],
+    { config: { assistant: 'command', command: [BROKER_CLI], maxParallel: 1, maxAttempts: 3 } },
+  );
+  const env = { ...fixture.env, AGENT_RUNNER_BROKER_TOKEN: token };
+  const run = await runOrchestrate({ ...fixture, env }, [
+    '--pass-env',
+    'AGENT_RUNNER_BROKER_TOKEN',
+    '--broker-url',
+    broker.url,
+  ]);
+  t.equal(run.code, 0, run.stderr.slice(-800));
+  const summary = JSON.parse(run.stdout) as Summary & { budgetStop?: string };
+  t.equal(summary.budgetStop, DAILY, "the drain stops for the day in the broker's words");
+  t.same(
+    summary.tasks.map((task) => [task.id, task.outcome]),
+    [['TASK-1', 'interrupted']],
+    'the refused task is left for the next day, and no other task starts',
+  );
+  const attempts = readJson(attemptsFile(workspaceStateDir(fixture.state, fixture.clone))) as
+    Record<string, unknown> | undefined;
+  t.notOk(attempts?.['TASK-1'], 'no attempt charged');
+  t.match(taskOn(fixture.clone, 'auto/work', 'TASK-1', 'First'), /status: To Do/, 'still To Do on the board');
+});
+
+t.test("review: the reviewer's session is pointed at the broker too, and its refusal parks the task", async (t) => {
+  // The implementer's call is served; the reviewer's (its session id names its role) is refused.
+  const broker = await brokerFixture(t, {
+    budget: ({ session }) => (session?.includes(':review:') ? { allow: false, reason: REASON } : { allow: true }),
+  });
+  const token = broker.token();
   const fixture = drainFixture(
     t,
     [{ id: 'TASK-1', title: 'Reviewed', description: 'agent: write one.txt "1"', acceptanceCriteria: ['one.txt'] }],

@@ -4,7 +4,7 @@
 // cannot read the key file, the broker's environ or memory, nor ptrace it, and finds the key nowhere in its env; a
 // forged x-api-key never leaves the broker (the fake sees only the real key); a made-up token, a token kept from an
 // earlier run and a live token presented from another uid are refused (401) and nothing of them is forwarded; a
-// request past daily_tokens is refused mid-session and the task parks over its budget with no attempt charged; and
+// request past daily_tokens is refused mid-session, the drain stops for the day and the task waits uncharged; and
 // root's ledger holds exactly the tokens the fake answered, also for a run whose orchestrate was killed (SIGKILL)
 // mid-run.
 import t, { type Test } from 'tap';
@@ -364,7 +364,12 @@ t.test('the broker through real dispatches: the key stays with it, tokens bind, 
   t.same(f3.second, ['400'], 'past daily_tokens, the next call is refused mid-session');
   const record3 = JSON.parse(three.stdout.slice(three.stdout.indexOf('{'))) as RunRecord;
   const task3 = record3.tasks?.find((task) => task.id === 'TASK-3');
-  t.match(task3, { outcome: 'parked', reason: /budget/ }, `TASK-3 parks over its budget (${JSON.stringify(task3)})`);
+  t.match(
+    task3,
+    { outcome: 'interrupted', reason: /daily token budget/ },
+    `TASK-3 waits for the next day, uncharged (${JSON.stringify(task3)})`,
+  );
+  t.match(record3.budgetStop, /^over its daily token budget/, "the run stopped for the day in the broker's words");
   writeFileSync(s.registry, readFileSync(s.registry, 'utf8').replace(/daily_tokens = \d+\n/, ''));
 
   // Run 4: orchestrate is killed mid-run after two metered calls; the ledger still has them.

@@ -33,6 +33,7 @@ import {
 } from '../verdict/index.js';
 import { verdictSchemaText } from './schema.js';
 import { MAX_VERDICT_BYTES, parseVerdictDoc } from './verdict-doc.js';
+import { isDailyBudgetReason } from '../../spend/verdict.js';
 import { fixPrompt, reviewPrompt } from './prompt.js';
 import { reviewTrailer } from './trailer.js';
 import { runReviewerSession } from './session.js';
@@ -222,6 +223,9 @@ async function reviewOnce(
   const changedBy = await sides.reviewerChanged(task.id, round.candidate);
   if (changedBy) return { kind: 'changed', reason: changedBy };
   if (over) return { kind: 'over-budget', reason: over };
+  // The repo's day is spent: like a rate limit, nothing of the task's; the Done branch waits for the next drain.
+  if (!result.ok && result.brokerOverBudget !== undefined && isDailyBudgetReason(result.brokerOverBudget))
+    return { kind: 'systemic', reason: `the broker refused the reviewer's session: ${result.brokerOverBudget}` };
   if (!result.ok && result.brokerOverBudget !== undefined)
     return { kind: 'over-budget', reason: `the broker refused the reviewer's session (${result.brokerOverBudget})` };
 

@@ -44,6 +44,8 @@ export function afterAgent(facts: AgentFacts): AgentVerdict {
   // A bundle that names other refs, is malformed, oversized or does not descend is a human's to look at.
   if (outcome.kind === 'handoff-refused') return { kind: 'park', reason: outcome.reason };
   if (facts.stopped) return { kind: 'interrupted', reason: 'the drain was stopped' };
+  // The repo's daily budget ran out under it: nothing of the task's own; it waits for the next day's drain.
+  if (outcome.kind === 'over-budget' && outcome.daily) return { kind: 'interrupted', reason: outcome.reason };
   // Spending more on it is the operator's call, not another attempt's.
   if (outcome.kind === 'over-budget') return { kind: 'park', reason: outcome.reason };
   // Stopped at its budget where no SessionGuard turned it into over-budget: the same park.
