@@ -144,12 +144,15 @@ export interface Finished {
   readonly stderr: string;
 }
 
+/** Starts bin/BIN with the fixture's environment; `prefix` runs it through another program (`ip netns exec NS`). */
 export function startBin(
-  fixture: ControlFixture,
+  fixture: Pick<ControlFixture, 'env'>,
   bin: string,
   args: readonly string[],
+  prefix: readonly string[] = [],
 ): { child: ChildProcess; done: Promise<Finished> } {
-  const child = spawn(process.execPath, [path.join(BIN, bin), ...args], {
+  const argv = [...prefix, process.execPath, path.join(BIN, bin), ...args];
+  const child = spawn(argv[0]!, argv.slice(1), {
     env: fixture.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -8,12 +8,12 @@
 // root's ledger holds exactly the tokens the fake answered, also for a run whose orchestrate was killed (SIGKILL)
 // mid-run.
 import t, { type Test } from 'tap';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { systemTestMayRun } from '../helpers/system.js';
-import { BIN, createRepoIdentities, createUser, type Finished } from '../helpers/control-fixture.js';
+import { createRepoIdentities, createUser, startBin, type Finished } from '../helpers/control-fixture.js';
 import { drainFixture, PROJECT_ROOT } from '../helpers/drain-fixture.js';
 import { netns, type Netns } from '../helpers/netns.js';
 import { tempDir } from '../helpers/temp.js';
@@ -201,26 +201,18 @@ async function setup(t: Test): Promise<Setup> {
 
 /** bin/dispatch inside the namespace (the namespace is the network lock here: the egress rules have tests of their own). */
 function dispatch(s: Setup, args: readonly string[]): { pid: number; done: Promise<Finished> } {
-  const child = spawn(
-    'ip',
-    ['netns', 'exec', s.ns.name, process.execPath, path.join(BIN, 'dispatch'), s.name, '--no-isolation', ...args],
-    {
-      env: {
-        PATH: '/usr/local/bin:/usr/bin:/bin',
-        HOME: '/root',
-        AGENT_RUNNER_STATE: s.state,
-        AGENT_RUNNER_CONFIG: s.registry,
-        LANG: 'C.UTF-8',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const done = new Promise<Finished>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  const env = {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: '/root',
+    AGENT_RUNNER_STATE: s.state,
+    AGENT_RUNNER_CONFIG: s.registry,
+    LANG: 'C.UTF-8',
+  };
+  const { child, done } = startBin(
+    { env },
+    'dispatch',
+    [s.name, '--no-isolation', ...args],
+    ['ip', 'netns', 'exec', s.ns.name],
   );
   return { pid: child.pid!, done };
 }

@@ -15,6 +15,7 @@ import {
   originProblem,
 } from '../../broker/config.js';
 import { DEFAULT_ORIGINS, type KeyKind } from '../../broker/providers.js';
+import type { Provider } from '../../broker/types.js';
 import { BROKER_ACCOUNT } from '../broker/index.js';
 import { entryMatches } from './egress.js';
 
@@ -88,12 +89,21 @@ function readKeyFile(value: unknown, key: string, provider: string, at: BrokerTa
   return path.normalize(value);
 }
 
-function readOrigin(value: unknown, key: string, example: string, at: BrokerTableContext): string | undefined {
+function readUrl(value: unknown, key: string, fix: string, at: BrokerTableContext): string | undefined {
   const problem = typeof value === 'string' ? originProblem(value, key) : `${key} must be a string`;
   if (problem === undefined) return value as string;
-  at.badKey(key, problem, example);
+  at.badKey(key, problem, fix);
   return undefined;
 }
+
+/** A provider's origin: scheme://host[:port]. */
+const readOrigin = (value: unknown, provider: Provider, at: BrokerTableContext) =>
+  readUrl(
+    value,
+    `${provider}_origin`,
+    `write scheme://host[:port], e.g. ${provider}_origin = "${DEFAULT_ORIGINS[provider]}" (the default: remove the key)`,
+    at,
+  );
 
 /** The keys of a broker table, each with the rule that reads it. */
 const BROKER_KEYS: Readonly<Record<string, (value: unknown, fields: BrokerFields, at: BrokerTableContext) => void>> = {
@@ -112,12 +122,7 @@ const BROKER_KEYS: Readonly<Record<string, (value: unknown, fields: BrokerFields
       );
   },
   anthropic_origin(value, fields, at) {
-    const origin = readOrigin(
-      value,
-      'anthropic_origin',
-      `write scheme://host[:port], e.g. anthropic_origin = "${DEFAULT_ORIGINS.anthropic}" (the default: remove the key)`,
-      at,
-    );
+    const origin = readOrigin(value, 'anthropic', at);
     if (origin !== undefined) fields.anthropicOrigin = origin;
   },
   openai_key_file(value, fields, at) {
@@ -125,12 +130,7 @@ const BROKER_KEYS: Readonly<Record<string, (value: unknown, fields: BrokerFields
     if (file !== undefined) fields.openaiKeyFile = file;
   },
   openai_origin(value, fields, at) {
-    const origin = readOrigin(
-      value,
-      'openai_origin',
-      `write scheme://host[:port], e.g. openai_origin = "${DEFAULT_ORIGINS.openai}" (the default: remove the key)`,
-      at,
-    );
+    const origin = readOrigin(value, 'openai', at);
     if (origin !== undefined) fields.openaiOrigin = origin;
   },
   max_body_bytes(value, fields, at) {
@@ -144,7 +144,7 @@ const BROKER_KEYS: Readonly<Record<string, (value: unknown, fields: BrokerFields
       );
   },
   proxy(value, fields, at) {
-    const proxy = readOrigin(
+    const proxy = readUrl(
       value,
       'proxy',
       "write the broker's egress proxy as http://127.0.0.1:PORT, or remove the key (the broker then connects to each origin directly)",
