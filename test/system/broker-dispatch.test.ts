@@ -199,7 +199,7 @@ async function setup(t: Test): Promise<Setup> {
   };
 }
 
-/** bin/dispatch inside the namespace (the namespace is the network lock here: the egress rules have tests of their own). */
+/** bin/dispatch inside the namespace (the namespace is the network lock here; the egress rules are tested apart). */
 function dispatch(s: Setup, args: readonly string[]): { pid: number; done: Promise<Finished> } {
   const env = {
     PATH: '/usr/local/bin:/usr/bin:/bin',
