@@ -107,6 +107,7 @@ interface Setup {
   readonly findings: string;
   readonly markers: string;
   readonly report: string;
+  readonly keyFile: string;
   readonly fake: { readonly pid: number; readonly origin: string };
 }
 
@@ -195,6 +196,7 @@ async function setup(t: Test): Promise<Setup> {
     findings,
     markers,
     report,
+    keyFile,
     fake: { pid: fakeChild.pid!, origin },
   };
 }
@@ -373,6 +375,17 @@ t.test('the broker through real dispatches: the key stays with it, tokens bind, 
   const four = await fourth.done;
   t.not(four.code, 0, 'run 4 fails: its orchestrate was killed');
   t.same(findingsOf(s, 'TASK-4'), { first: ['200'], second: ['200'] });
+
+  // A key file others may read: the broker refuses to start, and so does the run, saying why.
+  chmodSync(s.keyFile, 0o644);
+  const refused = await dispatch(s, ['--task', 'TASK-4']).done;
+  t.equal(refused.code, 2, 'a broker that cannot start fails the run (exit 2)');
+  t.match(refused.stderr, /the broker for repo \S+ did not start: .*mode 0644.*chmod 600/);
+  const failedRun = readdirSync(path.join(s.state, 'repos', s.name, 'runs'))
+    .map((file) => JSON.parse(readFileSync(path.join(s.state, 'repos', s.name, 'runs', file), 'utf8')) as RunRecord)
+    .find((record) => /did not start/.test(record.detail ?? ''));
+  t.match(failedRun, { status: 'finished', outcome: 'error' }, 'and the run record says why');
+  chmodSync(s.keyFile, 0o600);
 
   // The fake's own count against root's ledger, and the keys it saw.
   const report = await fakeReport(s);

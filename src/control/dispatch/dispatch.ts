@@ -34,9 +34,8 @@ import { sealRunUsage, spendForRun } from './usage.js';
 import type { SpendPolicy } from '../../spend/policy.js';
 import { redactDeep, redactSecrets } from '../../agent/secrets.js';
 import { serveLaunches } from './launcher.js';
-import { BROKER_ACCOUNT, startBrokerForRun, type RunBrokerHandle } from '../broker/index.js';
-import { appendBrokerUsage } from '../ledger/index.js';
-import { lookupUser } from '../repo-user/index.js';
+import type { RunBrokerHandle } from '../broker/index.js';
+import { brokerAccount, brokerUrl, startRunBrokerOrFail } from './run-broker.js';
 
 export interface DispatchInput {
   readonly repo: RegistryRepo;
@@ -144,21 +143,6 @@ export function orchestrateCommand(input: DispatchInput, user: UserAccount, acco
     // Where the agents' model sessions reach their model: the codex adapter names it in its provider settings.
     ...(input.repo.broker ? ['--broker-url', brokerUrl(input.repo.broker.port)] : []),
   ]);
-}
-
-/** Pure: the URL of a repo's broker, as the agents reach it. */
-export function brokerUrl(port: number): string {
-  return `http://127.0.0.1:${port}`;
-}
-
-/** The broker account, or a UsageError that says how to make it. */
-async function brokerAccount(ports: Pick<Ports, 'process'>, repo: string): Promise<UserAccount> {
-  const account = await lookupUser(ports.process, BROKER_ACCOUNT);
-  if (!account || account.uid === 0)
-    throw new UsageError(
-      `repo "${repo}": its registry entry names a broker, but the host has no ${BROKER_ACCOUNT} account to run it as; create it with: agent-runner provision host`,
-    );
-  return account;
 }
 
 /** `test ARGS` as `account`: what that account may do to a path, asked of the kernel as it. */
@@ -274,58 +258,11 @@ export async function dispatchRun(
   };
   // Recorded before orchestrate can change anything, so a crash leaves a trace.
   await writeRun(deps.fs, input.state, started);
-  const broker = await startRunBrokerOrFail(deps, input, started, spend, brokerUser, hooks);
+  const broker = await startRunBrokerOrFail(deps, input, started, spend, brokerUser, hooks.onStderrLine);
   try {
     return await superviseRun(deps, input, hooks, stop, { run, user, confinement, command, started, broker });
   } finally {
     await broker?.stop();
-  }
-}
-
-/** The run's broker when the repo has one; one that cannot start fails the run, recorded with the broker's reasons. */
-async function startRunBrokerOrFail(
-  deps: DispatchDeps,
-  input: DispatchInput,
-  started: RunRecord,
-  spend: SpendPolicy,
-  account: UserAccount | undefined,
-  hooks: DispatchHooks,
-): Promise<RunBrokerHandle | undefined> {
-  if (!input.repo.broker || !account) return undefined;
-  const log = (line: string) => hooks.onStderrLine(`broker: ${line}`);
-  try {
-    return await startBrokerForRun(deps, {
-      repo: input.repo,
-      broker: input.repo.broker,
-      runId: input.runId,
-      install: input.install,
-      account,
-      spend,
-      log,
-      async seal(record) {
-        const sealed = await appendBrokerUsage(
-          deps.fs,
-          input.state,
-          input.repo.name,
-          record,
-          new Date(deps.clock.now()).toISOString(),
-        );
-        if (!sealed.ok) log(sealed.reason);
-      },
-    });
-  } catch (error) {
-    const reason = `${(error as Error).message}; see agent-runner doctor ${input.repo.name}`;
-    await writeRun(deps.fs, input.state, {
-      ...started,
-      status: 'finished',
-      outcome: 'error',
-      tasks: [],
-      exitCode: null,
-      signal: null,
-      endedAt: new Date(deps.clock.now()).toISOString(),
-      detail: reason,
-    });
-    throw new UsageError(`repo "${input.repo.name}": ${reason}`);
   }
 }
 
