@@ -7,13 +7,16 @@ import { execFileSync, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Test } from 'tap';
 import { BROKER_ACCOUNT } from '../../src/control/broker/index.js';
+import { createBrokerAccountCommand } from '../../backends/host/users.js';
 
 const LOCK = '/run/agent-runner-test-broker-account.lock';
 const USERS = '/run/agent-runner-test-broker-account.users';
 const MADE = '/run/agent-runner-test-broker-account.made';
 
-function locked(script: string): string {
-  return execFileSync('flock', [LOCK, 'sh', '-c', script, 'sh', BROKER_ACCOUNT, USERS, MADE, String(process.pid)], {
+/** Runs `script` under the lock with $1 the account, $2 the sharers' file, $3 the made-mark, $4 this pid, then `more`. */
+function locked(script: string, more: readonly string[] = []): string {
+  const args = [BROKER_ACCOUNT, USERS, MADE, String(process.pid), ...more];
+  return execFileSync('flock', [LOCK, 'sh', '-c', script, 'sh', ...args], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -21,8 +24,10 @@ function locked(script: string): string {
 
 /** The broker account's uid; the account stays until the last test using it ends. */
 export function useBrokerAccount(t: Test): number {
+  // Made as provision host makes it, so a provision host beside it finds nothing to change.
   locked(
-    'getent passwd "$1" >/dev/null || { useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --user-group "$1" && touch "$3"; }; echo "$4" >> "$2"',
+    'a=$1 users=$2 made=$3 pid=$4; shift 4; getent passwd "$a" >/dev/null || { useradd "$@" && touch "$made"; }; echo "$pid" >> "$users"',
+    createBrokerAccountCommand(BROKER_ACCOUNT).args,
   );
   t.teardown(() =>
     locked('sed -i "/^$4\\$/d" "$2"; if [ ! -s "$2" ] && [ -e "$3" ]; then userdel "$1"; rm -f "$3" "$2"; fi'),

@@ -146,7 +146,7 @@ t.test('agent-runner demo walks every path and promotes', async (t) => {
   t.ok(
     brokered.filter((record) => record.provider === 'openai').length > 0 &&
       brokered.every((record) => typeof record.costUsd === 'number'),
-    "the broker prices every response, the reviews' too (codex reports no cost of its own)",
+    "the broker prices every response, the reviews' too (codex reports no cost of its own), a 429 at nothing",
   );
   t.same(
     demo.rateLimits.map((record) => record.task),
@@ -165,7 +165,7 @@ t.test('the demo ends with the ledger table', async (t) => {
   t.equal(result.status, 0, result.stderr.slice(-1000));
   t.match(
     result.stdout,
-    /ledger \(agent-runner ledger --by task\):\nTASK +SESSIONS +INPUT +OUTPUT +CACHE READ +CACHE WRITE +COST +WALL +RATE LIMITED\n/,
+    /ledger \(agent-runner ledger --by task\):\nTASK +SESSIONS +INPUT +OUTPUT +CACHE READ +CACHE WRITE +COST +AGENT REPORTED +WALL +RATE LIMITED\n/,
   );
   t.match(
     result.stdout,
@@ -173,4 +173,5 @@ t.test('the demo ends with the ledger table', async (t) => {
     'TASK-3: two sessions of its own, one rate limited, and its review',
   );
   t.match(result.stdout, /\ntotal +\d+ +\d+ +\d+ +\d+ +\d+ +\$\d/);
+  t.match(result.stdout, /runs with broker records count the broker's metering/, "the figures are the broker's");
 });

@@ -232,7 +232,11 @@ t.test(
       result: new RegExp(`^API Error: 400 ${OVER_BUDGET_MESSAGE_PREFIX}`),
     });
     t.equal(claude.result.ok, false);
-    t.match(claude.result.detail, OVER_BUDGET_MESSAGE_PREFIX, "the adapter's detail holds the broker's message");
+    t.match(
+      claude.result,
+      { failure: 'over-budget', detail: /^over its daily token budget: 100 of 100 tokens/ },
+      "the adapter reads the broker's reason",
+    );
     t.equal(statusOf(claude.repo), 'To Do', 'claude did nothing');
     t.equal(git(claude.repo, 'rev-list', '--count', 'HEAD'), '1');
 
@@ -243,6 +247,7 @@ t.test(
     t.match(failed?.error.message, OVER_BUDGET_MESSAGE_PREFIX);
     t.match(failed?.error.message, OVER_BUDGET_ERROR_TYPE, 'the whole error JSON, as codex shows a 400');
     t.equal(codex.result.ok, false);
+    t.match(codex.result, { failure: 'over-budget', detail: /^over its daily token budget: 100 of 100 tokens/ });
     t.equal(statusOf(codex.repo), 'To Do', 'codex did nothing');
 
     t.equal(brokerOf.fake.requests.length, 0, 'nothing reached the provider');

@@ -12,6 +12,7 @@ import { killSquidByPidFile, netns, uniqueName, waitForPort } from '../helpers/n
 import { squidInstanceInNetns } from '../../backends/host/squid-config.js';
 import { defaultUserFor } from '../../src/control/registry/parse.js';
 import { FIRST_PROXY_PORT } from '../../src/control/registry/proxy-ports.js';
+import { useBrokerAccount } from '../helpers/broker-account.js';
 
 const UPSTREAM = '203.0.113.2';
 
@@ -26,6 +27,8 @@ interface DoctorReport {
 }
 
 if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'curl'])) {
+  // provision host makes the broker's account: it is shared with the other system tests that need it.
+  useBrokerAccount(t);
   const ns = netns(t, [`${UPSTREAM}/32`]);
   const root = tempDir(t, 'agent-runner-doctor-');
   chmodSync(root, 0o755);

@@ -15,9 +15,11 @@ import { killSquidByPidFile, netns, uniqueName } from '../helpers/netns.js';
 import { squidInstanceInNetns } from '../../backends/host/squid-config.js';
 import { defaultUserFor, parseRegistry } from '../../src/control/registry/parse.js';
 import { cronScheduler } from '../../src/io/cron.js';
-import { BROKER_ACCOUNT } from '../../src/control/broker/index.js';
+import { useBrokerAccount } from '../helpers/broker-account.js';
 
 if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
+  // provision host makes the broker's account: it is shared with the other system tests that need it.
+  useBrokerAccount(t);
   const ns = netns(t);
   const root = tempDir(t, 'agent-runner-provision-');
   chmodSync(root, 0o755);
@@ -34,12 +36,9 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git'])) {
   const url = daemon.url('origin.git');
   const name = uniqueName('t');
   const user = defaultUserFor(name);
-  // provision host makes the broker's account: removed again unless it was there before.
-  const brokerAccountBefore = spawnSync('getent', ['passwd', BROKER_ACCOUNT]).status === 0;
   t.teardown(() => {
     killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'), squidInstanceInNetns(ns.name));
     removeRepoAccounts(user);
-    if (!brokerAccountBefore) spawnSync('userdel', [BROKER_ACCOUNT]);
   });
   const args = ['provision', 'repo', name, '--url', url, '--allow', 'allowed.test', '.example.org', '--netns', ns.name];
 

@@ -12,6 +12,7 @@ import { cli } from '../helpers/in-process-cli.js';
 import { systemTestMayRun } from '../helpers/system.js';
 import { provisionFixture } from '../helpers/provision-fixture.js';
 import { hostileKit, makeVictim } from '../helpers/hostile-repo.js';
+import { useBrokerAccount } from '../helpers/broker-account.js';
 
 const WITHIN_MS = 30_000;
 
@@ -28,6 +29,8 @@ async function bounded<T>(work: Promise<T>): Promise<T> {
 }
 
 if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'mkfifo'])) {
+  // provision host makes the broker's account: it is shared with the other system tests that need it.
+  useBrokerAccount(t);
   const top = t;
   const { ns, env, name, user, home, clone, provisionArgs } = await provisionFixture(
     t,

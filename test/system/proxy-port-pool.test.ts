@@ -20,6 +20,7 @@ import { killSquidByPidFile, netns, uniqueName } from '../helpers/netns.js';
 import { squidInstanceInNetns } from '../../backends/host/squid-config.js';
 import { defaultUserFor, parseRegistry } from '../../src/control/registry/parse.js';
 import { cronScheduler } from '../../src/io/cron.js';
+import { useBrokerAccount } from '../helpers/broker-account.js';
 
 /** Ports other services hold in the namespace before the test's repos come: 700 up to this one, not included. */
 const HELD_BELOW = 1022;
@@ -36,6 +37,8 @@ time.sleep(3600)
 `;
 
 if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'sysctl', 'python3'])) {
+  // provision host makes the broker's account: it is shared with the other system tests that need it.
+  useBrokerAccount(t);
   const ns = netns(t);
   const root = tempDir(t, 'agent-runner-port-pool-');
   chmodSync(root, 0o755);

@@ -16,6 +16,7 @@ import { provisionFixture } from '../helpers/provision-fixture.js';
 import { cli } from '../helpers/in-process-cli.js';
 import { handoffDirs, handoffRoot, identityNames } from '../../src/identities.js';
 import type { Check } from '../../backends/host/check.js';
+import { useBrokerAccount } from '../helpers/broker-account.js';
 
 const id = (flag: '-u' | '-g', user: string) => Number(execFileSync('id', [flag, user], { encoding: 'utf8' }).trim());
 const passwd = (user: string) => execFileSync('getent', ['passwd', user], { encoding: 'utf8' }).trim().split(':');
@@ -64,6 +65,8 @@ function asRunner(user: string, home: string, args: string[]): void {
 }
 
 if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'userdel', 'passwd', 'git'])) {
+  // provision host makes the broker's account: it is shared with the other system tests that need it.
+  useBrokerAccount(t);
   const fixture = await provisionFixture(
     t,
     {

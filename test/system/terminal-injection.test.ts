@@ -16,6 +16,7 @@ import { tempDir } from '../helpers/temp.js';
 import { BIN, controlFixture, landed, probeAgent } from '../helpers/control-fixture.js';
 import { identityNames } from '../../src/identities.js';
 import { hostileKit, hostilePrograms, rootMarkers, typedMarkers, type Programs } from '../helpers/hostile-repo.js';
+import { useBrokerAccount } from '../helpers/broker-account.js';
 
 const TOOLS = ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'script', 'perl'];
 
@@ -77,6 +78,8 @@ function noRunnerProgramRan(t: Test, kit: Programs, user: number): void {
 }
 
 if (systemTestMayRun(t, TOOLS)) {
+  // provision host makes the broker's account: it is shared with the other system tests that need it.
+  useBrokerAccount(t);
   t.test("control: a program sharing root's terminal does type into it", async (t) => {
     const programs = hostilePrograms(t);
     const result = await underPty(t, { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/root' }, [

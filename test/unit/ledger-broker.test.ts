@@ -135,6 +135,30 @@ t.test('every field the broker sends is checked: out of range is unknown, never 
     ['control characters in a model name', { model: 'claude\u001b[2J' }, { model: null, costUsd: null }],
     ['a session header of odd characters', { session: 'a b;c' }, { session: null }],
     ['a status that is not HTTP', { status: 42 }, { status: null }],
+    [
+      "a provider's error answer without usage is not billed: zero, not unknown",
+      {
+        status: 429,
+        usage: 'none',
+        inputTokens: null,
+        outputTokens: null,
+        cacheReadTokens: null,
+        cacheWriteTokens: null,
+      },
+      { status: 429, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0 },
+    ],
+    [
+      'a successful answer without usage stays unknown',
+      {
+        status: 200,
+        usage: 'none',
+        inputTokens: null,
+        outputTokens: null,
+        cacheReadTokens: null,
+        cacheWriteTokens: null,
+      },
+      { status: 200, inputTokens: null, outputTokens: null, costUsd: null },
+    ],
     ['an unknown usage reading', { usage: 'all of it' }, { usage: 'none', costUsd: null }],
     [
       'an end after root sealed it is the seal time',

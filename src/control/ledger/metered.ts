@@ -72,18 +72,21 @@ export function brokerLedgerRecord(record: UsageRecord, sealedAt: string, priceO
     return { ok: false, reason: `provider ${quoted(raw.provider)} is not one the broker serves` };
   const endedAt = timeBefore(raw.endedAt, sealedAt, sealedAt);
   const startedAt = timeBefore(raw.startedAt, endedAt, endedAt);
-  const tokens = {
-    inputTokens: count(raw.inputTokens, MAX_TOKENS),
-    outputTokens: count(raw.outputTokens, MAX_TOKENS),
-    cacheReadTokens: count(raw.cacheReadTokens, MAX_TOKENS),
-    cacheWriteTokens: count(raw.cacheWriteTokens, MAX_TOKENS),
-  };
   const model = nameOrNull(raw.model);
   const usage = USAGE_READINGS.includes(raw.usage as UsageReading) ? (raw.usage as UsageReading) : 'none';
+  const status = Number.isSafeInteger(raw.status) && (raw.status as number) >= 100 && (raw.status as number) <= 599;
+  // A provider's error answer (a 429, a 400, a 500) that said no usage generated nothing and is not billed: zero,
+  // not unknown. A successful answer without usage stays unknown.
+  const unbilled = status && (raw.status as number) >= 400 && usage === 'none';
+  const tokens = {
+    inputTokens: unbilled ? 0 : count(raw.inputTokens, MAX_TOKENS),
+    outputTokens: unbilled ? 0 : count(raw.outputTokens, MAX_TOKENS),
+    cacheReadTokens: unbilled ? 0 : count(raw.cacheReadTokens, MAX_TOKENS),
+    cacheWriteTokens: unbilled ? 0 : count(raw.cacheWriteTokens, MAX_TOKENS),
+  };
   // Priced from the checked figures only: an absurd count is unknown, not billed; no count at all, no known cost.
   const counted = Object.values(tokens).some((value) => value !== null);
-  const usd = counted ? priceOf({ ...record, ...tokens, model, usage }) : undefined;
-  const status = Number.isSafeInteger(raw.status) && (raw.status as number) >= 100 && (raw.status as number) <= 599;
+  const usd = unbilled ? 0 : counted ? priceOf({ ...record, ...tokens, model, usage }) : undefined;
   return {
     ok: true,
     record: {
