@@ -13,7 +13,7 @@ const LOCK = '/run/agent-runner-test-broker-account.lock';
 const USERS = '/run/agent-runner-test-broker-account.users';
 const MADE = '/run/agent-runner-test-broker-account.made';
 
-/** Runs `script` under the lock with $1 the account, $2 the sharers' file, $3 the made-mark, $4 this pid, then `more`. */
+/** Runs `script` under the lock: $1 the account, $2 the sharers' file, $3 the made-mark, $4 this pid, then `more`. */
 function locked(script: string, more: readonly string[] = []): string {
   const args = [BROKER_ACCOUNT, USERS, MADE, String(process.pid), ...more];
   return execFileSync('flock', [LOCK, 'sh', '-c', script, 'sh', ...args], {
