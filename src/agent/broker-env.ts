@@ -31,6 +31,14 @@ export function brokerEnvironment(url: string, token: string): Record<string, st
   };
 }
 
+/** A model session's environment: `env` without any provider login, the broker's variables over it. */
+export function withCapability(
+  env: Readonly<Record<string, string>>,
+  brokerEnv: Readonly<Record<string, string>>,
+): Record<string, string> {
+  return { ...withoutProviderLogins(env), ...brokerEnv };
+}
+
 /** `env` without any provider login variable. */
 export function withoutProviderLogins(env: Readonly<Record<string, string>>): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter(([name]) => !PROVIDER_LOGIN_VARIABLES.includes(name)));

@@ -8,7 +8,7 @@ import type { Command } from '../types.js';
 import type { ProcessPort } from '../ports.js';
 import { localLauncher, type Launcher } from '../launch/index.js';
 import { startWithCapability, type RunBroker } from '../control/broker/index.js';
-import { withoutProviderLogins } from '../agent/broker-env.js';
+import { withCapability } from '../agent/broker-env.js';
 
 /** `process`, with model sessions started through the broker. */
 export function brokeredProcess(
@@ -36,7 +36,7 @@ export function brokeredProcess(
 
 /** Pure: the session's command with the broker's variables over its own, less any provider login. */
 export function sessionCommand(command: Command, brokerEnv: Readonly<Record<string, string>>): Command {
-  return { ...command, env: { ...withoutProviderLogins(command.env), ...brokerEnv } };
+  return { ...command, env: withCapability(command.env, brokerEnv) };
 }
 
 export function demoLauncher(

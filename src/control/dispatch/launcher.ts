@@ -15,7 +15,7 @@ import { encodeMessage, outputEvent, parseRequest, type LaunchEvent, type StartR
 import { dropPrivileges, isProxyVariable, type UserAccount } from '../repo-user/index.js';
 import { confineLaunched, type Confinement } from './limits.js';
 import { startWithCapability, type RunBrokerHandle } from '../broker/index.js';
-import { withoutProviderLogins } from '../../agent/broker-env.js';
+import { withCapability } from '../../agent/broker-env.js';
 
 /** Who a launched identity is on this host, and the variables root sets for it whatever the runner asks. */
 export interface LaunchAccount {
@@ -51,7 +51,7 @@ export function sessionEnvironment(
   forced: Readonly<Record<string, string>>,
   broker: Readonly<Record<string, string>>,
 ): Record<string, string> {
-  return { ...withoutProviderLogins(launchEnvironment(requested, forced)), ...broker };
+  return withCapability(launchEnvironment(requested, forced), broker);
 }
 
 export function serveLaunches(
