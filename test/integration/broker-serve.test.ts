@@ -205,6 +205,24 @@ t.test('a config with problems fails the start with every one of them', async (t
   await t.rejects(started, /no provider has a key file.*run is not a run id.*host must be 127\.0\.0\.1/);
 });
 
+t.test('a broker that ends before root asked it to is told once; one asked to end is not', async (t) => {
+  const { broker } = await start(t);
+  const lost: string[] = [];
+  broker.onLost((why) => lost.push(why));
+  process.kill(broker.pid, 'SIGKILL');
+  for (let i = 0; i < 100 && lost.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.same(lost, ['the broker ended before the run did']);
+  await broker.stop();
+  t.equal(lost.length, 1, 'told once');
+  await t.rejects(broker.grant('TASK-1', 1001, 60), /ended/, 'no grant once it is gone');
+
+  const { broker: asked } = await start(t);
+  const told: string[] = [];
+  asked.onLost((why) => told.push(why));
+  await asked.stop();
+  t.same(told, [], 'an end root asked for is no loss');
+});
+
 t.test('closing the channel ends the broker and frees its port', async (t) => {
   const { broker } = await start(t);
   await broker.stop();

@@ -6,10 +6,10 @@
 // earlier run and a live token presented from another uid are refused (401) and nothing of them is forwarded; a
 // request past daily_tokens is refused mid-session, the drain stops for the day and the task waits uncharged; and
 // root's ledger holds exactly the tokens the fake answered, also for a run whose orchestrate was killed (SIGKILL)
-// mid-run.
+// mid-run; a broker killed mid-run stops its run, uncharged; a broker that cannot start fails the run, recorded.
 import t, { type Test } from 'tap';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { systemTestMayRun } from '../helpers/system.js';
@@ -102,12 +102,14 @@ interface Setup {
   readonly name: string;
   readonly runner: string;
   readonly agentUid: number;
+  readonly runnerUid: number;
   readonly state: string;
   readonly registry: string;
   readonly findings: string;
   readonly markers: string;
   readonly report: string;
   readonly keyFile: string;
+  readonly brokerUid: number;
   readonly fake: { readonly pid: number; readonly origin: string };
 }
 
@@ -191,12 +193,14 @@ async function setup(t: Test): Promise<Setup> {
     name,
     runner,
     agentUid,
+    runnerUid: Number(execFileSync('id', ['-u', runner], { encoding: 'utf8' }).trim()),
     state,
     registry,
     findings,
     markers,
     report,
     keyFile,
+    brokerUid,
     fake: { pid: fakeChild.pid!, origin },
   };
 }
@@ -282,14 +286,13 @@ async function fakeReport(s: Setup): Promise<FakeProviderReport> {
   return JSON.parse(readFileSync(s.report, 'utf8')) as FakeProviderReport;
 }
 
-/** The pid of the orchestrate process the runner runs, if one is running. */
-function orchestratePid(runner: string): number | undefined {
-  const uid = execFileSync('id', ['-u', runner], { encoding: 'utf8' }).trim();
+/** The pid of a running process of `uid` whose argv holds `word` (any, without one), if there is one. */
+function pidOf(uid: number, word?: string): number | undefined {
   for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
       const status = readFileSync(`/proc/${entry}/status`, 'utf8');
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (new RegExp(`^Uid:\\s+${uid}\\s`, 'm').test(status) && cmdline.includes('\0orchestrate\0'))
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (new RegExp(`^Uid:\\s+${uid}\\s`, 'm').test(status) && (word === undefined || argv.includes(word)))
         return Number(entry);
     } catch {
       // gone
@@ -369,12 +372,34 @@ t.test('the broker through real dispatches: the key stays with it, tokens bind, 
   // Run 4: orchestrate is killed mid-run after two metered calls; the ledger still has them.
   const fourth = dispatch(s, ['--task', 'TASK-4']);
   await waitWhile(fourth.done, () => existsSync(path.join(s.markers, 'task-4-called')), 'TASK-4 made its calls');
-  const orchestrate = orchestratePid(s.runner);
+  const orchestrate = pidOf(s.runnerUid, 'orchestrate');
   t.ok(orchestrate, 'orchestrate is running');
   if (orchestrate) process.kill(orchestrate, 'SIGKILL');
   const four = await fourth.done;
   t.not(four.code, 0, 'run 4 fails: its orchestrate was killed');
   t.same(findingsOf(s, 'TASK-4'), { first: ['200'], second: ['200'] });
+
+  // Run 5: the broker is killed mid-run (once its two responses are in the ledger): the run is stopped, uncharged.
+  rmSync(path.join(s.markers, 'task-4-called'));
+  const before = meteredTotals(s).records;
+  const fifth = dispatch(s, ['--task', 'TASK-4', '--json']);
+  await waitWhile(fifth.done, () => meteredTotals(s).records === before + 2, 'run 5 metered two responses');
+  const brokerPid = pidOf(s.brokerUid);
+  t.ok(brokerPid, 'the broker is running');
+  if (brokerPid) process.kill(brokerPid, 'SIGKILL');
+  const five = await fifth.done;
+  const record5 = JSON.parse(five.stdout.slice(five.stdout.indexOf('{'))) as RunRecord;
+  t.match(
+    record5,
+    { status: 'interrupted', detail: 'the broker ended before the run did; the run was stopped' },
+    'a broker lost mid-run stops the run, and its record says why',
+  );
+  t.match(five.stderr, /broker: the broker ended before the run did; the run is stopped/);
+  t.match(
+    record5.tasks?.find((task) => task.id === 'TASK-4'),
+    { outcome: 'interrupted' },
+    'its task uncharged',
+  );
 
   // A key file others may read: the broker refuses to start, and so does the run, saying why.
   chmodSync(s.keyFile, 0o644);
@@ -396,7 +421,7 @@ t.test('the broker through real dispatches: the key stays with it, tokens bind, 
     report.totals,
     "root's ledger holds exactly the tokens the provider answered, the killed run's included",
   );
-  t.equal(report.requests.length, 6, 'served: 2 in run 1, 1 in run 2, 1 in run 3, 2 in run 4');
+  t.equal(report.requests.length, 8, 'served: 2 in run 1, 1 in run 2, 1 in run 3, 2 in run 4, 2 in run 5');
   t.ok(
     report.requests.every((request) => request.apiKey === REAL_KEY && request.authorization === null),
     'every request reached the provider with the real key alone',

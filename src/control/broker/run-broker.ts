@@ -22,6 +22,8 @@ export interface RunBroker {
   revoke(id: number): void;
   onUsage(handler: (record: UsageRecord) => void): void;
   onRateLimit(handler: (record: RateLimitRecord) => void): void;
+  /** The broker ended before root asked it to (it crashed, or was killed): told once, with why. */
+  onLost(handler: (why: string) => void): void;
   /** Ends the broker (every token with it) and resolves once it has exited. */
   stop(): Promise<void>;
 }
@@ -94,8 +96,11 @@ export async function startRunBroker(
     }
   });
   let ended = false;
+  let stopping = false;
+  const lost: ((why: string) => void)[] = [];
   channel.onClose(() => {
     ended = true;
+    if (!stopping) for (const handler of lost) handler('the broker ended before the run did');
     failed('the broker ended before it was ready');
     for (const waiting of pending.values()) waiting.reject(new Error('the broker has ended'));
     pending.clear();
@@ -105,6 +110,7 @@ export async function startRunBroker(
   // channel; one that does not answer within the grace is cut off and killed.
   const stop = () =>
     (stopped ??= (async () => {
+      stopping = true;
       send({ op: 'end' });
       const closed = new Promise<void>((resolve) => channel.onClose(resolve));
       const cut = deps.clock.setTimer(STOP_GRACE_MS, () => channel.close());
@@ -146,6 +152,7 @@ export async function startRunBroker(
     revoke: (id) => send({ op: 'revoke', id }),
     onUsage: (handler) => void usage.push(handler),
     onRateLimit: (handler) => void rateLimits.push(handler),
+    onLost: (handler) => void lost.push(handler),
     stop,
   };
 }

@@ -313,11 +313,20 @@ async function superviseRun(
   await writeRun(deps.fs, input.state, withProcess);
   hooks.onStarted?.(withProcess);
   let forced: { cancel(): void } | undefined;
-  stop.onRequest(() => {
+  const windDown = () => {
+    if (forced) return;
     child.signalGroup('SIGTERM');
     forced = deps.clock.setTimer(deps.killAfterMs ?? STOP_GRACE_MS, () => {
       child.signalGroup('SIGKILL');
     });
+  };
+  stop.onRequest(windDown);
+  // Without its broker no session can start: the run winds down as on a stop, its tasks interrupted, none charged.
+  let brokerLost: string | undefined;
+  broker?.broker.onLost((why) => {
+    brokerLost = why;
+    hooks.onStderrLine(`broker: ${why}; the run is stopped (its tasks are interrupted, no attempt charged)`);
+    windDown();
   });
   const ended = await child.exited;
   forced?.cancel();
@@ -340,7 +349,7 @@ async function superviseRun(
     stdout: stdout.join('\n'),
     stderrTail: stderrTail.join('\n'),
     endedAt: new Date(deps.clock.now()).toISOString(),
-    interrupted: stop.requested,
+    interrupted: stop.requested || brokerLost !== undefined,
   });
   const usage = await sealRunUsage(
     deps.fs,
@@ -352,6 +361,7 @@ async function superviseRun(
   const recorded: RunRecord = redactDeep<RunRecord>(
     {
       ...finished,
+      ...(brokerLost === undefined ? {} : { detail: `${brokerLost}; the run was stopped` }),
       ...usage,
       leftovers: {
         found: sweep.found,
