@@ -39,6 +39,11 @@ export interface StartRunBrokerInput {
 const READY_TIMEOUT_MS = 15_000;
 const STOP_GRACE_MS = 5_000;
 
+/** Pure: the URL of a broker listening on `port`, as the agents reach it (loopback only). */
+export function brokerUrl(port: number): string {
+  return `http://127.0.0.1:${port}`;
+}
+
 /** Pure: broker-serve from the install, as root starts it (it drops to the broker identity itself). */
 export function brokerServeCommand(install: Install): Command {
   return {
@@ -138,7 +143,7 @@ export async function startRunBroker(
     timer.cancel();
   }
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: brokerUrl(port),
     port,
     pid: child.pid,
     grant(task, uid, ttlSec) {

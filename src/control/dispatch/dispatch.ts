@@ -34,8 +34,8 @@ import { sealRunUsage, spendForRun } from './usage.js';
 import type { SpendPolicy } from '../../spend/policy.js';
 import { redactDeep, redactSecrets } from '../../agent/secrets.js';
 import { serveLaunches } from './launcher.js';
-import type { RunBrokerHandle } from '../broker/index.js';
-import { brokerAccount, brokerUrl, startRunBrokerOrFail } from './run-broker.js';
+import { brokerUrl, type RunBrokerHandle } from '../broker/index.js';
+import { brokerAccount, startRunBrokerOrFail } from './run-broker.js';
 
 export interface DispatchInput {
   readonly repo: RegistryRepo;

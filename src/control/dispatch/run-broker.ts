@@ -20,11 +20,6 @@ export interface RunBrokerInput {
   readonly state: string;
 }
 
-/** Pure: the URL of a repo's broker, as the agents reach it. */
-export function brokerUrl(port: number): string {
-  return `http://127.0.0.1:${port}`;
-}
-
 /** The broker account, or a UsageError that says how to make it. */
 export async function brokerAccount(ports: Pick<Ports, 'process'>, repo: string): Promise<UserAccount> {
   const account = await lookupUser(ports.process, BROKER_ACCOUNT);
