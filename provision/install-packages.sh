@@ -21,6 +21,7 @@ packages=(
   systemd-container  # systemd-nspawn: unit tests in a real systemd
   ca-certificates
   sudo           # not used by agents; absence checked by doctor
+  prometheus     # promtool: checks the metrics the watcher serves
 )
 
 missing=()
@@ -39,7 +40,10 @@ else
 fi
 
 # The distribution's own Squid must not run: it would listen on 3128 with the
-# distribution's policy. Without systemd as PID 1 there is nothing to stop.
+# distribution's policy. Nor its Prometheus server: only promtool is wanted,
+# and a server on 9090 is nobody's to guard. Without systemd as PID 1 there is
+# nothing to stop.
 if [ -d /run/systemd/system ]; then
   systemctl disable --now squid.service >/dev/null 2>&1 || true
+  systemctl disable --now prometheus.service >/dev/null 2>&1 || true
 fi
