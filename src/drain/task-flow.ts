@@ -144,14 +144,17 @@ async function applyVerdict(flow: TaskFlow, task: Task, verdict: TaskVerdict, st
           : blockTask(flow.integratorDeps, flow.stagingDir, task.id, edit.reason),
       )
     : undefined;
+  const report = plan.report;
+  // An ending is said the moment auto/work shows it, before the bookkeeping below: the scheduler may read the board
+  // and start a dependent meanwhile, and the progress must show the landing first.
+  if ('finish' in report) book.finish(task, report.finish, report.reason, started, report.commit ?? stagingCommit);
   if (plan.attempts === 'settle') await book.settle(task.id);
   else if (plan.attempts !== 'keep')
     await book.retryAfterConflict(task.id, plan.attempts.conflictRetry, plan.attempts.tellAgent);
   if (plan.worktree !== 'keep') await tidyTask(flow, task, plan.worktree === 'remove');
   if (plan.exclude) book.excluded.add(task.id);
-  const report = plan.report;
-  if ('finish' in report) book.finish(task, report.finish, report.reason, started, report.commit ?? stagingCommit);
-  else if ('retrying' in report)
+  if ('finish' in report) return;
+  if ('retrying' in report)
     book.emit({ event: 'task-retrying', taskId: task.id, title: task.title, reason: report.retrying });
   else book.emit({ event: 'recovered', detail: report.recovered });
 }
