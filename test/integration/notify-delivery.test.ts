@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { realPorts } from '../../src/io/real-ports.js';
-import { fetchWebhooks } from '../../src/io/webhook.js';
+import { fetchWebhooks } from '../../src/io/wire.js';
 import {
   NotifySender,
   Outbox,

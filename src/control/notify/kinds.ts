@@ -1,25 +1,12 @@
-// The events a webhook may be sent, named once: the registry validates its
-// `events` lists against these names, the watcher derives them, the bodies
-// describe them.
-export const NOTIFY_EVENT_KINDS = [
-  'task-parked',
-  'task-blocked',
-  'drain-ended',
-  'staging-ready',
-  'budget-hit',
-  'rate-limit-wait',
-  'isolation-failed',
-  'repo-skipped',
-] as const;
+// An event as spooled and sent. Its kinds are named once, beside the
+// registry's rule that validates `events` lists against them
+// (control/registry/notify.ts).
+import type { NotifyEventKind } from '../registry/index.js';
 
-export type NotifyEventKind = (typeof NOTIFY_EVENT_KINDS)[number];
+export { NOTIFY_EVENT_KINDS, isNotifyEventKind, type NotifyEventKind } from '../registry/index.js';
 
 /** What `agent-runner notify test` sends: never derived, never listed in `events`. */
 export const TEST_EVENT_KIND = 'test';
-
-export function isNotifyEventKind(name: string): name is NotifyEventKind {
-  return (NOTIFY_EVENT_KINDS as readonly string[]).includes(name);
-}
 
 /** One event as spooled and sent: what happened, to which repo, when, and its dedup key. */
 export interface NotifyEvent {

@@ -229,7 +229,8 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
   },
   notify: {
     scopes: BOTH,
-    describe: 'webhooks told of parked tasks, drain ends, budgets and more ([[repos.NAME.notify]], [[defaults.notify]])',
+    describe:
+      'webhooks told of parked tasks, drain ends, budgets and more ([[repos.NAME.notify]], [[defaults.notify]])',
     read(value, at) {
       const hooks = readNotifyList(value, { table: at.table, bad: at.bad, badEntry: at.badEntry });
       if (hooks !== undefined) at.fields.notify = hooks;

@@ -2,10 +2,68 @@
 // each with url, events and format. A repo's own list replaces the
 // defaults' (notify = [] turns them off for it). The URL is root's alone:
 // it lives in the registry (0600) and root's outbox, is never handed to a
-// drain, and no message here repeats more of it than its host. Pure.
+// drain, and no message here repeats more of it than its host. The event
+// names and what a webhook URL may be are ruled here, where the registry
+// checks them; control/notify uses them from here. Pure.
 import type { NotifyFormat, NotifyHook } from '../../types.js';
-import { NOTIFY_EVENT_KINDS, isNotifyEventKind, redactUrl, webhookUrlProblem } from '../notify/index.js';
-import { isTable } from './keys.js';
+
+/** The events a webhook may be sent (control/notify derives them; docs/operations.md, "Notifications"). */
+export const NOTIFY_EVENT_KINDS = [
+  'task-parked',
+  'task-blocked',
+  'drain-ended',
+  'staging-ready',
+  'budget-hit',
+  'rate-limit-wait',
+  'isolation-failed',
+  'repo-skipped',
+] as const;
+
+export type NotifyEventKind = (typeof NOTIFY_EVENT_KINDS)[number];
+
+export function isNotifyEventKind(name: string): name is NotifyEventKind {
+  return (NOTIFY_EVENT_KINDS as readonly string[]).includes(name);
+}
+
+/** Hosts an http:// webhook may name: root's own loopback, where no network sees the body. */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+function isLoopback(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+/** The URL as it may be shown: scheme://host[:port]/… (path, query, user and password hidden). */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const hidden = parsed.pathname !== '/' || parsed.search !== '' || parsed.username !== '' || parsed.hash !== '';
+    return `${parsed.protocol}//${parsed.host}/${hidden ? '…' : ''}`;
+  } catch {
+    return '(not a URL)';
+  }
+}
+
+/** Why `url` cannot be a webhook, or undefined when it can: https anywhere, or http to loopback only. */
+export function webhookUrlProblem(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not a URL';
+  }
+  if (parsed.username !== '' || parsed.password !== '')
+    return `carries a user or password (${redactUrl(url)}): put a token in the path or query instead`;
+  if (parsed.protocol === 'https:') return undefined;
+  if (parsed.protocol === 'http:')
+    return isLoopback(parsed.hostname)
+      ? undefined
+      : `is plain http to ${parsed.host}: the body and the URL's token would cross the network readable`;
+  return `has scheme ${parsed.protocol.replace(/:$/, '')}, not https`;
+}
+
+function isTable(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
+}
 
 /** What a notify list reads into and reports through. */
 export interface NotifyContext {
