@@ -123,7 +123,7 @@ t.test('a receiver that fails once gets the event on the retry, once', async (t)
     ['notify-retry', 'notify-delivered'],
   );
   t.same(logged[0]!.fields, {
-    event: 'drain-ended',
+    kind: 'drain-ended',
     key: 'R1:drain-ended',
     webhook: `${new URL(hook.url).origin}/…`,
     attempt: 1,

@@ -157,7 +157,7 @@ export class NotifySender {
     const now = this.deps.clock.now();
     const at = new Date(now).toISOString();
     const fields = {
-      event: delivery.event.kind,
+      kind: delivery.event.kind,
       key: delivery.event.key,
       webhook: redactUrl(delivery.hook.url),
       attempt: delivery.attempts + 1,
