@@ -257,6 +257,17 @@ export interface Scheduler {
   isValid(expression: string): boolean;
 }
 
+/**
+ * HTTP POSTs to the operator's webhooks, from root's side: direct, never through a repo's proxy (src/io/webhook.ts).
+ */
+export interface WebhookPort {
+  /**
+   * POSTs `body` (JSON) to `url`; resolves to the response's status (redirects are not followed), or throws when no
+   * answer came within timeoutMs (refused, reset, too slow).
+   */
+  post(url: string, body: string, timeoutMs: number): Promise<{ readonly status: number }>;
+}
+
 /** The check the registry makes of a `schedule` value: the scheduler's own. */
 export type ScheduleCheck = Pick<Scheduler, 'isValid'>;
 
@@ -269,4 +280,5 @@ export interface ControlPorts extends Ports {
   readonly locks: LockPort;
   readonly control: ProcessControl;
   readonly scheduler: Scheduler;
+  readonly webhooks: WebhookPort;
 }

@@ -368,6 +368,19 @@ export interface RegistryRepo {
    * agents hold their own logins, as before the broker.
    */
   readonly broker?: RepoBroker;
+  /** Webhooks told of the repo's events ([[repos.NAME.notify]], else [[defaults.notify]]); root's alone. */
+  readonly notify?: readonly NotifyHook[];
+}
+
+/** How a webhook's body is shaped: agent-runner's JSON, or a Slack-compatible {"text": …}. */
+export type NotifyFormat = 'json' | 'slack';
+
+/** One webhook as the registry names it (control/registry/notify.ts); the URL may carry a token. */
+export interface NotifyHook {
+  readonly url: string;
+  /** Event names (control/notify/kinds.ts), validated by the registry. */
+  readonly events: readonly string[];
+  readonly format: NotifyFormat;
 }
 
 /** A repo's broker as the registry names it: where it listens, and per provider the origin and the key file's path. */

@@ -70,6 +70,11 @@ const COMMANDS: readonly { name: string; summary: string; load: () => Promise<Co
   { name: 'pause', summary: "as root: pause a repo's watcher (nothing new starts)", load: () => import('./pause.js') },
   { name: 'resume', summary: "as root: resume a paused repo's watcher", load: () => import('./resume.js') },
   {
+    name: 'notify',
+    summary: "as root: test a repo's webhooks, or list their pending and failed deliveries",
+    load: () => import('./notify.js'),
+  },
+  {
     name: 'unpark',
     summary: `take the parked label off a task on ${STAGING_BRANCH}`,
     load: () => import('./unpark.js'),

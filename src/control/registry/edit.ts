@@ -186,9 +186,30 @@ export function upsertRepo(text: string, entry: RegistryRepoInput): string {
   const replaced = [
     ...lines.slice(0, range.start),
     ...section.replace(/\n$/, '').split('\n'),
+    ...notifyBlocks(lines.slice(range.start, range.end), entry.name),
     ...lines.slice(range.end),
   ];
   return replaced.join('\n');
+}
+
+/**
+ * The repo's [[repos.NAME.notify]] sections among its section's lines, as written: a rewrite of the section keeps its
+ * webhooks.
+ */
+function notifyBlocks(lines: readonly string[], name: string): string[] {
+  const header = new RegExp(`^\\[\\[\\s*repos\\s*\\.\\s*"?${name}"?\\s*\\.\\s*notify\\s*\\]\\]`);
+  const kept: string[] = [];
+  let inside = false;
+  for (const line of lines) {
+    const trimmed = line.trim();
+    if (trimmed.startsWith('[')) {
+      inside = header.test(trimmed);
+      if (inside) kept.push('');
+    }
+    if (inside) kept.push(line);
+  }
+  while (kept.length && kept.at(-1)!.trim() === '') kept.pop();
+  return kept;
 }
 
 /** The registry text without repo `name` (unchanged when it is not there). */

@@ -14,6 +14,8 @@ import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS } from '../retention/index.j
 import { readRunLimit, RUN_LIMIT_KEYS, type RunLimitFields, type RunLimitKey } from './limits.js';
 import { readSpendKey, SPEND_KEYS, type SpendFields, type SpendKey } from './spend.js';
 import { readBrokerTable, type BrokerFields } from './broker.js';
+import { readNotifyList } from './notify.js';
+import type { NotifyHook } from '../../types.js';
 
 /**
  * How often an idle watcher asks origin whether its base branch moved (one ls-remote, as the repo user, through its
@@ -71,6 +73,7 @@ export type Fields = {
   review?: RegistryReview;
   brokerPort?: number;
   broker?: BrokerFields;
+  notify?: NotifyHook[];
 };
 
 export type Scope = 'repo' | 'defaults';
@@ -222,6 +225,15 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
         badKey: (key, problem, fix) => at.badEntry(key, problem, fix),
       });
       if (fields !== undefined) at.fields.broker = fields;
+    },
+  },
+  notify: {
+    scopes: BOTH,
+    describe:
+      'webhooks told of parked tasks, drain ends, budgets and more ([[repos.NAME.notify]], [[defaults.notify]])',
+    read(value, at) {
+      const hooks = readNotifyList(value, { table: at.table, bad: at.bad, badEntry: at.badEntry });
+      if (hooks !== undefined) at.fields.notify = hooks;
     },
   },
   anonymous_fetch: {

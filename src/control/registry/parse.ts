@@ -32,6 +32,7 @@ import {
 } from './broker.js';
 import { MAX_PROXY_PORTS_BELOW, PRIVILEGED_PORT_LIMIT, PROXY_PORTS_BELOW_KEY } from './proxy-ports.js';
 import { USER_PATH } from '../../system-path.js';
+import { resolveNotify } from './notify.js';
 
 /** Repo names become user names, unit instance names and directory names. */
 export const REPO_NAME_PATTERN = /^[a-z][a-z0-9-]{0,23}$/;
@@ -167,7 +168,14 @@ function resolveRepo(
     ...((fields.review ?? defaults.review) === 'required' ? { review: 'required' as const } : {}),
     spend: resolveSpend(fields.spend ?? {}, defaults.spend ?? {}),
     ...(broker === undefined ? {} : { broker }),
+    ...notifyOf(fields, defaults),
   };
+}
+
+/** The repo's webhooks, only when it has some (most repos have none). */
+function notifyOf(fields: Fields, defaults: Fields): { notify?: RegistryRepo['notify'] } {
+  const hooks = resolveNotify(fields.notify, defaults.notify);
+  return hooks.length ? { notify: hooks } : {};
 }
 
 /** retention_days only when the registry sets it (control/retention/policy.ts has the default). */

@@ -23,6 +23,7 @@ import { redactSecrets } from '../../agent/secrets.js';
 import type { WatchDeps, WatcherContext } from './deps.js';
 import { recoverRepo } from './recover.js';
 import { runOnce, type RunRequest } from './run.js';
+import { RepoNotifier } from '../notify/index.js';
 
 export class RepoWatcher implements WatcherContext {
   readonly spool: Spool;
@@ -40,6 +41,8 @@ export class RepoWatcher implements WatcherContext {
    * The registry, parsed again only when its text changed, a broken one too (an idle tick should cost next to nothing).
    */
   private cachedRegistry: CachedRegistry | undefined;
+  /** Webhooks: told of every change below, sent from their own loop (control/notify). */
+  private readonly notifier: RepoNotifier;
 
   constructor(
     readonly deps: WatchDeps,
@@ -49,6 +52,10 @@ export class RepoWatcher implements WatcherContext {
     this.spool = new Spool(deps.fs, deps.state, name);
     this.lockDeps = { locks: deps.locks, process: deps.process, clock: deps.clock };
     this.status = { repo: name, state: 'starting', pid, heartbeat: this.now() };
+    this.notifier = new RepoNotifier(
+      { ...deps, log: (event, fields) => this.log(event, fields), redact: (repo, text) => this.redacted(repo, text) },
+      name,
+    );
   }
 
   now(): string {
@@ -65,6 +72,11 @@ export class RepoWatcher implements WatcherContext {
 
   async setStatus(change: Partial<WatchStatus>): Promise<void> {
     this.status = { ...this.status, ...change, heartbeat: this.now() };
+    const hold = this.status.hold;
+    this.notifier.observe({
+      hold: hold ? { ...hold, rateLimit: hold.until === this.status.rateLimitUntil } : null,
+      runEnded: 'runId' in change && change.runId === undefined,
+    });
     await writeWatchStatus(this.deps.fs, this.deps.state, this.status).catch((error: Error) =>
       this.log('status-write-failed', { error: error.message }),
     );
@@ -82,6 +94,7 @@ export class RepoWatcher implements WatcherContext {
     });
     await this.spool.ensure();
     await recoverRepo(this, repo);
+    await this.notifier.start(repo);
     this.reschedule(repo.schedule);
     this.poller = this.remotePoller();
     this.poller.start(repo.remotePollSec);
@@ -112,6 +125,7 @@ export class RepoWatcher implements WatcherContext {
   private async tickOnce(): Promise<void> {
     const at = this.now();
     let repo: RegistryRepo | undefined;
+    let checkingIsolation = false;
     try {
       const registry = await this.registry();
       repo = registry.repos.find((candidate) => candidate.name === this.name);
@@ -146,7 +160,10 @@ export class RepoWatcher implements WatcherContext {
       if (starts && (await this.held(repo, at))) return;
       // Checked before every start, not once: an egress lock flushed or a proxy that died stops new runs until it is
       // back.
+      checkingIsolation = starts;
       if (starts) await this.deps.checkIsolation?.(repo);
+      checkingIsolation = false;
+      this.notifier.observe({ repo, skipped: null });
       if (action.kind === 'run-job') this.begin(repo, { kind: 'job' });
       else if (action.kind === 'drain') {
         this.log('drain-starting', { ready: action.ready });
@@ -160,6 +177,7 @@ export class RepoWatcher implements WatcherContext {
     } catch (error) {
       const message = await this.redacted(repo, error instanceof Error ? error.message : String(error));
       this.log('repo-skipped', { error: message });
+      this.notifier.observe({ ...(repo ? { repo } : {}), skipped: { message, isolation: checkingIsolation } });
       await this.setStatus({ lastTick: at, lastError: { at, message } });
     }
   }
@@ -260,6 +278,7 @@ export class RepoWatcher implements WatcherContext {
       timer.cancel();
     }
     await this.setStatus({ state: 'stopped' });
+    await this.notifier.stop();
     await this.watchLock?.release();
     this.log('stopped');
   }
