@@ -38,7 +38,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
   )
     .option('--json', 'print the result as JSON')
     .action(async (options: NextOptions) => {
-      // Root reads a registered repo's board as the repo's user, as status does: git never runs as root in its checkout.
+      // Root reads a registered repo's board as the repo's user, as status does: no git as root in a user's checkout.
       const route = await routeLifecycle(context, lifecycleChoice('next', options), [
         'next',
         ...(options.json ? ['--json'] : []),

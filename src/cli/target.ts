@@ -87,7 +87,7 @@ export function repoOfTarget(
   return repo;
 }
 
-/** For the commands that act on a registered repo only (dispatch, enqueue, pause, resume): the registry and the repo. */
+/** For the commands that act on a registered repo only (dispatch, enqueue, pause, resume): registry and repo. */
 export async function registeredTarget(
   context: CliContext,
   command: string,
