@@ -38,13 +38,16 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
   )
     .option('--json', 'print the result as JSON')
     .action(async (options: NextOptions) => {
-      // Root reads a registered repo's board as the repo's user, as status does: no git as root in a user's checkout.
-      const route = await routeLifecycle(context, lifecycleChoice('next', options), [
-        'next',
-        ...(options.json ? ['--json'] : []),
-      ]);
-      if (route.kind === 'ran-as-user') return setExit(route.exitCode);
-      const workspace = await checkWorkspace(context.ports.fs, context.cwd, route.workspace);
+      const choice = lifecycleChoice('next', options);
+      // --repo: as root, read as the repo's user, as status does (its config file is the user's to write). A checkout
+      // given by path is read in place, as before: the board comes from git objects, as data (control/repo-view).
+      let workspaceOption = choice.workspace;
+      if (choice.repo !== undefined) {
+        const route = await routeLifecycle(context, choice, ['next', ...(options.json ? ['--json'] : [])]);
+        if (route.kind === 'ran-as-user') return setExit(route.exitCode);
+        workspaceOption = route.workspace;
+      }
+      const workspace = await checkWorkspace(context.ports.fs, context.cwd, workspaceOption);
       // A broken .agent/config.json is orchestrate's to report: the base is then main, any assistant's efforts count.
       const config = await readRepoConfig(context.ports.fs, workspace).then(
         (validation) => validation.config,

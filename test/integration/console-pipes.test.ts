@@ -155,6 +155,6 @@ t.test('help exit-codes prints the table; --help shows examples', async (t) => {
   for (const command of ['status', 'discard', 'gc', 'logs', 'runs', 'ledger', 'next', 'dispatch', 'pause']) {
     const help = run([command, '--help']);
     t.equal(help.status, 0, command);
-    t.match(help.stdout, /\nExamples:\n  agent-runner /, `${command} --help has examples`);
+    t.match(help.stdout, /\nExamples:\n {2}agent-runner /, `${command} --help has examples`);
   }
 });
