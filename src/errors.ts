@@ -10,6 +10,20 @@ export const EXIT = {
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
+/** The exit table as `agent-runner help exit-codes` prints it. */
+export const EXIT_MEANINGS: readonly { readonly code: number; readonly meaning: string }[] = [
+  { code: 0, meaning: 'ok (also when the reader of stdout went away first, as in `| head -1`)' },
+  {
+    code: 1,
+    meaning:
+      'failed: the work ran and did not succeed (a refused promote, a failed drain, no such task, a question answered no)',
+  },
+  { code: 2, meaning: 'usage or config: a bad flag, target or config file, or no terminal to ask on; nothing written' },
+  { code: 75, meaning: 'busy: the workspace or repo lock is held (try again, or --wait where offered)' },
+  { code: 130, meaning: 'interrupted: a second Ctrl-C (SIGINT) before the command stopped' },
+  { code: 143, meaning: 'terminated: a second SIGTERM before the command stopped' },
+];
+
 /** A second SIGTERM or SIGINT ends the process at once, with the shell's 128 + signal number. */
 export const SIGNAL_EXIT = { SIGTERM: 128 + 15, SIGINT: 128 + 2 } as const;
 

@@ -7,6 +7,7 @@ import { realControlPorts } from './io/wire.js';
 import { SIGNAL_EXIT } from './errors.js';
 import { lazyConnector } from './github/lazy.js';
 import { openChannelOnFd } from './io/line-channel.js';
+import { askOnTerminal, closableWriter } from './io/stdio/index.js';
 
 const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/agent-runner');
 
@@ -20,13 +21,24 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
+// A reader that went away (`| head -1`) ends the output, not the process with a stack trace: what is still to print
+// is dropped, and a long command (logs -f, orchestrate) stops at its next boundary as on SIGTERM. The exit code
+// stays the command's own (docs/operations.md, "Exit codes").
+const readerGone = (code: string | undefined) => {
+  if (code !== 'EPIPE') process.stderr.write(`agent-runner: cannot write to stdout (${code ?? 'error'}); stopping\n`);
+  terminate.abort();
+};
+const out = closableWriter(process.stdout, readerGone);
+const err = closableWriter(process.stderr, () => terminate.abort());
+
 const exitCode = await runCli(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
   ports: realControlPorts(),
   stdoutIsTTY: Boolean(process.stdout.isTTY),
-  out: (text) => process.stdout.write(text),
-  err: (text) => process.stderr.write(text),
+  ask: process.stdin.isTTY ? askOnTerminal : undefined,
+  out,
+  err,
   uid: process.getuid?.() ?? -1,
   terminate: terminate.signal,
   selfBin,

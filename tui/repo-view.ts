@@ -282,7 +282,8 @@ export function promoteConfirmation(repo: string, facts: StagingFacts): { lines:
 export function confirmedArgs(action: 'promote' | 'discard', repo: string, facts: StagingFacts): string[] {
   return action === 'promote' && facts.staging
     ? ['promote', '--repo', repo, '--expect-staging', facts.staging, '--json']
-    : [action, '--repo', repo, '--json'];
+    : // The dashboard asked already; --yes tells discard so (it refuses with no terminal to ask on).
+      [action, '--repo', repo, ...(action === 'discard' ? ['--yes'] : []), '--json'];
 }
 
 /** Pure: the discard confirmation. */

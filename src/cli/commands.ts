@@ -94,12 +94,18 @@ export async function runCli(argv: readonly string[], given: CliContext): Promis
     context.out(`${await installVersion(context)}\n`);
     return EXIT.ok;
   }
+  if (argv[0] === 'help' && argv[1] === 'exit-codes') {
+    const { exitCodeTable } = await import('./help.js');
+    context.out(exitCodeTable());
+    return EXIT.ok;
+  }
   const program = new Command('agent-runner')
     .description('Run headless coding agents unattended against git repositories.')
     .exitOverride()
     .configureOutput({ writeOut: (text) => context.out(text), writeErr: (text) => context.err(text) })
     .showHelpAfterError(false)
-    .option('-V, --version', 'print the version');
+    .option('-V, --version', 'print the version')
+    .addHelpText('after', '\nExit codes: agent-runner help exit-codes. Each command: agent-runner help COMMAND.\n');
   const invoked = argv[0];
   for (const entry of COMMANDS) {
     const command = program.command(entry.name).description(entry.summary);

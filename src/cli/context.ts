@@ -12,6 +12,11 @@ export interface CliContext {
   readonly cwd: string;
   readonly ports: ControlPorts;
   readonly stdoutIsTTY: boolean;
+  /**
+   * Asks one question on the terminal (written to stderr, answered on stdin) and resolves to the line typed, or
+   * undefined at end of input. Absent when stdin is not a terminal: a command that must ask then refuses (discard, gc).
+   */
+  readonly ask?: (question: string) => Promise<string | undefined>;
   /** Results: data or the human rendering of it. */
   out(text: string): void;
   /** Diagnostics and progress. */

@@ -1,14 +1,15 @@
-// agent-runner dispatch REPO: as root, take the repo's run lock, drop to the
+// agent-runner dispatch --repo NAME (or REPO): as root, take the repo's run lock, drop to the
 // repo's user and run one orchestrate there. Exit codes are orchestrate's:
 // 0 drained, 1 failed, 2 usage/config, 75 busy (the lock is held).
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { UsageError } from '../errors.js';
-import { findRepo } from '../control/registry/parse.js';
 import { acquireLock } from '../lock.js';
 import { runLockPath } from '../paths.js';
 import { dispatchExitCode, dispatchRun, StopRequest } from '../control/dispatch/dispatch.js';
-import { installPaths, loadRegistry, progressLine, requireRoot } from './root-support.js';
+import { installPaths, progressLine, requireRoot } from './root-support.js';
+import { REGISTERED_WORKSPACE_HELP, registeredTarget, resolveTarget, targetFlags, type Target } from './target.js';
+import { withExamples } from './help.js';
 import { renderRunHuman } from '../control/runs/render.js';
 import { describeSweep } from '../control/dispatch/user-sweep.js';
 import { parsePositiveInt } from './options.js';
@@ -16,7 +17,11 @@ import { MAX_PARALLEL_CEILING } from '../repo/config.js';
 import { STAGING_BRANCH } from '../staging/names.js';
 import { isolationWanted, requireIsolation } from './isolation-check.js';
 
+const REGISTERED = { workspace: true, required: true } as const;
+
 interface DispatchOptions {
+  repo?: string;
+  workspace?: string;
   task?: string;
   drain?: boolean;
   push: boolean;
@@ -28,8 +33,10 @@ interface DispatchOptions {
 }
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
-  command
-    .argument('<repo>', 'a repo name from the registry')
+  withExamples(targetFlags(command.argument('[repo]', 'the same as --repo NAME'), REGISTERED_WORKSPACE_HELP), [
+    ['agent-runner dispatch --repo web', 'drain every ready task of web now'],
+    ['agent-runner dispatch --repo web --task TASK-3 --wait', 'one task, waiting for the repo lock'],
+  ])
     .option('--drain', 'run every ready task (the default)')
     .option('--task <id>', 'run this one task')
     .option('--no-push', `do not publish ${STAGING_BRANCH} to origin`)
@@ -41,16 +48,15 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       'run even when the egress lock is not loaded or nothing listens on the repo proxy port (on purpose: a trial host; also AGENT_RUNNER_ISOLATION=off)',
     )
     .option('--json', 'print the run record as JSON')
-    .action(async (repoName: string, options: DispatchOptions) => {
-      setExit(await dispatch(context, repoName, options));
+    .action(async (positional: string | undefined, options: DispatchOptions) => {
+      setExit(await dispatch(context, resolveTarget('dispatch', { ...options, positional }, REGISTERED), options));
     });
 }
 
-async function dispatch(context: CliContext, repoName: string, options: DispatchOptions): Promise<number> {
+async function dispatch(context: CliContext, target: Target, options: DispatchOptions): Promise<number> {
   requireRoot(context, 'dispatch', "it drops to the repo's user");
   if (options.task && options.drain) throw new UsageError('give --task ID or --drain, not both');
-  const { registry, registryFile, state } = await loadRegistry(context);
-  const repo = findRepo(registry, repoName, registryFile);
+  const { state, repo } = await registeredTarget(context, 'dispatch', target);
   const args = options.task ? ['--task', options.task] : ['--drain'];
   if (!options.push) args.push('--no-push');
   if (options.force) args.push('--force');

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import type { CliContext } from './context.js';
 import { EXIT, UsageError } from '../errors.js';
 import { findRepo, readRegistry } from '../control/registry/parse.js';
+import { resolveTarget } from './target.js';
 import { parsePositiveInt } from './options.js';
 import { hostLayout } from '../../backends/host/layout.js';
 import { inNetns } from '../../backends/host/exec.js';
@@ -24,11 +25,13 @@ interface DoctorOptions {
   allowedUrl?: string;
   privateUrl?: string;
   github?: boolean;
+  repo?: string;
 }
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
-    .argument('[repo]', 'one repo (default: every registered repo)')
+    .argument('[repo]', 'the same as --repo NAME')
+    .option('--repo <name>', 'one repo (default: every registered repo)')
     .option('--json', 'machine-readable result')
     .option('--netns <name>', 'run nft, Squid and the probes inside this network namespace')
     .option(
@@ -42,7 +45,9 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       '--github',
       'only the GitHub checks (token, permissions, base protection); they also run for every repo with promote = "pr"',
     )
-    .action(async (name: string | undefined, options: DoctorOptions) => {
+    .action(async (positional: string | undefined, options: DoctorOptions) => {
+      const target = resolveTarget('doctor', { positional, repo: options.repo }, { workspace: false, required: false });
+      const name = target.kind === 'repo' ? target.name : undefined;
       if (context.uid !== 0)
         throw new UsageError('doctor acts as each repo user and reads the nft table: run it as root');
       if (options.netns !== undefined && !/^[A-Za-z0-9_.-]+$/.test(options.netns))

@@ -1,4 +1,4 @@
-// agent-runner enqueue REPO (--task ID | --drain | --prompt TEXT) [--model M]
+// agent-runner enqueue --repo NAME (--task ID | --drain | --prompt TEXT) [--model M]
 //   | --list [--json] | --cancel ID
 // Queues a one-off job; the repo's watcher runs it at its next free slot.
 // Writes only under the state dir: never into the repo.
@@ -6,14 +6,17 @@ import { printableLine } from '../printable.js';
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { EXIT, UsageError } from '../errors.js';
-import { findRepo } from '../control/registry/parse.js';
-import { loadRegistry, requireRoot } from './root-support.js';
+import { requireRoot } from './root-support.js';
+import { REGISTERED_WORKSPACE_HELP, registeredTarget, resolveTarget, targetFlags, type Target } from './target.js';
+import { withExamples } from './help.js';
 import { describeWork, Spool, type Job, type JobWork } from '../control/jobs/spool.js';
 import { isSafeTaskId } from '../board/parse.js';
 import { STAGING_BRANCH } from '../staging/names.js';
 import { modelIdProblem } from '../repo/model-id.js';
 
 interface EnqueueOptions {
+  repo?: string;
+  workspace?: string;
   task?: string;
   drain?: boolean;
   prompt?: string;
@@ -26,8 +29,10 @@ interface EnqueueOptions {
 const MAX_PROMPT_BYTES = 64 * 1024;
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
-  command
-    .argument('<repo>', 'a repo name from the registry')
+  withExamples(targetFlags(command.argument('[repo]', 'the same as --repo NAME'), REGISTERED_WORKSPACE_HELP), [
+    ['agent-runner enqueue --repo web --task TASK-3', "queue TASK-3 for web's watcher"],
+    ['agent-runner enqueue --repo web --list --json', 'what is queued and running'],
+  ])
     .option('--task <id>', 'run this task')
     .option('--drain', 'run a drain')
     .option('--prompt <text>', `turn this text into a new task on ${STAGING_BRANCH}, then run it`)
@@ -35,8 +40,9 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--list', 'list queued and running jobs')
     .option('--cancel <job-id>', 'cancel a queued job')
     .option('--json', 'with --list: print JSON')
-    .action(async (repoName: string, options: EnqueueOptions) => {
-      setExit(await enqueue(context, repoName, options));
+    .action(async (positional: string | undefined, options: EnqueueOptions) => {
+      const target = resolveTarget('enqueue', { ...options, positional }, { workspace: true, required: true });
+      setExit(await enqueue(context, target, options));
     });
 }
 
@@ -71,9 +77,8 @@ function renderJobs(jobs: readonly (Job & { state: string })[]): string {
   return `${jobs.map((job) => `${job.id}  ${job.state.padEnd(7)}  attempt ${job.attempt}  ${printableLine(describeWork(job.work))}`).join('\n')}\n`;
 }
 
-async function enqueue(context: CliContext, repoName: string, options: EnqueueOptions): Promise<number> {
-  const { registry, registryFile, state } = await loadRegistry(context);
-  const repo = findRepo(registry, repoName, registryFile);
+async function enqueue(context: CliContext, target: Target, options: EnqueueOptions): Promise<number> {
+  const { state, repo } = await registeredTarget(context, 'enqueue', target);
   const spool = new Spool(context.ports.fs, state, repo.name);
   const now = new Date(context.ports.clock.now()).toISOString();
   if (options.list) {

@@ -16,18 +16,38 @@ import { EXIT, PathError } from '../errors.js';
 import { checkWorkspace } from '../repo/workspace.js';
 import { readBoard } from '../board/read.js';
 import { assessReadiness, describeReason } from '../board/readiness.js';
+import { routeLifecycle } from './lifecycle-route.js';
+import { lifecycleChoice, targetFlags } from './target.js';
+import { withExamples } from './help.js';
 
 interface NextOptions {
   workspace?: string;
+  repo?: string;
   json?: boolean;
 }
 
+const EXAMPLES = [
+  ['agent-runner next --repo web', "as root: a registered repo's board, read as its user"],
+  ['agent-runner next --workspace . --json', 'your own checkout, as JSON'],
+] as const;
+
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
-  command
-    .option('--workspace <dir>', 'the git checkout whose backlog/ holds the tasks (default: the current directory)')
+  withExamples(
+    targetFlags(command, 'the git checkout whose backlog/ holds the tasks (default: the current directory)'),
+    EXAMPLES,
+  )
     .option('--json', 'print the result as JSON')
     .action(async (options: NextOptions) => {
-      const workspace = await checkWorkspace(context.ports.fs, context.cwd, options.workspace);
+      const choice = lifecycleChoice('next', options);
+      // --repo: as root, read as the repo's user, as status does (its config file is the user's to write). A checkout
+      // given by path is read in place, as before: the board comes from git objects, as data (control/repo-view).
+      let workspaceOption = choice.workspace;
+      if (choice.repo !== undefined) {
+        const route = await routeLifecycle(context, choice, ['next', ...(options.json ? ['--json'] : [])]);
+        if (route.kind === 'ran-as-user') return setExit(route.exitCode);
+        workspaceOption = route.workspace;
+      }
+      const workspace = await checkWorkspace(context.ports.fs, context.cwd, workspaceOption);
       // A broken .agent/config.json is orchestrate's to report: the base is then main, any assistant's efforts count.
       const config = await readRepoConfig(context.ports.fs, workspace).then(
         (validation) => validation.config,

@@ -1,4 +1,4 @@
-// agent-runner notify test REPO | notify status [REPO]: send one test event
+// agent-runner notify test --repo NAME | notify status [--repo NAME]: send one test event
 // to each of a repo's webhooks now (not through the outbox, so the operator
 // sees each answer), and list what waits in the outbox or was given up.
 // Root only: the registry and the outbox hold the webhooks' URLs, which
@@ -6,33 +6,55 @@
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { EXIT, UsageError, configValueError } from '../errors.js';
-import { findRepo } from '../control/registry/parse.js';
 import { loadRegistry, requireRoot } from './root-support.js';
+import {
+  REGISTERED_WORKSPACE_HELP,
+  registeredTarget,
+  repoOfTarget,
+  resolveTarget,
+  targetFlags,
+  type Target,
+} from './target.js';
+import { withExamples } from './help.js';
 import { Outbox, redactUrl, SEND_POLICY, sendOnce, TEST_EVENT_KIND, type Delivery } from '../control/notify/index.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
-  command
-    .command('test')
-    .description("send one test event to each of the repo's webhooks, now")
-    .argument('<repo>', 'a repo name from the registry')
+  type Flags = { repo?: string; workspace?: string; json?: boolean };
+  withExamples(
+    targetFlags(
+      command
+        .command('test')
+        .description("send one test event to each of the repo's webhooks, now")
+        .argument('[repo]', 'the same as --repo NAME'),
+      REGISTERED_WORKSPACE_HELP,
+    ),
+    [['agent-runner notify test --repo web', "one test event to each of web's webhooks"]],
+  )
     .option('--json', 'print the result as JSON')
-    .action(async (repoName: string, options: { json?: boolean }) => {
-      setExit(await sendTest(context, repoName, Boolean(options.json)));
+    .action(async (positional: string | undefined, options: Flags) => {
+      const target = resolveTarget('notify test', { ...options, positional }, { workspace: true, required: true });
+      setExit(await sendTest(context, target, Boolean(options.json)));
     });
-  command
-    .command('status')
-    .description('deliveries waiting in the outbox, and those given up')
-    .argument('[repo]', 'one repo (default: every repo)')
+  withExamples(
+    targetFlags(
+      command
+        .command('status')
+        .description('deliveries waiting in the outbox, and those given up')
+        .argument('[repo]', 'the same as --repo NAME (default: every repo)'),
+      REGISTERED_WORKSPACE_HELP,
+    ),
+    [['agent-runner notify status --json', 'every repo, as JSON']],
+  )
     .option('--json', 'print the result as JSON')
-    .action(async (repoName: string | undefined, options: { json?: boolean }) => {
-      setExit(await showStatus(context, repoName, Boolean(options.json)));
+    .action(async (positional: string | undefined, options: Flags) => {
+      const target = resolveTarget('notify status', { ...options, positional }, { workspace: true, required: false });
+      setExit(await showStatus(context, target, Boolean(options.json)));
     });
 }
 
-async function sendTest(context: CliContext, repoName: string, json: boolean): Promise<number> {
+async function sendTest(context: CliContext, target: Target, json: boolean): Promise<number> {
   requireRoot(context, 'notify test', "the webhooks' URLs live in the root-only registry");
-  const { registry, registryFile } = await loadRegistry(context);
-  const repo = findRepo(registry, repoName, registryFile);
+  const { repo, registryFile } = await registeredTarget(context, 'notify test', target);
   const hooks = repo.notify ?? [];
   if (!hooks.length)
     throw new UsageError(
@@ -82,10 +104,13 @@ function shown(delivery: Delivery) {
   };
 }
 
-async function showStatus(context: CliContext, repoName: string | undefined, json: boolean): Promise<number> {
+async function showStatus(context: CliContext, target: Target, json: boolean): Promise<number> {
   requireRoot(context, 'notify status', 'the outbox lives in the root-only state dir');
   const { registry, registryFile, state } = await loadRegistry(context);
-  const repos = repoName ? [findRepo(registry, repoName, registryFile)] : registry.repos;
+  const repos =
+    target.kind === 'none'
+      ? registry.repos
+      : [repoOfTarget('notify status', target, registry, registryFile, context.cwd)];
   const report = [];
   for (const repo of repos) {
     const outbox = new Outbox(context.ports.fs, state, repo.name);

@@ -17,6 +17,8 @@ import {
 import { readRepoConfig } from '../repo/read-config.js';
 import { lifecycleInput, withWorkspaceLock } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
+import { lifecycleChoice, targetFlags } from './target.js';
+import { withExamples } from './help.js';
 import { githubTarget } from './github-target.js';
 import { printableLine } from '../printable.js';
 
@@ -51,10 +53,13 @@ export function renderPullRequestResult(result: PullRequestSync | PullRequestMer
   return `${lines.join('\n')}\n`;
 }
 
+const EXAMPLES = [
+  ['agent-runner promote --repo web', 'fast-forward the base to auto/work and push it'],
+  ['agent-runner promote --repo web --pr --merge', 'through a pull request, merged when its checks are green'],
+] as const;
+
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
-  command
-    .option('--workspace <dir>', 'the git checkout (default: the current directory)')
-    .option('--repo <name>', "a repo from the registry (as root: runs as the repo's user)")
+  withExamples(targetFlags(command), EXAMPLES)
     .option('--pr', 'open or update a GitHub pull request from auto/work instead of pushing the base')
     .option(
       '--merge',
@@ -82,7 +87,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         ...(options.githubApi ? ['--github-api', options.githubApi] : []),
         ...(options.json ? ['--json'] : []),
       ];
-      const route = await routeLifecycle(context, options, ['promote', ...own], (repo) =>
+      const route = await routeLifecycle(context, lifecycleChoice('promote', options), ['promote', ...own], (repo) =>
         promoteFlagsFor(repo, options),
       );
       if (route.kind === 'ran-as-user') return setExit(route.exitCode);

@@ -4,13 +4,20 @@
 import * as path from 'node:path';
 import type { CliContext } from './context.js';
 import type { RegistryRepo } from '../types.js';
-import { UsageError } from '../errors.js';
+import { FailedError, UsageError } from '../errors.js';
+import { BoardSnapshot } from '../control/repo-view/board.js';
+import { readRepoConfig } from '../repo/read-config.js';
+import { sameTaskId } from '../board/task-id.js';
 import { findRepo } from '../control/registry/parse.js';
 import { loadRegistry, requireRoot } from './root-support.js';
 import { recordsOfRepo, recordsOfWorkspace, type WorkspaceFiles } from '../control/repo-view/workspace-files.js';
 import { stateDir } from '../paths.js';
 
 export interface RecordsTarget {
+  /** The checkout whose board names the tasks. */
+  readonly workspace: string;
+  /** Its base branch (the registry's, or the checkout's .agent/config.json; main without one). */
+  readonly baseBranch: string | undefined;
   /** The repo's name or the workspace's path, for messages. */
   readonly label: string;
   /** Root's view of a registered repo: its state dir and registry entry. */
@@ -34,6 +41,8 @@ export async function recordsTarget(
       throw new UsageError(`workspace ${dir} is not a directory; pass the path of the git checkout`);
     return {
       label: dir,
+      workspace: dir,
+      baseBranch: undefined,
       registered: undefined,
       records: recordsOfWorkspace(stateDir(context.env), dir),
       recordsError: undefined,
@@ -51,6 +60,8 @@ export async function recordsTarget(
   try {
     return {
       label: repo.name,
+      workspace: repo.path,
+      baseBranch: repo.baseBranch,
       registered: { repo, state },
       records: await recordsOfRepo(context.ports, repo),
       recordsError: undefined,
@@ -58,9 +69,43 @@ export async function recordsTarget(
   } catch (error) {
     return {
       label: repo.name,
+      workspace: repo.path,
+      baseBranch: repo.baseBranch,
       registered: { repo, state },
       records: undefined,
       recordsError: (error as Error).message,
     };
   }
+}
+
+/**
+ * Why a task has no transcript, as exit 1: "no such task" when the board (auto/work and the base, read from git
+ * objects as `next` reads them) does not have it; else the reader's own reason.
+ */
+export async function missingTranscriptError(
+  context: CliContext,
+  target: RecordsTarget,
+  task: string | undefined,
+  error: Error,
+): Promise<FailedError> {
+  if (task === undefined) return new FailedError(error.message);
+  const baseBranch =
+    target.baseBranch ??
+    (await readRepoConfig(context.ports.fs, target.workspace).then(
+      (validation) => validation.config.baseBranch,
+      () => 'main',
+    ));
+  const view = await new BoardSnapshot(context.ports.process, target.workspace, baseBranch)
+    .view()
+    .catch(() => undefined);
+  const onBoard =
+    view === undefined
+      ? undefined
+      : view.board.tasks.some((candidate) => sameTaskId(candidate.id, task)) ||
+        (view.board.completed ?? []).some((id) => sameTaskId(id, task));
+  if (onBoard === false)
+    return new FailedError(
+      `no such task ${task} in ${target.label}: the board (${view!.refs.join(' + ') || 'no branch yet'}) has no task with that id; \`agent-runner next\` lists them`,
+    );
+  return new FailedError(error.message);
 }

@@ -1,4 +1,4 @@
-// agent-runner runs REPO|--workspace DIR [--json] [--limit N]: the run
+// agent-runner runs --repo NAME|--workspace DIR [--json] [--limit N] [--since WHEN]: the run
 // history, newest first: dispatched, watched and queued runs (root's run
 // records) and drains run by hand (the workspace's drain history), each with
 // its outcome table and what its agent sessions cost.
@@ -12,6 +12,9 @@ import { mergeRunHistory, type HistoryEntry, type RunHistory } from '../control/
 import { renderTaskTable } from './drain-output.js';
 import { parsePositiveInt } from './options.js';
 import { recordsTarget } from './records-target.js';
+import { resolveTarget, targetOptions } from './target.js';
+import { parseSince } from './since.js';
+import { withExamples } from './help.js';
 
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 100_000;
@@ -22,6 +25,8 @@ export async function readRunHistory(
   repoName: string | undefined,
   workspace: string | undefined,
   limit: number,
+  /** Only runs that ended at or after this instant (epoch ms), or have not ended. */
+  since?: number,
 ): Promise<RunHistory> {
   const target = await recordsTarget(context, 'runs', repoName, workspace);
   const errors: string[] = [];
@@ -36,7 +41,10 @@ export async function readRunHistory(
       errors.push(`drain history: ${(error as Error).message}`);
     }
   } else if (target.recordsError) errors.push(`drain history: ${target.recordsError}`);
-  return { target: target.label, runs: mergeRunHistory(records, drains, limit), errors };
+  const runs = mergeRunHistory(records, drains, limit).filter(
+    (run) => since === undefined || run.endedAt === null || Date.parse(run.endedAt) >= since,
+  );
+  return { target: target.label, runs, errors };
 }
 
 function spend(entry: HistoryEntry): string {
@@ -69,18 +77,35 @@ export function renderRunHistory(history: RunHistory): string {
   return `${out.join('\n')}\n`;
 }
 
+interface RunsOptions {
+  repo?: string;
+  workspace?: string;
+  since?: string;
+  limit: string;
+  json?: boolean;
+}
+
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
-  command
-    .argument('[repo]', 'a repo name from the registry (as root)')
+  withExamples(command, [
+    ['agent-runner runs --repo web --since yesterday', "as root: a registered repo's runs since yesterday (UTC)"],
+    ['agent-runner runs --workspace . --limit 5 --json', 'the drains run by hand in your checkout, as JSON'],
+  ])
+    .argument('[repo]', 'the same as --repo NAME')
+    .option('--repo <name>', 'a repo from the registry (as root)')
     .option('--workspace <dir>', 'a checkout: the drains run there by this user')
+    .option('--since <when>', 'only runs that ended since: 90m, 2h, 3d, yesterday, 2026-12-01, 2026-12-01T10:00 (UTC)')
     .option('--limit <n>', 'at most this many runs, newest first', String(DEFAULT_LIMIT))
     .option('--json', 'print the history as JSON')
-    .action(async (repoName: string | undefined, options: { workspace?: string; limit: string; json?: boolean }) => {
+    .action(async (positional: string | undefined, options: RunsOptions) => {
+      const choice = targetOptions(
+        resolveTarget('runs', { ...options, positional }, { workspace: true, required: true }),
+      );
       const history = await readRunHistory(
         context,
-        repoName,
-        options.workspace,
+        choice.repo,
+        choice.workspace,
         parsePositiveInt('--limit', options.limit, MAX_LIMIT),
+        options.since === undefined ? undefined : parseSince('--since', options.since, context.ports.clock.now()),
       );
       context.out(options.json ? `${JSON.stringify(history, null, 2)}\n` : renderRunHistory(history));
       setExit(EXIT.ok);

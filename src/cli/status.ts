@@ -7,6 +7,8 @@ import { EXIT } from '../errors.js';
 import { stagingStatus, type StagingStatus, type LifecycleInput } from '../staging/lifecycle.js';
 import { lifecycleInput } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
+import { lifecycleChoice, targetFlags } from './target.js';
+import { withExamples } from './help.js';
 import { renderTaskTable } from './drain-output.js';
 import { STAGING_BRANCH } from '../staging/names.js';
 import { readLastDrain } from '../drain/history.js';
@@ -16,10 +18,13 @@ import { pullRequestState, type PullRequestView } from '../staging/pull-request.
 import { githubTarget } from './github-target.js';
 import { promoteFlagsFor } from './promote.js';
 
+const EXAMPLES = [
+  ['agent-runner status --repo web', 'as root: staging of a registered repo, read as its user'],
+  ['agent-runner status --workspace . --no-fetch --json', 'your own checkout, without fetching, as JSON'],
+] as const;
+
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
-  command
-    .option('--workspace <dir>', 'the git checkout (default: the current directory)')
-    .option('--repo <name>', "a repo from the registry (as root: runs as the repo's user)")
+  withExamples(targetFlags(command), EXAMPLES)
     .option('--no-fetch', 'do not fetch origin first')
     .option(
       '--pr',
@@ -42,7 +47,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
           ...(options.githubApi ? ['--github-api', options.githubApi] : []),
           ...(options.json ? ['--json'] : []),
         ];
-        const route = await routeLifecycle(context, options, ['status', ...own], (repo) =>
+        const route = await routeLifecycle(context, lifecycleChoice('status', options), ['status', ...own], (repo) =>
           options.pr ? [] : promoteFlagsFor(repo, options),
         );
         if (route.kind === 'ran-as-user') return setExit(route.exitCode);

@@ -8,16 +8,25 @@ import { isSafeTaskId } from '../board/parse.js';
 import { unparkTask } from '../drain/staging-board/unpark.js';
 import { lifecycleInput, withWorkspaceLock } from './lifecycle-input.js';
 import { routeLifecycle } from './lifecycle-route.js';
+import { lifecycleChoice, targetFlags } from './target.js';
+import { withExamples } from './help.js';
+
+const EXAMPLES = [
+  ['agent-runner unpark TASK-3 --repo web', 'give TASK-3 its tries back'],
+  ['agent-runner unpark TASK-3 --workspace .', 'the same in your own checkout'],
+] as const;
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
-  command
+  withExamples(targetFlags(command), EXAMPLES)
     .argument('<task>', 'the parked task, e.g. TASK-3')
-    .option('--workspace <dir>', 'the git checkout')
-    .option('--repo <name>', "a repo from the registry (as root: runs as the repo's user)")
     .option('--json', 'print the result as JSON')
     .action(async (taskId: string, options: { workspace?: string; repo?: string; json?: boolean }) => {
       if (!isSafeTaskId(taskId)) throw new UsageError(`"${taskId}" is not a task id (e.g. TASK-3)`);
-      const route = await routeLifecycle(context, options, ['unpark', taskId, ...(options.json ? ['--json'] : [])]);
+      const route = await routeLifecycle(context, lifecycleChoice('unpark', options), [
+        'unpark',
+        taskId,
+        ...(options.json ? ['--json'] : []),
+      ]);
       if (route.kind === 'ran-as-user') return setExit(route.exitCode);
       const input = await lifecycleInput(context, route.workspace, false);
       const result = await withWorkspaceLock(context, input, 'unpark', () => unparkTask(input, taskId));

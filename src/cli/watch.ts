@@ -6,6 +6,7 @@ import type { CliContext } from './context.js';
 import type { RegistryRepo } from '../types.js';
 import { EXIT, UsageError } from '../errors.js';
 import { findRepo } from '../control/registry/parse.js';
+import { resolveTarget } from './target.js';
 import { installPaths, loadRegistry, requireRoot } from './root-support.js';
 import { RepoWatcher } from '../control/watch/watcher.js';
 import type { LogEvent } from '../control/watch/deps.js';
@@ -13,6 +14,7 @@ import { parsePositiveInt } from './options.js';
 import { isolationWanted, requireIsolation } from './isolation-check.js';
 
 interface WatchOptions {
+  repo?: string;
   all?: boolean;
   once?: boolean;
   stopGraceSec: string;
@@ -21,7 +23,8 @@ interface WatchOptions {
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
-    .argument('[repo]', 'the repo to watch (systemd runs one watcher per repo)')
+    .argument('[repo]', 'the same as --repo NAME')
+    .option('--repo <name>', 'the repo to watch (systemd runs one watcher per repo)')
     .option('--all', 'watch every enabled repo in one process')
     .option('--once', 'one tick per repo, wait for what it started, exit')
     .option('--stop-grace-sec <n>', 'on SIGTERM, how long a run in progress may finish before it is interrupted', '60')
@@ -29,14 +32,15 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       '--no-isolation',
       'start runs even when the egress lock is not loaded or nothing listens on the repo proxy port (on purpose: a trial host; also AGENT_RUNNER_ISOLATION=off)',
     )
-    .action(async (repoName: string | undefined, options: WatchOptions) => {
-      setExit(await watch(context, repoName, options));
+    .action(async (positional: string | undefined, options: WatchOptions) => {
+      const target = resolveTarget('watch', { positional, repo: options.repo }, { workspace: false, required: false });
+      setExit(await watch(context, target.kind === 'repo' ? target.name : undefined, options));
     });
 }
 
 async function watch(context: CliContext, repoName: string | undefined, options: WatchOptions): Promise<number> {
   requireRoot(context, 'watch', "it takes the repos' locks and drops to their users");
-  if (Boolean(repoName) === Boolean(options.all)) throw new UsageError('give one repo name or --all');
+  if (Boolean(repoName) === Boolean(options.all)) throw new UsageError('watch: give --repo NAME or --all, one of them');
   const stopGraceMs = parsePositiveInt('--stop-grace-sec', options.stopGraceSec, 86_400) * 1000;
   const { registry, registryFile, state } = await loadRegistry(context);
   const repos = repoName ? [findRepo(registry, repoName, registryFile)] : registry.repos.filter((repo) => repo.enabled);

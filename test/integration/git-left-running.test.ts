@@ -135,7 +135,7 @@ t.test('drain killed with its group mid-merge: the next two drains succeed, the 
 
 t.test('drain killed with its group mid-merge: discard works next', async (t) => {
   const { fixture, held, before } = await drainKilledMidMerge(t);
-  const discarded = await runCli(fixture, ['discard', '--workspace', fixture.clone]);
+  const discarded = await runCli(fixture, ['discard', '--workspace', fixture.clone, '--yes']);
   t.equal(discarded.code, 0, discarded.stderr.slice(-800));
   t.match(discarded.stderr, new RegExp(`ended git \\(pid ${held.git}\\)`), 'naming the git it ended');
   t.notOk(anyRunning(held), 'the git, its filter and the sleep are ended');
@@ -194,8 +194,8 @@ t.test("a live promote's git mid-checkout: drain, gc and discard are busy naming
   const held = await hungGit(t, control, "promote's fast-forward to reach the slow filter");
   for (const args of [
     ['orchestrate', '--workspace', fixture.clone],
-    ['gc', '--workspace', fixture.clone],
-    ['discard', '--workspace', fixture.clone],
+    ['gc', '--workspace', fixture.clone, '--yes'],
+    ['discard', '--workspace', fixture.clone, '--yes'],
   ]) {
     const busy = await runCli(fixture, args);
     t.equal(busy.code, 75, `${args[0]} is busy (${busy.stderr.slice(-300)})`);

@@ -64,7 +64,7 @@ t.test('logs prints the tail of a task transcript, human or raw', async (t) => {
   t.equal((await raw.done).code, 0);
   t.equal(raw.out(), event('first line'), '--json: the raw line, the last one only');
   const missing = start(s.env, ['logs', '--workspace', s.workspace, 'TASK-9']);
-  t.equal((await missing.done).code, 2, 'no transcript of that task: exit 2');
+  t.equal((await missing.done).code, 1, 'no transcript of that task (and no board to tell whether it exists): exit 1');
   t.match(missing.err(), /no transcript of TASK-9/);
 });
 

@@ -198,7 +198,7 @@ t.test('a dead receiver is given up after maxAttempts, a 404 at once; neither is
       .map((entry) => entry.fields.error)
       .sort(),
     [
-      'the webhook answered 404: check its url in the registry (agent-runner notify test REPO)',
+      'the webhook answered 404: check its url in the registry (agent-runner notify test --repo NAME)',
       'the webhook answered 503',
     ],
   );

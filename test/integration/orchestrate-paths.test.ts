@@ -205,12 +205,12 @@ t.test('promote refuses when the base moved; discard resets staging', async (t) 
   t.match(refused.stderr, /has moved.*Run orchestrate/s);
   t.equal(git(fixture.clone, 'rev-parse', 'main'), baseBefore, 'and changes nothing');
 
-  const discarded = await runCli(fixture, ['discard', '--workspace', fixture.clone]);
+  const discarded = await runCli(fixture, ['discard', '--workspace', fixture.clone, '--yes']);
   t.equal(discarded.code, 0, discarded.stderr);
   const originMain = git(fixture.origin, 'rev-parse', 'main');
   t.equal(git(fixture.clone, 'rev-parse', 'auto/work'), originMain, 'discard resets auto/work to the base');
   t.equal(git(fixture.origin, 'rev-parse', 'auto/work'), originMain, 'and publishes that');
-  const again = await runCli(fixture, ['discard', '--workspace', fixture.clone]);
+  const again = await runCli(fixture, ['discard', '--workspace', fixture.clone, '--yes']);
   t.equal(again.code, 0, `discard is idempotent (${again.stderr})`);
 });
 

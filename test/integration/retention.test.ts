@@ -106,6 +106,7 @@ t.test("gc --retention-only removes the workspace's old transcripts and drain su
       '--retention-days',
       '30',
       '--json',
+      '--yes',
     ],
     { env: fixture.env, encoding: 'utf8' },
   );
@@ -117,7 +118,7 @@ t.test("gc --retention-only removes the workspace's old transcripts and drain su
   t.ok(existsSync(lastDrainFile(ws)) && existsSync(attemptsFile(ws)), 'last-drain.json and attempts.json stay');
   const human = spawnSync(
     process.execPath,
-    [path.join(PROJECT_ROOT, 'bin', 'agent-runner'), 'gc', '--workspace', fixture.clone, '--retention-only'],
+    [path.join(PROJECT_ROOT, 'bin', 'agent-runner'), 'gc', '--workspace', fixture.clone, '--retention-only', '--yes'],
     { env: fixture.env, encoding: 'utf8' },
   );
   t.equal(human.stdout, 'nothing older than 30 days\n', 'the default is 30 days');

@@ -123,8 +123,8 @@ const CASES: readonly Case[] = [
   { name: 'enqueue', args: (f) => ['enqueue', f.name, '--prompt', 'A hostile prompt'] },
   { name: 'status', extra: noCrash, args: (f) => ['status', '--workspace', f.clone, '--no-fetch'] },
   { name: 'promote', extra: noCrash, args: (f) => ['promote', '--workspace', f.clone] },
-  { name: 'discard', extra: noCrash, args: (f) => ['discard', '--workspace', f.clone] },
-  { name: 'gc', extra: noCrash, args: (f) => ['gc', '--workspace', f.clone] },
+  { name: 'discard', extra: noCrash, args: (f) => ['discard', '--workspace', f.clone, '--yes'] },
+  { name: 'gc', extra: noCrash, args: (f) => ['gc', '--workspace', f.clone, '--yes'] },
   { name: 'dispatch', args: (f) => ['dispatch', '--no-isolation', f.name] },
   { name: 'watch --once', args: (f) => ['watch', '--no-isolation', f.name, '--once'] },
 ];

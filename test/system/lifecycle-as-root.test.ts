@@ -92,8 +92,8 @@ t.test('root runs status, promote, discard and gc on a hostile registered repo o
     ['status', '--workspace', fixture.clone, '--json'],
     ['status', '--repo', fixture.name, '--no-fetch'],
     ['promote', '--repo', fixture.name],
-    ['discard', '--workspace', `${fixture.clone}/`],
-    ['gc', '--repo', fixture.name],
+    ['discard', '--workspace', `${fixture.clone}/`, '--yes'],
+    ['gc', '--repo', fixture.name, '--yes'],
   ];
   for (const args of runs) {
     const result = await cli(env, args);
@@ -175,8 +175,8 @@ t.test(
     t.equal(again.code, 0, again.err);
     t.match(JSON.parse(again.out), { promoted: false, pushed: false });
     for (const args of [
-      ['gc', '--repo', fixture.name],
-      ['discard', '--repo', fixture.name],
+      ['gc', '--repo', fixture.name, '--yes'],
+      ['discard', '--repo', fixture.name, '--yes'],
     ]) {
       const result = await cli(fixture.env, args);
       t.equal(result.code, 0, `${args.join(' ')}: ${result.err}`);
@@ -211,7 +211,12 @@ t.test("root refuses a user's checkout that is not registered, and a link the us
   const env = rootEnvTrustingAll(t, fixture);
 
   for (const command of ['status', 'promote', 'discard', 'gc']) {
-    const refused = await cli(env, [command, '--workspace', other]);
+    const refused = await cli(env, [
+      command,
+      '--workspace',
+      other,
+      ...(command === 'discard' || command === 'gc' ? ['--yes'] : []),
+    ]);
     t.equal(refused.code, 2, `${command} is refused`);
     t.equal(
       refused.err,

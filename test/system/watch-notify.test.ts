@@ -109,7 +109,7 @@ t.test('a watcher tells a webhook of its drain once per event, through a failed 
       },
     ],
   });
-  const test = await runBin(fixture, 'agent-runner', ['notify', 'test', fixture.name, '--json']);
+  const test = await runBin(fixture, 'agent-runner', ['notify', 'test', '--repo', fixture.name, '--json']);
   t.equal(test.code, 0, test.stderr);
   t.notOk(test.stdout.includes(TOKEN));
   t.match(JSON.parse(test.stdout), { repo: fixture.name, webhooks: [{ ok: true, status: 204 }] });

@@ -267,7 +267,7 @@ t.test('promote and discard confirmations list exactly what lands', async (t) =>
     ['promote', '--repo', 'web', '--expect-staging', facts.staging, '--json'],
     'a promote is pinned to the commit it showed',
   );
-  t.same(confirmedArgs('discard', 'web', facts), ['discard', '--repo', 'web', '--json']);
+  t.same(confirmedArgs('discard', 'web', facts), ['discard', '--repo', 'web', '--yes', '--json']);
 });
 
 t.test('overlays', async (t) => {

@@ -44,7 +44,7 @@ export function judgeStatus(status: number): SendResult {
     status,
     permanent,
     error: permanent
-      ? `the webhook answered ${status}: check its url in the registry (agent-runner notify test REPO)`
+      ? `the webhook answered ${status}: check its url in the registry (agent-runner notify test --repo NAME)`
       : `the webhook answered ${status}`,
   };
 }

@@ -49,9 +49,10 @@ async function removeExpired(
   records: readonly AgedRecord[],
   now: number,
   days: number,
+  dryRun: boolean,
 ): Promise<number> {
   const names = expiredRecords(records, now, days);
-  for (const name of names) await fs.remove(path.join(dir, name));
+  if (!dryRun) for (const name of names) await fs.remove(path.join(dir, name));
   return names.length;
 }
 
@@ -62,6 +63,8 @@ export async function pruneRootRecords(
   repo: string,
   days: number,
   now: number,
+  /** Count what would go, remove nothing (`gc --dry-run`). */
+  dryRun = false,
 ): Promise<Pick<Pruned, 'runRecords' | 'jobs'>> {
   const runs = runsDir(state, repo);
   const runRecords = await removeExpired(
@@ -76,6 +79,7 @@ export async function pruneRootRecords(
     }),
     now,
     days,
+    dryRun,
   );
   let jobs = 0;
   for (const where of ['done', 'failed'] as const) {
@@ -92,6 +96,7 @@ export async function pruneRootRecords(
       }),
       now,
       days,
+      dryRun,
     );
   }
   return { runRecords, jobs };
@@ -103,6 +108,8 @@ export async function pruneWorkspaceRecords(
   workspaceState: string,
   days: number,
   now: number,
+  /** Count what would go, remove nothing (`gc --dry-run`). */
+  dryRun = false,
 ): Promise<Pick<Pruned, 'transcripts' | 'drains'>> {
   const transcripts = transcriptsDir(workspaceState);
   const drains = drainHistoryDir(workspaceState);
@@ -113,6 +120,7 @@ export async function pruneWorkspaceRecords(
       await aged(fs, transcripts, '.jsonl', () => ({ finishedMs: undefined, running: false })),
       now,
       days,
+      dryRun,
     ),
     drains: await removeExpired(
       fs,
@@ -126,6 +134,7 @@ export async function pruneWorkspaceRecords(
       }),
       now,
       days,
+      dryRun,
     ),
   };
 }
@@ -138,6 +147,8 @@ export function retentionCommandAsUser(install: Install, repo: RegistryRepo, use
     '--retention-days',
     String(days),
     '--json',
+    // Asked nothing: the watcher has no terminal, and retention is what the registry already decided.
+    '--yes',
     '--workspace',
     repo.path,
   ]);
