@@ -1,13 +1,16 @@
-// agent-runner logs REPO|--workspace DIR [TASK] [-f] [--json] [--lines N]:
+// agent-runner logs REPO|--workspace DIR [TASK] [-f] [--raw|--json] [--lines N]:
 // the newest transcript of TASK (of any task without one), its last lines,
-// human-readable (control characters stripped; secrets were redacted when it
-// was written), or raw JSONL with --json. -f follows it until Ctrl-C.
+// as a readable transcript (control/transcripts/render.ts: claude's and
+// codex's streams as sessions, messages, tool calls and costs; control
+// characters stripped; secrets were redacted when it was written and
+// capability tokens are again), or the JSONL as written with --raw (--json
+// is the same). -f follows either until Ctrl-C.
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { EXIT, UsageError } from '../errors.js';
 import { isSafeTaskId } from '../board/parse.js';
 import { findTranscript, followTranscript, readTranscriptLines } from '../control/transcripts/follow.js';
-import { describeTranscriptLine } from '../control/transcripts/view.js';
+import { TranscriptRenderer } from '../control/transcripts/render.js';
 import { parsePositiveInt } from './options.js';
 import { recordsTarget } from './records-target.js';
 
@@ -18,6 +21,7 @@ interface LogsOptions {
   workspace?: string;
   follow?: boolean;
   json?: boolean;
+  raw?: boolean;
   lines: string;
 }
 
@@ -28,7 +32,8 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--workspace <dir>', 'a checkout: its transcripts, in your own state dir')
     .option('-f, --follow', 'keep printing new lines until Ctrl-C')
     .option('-n, --lines <n>', 'how many of the last lines to print first', String(DEFAULT_LINES))
-    .option('--json', 'print the raw transcript lines (JSON, one event a line)')
+    .option('--raw', 'print the transcript as written: JSON, one event a line')
+    .option('--json', 'the same as --raw')
     .action(async (first: string | undefined, second: string | undefined, options: LogsOptions) => {
       const repoName = options.workspace === undefined ? first : undefined;
       const task = options.workspace === undefined ? second : (first ?? second);
@@ -41,17 +46,21 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         throw new UsageError(`logs: cannot find the records of ${target.label}: ${target.recordsError}`);
       const { fs, clock } = context.ports;
       const entry = await findTranscript(fs, target.records, task, target.label);
+      const raw = options.raw === true || options.json === true;
+      // One renderer for the tail and what follows it, so a tool's result still names its call.
+      const renderer = new TranscriptRenderer();
+      const shown = (lines: readonly string[]) => (raw ? lines : renderer.lines(lines).map((line) => line.text));
       const print = (lines: readonly string[]) => {
-        if (lines.length)
-          context.out(`${lines.map((line) => (options.json ? line : describeTranscriptLine(line))).join('\n')}\n`);
+        if (lines.length) context.out(`${lines.join('\n')}\n`);
       };
       const lines = await readTranscriptLines(fs, target.records, entry);
       context.err(`logs: ${entry.name}\n`);
-      print(lines.slice(-count));
+      // -n counts what is printed: raw lines with --raw, display lines otherwise.
+      print(shown(lines).slice(-count));
       if (options.follow)
         await followTranscript(fs, clock, target.records, entry, {
           pollMs: POLL_MS,
-          onLines: print,
+          onLines: (more) => print(shown(more)),
           signal: context.terminate,
           skip: lines.length,
         });
