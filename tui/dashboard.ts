@@ -79,13 +79,13 @@ function paint(text: string, tone: Tone): string {
 
 const paintLines = (lines: readonly TextLine[]) => lines.map((l) => paint(l.text, l.tone)).join('\n');
 
-/** The repo screen's lines with the search's matches highlighted: every match on yellow, the current line's reversed. */
+/** The repo screen's lines with the search's matches highlighted: each match on yellow, the current one reversed. */
 function paintScreen(view: RepoScreen): string {
   const highlight = view.highlight;
   if (!highlight) return paintLines(view.lines);
   return view.lines
     .map((l, i) =>
-      highlightPieces(l.text, highlight.query)
+      (i < highlight.from ? [{ text: l.text, match: false }] : highlightPieces(l.text, highlight.query))
         .map((piece) =>
           !piece.match
             ? paint(piece.text, l.tone)

@@ -53,10 +53,10 @@ const ACTIONS: readonly KeyHint[] = [
   { key: 'e', label: 'enqueue' },
   { key: 'p', label: 'promote' },
   { key: 'x', label: 'discard' },
-  { key: 'w', label: 'pause/resume' },
+  { key: 'w', label: 'pause' },
 ];
 const ALWAYS: readonly KeyHint[] = [
-  { key: 'o', label: 'last result' },
+  { key: 'o', label: 'result' },
   { key: '?', label: 'help' },
   { key: 'q', label: 'quit' },
 ];

@@ -66,8 +66,8 @@ export interface RepoScreen {
   readonly lines: readonly TextLine[];
   /** The line to keep in view (the selected task, the current match), or -1. */
   readonly focus: number;
-  /** The log tab's search: the text to highlight, and the line of the current match (-1: none). */
-  readonly highlight?: { readonly query: string; readonly current: number };
+  /** The log tab's search: the text to highlight from line `from` on, and the line of the current match (-1: none). */
+  readonly highlight?: { readonly query: string; readonly current: number; readonly from: number };
 }
 
 const line = (text: string, tone: Tone = 'plain'): TextLine => ({ text: printableLine(text), tone });
@@ -248,7 +248,11 @@ function logScreen(
     : [];
   const before = head.length + status.length;
   const focus = current === null ? -1 : before + current;
-  return { lines: [...head, ...status, ...body], focus, ...(query ? { highlight: { query, current: focus } } : {}) };
+  return {
+    lines: [...head, ...status, ...body],
+    focus,
+    ...(query ? { highlight: { query, current: focus, from: before } } : {}),
+  };
 }
 
 /** Pure: the repo screen of `repo` on `tab`. */
@@ -397,7 +401,7 @@ export function buildOverlay(
   }
 }
 
-/** Pure: the keys the footer names on each screen, labelled (`<d> dispatch`); what is typed while a field takes text. */
+/** Pure: the keys the footer names on each screen, labelled (`<d> dispatch`); what is typed while a field takes it. */
 export function footerKeys(
   state: Pick<ConsoleState, 'screen' | 'tab' | 'editingFilter' | 'filter'> & Partial<Pick<ConsoleState, 'search'>>,
 ): string {

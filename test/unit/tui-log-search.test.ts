@@ -60,7 +60,7 @@ t.test('the log tab: a readable transcript, coloured by kind, the current match 
     '10:00:02   Bash result: 1 failing',
     'the focus is the current match',
   );
-  t.same(searching.highlight, { query: 'bash', current: searching.focus });
+  t.same(searching.highlight, { query: 'bash', current: searching.focus, from: 2 }, 'the head is not highlighted');
   const typing = buildRepoScreen(
     repo,
     { ...INITIAL_STATE, tab: 'log', search: { query: 'ba', editing: true, current: null } },

@@ -317,11 +317,11 @@ t.test('the footer', async (t) => {
     tone: 'ok',
   });
   const fleetKeys =
-    '<enter> open  </> filter  <d> dispatch  <e> enqueue  <p> promote  <x> discard  <w> pause/resume  <o> last result  <?> help  <q> quit';
+    '<enter> open  </> filter  <d> dispatch  <e> enqueue  <p> promote  <x> discard  <w> pause  <o> result  <?> help  <q> quit';
   t.equal(footerKeys({ screen: 'fleet', tab: 'summary', editingFilter: false, filter: '' }), fleetKeys);
   t.equal(
     footerKeys({ screen: 'repo', tab: 'tasks', editingFilter: false, filter: '' }),
-    '<enter> why  <u> unpark  <l> log  <esc> back  <tab> next tab  <d> dispatch  <e> enqueue  <p> promote  <x> discard  <w> pause/resume  <o> last result  <?> help  <q> quit',
+    '<enter> why  <u> unpark  <l> log  <esc> back  <tab> next tab  <d> dispatch  <e> enqueue  <p> promote  <x> discard  <w> pause  <o> result  <?> help  <q> quit',
   );
   t.match(
     footerKeys({ screen: 'repo', tab: 'log', editingFilter: false, filter: '' }),
@@ -329,7 +329,7 @@ t.test('the footer', async (t) => {
   );
   t.equal(
     footerKeys({ screen: 'repo', tab: 'runs', editingFilter: false, filter: '' }),
-    '<esc> back  <tab> next tab  <d> dispatch  <e> enqueue  <p> promote  <x> discard  <w> pause/resume  <o> last result  <?> help  <q> quit',
+    '<esc> back  <tab> next tab  <d> dispatch  <e> enqueue  <p> promote  <x> discard  <w> pause  <o> result  <?> help  <q> quit',
   );
   t.equal(
     footerKeys({ screen: 'fleet', tab: 'summary', editingFilter: true, filter: 'we' }),
@@ -371,7 +371,7 @@ t.test('the footer', async (t) => {
       'inet agent_runner is missing), and agents do not start without it; fix:',
       'agent-runner provision repo web',
       '<enter> open  </> filter  <d> dispatch  <e> enqueue  <p> promote  <x> discard',
-      '<w> pause/resume  <o> last result  <?> help  <q> quit',
+      '<w> pause  <o> result  <?> help  <q> quit',
     ],
     'at 80 columns the error wraps, its fix shows, and the keys keep their labels',
   );
