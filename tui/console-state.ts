@@ -5,6 +5,8 @@
 // paints; every key's behaviour is a table row in the unit tests.
 import type { Fleet, FleetRepo } from '../src/control/fleet/fleet.js';
 import type { Tone } from './view-model.js';
+import { printable } from '../src/printable.js';
+import { logMatches, nextMatch, type LogSearch } from './log-search.js';
 
 export type Tab = 'summary' | 'runs' | 'tasks' | 'log';
 export const TABS: readonly Tab[] = ['summary', 'runs', 'tasks', 'log'];
@@ -23,7 +25,17 @@ export type Overlay =
   | { readonly kind: 'confirm'; readonly title: string; readonly lines: readonly string[]; readonly onYes: Effect }
   | { readonly kind: 'task'; readonly repo: string; readonly taskId: string }
   /** A read the overlay waits for (a promote's preview). */
-  | { readonly kind: 'loading'; readonly title: string };
+  | { readonly kind: 'loading'; readonly title: string }
+  /** The last action's whole result (`o`): its exit, its output and its errors, every line. */
+  | { readonly kind: 'result'; readonly title: string; readonly lines: readonly string[] };
+
+/** How the last action ended, whole: the footer shows one line of it, `o` all of it. */
+export interface ActionRecord {
+  readonly label: string;
+  readonly exitCode: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
 
 export interface RunningAction {
   readonly id: number;
@@ -45,6 +57,10 @@ export interface ConsoleState {
   readonly nextActionId: number;
   /** The last action's result, for the footer. */
   readonly result: { readonly text: string; readonly tone: Tone } | null;
+  /** The last action's whole output, for `o`. */
+  readonly lastAction: ActionRecord | null;
+  /** The log tab's search (`/`, then n and N). */
+  readonly search: LogSearch;
 }
 
 export const INITIAL_STATE: ConsoleState = {
@@ -59,6 +75,8 @@ export const INITIAL_STATE: ConsoleState = {
   actions: [],
   nextActionId: 1,
   result: null,
+  lastAction: null,
+  search: { query: '', editing: false, current: null },
 };
 
 export type Effect =
@@ -77,10 +95,12 @@ export type Effect =
   | { readonly kind: 'task-detail'; readonly repo: string; readonly taskId: string }
   | { readonly kind: 'scroll'; readonly by: 'line-up' | 'line-down' | 'page-up' | 'page-down' | 'top' | 'end' };
 
-/** What a key needs besides the state: the fleet on screen and the tasks tab's rows. */
+/** What a key needs besides the state: the fleet on screen, the tasks tab's rows and the log tab's lines. */
 export interface KeyFacts {
   readonly fleet: Fleet | null;
   readonly tasks: readonly TaskRow[];
+  /** The log tab's transcript lines as shown (searched by `/`, `n`, `N`). */
+  readonly logLines?: readonly string[];
 }
 
 export interface Key {
@@ -159,6 +179,7 @@ function overlayKey(state: ConsoleState, overlay: Overlay, key: Key): Step {
   switch (overlay.kind) {
     case 'help':
     case 'task':
+    case 'result':
       if (key.name === 'pageup' || key.name === 'pagedown')
         return stay(state, { kind: 'scroll', by: key.name === 'pageup' ? 'page-up' : 'page-down' });
       return stay(close);
@@ -212,13 +233,93 @@ function tabEffects(repo: string, tab: Tab, followTask: string | undefined): Eff
   ];
 }
 
+const NO_SEARCH: LogSearch = { query: '', editing: false, current: null };
+
+/** The search being typed: Enter jumps to the first match, Esc drops it. */
+function searchKey(state: ConsoleState, key: Key, lines: readonly string[]): Step {
+  const search = state.search;
+  if (key.name === 'escape') return stay({ ...state, search: NO_SEARCH });
+  if (key.name === 'enter' || key.name === 'return') {
+    const matches = logMatches(lines, search.query);
+    if (!search.query) return stay({ ...state, search: NO_SEARCH });
+    if (!matches.length)
+      return stay({
+        ...state,
+        search: { ...search, editing: false, current: null },
+        result: { text: `no line of the log contains "${search.query}"`, tone: 'warn' },
+      });
+    return stay({ ...state, search: { ...search, editing: false, current: matches[0]! } });
+  }
+  if (key.name === 'backspace') return stay({ ...state, search: { ...search, query: search.query.slice(0, -1) } });
+  const ch = printableChar(key);
+  return stay(ch === undefined ? state : { ...state, search: { ...search, query: search.query + ch } });
+}
+
+/** The log tab's own keys: `/` searches, n and N move between matches, g and G jump to the top and the end. */
+function logKey(state: ConsoleState, key: Key, lines: readonly string[]): Step | undefined {
+  const search = state.search;
+  switch (key.name) {
+    case '/':
+      return stay({ ...state, search: { query: '', editing: true, current: null } });
+    case 'n':
+    case 'S-n':
+    case 'N': {
+      if (!search.query)
+        return stay({ ...state, result: { text: 'no search yet: / and the text to find', tone: 'muted' } });
+      const current = nextMatch(logMatches(lines, search.query), search.current, key.name === 'n' ? 1 : -1);
+      if (current === null)
+        return stay({ ...state, result: { text: `no line of the log contains "${search.query}"`, tone: 'warn' } });
+      return stay({ ...state, search: { ...search, current } });
+    }
+    case 'g':
+      return stay({ ...state, search: { ...search, current: null } }, { kind: 'scroll', by: 'top' });
+    case 'G':
+    case 'S-g':
+      return stay({ ...state, search: { ...search, current: null } }, { kind: 'scroll', by: 'end' });
+    case 'escape':
+      return search.query ? stay({ ...state, search: NO_SEARCH }) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** Pure: the lines of the last action's whole result, printable (the command's output is agent-reachable text). */
+export function actionRecordLines(action: ActionRecord): string[] {
+  const block = (title: string, text: string) => {
+    const lines = printable(text).replace(/\s+$/, '').split('\n');
+    return text.trim() ? [title, ...lines.map((line) => `  ${line}`), ''] : [`${title} (empty)`, ''];
+  };
+  return [
+    `agent-runner ${action.label}: exit ${action.exitCode ?? 'by a signal'}`,
+    '',
+    ...block('stderr', action.stderr),
+    ...block('stdout', action.stdout),
+  ];
+}
+
+function openResult(state: ConsoleState): Step {
+  if (state.lastAction)
+    return stay({
+      ...state,
+      overlay: { kind: 'result', title: state.lastAction.label, lines: actionRecordLines(state.lastAction) },
+    });
+  if (state.result)
+    return stay({ ...state, overlay: { kind: 'result', title: 'last result', lines: [state.result.text] } });
+  return stay({ ...state, result: { text: 'no action has run yet: nothing to open', tone: 'muted' } });
+}
+
 /** Pure: the next state, and what to start, after one key. */
 export function handleKey(state: ConsoleState, key: Key, facts: KeyFacts): Step {
   const { fleet } = facts;
   if (key.name === 'C-c') return stay(state, state.actions.length ? { kind: 'stop-and-quit' } : { kind: 'quit' });
   if (state.overlay) return overlayKey(state, state.overlay, key);
   if (state.editingFilter) return filterKey(state, fleet, key);
+  const onLog = state.screen === 'repo' && state.tab === 'log';
+  if (onLog && state.search.editing) return searchKey(state, key, facts.logLines ?? []);
   if (key.name === '?') return stay({ ...state, overlay: { kind: 'help' } });
+  if (key.name === 'o') return openResult(state);
+  const logStep = onLog ? logKey(state, key, facts.logLines ?? []) : undefined;
+  if (logStep) return logStep;
   if (key.name === 'q') {
     if (!state.actions.length) return stay(state, { kind: 'quit' });
     const labels = state.actions.map((action) => action.label);
@@ -260,13 +361,17 @@ export function handleKey(state: ConsoleState, key: Key, facts: KeyFacts): Step 
 
   // The repo screen.
   if (!repo) return stay({ ...state, screen: 'fleet' }, { kind: 'unfollow' });
-  if (key.name === 'escape') return stay({ ...selected, screen: 'fleet', tab: 'summary' }, { kind: 'unfollow' });
+  if (key.name === 'escape')
+    return stay({ ...selected, screen: 'fleet', tab: 'summary', search: NO_SEARCH }, { kind: 'unfollow' });
   const tabIndex = ['1', '2', '3', '4'].indexOf(key.name);
   if (tabIndex >= 0 || key.name === 'tab' || key.name === 'S-tab') {
     const current = TABS.indexOf(state.tab);
     const tab =
       tabIndex >= 0 ? TABS[tabIndex]! : TABS[(current + (key.name === 'S-tab' ? TABS.length - 1 : 1)) % TABS.length]!;
-    return stay({ ...selected, tab }, ...tabEffects(repo.name, tab, state.followTask ?? repo.run?.runningTasks[0]));
+    return stay(
+      { ...selected, tab, search: NO_SEARCH },
+      ...tabEffects(repo.name, tab, state.followTask ?? repo.run?.runningTasks[0]),
+    );
   }
   if (state.tab === 'tasks') {
     const count = facts.tasks.length;
@@ -281,7 +386,10 @@ export function handleKey(state: ConsoleState, key: Key, facts: KeyFacts): Step 
         { kind: 'task-detail', repo: repo.name, taskId: task.id },
       );
     if (task && key.name === 'l')
-      return stay({ ...selected, tab: 'log', followTask: task.id }, { kind: 'follow', repo: repo.name, task: task.id });
+      return stay(
+        { ...selected, tab: 'log', followTask: task.id, search: NO_SEARCH },
+        { kind: 'follow', repo: repo.name, task: task.id },
+      );
     if (key.name === 'u') {
       if (!task || task.kind !== 'parked')
         return stay({
@@ -308,9 +416,19 @@ export function actionStarted(state: ConsoleState, label: string, now: number): 
   return { state: { ...state, nextActionId: id + 1, actions: [...state.actions, { id, label, startedAt: now }] }, id };
 }
 
-/** Pure: an action ended; its result goes to the footer. */
-export function actionEnded(state: ConsoleState, id: number, result: { text: string; tone: Tone }): ConsoleState {
-  return { ...state, actions: state.actions.filter((action) => action.id !== id), result };
+/** Pure: an action ended; its result goes to the footer, and the whole of it to `o`. */
+export function actionEnded(
+  state: ConsoleState,
+  id: number,
+  result: { text: string; tone: Tone },
+  whole?: ActionRecord,
+): ConsoleState {
+  return {
+    ...state,
+    actions: state.actions.filter((action) => action.id !== id),
+    result,
+    ...(whole ? { lastAction: whole } : {}),
+  };
 }
 
 const SPINNER = ['|', '/', '-', '\\'];

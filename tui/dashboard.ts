@@ -32,14 +32,17 @@ import {
   discardConfirmation,
   emptyDetails,
   footerKeys,
-  footerLine,
+  footerRows,
   footerStatus,
+  logSearchLines,
   promoteConfirmation,
   taskRows,
   confirmedArgs,
   type RepoDetails,
+  type RepoScreen,
   type TextLine,
 } from './repo-view.js';
+import { highlightPieces } from './log-search.js';
 import { describeActionResult } from './action-result.js';
 import type { ConsoleServices, StartedAction } from './services.js';
 
@@ -75,6 +78,25 @@ function paint(text: string, tone: Tone): string {
 }
 
 const paintLines = (lines: readonly TextLine[]) => lines.map((l) => paint(l.text, l.tone)).join('\n');
+
+/** The repo screen's lines with the search's matches highlighted: each match on yellow, the current one reversed. */
+function paintScreen(view: RepoScreen): string {
+  const highlight = view.highlight;
+  if (!highlight) return paintLines(view.lines);
+  return view.lines
+    .map((l, i) =>
+      (i < highlight.from ? [{ text: l.text, match: false }] : highlightPieces(l.text, highlight.query))
+        .map((piece) =>
+          !piece.match
+            ? paint(piece.text, l.tone)
+            : i === highlight.current
+              ? `{inverse}${blessed.escape(piece.text)}{/inverse}`
+              : `{black-fg}{yellow-bg}${blessed.escape(piece.text)}{/yellow-bg}{/black-fg}`,
+        )
+        .join(''),
+    )
+    .join('\n');
+}
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -201,12 +223,17 @@ export function runDashboard(options: DashboardOptions): Promise<void> {
     const repo = currentRepo(state, refresh.fleet);
     if (repo && state.selectedRepo !== repo.name) state = { ...state, selectedRepo: repo.name };
     const status = footerStatus(state, now, { text: fleetView.footer.status, tone: fleetView.footer.tone });
-    const line = footerLine(footerKeys(state), status, state.actions.length > 0 || state.result !== null);
-    footer.setContent(
-      line.order === 'keys-first'
-        ? `${paint(line.keys, 'plain')}  |  ${paint(line.status.text, line.status.tone)}`
-        : `${paint(line.status.text, line.status.tone)}  |  ${paint(line.keys, 'plain')}`,
+    const rows = footerRows(
+      footerKeys(state),
+      status,
+      state.actions.length > 0 || state.result !== null,
+      Math.max(20, Number(screen.width)),
     );
+    // A long error takes more rows rather than losing its end; the panes above give them up.
+    footer.height = rows.length;
+    details.bottom = rows.length;
+    body.bottom = rows.length;
+    footer.setContent(rows.map((row) => row.map((piece) => paint(piece.text, piece.tone)).join('')).join('\n'));
     title.setContent(paint(fleetView.title, 'plain'));
 
     const onRepo = state.screen === 'repo' && repo !== undefined;
@@ -217,7 +244,7 @@ export function runDashboard(options: DashboardOptions): Promise<void> {
       const view = buildRepoScreen(repo, state, detailsFor(repo.name), drift);
       tabs.setContent(paint(view.tabs, 'plain'));
       body.setLabel(` ${view.title} `);
-      body.setContent(paintLines(view.lines));
+      body.setContent(paintScreen(view));
       if (state.tab === 'log' && followBottom) body.setScrollPerc(100);
       if (view.focus >= 0) {
         // Keep the selected task in view.
@@ -283,11 +310,14 @@ export function runDashboard(options: DashboardOptions): Promise<void> {
     tickSpinner();
     draw();
     void action.done
-      .then((outcome) => describeActionResult(label, outcome))
-      .catch((error: unknown) => ({ text: `${label}: ${message(error)}`, tone: 'bad' as Tone }))
-      .then((result) => {
+      .then((outcome) => ({ result: describeActionResult(label, outcome), whole: { label, ...outcome } }))
+      .catch((error: unknown) => ({
+        result: { text: `${label}: ${message(error)}`, tone: 'bad' as Tone },
+        whole: { label, exitCode: null, stdout: '', stderr: message(error) },
+      }))
+      .then(({ result, whole }) => {
         running.delete(started.id);
-        state = actionEnded(state, started.id, result);
+        state = actionEnded(state, started.id, result, whole);
         // What the action changed shows at once: the fleet, and the open tab.
         void refresher.refresh();
         if (state.screen === 'repo' && state.selectedRepo && (state.tab === 'tasks' || state.tab === 'runs'))
@@ -444,7 +474,11 @@ export function runDashboard(options: DashboardOptions): Promise<void> {
       if (!name || name === 'return' || closed) return;
       const normalized: Key = { name, ch };
       const repo = currentRepo(state, refresher.state.fleet);
-      const facts = { fleet: refresher.state.fleet, tasks: repo ? taskRows(repo, detailsFor(repo.name).staging) : [] };
+      const facts = {
+        fleet: refresher.state.fleet,
+        tasks: repo ? taskRows(repo, detailsFor(repo.name).staging) : [],
+        logLines: repo ? logSearchLines(detailsFor(repo.name).log) : [],
+      };
       const before = state.selectedRepo;
       const step = handleKey(state, normalized, facts);
       state = step.state;

@@ -9,9 +9,11 @@ import type { RunHistory } from '../src/control/runs/history.js';
 import type { StagingStatus } from '../src/staging/lifecycle.js';
 import type { TaskReviewView } from '../src/control/repo-view/workspace-files.js';
 import { STAGING_BRANCH } from '../src/staging/names.js';
-import { detailLines, FOOTER_KEYS, outcomeTone, type DetailLine, type Tone } from './view-model.js';
+import { detailLines, outcomeTone, type DetailLine, type Tone } from './view-model.js';
 import { TABS, spinnerFrame, type ConsoleState, type Overlay, type Tab, type TaskRow } from './console-state.js';
-import { helpLines } from './keys.js';
+import { helpLines, hintText, keyHints } from './keys.js';
+import type { DisplayLine, LineKind } from '../src/control/transcripts/render.js';
+import { logMatches } from './log-search.js';
 
 /** A read the screen waits for. */
 export type Loaded<T> =
@@ -27,8 +29,8 @@ export type StagingFacts = Pick<
 
 export interface TranscriptTail {
   readonly name: string | undefined;
-  /** Already described (control/transcripts/view.ts). */
-  readonly lines: readonly string[];
+  /** Already rendered (control/transcripts/render.ts), as `logs` prints them. */
+  readonly lines: readonly DisplayLine[];
   readonly error?: string;
 }
 
@@ -62,8 +64,10 @@ export interface RepoScreen {
   /** "summary  runs  [tasks]  log". */
   readonly tabs: string;
   readonly lines: readonly TextLine[];
-  /** The line to keep in view (the selected task), or -1. */
+  /** The line to keep in view (the selected task, the current match), or -1. */
   readonly focus: number;
+  /** The log tab's search: the text to highlight from line `from` on, and the line of the current match (-1: none). */
+  readonly highlight?: { readonly query: string; readonly current: number; readonly from: number };
 }
 
 const line = (text: string, tone: Tone = 'plain'): TextLine => ({ text: printableLine(text), tone });
@@ -188,21 +192,73 @@ function tasksLines(
   return { lines, focus };
 }
 
-function logLines(tail: TranscriptTail | undefined, followTask: string | undefined): TextLine[] {
-  if (!tail) return [line('reading the transcript...', 'muted')];
+/** How each kind of transcript line shows. */
+const KIND_TONES: Record<LineKind, Tone> = {
+  run: 'busy',
+  assistant: 'plain',
+  thinking: 'muted',
+  tool: 'ok',
+  output: 'muted',
+  error: 'bad',
+  usage: 'warn',
+  notice: 'warn',
+  raw: 'plain',
+  unknown: 'muted',
+};
+
+/** Transcript lines as the screen shows them. */
+export function transcriptTextLines(lines: readonly DisplayLine[], indent = ''): TextLine[] {
+  return lines.map((shown) => line(`${indent}${shown.text}`, KIND_TONES[shown.kind]));
+}
+
+/** The log tab's lines before the transcript's own: its name, and a read error. */
+function logHead(tail: TranscriptTail, followTask: string | undefined): TextLine[] {
   const head = line(
     tail.name
-      ? `following ${tail.name}${followTask ? '' : ' (the newest transcript)'}; End follows again after scrolling`
+      ? `following ${tail.name}${followTask ? '' : ' (the newest transcript)'}; / searches, G follows again after scrolling`
       : `no transcript${followTask ? ` of ${followTask}` : ''} yet`,
     'muted',
   );
-  return [head, ...(tail.error ? [line(tail.error, 'bad')] : []), ...tail.lines.map((text) => line(text))];
+  return [head, ...(tail.error ? [line(tail.error, 'bad')] : [])];
+}
+
+/** Pure: the log tab's transcript lines as text, what `/` searches (the current match is an index into them). */
+export function logSearchLines(tail: TranscriptTail | undefined): string[] {
+  return (tail?.lines ?? []).map((shown) => printableLine(shown.text));
+}
+
+function logScreen(
+  tail: TranscriptTail | undefined,
+  state: Pick<ConsoleState, 'followTask' | 'search'>,
+): Pick<RepoScreen, 'lines' | 'focus' | 'highlight'> {
+  if (!tail) return { lines: [line('reading the transcript...', 'muted')], focus: -1 };
+  const head = logHead(tail, state.followTask);
+  const { query, current } = state.search;
+  const body = transcriptTextLines(tail.lines);
+  const shown = query && !state.search.editing ? logMatches(logSearchLines(tail), query).length : 0;
+  const status = query
+    ? [
+        line(
+          state.search.editing
+            ? `/${query}_  (Enter finds, Esc cancels)`
+            : `/${query}: ${shown} matching line(s); n next, N previous, Esc clears`,
+          'warn',
+        ),
+      ]
+    : [];
+  const before = head.length + status.length;
+  const focus = current === null ? -1 : before + current;
+  return {
+    lines: [...head, ...status, ...body],
+    focus,
+    ...(query ? { highlight: { query, current: focus, from: before } } : {}),
+  };
 }
 
 /** Pure: the repo screen of `repo` on `tab`. */
 export function buildRepoScreen(
   repo: FleetRepo,
-  state: Pick<ConsoleState, 'tab' | 'selectedTask' | 'followTask'>,
+  state: Pick<ConsoleState, 'tab' | 'selectedTask' | 'followTask' | 'search'>,
   details: RepoDetails,
   drift: number,
 ): RepoScreen {
@@ -218,7 +274,7 @@ export function buildRepoScreen(
       return { title, tabs, lines, focus };
     }
     case 'log':
-      return { title, tabs, lines: logLines(details.log, state.followTask), focus: -1 };
+      return { title, tabs, ...logScreen(details.log, state) };
   }
 }
 
@@ -252,7 +308,7 @@ export function taskDetailLines(
   }
   lines.push(line(`log       ${transcript.name ?? 'no transcript'}`, 'muted'));
   if (transcript.error) lines.push(line(transcript.error, 'bad'));
-  for (const text of transcript.lines) lines.push(line(`  ${text}`));
+  lines.push(...transcriptTextLines(transcript.lines, '  '));
   return lines;
 }
 
@@ -327,6 +383,11 @@ export function buildOverlay(
       };
     case 'confirm':
       return { title: overlay.title, lines: overlay.lines.map((text) => line(text)) };
+    case 'result':
+      return {
+        title: `${overlay.title} (any key closes, PgUp/PgDn scroll)`,
+        lines: overlay.lines.map((text) => line(text, /^\s*stderr/.test(text) ? 'bad' : 'plain')),
+      };
     case 'loading':
       return { title: overlay.title, lines: [line(`reading ${STAGING_BRANCH}... (Esc cancels)`, 'muted')] };
     case 'task':
@@ -341,13 +402,14 @@ export function buildOverlay(
   }
 }
 
-/** Pure: the keys the footer names on each screen (short enough for 80 columns). */
-export function footerKeys(state: Pick<ConsoleState, 'screen' | 'tab' | 'editingFilter' | 'filter'>): string {
+/** Pure: the keys the footer names on each screen, labelled (`<d> dispatch`); what is typed while a field takes it. */
+export function footerKeys(
+  state: Pick<ConsoleState, 'screen' | 'tab' | 'editingFilter' | 'filter'> & Partial<Pick<ConsoleState, 'search'>>,
+): string {
   if (state.editingFilter) return `/${state.filter}_  (Enter keep, Esc clear)`;
-  if (state.screen === 'fleet') return FOOTER_KEYS;
-  return state.tab === 'tasks'
-    ? '? help  esc back  tab  enter why  u unpark  l log'
-    : '? help  esc back  tab  1-4  d e p x w';
+  if (state.search?.editing && state.screen === 'repo' && state.tab === 'log')
+    return `/${state.search.query}_  (Enter finds, Esc cancels)`;
+  return hintText(keyHints(state));
 }
 
 /** Pure: the footer's status: the spinner and running actions, else the last result, else the refresh status. */
@@ -365,17 +427,66 @@ export function footerStatus(
   return refresh;
 }
 
-/**
- * Pure: the footer line: the keys, then the status; an action's spinner or result comes first, so 80 columns never cut
- * it.
- */
-export function footerLine(
-  keys: string,
-  status: TextLine,
-  actionFirst: boolean,
-): { keys: string; status: TextLine; order: 'keys-first' | 'status-first' } {
-  return { keys, status, order: actionFirst ? 'status-first' : 'keys-first' };
+/** The footer never takes more than this many lines for the status, nor for the keys. */
+const FOOTER_STATUS_ROWS = 3;
+const FOOTER_KEY_ROWS = 2;
+const ELIDED = ' ... ';
+
+/** Words packed into rows of at most `width` (a word longer than a row is cut into pieces). */
+function wrapWords(text: string, width: number, separator = ' '): string[] {
+  const rows: string[] = [];
+  let row = '';
+  for (const word of text.split(separator)) {
+    const next = row ? `${row}${separator}${word}` : word;
+    if (next.length <= width) row = next;
+    else {
+      if (row) rows.push(row);
+      let rest = word;
+      while (rest.length > width) {
+        rows.push(rest.slice(0, width));
+        rest = rest.slice(width);
+      }
+      row = rest;
+    }
+  }
+  if (row || !rows.length) rows.push(row);
+  return rows;
 }
+
+/**
+ * The status in at most three rows of `width`: wrapped, and when even that is too little, cut in the middle, so the
+ * end of an error, where its fix is, always shows (`o` opens all of it).
+ */
+export function statusRows(text: string, width: number): string[] {
+  const rows = wrapWords(text, width);
+  if (rows.length <= FOOTER_STATUS_ROWS) return rows;
+  const room = width * FOOTER_STATUS_ROWS - ELIDED.length - 2 * FOOTER_STATUS_ROWS;
+  const head = Math.floor(room / 3);
+  return wrapWords(`${text.slice(0, head)}${ELIDED}${text.slice(text.length - (room - head))}`, width).slice(
+    0,
+    FOOTER_STATUS_ROWS,
+  );
+}
+
+/**
+ * Pure: the footer's rows for a terminal `width` wide. Keys and status share one row when both fit (an action's
+ * spinner or result first); otherwise the status wraps onto rows of its own above the keys, so an error's fix is never
+ * cut off.
+ */
+export function footerRows(keys: string, status: TextLine, actionFirst: boolean, width: number): FooterRow[] {
+  const keysPiece = line(keys);
+  const bar = line('  |  ');
+  if (keys.length + bar.text.length + status.text.length <= width)
+    return [actionFirst ? [status, bar, keysPiece] : [keysPiece, bar, status]];
+  const keyRows = wrapWords(keys, width, '  ').slice(0, FOOTER_KEY_ROWS);
+  return [
+    ...statusRows(status.text, width).map((text) => [line(text, status.tone)]),
+    ...keyRows.map((text) => [line(text)]),
+  ];
+}
+
+/** One footer row: pieces of text, each with its tone. */
+export type FooterRow = readonly TextLine[];
 
 /** The screen as plain text (docs captures and tests). */
 export function renderRepoText(screen: RepoScreen, footer: string): string {

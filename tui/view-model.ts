@@ -7,6 +7,7 @@ import { printableLine } from '../src/printable.js';
 import type { Fleet, FleetRepo } from '../src/control/fleet/fleet.js';
 import { STAGING_BRANCH } from '../src/staging/names.js';
 import { pullRequestCell } from '../src/control/pull-request/record.js';
+import { hintText, keyHints } from './keys.js';
 
 /** What a piece of text means; the terminal layer picks the colour. */
 export type Tone = 'plain' | 'ok' | 'busy' | 'warn' | 'bad' | 'muted';
@@ -308,7 +309,8 @@ function footerStatus(status: RefreshStatus, now: number): { status: string; ton
   return { status: `read ${ago} ago${status.reading ? ', reading...' : ''} (${every})`, tone: 'muted' };
 }
 
-export const FOOTER_KEYS = '? help  q quit  enter open  / filter  d e p x w';
+/** The fleet screen's labelled keys (keys.ts). */
+export const FOOTER_KEYS = hintText(keyHints({ screen: 'fleet', tab: 'summary' }));
 
 export interface ViewOptions {
   /** Show only repos whose name contains this (the `/` filter). */

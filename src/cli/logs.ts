@@ -1,13 +1,16 @@
-// agent-runner logs --repo NAME|--workspace DIR [TASK] [-f] [--json] [--lines N] [--since WHEN]:
+// agent-runner logs --repo NAME|--workspace DIR [TASK] [-f] [--raw|--json] [--lines N] [--since WHEN]:
 // the newest transcript of TASK (of any task without one), its last lines,
-// human-readable (control characters stripped; secrets were redacted when it
-// was written), or raw JSONL with --json. -f follows it until Ctrl-C.
+// as a readable transcript (control/transcripts/render.ts: claude's and
+// codex's streams as sessions, messages, tool calls and costs; control
+// characters stripped; secrets were redacted when it was written and
+// capability tokens are again), or the JSONL as written with --raw (--json
+// is the same). -f follows either until Ctrl-C.
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { EXIT, PathError, UsageError } from '../errors.js';
 import { isSafeTaskId } from '../board/parse.js';
 import { findTranscript, followTranscript, readTranscriptLines } from '../control/transcripts/follow.js';
-import { describeTranscriptLine } from '../control/transcripts/view.js';
+import { TranscriptRenderer } from '../control/transcripts/render.js';
 import { parsePositiveInt } from './options.js';
 import { missingTranscriptError, recordsTarget } from './records-target.js';
 import { resolveTarget, targetOptions } from './target.js';
@@ -23,6 +26,7 @@ interface LogsOptions {
   since?: string;
   follow?: boolean;
   json?: boolean;
+  raw?: boolean;
   lines: string;
 }
 
@@ -38,7 +42,8 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option('--since <when>', 'only events from then on: 90m, 2h, 3d, yesterday, 2026-12-01, 2026-12-01T10:00 (UTC)')
     .option('-f, --follow', 'keep printing new lines until Ctrl-C')
     .option('-n, --lines <n>', 'how many of the last lines to print first', String(DEFAULT_LINES))
-    .option('--json', 'print the raw transcript lines (JSON, one event a line)')
+    .option('--raw', 'print the transcript as written: JSON, one event a line')
+    .option('--json', 'the same as --raw')
     .action(async (first: string | undefined, second: string | undefined, options: LogsOptions) => {
       const named = options.repo !== undefined || options.workspace !== undefined;
       const task = named ? (first ?? second) : second;
@@ -64,17 +69,21 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
         if (!(error instanceof UsageError) || error instanceof PathError) throw error;
         throw await missingTranscriptError(context, target, task, error);
       });
+      const raw = options.raw === true || options.json === true;
+      // One renderer for the tail and what follows it, so a tool's result still names its call.
+      const renderer = new TranscriptRenderer();
+      const shown = (lines: readonly string[]) => (raw ? lines : renderer.lines(lines).map((line) => line.text));
       const print = (lines: readonly string[]) => {
-        if (lines.length)
-          context.out(`${lines.map((line) => (options.json ? line : describeTranscriptLine(line))).join('\n')}\n`);
+        if (lines.length) context.out(`${lines.join('\n')}\n`);
       };
       const lines = await readTranscriptLines(fs, records, entry);
       context.err(`logs: ${entry.name}\n`);
-      print((since === undefined ? lines : transcriptLinesSince(lines, since)).slice(-count));
+      // -n counts what is printed: raw lines with --raw, display lines otherwise.
+      print(shown(since === undefined ? lines : transcriptLinesSince(lines, since)).slice(-count));
       if (options.follow)
-        await followTranscript(fs, clock, target.records, entry, {
+        await followTranscript(fs, clock, records, entry, {
           pollMs: POLL_MS,
-          onLines: print,
+          onLines: (more) => print(shown(more)),
           signal: context.terminate,
           skip: lines.length,
         });

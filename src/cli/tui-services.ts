@@ -12,7 +12,8 @@ import { readRunHistory } from './runs.js';
 import { recordsTarget } from './records-target.js';
 import { listTranscripts, readTaskAttempts, readTaskReview } from '../control/repo-view/workspace-files.js';
 import { followTranscript, readTranscriptLines } from '../control/transcripts/follow.js';
-import { describeTranscriptLine, pickTranscript } from '../control/transcripts/view.js';
+import { pickTranscript } from '../control/transcripts/view.js';
+import { TranscriptRenderer, type DisplayLine } from '../control/transcripts/render.js';
 import { UsageError } from '../errors.js';
 
 const HISTORY_RUNS = 30;
@@ -75,14 +76,16 @@ export function consoleServices(context: CliContext, install: Install): ConsoleS
         entry = pickTranscript(await listTranscripts(fs, where), task);
       }
       if (!entry || signal.aborted) return;
-      let lines: string[] = [];
+      let lines: DisplayLine[] = [];
       const name = entry.name;
+      // One renderer for the whole follow, fed as the file grows: the log tab reads as `logs -f` prints.
+      const renderer = new TranscriptRenderer();
       await followTranscript(fs, clock, where, entry, {
         pollMs: POLL_MS,
         skip: 0,
         signal,
         onLines: (raw) => {
-          lines = [...lines, ...raw.map(describeTranscriptLine)].slice(-LOG_LINES);
+          lines = [...lines, ...renderer.lines(raw)].slice(-LOG_LINES);
           onTail({ name, lines } satisfies TranscriptTail);
         },
       });
@@ -95,7 +98,7 @@ export function consoleServices(context: CliContext, install: Install): ConsoleS
       const transcript: TranscriptTail = entry
         ? {
             name: entry.name,
-            lines: (await readTranscriptLines(fs, where, entry)).slice(-TASK_LINES).map(describeTranscriptLine),
+            lines: new TranscriptRenderer().lines(await readTranscriptLines(fs, where, entry)).slice(-TASK_LINES),
           }
         : { name: undefined, lines: [] };
       return { attempts, transcript, ...(review ? { review } : {}) };

@@ -28,10 +28,29 @@ const tasks: TaskRow[] = [
   { id: 'TASK-7', title: 'Flaky', kind: 'parked', reason: 'gate failed: red' },
   { id: 'TASK-9', title: 'Needs a key', kind: 'blocked', reason: 'no API key' },
 ];
-const facts: KeyFacts = { fleet, tasks };
+const logLines = [
+  '10:00:00 run started: claude m1',
+  '10:00:01 tool Bash: npm test',
+  '10:00:02   Bash failed: 1 failing',
+  '10:00:03 tool Bash: NPM test again',
+];
+const facts: KeyFacts = { fleet, tasks, logLines };
 const onWeb: ConsoleState = { ...INITIAL_STATE, selectedRepo: 'web' };
 const webScreen: ConsoleState = { ...onWeb, screen: 'repo' };
 const onTasks: ConsoleState = { ...webScreen, tab: 'tasks', selectedTask: 1 };
+const onLog: ConsoleState = { ...webScreen, tab: 'log' };
+const typing = (query: string): ConsoleState => ({ ...onLog, search: { query, editing: true, current: null } });
+const found = (query: string, current: number | null): ConsoleState => ({
+  ...onLog,
+  search: { query, editing: false, current },
+});
+const dispatched = {
+  label: 'dispatch web',
+  exitCode: 2,
+  stdout: '',
+  stderr:
+    'agent-runner: the egress lock of web is not in place (table inet agent_runner is missing), and agents do not start without it; fix: agent-runner provision repo web\n',
+};
 const key = (name: string, ch?: string) => ({ name, ch: ch ?? (name.length === 1 ? name : undefined) });
 
 interface Row {
@@ -404,6 +423,120 @@ const rows: Row[] = [
     effects: [],
   },
 
+  // The log tab's search, and jumps.
+  {
+    name: '/ on the log tab starts a search',
+    state: onLog,
+    key: '/',
+    expect: { search: { query: '', editing: true, current: null } },
+    effects: [],
+  },
+  { name: 'typing goes to the search', state: typing('np'), key: 'm', expect: typing('npm'), effects: [] },
+  { name: 'Backspace takes a letter off', state: typing('npm'), key: 'backspace', expect: typing('np'), effects: [] },
+  { name: 'keys are typed, not acted on', state: typing(''), key: 'd', expect: typing('d'), effects: [] },
+  {
+    name: 'Enter finds the first matching line, any case',
+    state: typing('npm'),
+    key: 'enter',
+    expect: found('npm', 1),
+    effects: [],
+  },
+  {
+    name: 'Enter with no match says so',
+    state: typing('zebra'),
+    key: 'enter',
+    expect: { ...found('zebra', null), result: { text: 'no line of the log contains "zebra"', tone: 'warn' } },
+    effects: [],
+  },
+  {
+    name: 'Esc drops the search being typed',
+    state: typing('np'),
+    key: 'escape',
+    expect: found('', null),
+    effects: [],
+  },
+  { name: 'n goes to the next match', state: found('npm', 1), key: 'n', expect: found('npm', 3), effects: [] },
+  { name: 'n wraps round to the first', state: found('npm', 3), key: 'n', expect: found('npm', 1), effects: [] },
+  {
+    name: 'N (shift-n) goes to the previous',
+    state: found('npm', 1),
+    key: 'S-n',
+    expect: found('npm', 3),
+    effects: [],
+  },
+  {
+    name: 'n with no search says how to search',
+    state: onLog,
+    key: 'n',
+    expect: { result: { text: 'no search yet: / and the text to find', tone: 'muted' } },
+    effects: [],
+  },
+  {
+    name: 'g goes to the top',
+    state: found('npm', 3),
+    key: 'g',
+    expect: found('npm', null),
+    effects: [{ kind: 'scroll', by: 'top' }],
+  },
+  {
+    name: 'G (shift-g) goes to the end and follows again',
+    state: found('npm', 3),
+    key: 'S-g',
+    expect: found('npm', null),
+    effects: [{ kind: 'scroll', by: 'end' }],
+  },
+  {
+    name: 'Esc clears a search before it leaves the repo',
+    state: found('npm', 1),
+    key: 'escape',
+    expect: { screen: 'repo', search: { query: '', editing: false, current: null } },
+    effects: [],
+  },
+  {
+    name: 'a new tab drops the search',
+    state: found('npm', 1),
+    key: '1',
+    expect: { tab: 'summary', search: { query: '', editing: false, current: null } },
+    effects: [{ kind: 'unfollow' }],
+  },
+
+  // The last action's whole result.
+  {
+    name: "o opens the last action's whole result",
+    state: { ...onWeb, lastAction: dispatched },
+    key: 'o',
+    expect: {
+      overlay: {
+        kind: 'result',
+        title: 'dispatch web',
+        lines: [
+          'agent-runner dispatch web: exit 2',
+          '',
+          'stderr',
+          `  ${dispatched.stderr.trim()}`,
+          '',
+          'stdout (empty)',
+          '',
+        ],
+      },
+    },
+    effects: [],
+  },
+  {
+    name: 'o with no action yet says so',
+    state: onWeb,
+    key: 'o',
+    expect: { overlay: null, result: { text: 'no action has run yet: nothing to open', tone: 'muted' } },
+    effects: [],
+  },
+  {
+    name: 'any key closes the whole result',
+    state: { ...onWeb, overlay: { kind: 'result', title: 'dispatch web', lines: ['x'] } },
+    key: 'q',
+    expect: { overlay: null },
+    effects: [],
+  },
+
   // Quitting while an action runs.
   {
     name: 'q asks first while an action runs',
@@ -444,6 +577,9 @@ t.test('every key the help lists is answered by a row above', async (t) => {
     'up/down, k/j': ['up', 'down', 'k', 'j'],
     Enter: ['enter'],
     '/': ['/'],
+    o: ['o'],
+    'n / N': ['n', 'S-n'],
+    'g / G': ['g', 'S-g'],
     r: ['r'],
     d: ['d'],
     e: ['e'],
@@ -499,5 +635,8 @@ t.test('actions: started, ended, the spinner turns', async (t) => {
     ['enqueue on api'],
   );
   t.same(ended.result, { text: 'dispatch web: drained', tone: 'ok' });
+  t.equal(ended.lastAction, null, 'no whole result given: none kept');
+  const whole = { label: 'dispatch web', exitCode: 0, stdout: '{"outcome":"drained"}\n', stderr: '' };
+  t.same(actionEnded(two.state, one.id, { text: 'dispatch web: drained', tone: 'ok' }, whole).lastAction, whole);
   t.same([0, 125, 250, 375, 500].map(spinnerFrame), ['|', '/', '-', '\\', '|']);
 });

@@ -9,8 +9,9 @@ import {
   discardConfirmation,
   emptyDetails,
   footerKeys,
-  footerLine,
+  footerRows,
   footerStatus,
+  statusRows,
   promoteConfirmation,
   renderRepoText,
   taskDetailLines,
@@ -182,14 +183,14 @@ t.test('the tabs', async (t) => {
     { ...INITIAL_STATE, tab: 'log' },
     {
       ...emptyDetails('web'),
-      log: { name: 'R2-TASK-4.jsonl', lines: ['00:55:01    | hello \u001b]0;pwned\u0007world'] },
+      log: { name: 'R2-TASK-4.jsonl', lines: [{ kind: 'raw', text: '00:55:01    | hello \u001b]0;pwned\u0007world' }] },
     },
     0,
   );
   t.same(
     texts(log.lines),
     [
-      'following R2-TASK-4.jsonl (the newest transcript); End follows again after scrolling',
+      'following R2-TASK-4.jsonl (the newest transcript); / searches, G follows again after scrolling',
       '00:55:01    | hello world',
     ],
     'control sequences are stripped',
@@ -221,7 +222,7 @@ t.test('a task: reason, attempts, last transcript lines', async (t) => {
       state: 'ok',
       value: {
         attempts: { failures: 2, lastReason: 'gate red' },
-        transcript: { name: 'R1-TASK-7.jsonl', lines: ['00:00:01 run ended: failed'] },
+        transcript: { name: 'R1-TASK-7.jsonl', lines: [{ kind: 'error', text: '00:00:01 run ended: failed' }] },
       },
     }),
   );
@@ -315,29 +316,74 @@ t.test('the footer', async (t) => {
     text: 'promote web: main fast-forwarded',
     tone: 'ok',
   });
-  t.equal(footerLine('keys', refresh, true).order, 'status-first', 'an action result comes before the keys');
-  t.equal(footerLine('keys', refresh, false).order, 'keys-first');
-  t.equal(
-    footerKeys({ screen: 'fleet', tab: 'summary', editingFilter: false, filter: '' }),
-    '? help  q quit  enter open  / filter  d e p x w',
-  );
+  const fleetKeys =
+    '<enter> open  </> filter  <d> dispatch  <e> enqueue  <p> promote  <x> discard  <w> pause  <o> result  <?> help  <q> quit';
+  t.equal(footerKeys({ screen: 'fleet', tab: 'summary', editingFilter: false, filter: '' }), fleetKeys);
   t.equal(
     footerKeys({ screen: 'repo', tab: 'tasks', editingFilter: false, filter: '' }),
-    '? help  esc back  tab  enter why  u unpark  l log',
+    '<enter> why  <u> unpark  <l> log  <esc> back  <tab> next tab  <d> dispatch  <e> enqueue  <p> promote  <x> discard  <w> pause  <o> result  <?> help  <q> quit',
+  );
+  t.match(
+    footerKeys({ screen: 'repo', tab: 'log', editingFilter: false, filter: '' }),
+    /^<\/> search {2}<n\/N> next\/prev {2}<g\/G> top\/end {2}<esc> back/,
   );
   t.equal(
     footerKeys({ screen: 'repo', tab: 'runs', editingFilter: false, filter: '' }),
-    '? help  esc back  tab  1-4  d e p x w',
+    '<esc> back  <tab> next tab  <d> dispatch  <e> enqueue  <p> promote  <x> discard  <w> pause  <o> result  <?> help  <q> quit',
   );
   t.equal(
     footerKeys({ screen: 'fleet', tab: 'summary', editingFilter: true, filter: 'we' }),
     '/we_  (Enter keep, Esc clear)',
   );
-  for (const keys of [
-    '? help  q quit  enter open  / filter  d e p x w',
-    '? help  esc back  tab  enter why  u unpark  l log',
-  ])
-    t.ok(keys.length <= 50, 'keys leave room at 80 columns');
+  t.equal(
+    footerKeys({
+      screen: 'repo',
+      tab: 'log',
+      editingFilter: false,
+      filter: '',
+      search: { query: 'npm', editing: true, current: null },
+    }),
+    '/npm_  (Enter finds, Esc cancels)',
+  );
+
+  const text = (rows: ReturnType<typeof footerRows>) => rows.map((row) => row.map((piece) => piece.text).join(''));
+  t.same(
+    text(footerRows('<?> help', refresh, false, 120)),
+    ['<?> help  |  read 1s ago (every 2s)'],
+    'one row when it fits',
+  );
+  t.same(
+    text(footerRows('<?> help', { text: 'pause web: paused', tone: 'warn' }, true, 120)),
+    ['pause web: paused  |  <?> help'],
+    'a result comes before the keys',
+  );
+  t.same(footerRows('<?> help', { text: 'x: failed', tone: 'bad' }, true, 120)[0]![0], {
+    text: 'x: failed',
+    tone: 'bad',
+  });
+  const error =
+    'dispatch web: failed (exit 2): the egress lock of web is not in place (table inet agent_runner is missing), and agents do not start without it; fix: agent-runner provision repo web';
+  const rows = footerRows(fleetKeys, { text: error, tone: 'bad' }, true, 80);
+  t.same(
+    text(rows),
+    [
+      'dispatch web: failed (exit 2): the egress lock of web is not in place (table',
+      'inet agent_runner is missing), and agents do not start without it; fix:',
+      'agent-runner provision repo web',
+      '<enter> open  </> filter  <d> dispatch  <e> enqueue  <p> promote  <x> discard',
+      '<w> pause  <o> result  <?> help  <q> quit',
+    ],
+    'at 80 columns the error wraps, its fix shows, and the keys keep their labels',
+  );
+  t.ok(
+    text(rows).every((row) => row.length <= 80),
+    'no row is wider than the terminal',
+  );
+  const huge = `${'word '.repeat(200)}fix: run the fix`;
+  const cut = statusRows(huge, 80);
+  t.equal(cut.length, 3, 'at most three rows of status');
+  t.match(cut.at(-1)!, /fix: run the fix$/, 'cut in the middle: the end, where the fix is, stays');
+  t.match(cut.join(' '), / \.\.\. /, 'the cut is marked');
 });
 
 t.test('action results in one footer line', async (t) => {

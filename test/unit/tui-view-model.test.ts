@@ -9,6 +9,7 @@ import {
   rowText,
   selectedIndex,
   formatAge,
+  FOOTER_KEYS,
   type RefreshStatus,
 } from '../../tui/view-model.js';
 
@@ -244,7 +245,7 @@ t.test('registry problems and an empty registry', async (t) => {
 t.test('the footer: keys, freshness, a read in progress, a read error', async (t) => {
   const fleet = aFleet([aRepo('web')]);
   t.same(buildView(null, null, READ_AT, { lastReadAt: null, error: null, reading: true, intervalSec: 2 }).footer, {
-    keys: '? help  q quit  enter open  / filter  d e p x w',
+    keys: FOOTER_KEYS,
     status: 'reading the fleet... (every 2s)',
     tone: 'muted',
   });
@@ -259,7 +260,7 @@ t.test('the footer: keys, freshness, a read in progress, a read error', async (t
       error: "EACCES: permission denied, open '/etc/agent-runner/registry.toml'",
     }).footer,
     {
-      keys: '? help  q quit  enter open  / filter  d e p x w',
+      keys: FOOTER_KEYS,
       status: "cannot read the fleet: EACCES: permission denied, open '/etc/agent-runner/registry.toml' (every 0.5s)",
       tone: 'bad',
     },
