@@ -350,8 +350,15 @@ export function parseRegistry(text: string, file: string, schedules: ScheduleChe
     repos.push(repo);
   }
   reportClashes(c, repos);
-  const hook = resolveWebhook(defaults.webhookPort, defaults.webhookSecretFile);
-  const hookProblem = hook.problem ?? (hook.webhook && webhookPortClash(hook.webhook.port, repos));
+  // A bad value of either key is reported already: the pair is judged from the values given.
+  const rawDefaults = isTable(document.defaults) ? document.defaults : {};
+  const hook = resolveWebhook(
+    rawDefaults.webhook_port === undefined ? undefined : (defaults.webhookPort ?? -1),
+    rawDefaults.webhook_secret_file === undefined ? undefined : (defaults.webhookSecretFile ?? ''),
+  );
+  const hookBad = defaults.webhookPort === undefined || defaults.webhookSecretFile === undefined;
+  const hookProblem =
+    hook.problem ?? (hook.webhook && !hookBad ? webhookPortClash(hook.webhook.port, repos) : undefined);
   if (hookProblem) report(c, 'defaults', hookProblem.key, hookProblem.problem, hookProblem.fix);
   // One pass over the problems, not one per repo.
   const broken = new Set(problems.filter((p) => p.key.startsWith('repos.')).map((p) => p.key.split('.')[1]));
@@ -360,7 +367,7 @@ export function parseRegistry(text: string, file: string, schedules: ScheduleChe
     registry: {
       repos: valid,
       ...(below === undefined ? {} : { proxyPortsBelow: below }),
-      ...(hook.webhook === undefined || hookProblem ? {} : { webhook: hook.webhook }),
+      ...(hook.webhook === undefined || hookBad || hookProblem ? {} : { webhook: hook.webhook }),
     },
     problems,
     declared: Object.keys(reposRaw),

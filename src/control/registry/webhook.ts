@@ -23,7 +23,7 @@ export function readWebhookPort(value: unknown, below: number, bad: Bad, set: (p
   } else set(value);
 }
 
-/** webhook_secret_file: an absolute path; the file itself (owner, mode, no link) is checked when the receiver starts. */
+/** webhook_secret_file: an absolute path; the file itself (owner, mode, no link) is checked as the receiver starts. */
 export function readWebhookSecretFile(value: unknown, bad: Bad, set: (file: string) => void): void {
   if (typeof value !== 'string' || !path.isAbsolute(value) || value.includes('\n'))
     bad(
