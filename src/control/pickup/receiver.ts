@@ -123,9 +123,10 @@ export class WebhookReceiver implements DeliveryHandler {
       }
     }
     const verdict = judgeDelivery({ head, verified, seen, payload, targets });
+    for (const repo of verdict.wake) await this.wake(repo, head.delivery ?? '');
+    // Remembered once answered: a wake file that could not be written (500) leaves GitHub's redelivery free to retry.
     if (verified && verdict.status !== 400 && verdict.status !== 409 && head.delivery !== undefined)
       this.memory.remember(head.delivery);
-    for (const repo of verdict.wake) await this.wake(repo, head.delivery ?? '');
     return verdict;
   }
 
