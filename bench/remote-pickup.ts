@@ -341,7 +341,7 @@ export async function main(): Promise<BenchResult> {
         const id = `TASK-${++number}`;
         const finishedBefore = stderr.split('"event":"run-finished"').length;
         // Pushes land at a random point of the poll interval, as real pushes do (within a second with the webhook).
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(poll, 1) * 1000));
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * (webhook ? 1 : poll) * 1000));
         write(seed, task(id, 'To Do'));
         execFileSync('chown', ['-R', `${USER}:${USER}`, seed]);
         asUser(seed, home, 'git', 'add', '-A');
