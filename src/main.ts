@@ -59,6 +59,7 @@ const exitCode = await runCli(process.argv.slice(2), {
   demoProvider: async () => (await import('./io/broker/fake-provider.js')).startFakeProvider(),
   openLauncherChannel: openChannelOnFd,
   serveBroker: async (options) => (await import('./io/broker/serve.js')).serveBroker(options),
+  listenWebhook: async (handler, options) => (await import('./io/webhook/server.js')).listenWebhook(handler, options),
   brokerKeys: { read: async (file) => (await import('./io/broker/key-file.js')).readKeyFile(file) },
 });
 process.exitCode = exitCode;

@@ -108,6 +108,11 @@ export function watchStatusFile(state: string, repo: string): string {
   return path.join(repoStateDir(state, repo), 'watch.json');
 }
 
+/** Written by the webhook receiver when a push reached the repo's base: its watcher checks origin at once. */
+export function wakeFile(state: string, repo: string): string {
+  return path.join(repoStateDir(state, repo), 'wake.json');
+}
+
 /**
  * Root's cache of what fleet read from each repo's git objects, keyed by commit ids (control/fleet/cache.ts);
  * root-only.

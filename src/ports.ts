@@ -281,4 +281,15 @@ export interface ControlPorts extends Ports {
   readonly control: ProcessControl;
   readonly scheduler: Scheduler;
   readonly webhooks: WebhookPort;
+  /** Wake files the watcher listens for (the push webhook); absent: only the poll finds new work. */
+  readonly wake?: WakePort;
+}
+
+/** Noticing, without polling, that a file in a root-only directory was written (inotify behind src/io/webhook/). */
+export interface WakePort {
+  /**
+   * Calls onWake each time `file` is created or replaced (written atomically by another process); the directory
+   * must exist. onError when the watch itself fails (the directory went away): nothing more is noticed.
+   */
+  watch(file: string, onWake: () => void, onError: (error: Error) => void): { close(): void };
 }

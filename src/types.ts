@@ -429,6 +429,14 @@ export interface Registry {
    * net.ipv4.ip_unprivileged_port_start, unless the operator raised both.
    */
   readonly proxyPortsBelow?: number;
+  /** The GitHub push webhook receiver ([defaults] webhook_port and webhook_secret_file); absent: none runs. */
+  readonly webhook?: RegistryWebhook;
+}
+
+/** Where `agent-runner webhook serve` listens (127.0.0.1 only) and the root-owned file holding its secret. */
+export interface RegistryWebhook {
+  readonly port: number;
+  readonly secretFile: string;
 }
 
 // ---------------------------------------------------------------- review

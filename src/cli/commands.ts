@@ -65,6 +65,11 @@ const COMMANDS: readonly { name: string; summary: string; load: () => Promise<Co
   },
   { name: 'enqueue', summary: 'as root: queue a one-off job for a repo', load: () => import('./enqueue.js') },
   { name: 'watch', summary: 'as root: the per-repo watch loop', load: () => import('./watch.js') },
+  {
+    name: 'webhook',
+    summary: "as root: receive GitHub's push webhook on 127.0.0.1 and wake the repo's watcher",
+    load: () => import('./webhook.js'),
+  },
   { name: 'logs', summary: "tail or follow a task's transcript", load: () => import('./logs.js') },
   { name: 'runs', summary: 'the run history: dispatched, watched and manual drains', load: () => import('./runs.js') },
   { name: 'pause', summary: "as root: pause a repo's watcher (nothing new starts)", load: () => import('./pause.js') },

@@ -6,6 +6,7 @@ import type { GitHubConnector } from '../github/api.js';
 import type { StartDemoGitHub } from '../demo/github-server.js';
 import type { KeySource } from '../broker/types.js';
 import type { StartDemoProvider } from '../demo/model-broker.js';
+import type { WebhookListen } from '../control/pickup/index.js';
 
 export interface CliContext {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -43,4 +44,6 @@ export interface CliContext {
   }) => Promise<number>;
   /** Root's reader of provider key files (src/io/broker/key-file.ts): doctor judges each with the broker's rule. */
   readonly brokerKeys?: KeySource;
+  /** The push webhook receiver's socket on 127.0.0.1 (src/io/webhook/server.ts, wired by src/main.ts). */
+  readonly listenWebhook?: WebhookListen;
 }

@@ -5,6 +5,7 @@ import { realPorts } from './real-ports.js';
 import { realLocks } from './lock.js';
 import { realControl } from './proc.js';
 import { cronScheduler } from './cron.js';
+import { realWake } from './webhook/index.js';
 
 /**
  * Webhook POSTs with Node's fetch, from root's side. Node 20's fetch ignores http(s)_proxy, so nothing here goes
@@ -26,5 +27,12 @@ export const fetchWebhooks: WebhookPort = {
 };
 
 export function realControlPorts(): ControlPorts {
-  return { ...realPorts(), locks: realLocks, control: realControl, scheduler: cronScheduler, webhooks: fetchWebhooks };
+  return {
+    ...realPorts(),
+    locks: realLocks,
+    control: realControl,
+    scheduler: cronScheduler,
+    webhooks: fetchWebhooks,
+    wake: realWake,
+  };
 }

@@ -16,6 +16,7 @@ import { readSpendKey, SPEND_KEYS, type SpendFields, type SpendKey } from './spe
 import { readBrokerTable, type BrokerFields } from './broker.js';
 import { readNotifyList } from './notify.js';
 import type { NotifyHook } from '../../types.js';
+import { readWebhookPort, readWebhookSecretFile } from './webhook.js';
 
 /**
  * How often an idle watcher asks origin whether its base branch moved (one ls-remote, as the repo user, through its
@@ -74,6 +75,8 @@ export type Fields = {
   brokerPort?: number;
   broker?: BrokerFields;
   notify?: NotifyHook[];
+  webhookPort?: number;
+  webhookSecretFile?: string;
 };
 
 export type Scope = 'repo' | 'defaults';
@@ -104,6 +107,7 @@ export function isTable(value: unknown): value is Record<string, unknown> {
 
 const BOTH: readonly Scope[] = ['repo', 'defaults'];
 const REPO: readonly Scope[] = ['repo'];
+const DEFAULTS: readonly Scope[] = ['defaults'];
 
 function readEnv(value: unknown, at: KeyContext): void {
   if (!isTable(value))
@@ -424,6 +428,16 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
         );
       else at.fields.review = value;
     },
+  },
+  webhook_port: {
+    scopes: DEFAULTS,
+    describe: 'loopback port of the GitHub push webhook receiver (agent-runner webhook serve)',
+    read: (value, at) => readWebhookPort(value, at.proxyPortsBelow, at.bad, (port) => (at.fields.webhookPort = port)),
+  },
+  webhook_secret_file: {
+    scopes: DEFAULTS,
+    describe: "root-owned file (mode 0600) holding the push webhook's secret; never the secret itself",
+    read: (value, at) => readWebhookSecretFile(value, at.bad, (file) => (at.fields.webhookSecretFile = file)),
   },
   ...Object.fromEntries(
     (Object.entries(RUN_LIMIT_KEYS) as [RunLimitKey, string][]).map(([key, describe]) => [

@@ -33,6 +33,7 @@ import {
 import { MAX_PROXY_PORTS_BELOW, PRIVILEGED_PORT_LIMIT, PROXY_PORTS_BELOW_KEY } from './proxy-ports.js';
 import { USER_PATH } from '../../system-path.js';
 import { resolveNotify } from './notify.js';
+import { resolveWebhook, webhookPortClash } from './webhook.js';
 
 /** Repo names become user names, unit instance names and directory names. */
 export const REPO_NAME_PATTERN = /^[a-z][a-z0-9-]{0,23}$/;
@@ -92,7 +93,11 @@ function readFields(c: Collected, table: string, scope: Scope, raw: Record<strin
     }
     if (!rule || !rule.scopes.includes(scope)) {
       const near = suggestKey(key, allowedHere);
-      const why = rule ? `"${key}" belongs in [repos.NAME], not in [defaults]` : 'unknown key';
+      const why = !rule
+        ? 'unknown key'
+        : scope === 'defaults'
+          ? `"${key}" belongs in [repos.NAME], not in [defaults]`
+          : `"${key}" belongs in [defaults], not in [repos.NAME] (one for the host)`;
       report(
         c,
         table,
@@ -353,11 +358,25 @@ export function parseRegistry(text: string, file: string, schedules: ScheduleChe
     repos.push(repo);
   }
   reportClashes(c, repos);
+  // A bad value of either key is reported already: the pair is judged from the values given.
+  const rawDefaults = isTable(document.defaults) ? document.defaults : {};
+  const hook = resolveWebhook(
+    rawDefaults.webhook_port === undefined ? undefined : (defaults.webhookPort ?? -1),
+    rawDefaults.webhook_secret_file === undefined ? undefined : (defaults.webhookSecretFile ?? ''),
+  );
+  const hookBad = defaults.webhookPort === undefined || defaults.webhookSecretFile === undefined;
+  const hookProblem =
+    hook.problem ?? (hook.webhook && !hookBad ? webhookPortClash(hook.webhook.port, repos) : undefined);
+  if (hookProblem) report(c, 'defaults', hookProblem.key, hookProblem.problem, hookProblem.fix);
   // One pass over the problems, not one per repo.
   const broken = new Set(problems.filter((p) => p.key.startsWith('repos.')).map((p) => p.key.split('.')[1]));
   const valid = repos.filter((repo) => !broken.has(repo.name));
   return {
-    registry: { repos: valid, ...(below === undefined ? {} : { proxyPortsBelow: below }) },
+    registry: {
+      repos: valid,
+      ...(below === undefined ? {} : { proxyPortsBelow: below }),
+      ...(hook.webhook === undefined || hookBad || hookProblem ? {} : { webhook: hook.webhook }),
+    },
     problems,
     declared: Object.keys(reposRaw),
   };

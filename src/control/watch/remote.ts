@@ -124,12 +124,18 @@ export interface RemotePollHost {
 /** How soon a watcher whose polling is off (remote_poll_sec = 0) looks again whether it was turned on. */
 const OFF_RECHECK_SEC = 60;
 
-/** The poll loop of one watcher: one check per interval, never two at once, quiet unless something happens. */
+/**
+ * The poll loop of one watcher: one check per interval, never two at once, quiet unless something happens. A wake (the
+ * push webhook's wake file) runs the same check at once, whatever the interval (0 too); one that comes during a check
+ * or a run is kept, and checked once after it.
+ */
 export class RemotePoller {
   private timer: { cancel(): void } | undefined;
   private stopped = false;
   private lastError: string | undefined;
   private user: UserAccount | undefined;
+  private checking = false;
+  private wakePending = false;
 
   constructor(private readonly host: RemotePollHost) {}
 
@@ -150,18 +156,50 @@ export class RemotePoller {
     );
   }
 
-  /** One round; never throws. */
+  /** One periodic round; never throws. */
   async poll(): Promise<void> {
+    let interval = 0;
+    try {
+      interval = await this.check('poll');
+    } finally {
+      this.next(interval);
+    }
+  }
+
+  /** Origin's base may have moved (a push webhook said so): check now, or once the check or run in progress ends. */
+  async wake(): Promise<void> {
+    if (this.stopped) return;
+    if (this.checking || this.host.busy()) {
+      this.wakePending = true;
+      return;
+    }
+    await this.check('wake');
+  }
+
+  /** The watcher's run ended: a wake that came during it is checked now. */
+  async afterRun(): Promise<void> {
+    if (!this.wakePending || this.stopped) return;
+    this.wakePending = false;
+    await this.wake();
+  }
+
+  /** One check, never two at once and never throwing; the interval the registry says now. */
+  private async check(trigger: 'poll' | 'wake'): Promise<number> {
+    if (this.checking) {
+      if (trigger === 'wake') this.wakePending = true;
+      return 0;
+    }
+    this.checking = true;
     const repo = await this.host.repo().catch(() => undefined);
     const interval = repo?.remotePollSec ?? 0;
     try {
-      if (!repo || interval === 0 || !repo.enabled || this.host.busy()) return;
+      if (!repo || (trigger === 'poll' && interval === 0) || !repo.enabled || this.host.busy()) return interval;
       if (this.user?.name !== repo.user) this.user = await repoUser(this.host.ports, repo);
       const check = await checkRemote(this.host.ports.process, this.user, repo);
       if (this.lastError !== undefined) this.host.log('remote-check-recovered', { previousError: this.lastError });
       this.lastError = undefined;
       if (check.kind === 'moved') {
-        this.host.log('remote-moved', { branch: repo.baseBranch, from: check.from ?? null, to: check.to });
+        this.host.log('remote-moved', { branch: repo.baseBranch, from: check.from ?? null, to: check.to, trigger });
         if (!this.stopped) await this.host.onMoved(check);
       }
     } catch (error) {
@@ -170,7 +208,13 @@ export class RemotePoller {
       if (message !== this.lastError) this.host.log('remote-check-failed', { error: message });
       this.lastError = message;
     } finally {
-      this.next(interval);
+      this.checking = false;
     }
+    // A wake during this check: origin may have moved after it asked.
+    if (this.wakePending && !this.host.busy() && !this.stopped) {
+      this.wakePending = false;
+      await this.check('wake');
+    }
+    return interval;
   }
 }

@@ -7,7 +7,7 @@ import type { Registry, RegistryRepo } from '../../types.js';
 import { ExitError } from '../../errors.js';
 import { CachedRegistry } from '../registry/index.js';
 import { acquireLock, clearDeadLock, type LockDeps } from '../../lock.js';
-import { watchLockPath } from '../../paths.js';
+import { wakeFile, watchLockPath } from '../../paths.js';
 import { Spool } from '../jobs/index.js';
 import { BoardSnapshot } from '../repo-view/index.js';
 import { decideTick, needsBoard } from './tick.js';
@@ -37,6 +37,7 @@ export class RepoWatcher implements WatcherContext {
   private status: WatchStatus;
   private snapshot: { readonly key: string; readonly board: BoardSnapshot } | undefined;
   private poller: RemotePoller | undefined;
+  private wakes: { close(): void } | undefined;
   /**
    * The registry, parsed again only when its text changed, a broken one too (an idle tick should cost next to nothing).
    */
@@ -98,6 +99,7 @@ export class RepoWatcher implements WatcherContext {
     this.reschedule(repo.schedule);
     this.poller = this.remotePoller();
     this.poller.start(repo.remotePollSec);
+    this.wakes = this.watchWakes();
     await this.setStatus({ state: 'idle' });
     this.log('watching', { schedule: repo.schedule, remotePollSec: repo.remotePollSec });
   }
@@ -237,6 +239,18 @@ export class RepoWatcher implements WatcherContext {
     });
   }
 
+  /** The push webhook's wake file (control/pickup/): the poller's check at once, instead of at its next interval. */
+  private watchWakes(): { close(): void } | undefined {
+    return this.deps.wake?.watch(
+      wakeFile(this.deps.state, this.name),
+      () => {
+        this.log('woken');
+        void this.poller?.wake();
+      },
+      (error) => this.log('wake-watch-failed', { error: error.message }),
+    );
+  }
+
   private registry(): Promise<Registry> {
     this.cachedRegistry ??= new CachedRegistry(this.deps, this.deps.registryFile);
     return this.cachedRegistry.read();
@@ -247,6 +261,7 @@ export class RepoWatcher implements WatcherContext {
     const stop = new StopRequest();
     const promise = runOnce(this, repo, request, stop).finally(() => {
       this.current = undefined;
+      void this.poller?.afterRun();
     });
     this.current = { promise, stop };
   }
@@ -266,6 +281,7 @@ export class RepoWatcher implements WatcherContext {
     this.isStopping = true;
     this.task?.stop();
     this.poller?.stop();
+    this.wakes?.close();
     const current = this.current;
     if (current) {
       await this.setStatus({ state: 'stopping' });
