@@ -14,6 +14,7 @@ import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS } from '../retention/index.j
 import { readRunLimit, RUN_LIMIT_KEYS, type RunLimitFields, type RunLimitKey } from './limits.js';
 import { readSpendKey, SPEND_KEYS, type SpendFields, type SpendKey } from './spend.js';
 import { readBrokerTable, type BrokerFields } from './broker.js';
+import { readKubernetesTable, type Backend, type KubernetesFields } from './kubernetes.js';
 
 /**
  * How often an idle watcher asks origin whether its base branch moved (one ls-remote, as the repo user, through its
@@ -71,6 +72,8 @@ export type Fields = {
   review?: RegistryReview;
   brokerPort?: number;
   broker?: BrokerFields;
+  backend?: Backend;
+  kubernetes?: KubernetesFields;
 };
 
 export type Scope = 'repo' | 'defaults';
@@ -411,6 +414,30 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
           'write review = "required" (every task is reviewed, whatever the repo\'s .agent/config.json says) or review = "optional" (the repo decides)',
         );
       else at.fields.review = value;
+    },
+  },
+  backend: {
+    scopes: BOTH,
+    describe: 'where task workers run: "host" (default) or "kubernetes" (a Job per task attempt)',
+    read(value, at) {
+      if (value !== 'host' && value !== 'kubernetes')
+        at.bad(
+          `must be "host" or "kubernetes", got ${JSON.stringify(value)}`,
+          'write backend = "host" (task workers on this host, the default) or backend = "kubernetes" (with a [repos.NAME.kubernetes] table)',
+        );
+      else at.fields.backend = value;
+    },
+  },
+  kubernetes: {
+    scopes: BOTH,
+    describe: 'with backend = "kubernetes": the cluster, namespace, image by digest, the endpoints the pods use',
+    read(value, at) {
+      const fields = readKubernetesTable(value, {
+        table: at.table,
+        bad: at.bad,
+        badKey: (key, problem, fix) => at.badEntry(key, problem, fix),
+      });
+      if (fields !== undefined) at.fields.kubernetes = fields;
     },
   },
   ...Object.fromEntries(
