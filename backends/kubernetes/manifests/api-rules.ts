@@ -140,7 +140,8 @@ function jobProblems(job: Json, report: Report): void {
   const spec = objectAt(job.spec);
   const positive = (key: string, min: number) => {
     const value = spec[key];
-    if (value !== undefined && (!Number.isInteger(value) || (value as number) < min))
+    // A value that is not a number at all is the schema's to report.
+    if (typeof value === 'number' && (!Number.isInteger(value) || value < min))
       report(`spec.${key}`, `must be a whole number of at least ${min}, got ${JSON.stringify(value)}`);
   };
   positive('activeDeadlineSeconds', 1);

@@ -24,12 +24,12 @@ import {
 import { urlEndpoint } from '../../../src/control/registry/kubernetes.js';
 
 /** Every container: no privileges, nothing written outside its emptyDirs. */
-const CONTAINER_SECURITY: V1SecurityContext = {
+const containerSecurity = (): V1SecurityContext => ({
   allowPrivilegeEscalation: false,
   readOnlyRootFilesystem: true,
   runAsNonRoot: true,
   capabilities: { drop: ['ALL'] },
-};
+});
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -130,8 +130,9 @@ export function taskJobManifest(spec: TaskJobSpec): V1Job {
   const name = taskObjectName(spec);
   const labels = taskLabels(spec);
   const { kubernetes } = spec;
-  const work = { name: 'work', mountPath: POD_PATHS.work };
-  const tmp = { name: 'tmp', mountPath: POD_PATHS.tmp };
+  // Fresh objects everywhere: a caller that edits one container's mounts or the pod's labels edits only those.
+  const work = () => ({ name: 'work', mountPath: POD_PATHS.work });
+  const tmp = () => ({ name: 'tmp', mountPath: POD_PATHS.tmp });
   const clone: V1Container = {
     name: CLONE_CONTAINER,
     image: kubernetes.image,
@@ -152,8 +153,8 @@ export function taskJobManifest(spec: TaskJobSpec): V1Job {
       { name: 'GIT_CONFIG_NOSYSTEM', value: '1' },
     ],
     resources: resources(spec),
-    securityContext: CONTAINER_SECURITY,
-    volumeMounts: [work, tmp],
+    securityContext: containerSecurity(),
+    volumeMounts: [work(), tmp()],
   };
   const agent: V1Container = {
     name: AGENT_CONTAINER,
@@ -162,8 +163,8 @@ export function taskJobManifest(spec: TaskJobSpec): V1Job {
     workingDir: POD_PATHS.repo,
     env: agentEnv(spec, name),
     resources: resources(spec),
-    securityContext: CONTAINER_SECURITY,
-    volumeMounts: [work, tmp, { name: 'home', mountPath: POD_PATHS.home }],
+    securityContext: containerSecurity(),
+    volumeMounts: [work(), tmp(), { name: 'home', mountPath: POD_PATHS.home }],
   };
   return {
     apiVersion: 'batch/v1',
@@ -181,7 +182,7 @@ export function taskJobManifest(spec: TaskJobSpec): V1Job {
         ],
       },
       template: {
-        metadata: { labels },
+        metadata: { labels: { ...labels } },
         spec: {
           restartPolicy: 'Never',
           automountServiceAccountToken: false,
