@@ -67,6 +67,10 @@ export function namespaceProblem(value: string): string | undefined {
 
 /** Pure: an image reference's problem, or undefined when it is pinned by digest. */
 export function imageProblem(value: string): string | undefined {
+  // A ":" after the last "/" is a tag (one before it is a registry's port): refused even beside a digest.
+  const name = value.split('@')[0]!;
+  if (name.slice(name.lastIndexOf('/') + 1).includes(':'))
+    return 'names a tag: a tag can be moved to other contents after review, so the image is named by digest alone';
   if (IMAGE_BY_DIGEST.test(value)) return undefined;
   if (/@sha256:/.test(value)) return 'has a malformed digest (sha256: and 64 lowercase hex digits)';
   return 'is not pinned by digest: a tag can be moved to other contents after review';
