@@ -370,6 +370,11 @@ export interface RegistryRepo {
   readonly broker?: RepoBroker;
   /** Webhooks told of the repo's events ([[repos.NAME.notify]], else [[defaults.notify]]); root's alone. */
   readonly notify?: readonly NotifyHook[];
+  /**
+   * Present when the registry says backend = "kubernetes": the repo's task workers run as Kubernetes Jobs
+   * ([repos.NAME.kubernetes] over [defaults.kubernetes]); absent, they run on this host.
+   */
+  readonly kubernetes?: RepoKubernetes;
 }
 
 /** How a webhook's body is shaped: agent-runner's JSON, or a Slack-compatible {"text": …}. */
@@ -381,6 +386,33 @@ export interface NotifyHook {
   /** Event names (control/notify/kinds.ts), validated by the registry. */
   readonly events: readonly string[];
   readonly format: NotifyFormat;
+}
+
+/** Where and how a repo's task workers run as Kubernetes Jobs (control/registry/kubernetes.ts). */
+export interface RepoKubernetes {
+  /** A context of a kubeconfig file (the runner reads it), or the service account of the pod the runner runs in. */
+  readonly cluster:
+    | { readonly kind: 'context'; readonly context: string; readonly kubeconfig?: string }
+    | { readonly kind: 'in-cluster' };
+  /** The repo's own namespace (a DNS-1123 label), one per repo. */
+  readonly namespace: string;
+  /** The task worker's image, pinned by digest: name@sha256:<64 hex>. */
+  readonly image: string;
+  /** The agent's proxy as the pods reach it, by IP (the pods get no DNS). */
+  readonly proxy: { readonly ip: string; readonly port: number };
+  /** The runner's read-only git endpoint the clone step fetches from (git:// or http(s)://, host an IP). */
+  readonly gitFetchUrl: string;
+  /** The runner's git endpoint a task pushes its result to, with its per-task token (http(s)://, host an IP). */
+  readonly gitPushUrl: string;
+  /** emptyDir size limits, bytes: the clone and the agent's work, and /tmp with the agent's home. */
+  readonly workspaceBytes: number;
+  readonly tmpBytes: number;
+  /** ttlSecondsAfterFinished of every Job. */
+  readonly ttlSec: number;
+  /** A CPU limit per pod (a Kubernetes quantity such as "2" or "1500m"); absent: none, only the request. */
+  readonly cpuMax?: string;
+  /** The pods' service account; absent: the namespace's default (its token is never mounted). */
+  readonly serviceAccount?: string;
 }
 
 /** A repo's broker as the registry names it: where it listens, and per provider the origin and the key file's path. */

@@ -5,4 +5,6 @@ export interface Check {
   readonly ok: boolean;
   readonly detail: string;
   readonly fix: string;
+  /** Holds, but with a caveat the operator should read (doctor prints "warn" and the fix; never a failure). */
+  readonly warn?: boolean;
 }

@@ -7,6 +7,7 @@ import type { RegistryRepo, Registry } from '../../src/types.js';
 import { agentEnvironment, dropPrivileges, lookupUser } from '../../src/control/repo-user/privdrop.js';
 import { stateDirProblems } from '../../src/control/state-dirs.js';
 import { checkRunLimits } from './doctor-limits.js';
+import { checkKubernetes } from '../kubernetes/doctor.js';
 import { onHost } from './exec.js';
 import { listEgressTable } from './apply-nft.js';
 import { parseSquidConfig, tcpPortAnswers } from './apply-squid.js';
@@ -162,6 +163,7 @@ export async function doctorRepo(
   }
   checks.push(await stateDirsCheck(fs, layout.stateDir));
   checks.push(await checkRunLimits(deps, repo));
+  checks.push(...(await checkKubernetes(fs, repo, account)));
   const gates = await gatesScript(deps, repo, account?.home);
   checks.push(
     check(

@@ -115,7 +115,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
           context.out(`${result.repo}\n`);
           for (const check of [...result.checks, ...result.identities])
             context.out(
-              `  ${check.ok ? 'ok  ' : 'FAIL'} ${check.name}: ${printableLine(check.detail)}${check.ok ? '' : `\n       fix: ${printableLine(check.fix)}`}\n`,
+              `  ${check.ok ? (check.warn ? 'warn' : 'ok  ') : 'FAIL'} ${check.name}: ${printableLine(check.detail)}${check.ok && !check.warn ? '' : `\n       fix: ${printableLine(check.fix)}`}\n`,
             );
         }
         context.out(

@@ -90,7 +90,7 @@ t.test('every broker problem at once, each at its own line', async (t) => {
       'an unprivileged broker_port, and one in [defaults]',
       '[defaults]\nbroker_port = 800\n\n[repos.a]\npath = "/a"\nproxy_port = 700\nbroker_port = 2000\nbroker = { openai_key_file = "/k" }\n',
       [
-        'r.toml:2 defaults.broker_port: "broker_port" belongs in [repos.NAME], not in [defaults]; remove it; allowed keys here: broker, anonymous_fetch, gate_egress, base, schedule, remote_poll_sec, max_parallel, allow, loopback_ports, toolchain_path, env, enabled, author_name, author_email, promote, auto_merge, github_api_url, retention_days, review, tasks_max, memory_max, cpu_weight, daily_usd, daily_tokens, task_usd, rate_limit_wait_min_sec, rate_limit_wait_max_sec',
+        'r.toml:2 defaults.broker_port: "broker_port" belongs in [repos.NAME], not in [defaults]; remove it; allowed keys here: broker, notify, anonymous_fetch, gate_egress, base, schedule, remote_poll_sec, max_parallel, allow, loopback_ports, toolchain_path, env, enabled, author_name, author_email, promote, auto_merge, github_api_url, retention_days, review, webhook_port, webhook_secret_file, backend, kubernetes, tasks_max, memory_max, cpu_weight, daily_usd, daily_tokens, task_usd, rate_limit_wait_min_sec, rate_limit_wait_max_sec',
         "r.toml:7 repos.a.broker_port: must be a privileged port 1-1023, got 2000: any user, an agent too, can bind a port from 1024 up and pose as the repo's broker, collecting its agents' capability tokens; run agent-runner provision repo a: it moves the repo to a free port from 700 up (or set one below 1024 yourself, one per repo)",
       ],
     ],

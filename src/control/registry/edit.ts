@@ -11,6 +11,7 @@ import { renderSpendLines, type RawSpend } from './spend.js';
 import { isTable } from './keys.js';
 import { BROKER_TABLE_KEYS, rawBroker, type RawBroker } from './broker.js';
 import { sectionRange } from './locate.js';
+import { rawKubernetesOf, type RawKubernetes } from './kubernetes.js';
 import { REPO_NAME_PATTERN } from './parse.js';
 
 /** A repo as the operator (or provisioning) asks for it; unset fields take the defaults. */
@@ -43,6 +44,10 @@ export interface RegistryRepoInput {
   readonly spend?: RawSpend;
   /** The [repos.NAME.broker] table as written (broker.ts). Omitted: kept as the registry has it. */
   readonly broker?: RawBroker;
+  /** backend as written (kubernetes.ts). Omitted: kept as the registry has it. */
+  readonly backend?: string;
+  /** The [repos.NAME.kubernetes] table as written. Omitted: kept as the registry has it. */
+  readonly kubernetes?: RawKubernetes;
 }
 
 function tomlString(value: string): string {
@@ -83,9 +88,11 @@ function renderRepoSection(entry: RegistryRepoInput & { proxyPort: number }): st
   add('url', entry.url === undefined ? undefined : tomlString(entry.url));
   add('author_name', entry.authorName === undefined ? undefined : tomlString(entry.authorName));
   add('author_email', entry.authorEmail === undefined ? undefined : tomlString(entry.authorEmail));
+  add('backend', entry.backend === undefined ? undefined : tomlString(entry.backend));
   lines.push(...renderRunLimitLines(entry.limits));
   lines.push(...renderSpendLines(entry.spend));
   lines.push(...renderBrokerTable(entry.name, entry.broker));
+  lines.push(...renderKubernetesTable(entry.name, entry.kubernetes));
   return `${lines.join('\n')}\n`;
 }
 
@@ -95,6 +102,28 @@ function renderBrokerTable(name: string, broker: RawBroker | undefined): string[
   const keys = Object.keys(broker).sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
   const value = (item: string | number) => (typeof item === 'number' ? String(item) : tomlString(item));
   return ['', `[repos.${name}.broker]`, ...keys.map((key) => `${tomlKey(key)} = ${value(broker[key]!)}`)];
+}
+
+/** The [repos.NAME.kubernetes] section, after the broker's, its keys as written. */
+function renderKubernetesTable(name: string, table: RawKubernetes | undefined): string[] {
+  if (table === undefined || Object.keys(table).length === 0) return [];
+  const value = (item: string | number | boolean) => (typeof item === 'string' ? tomlString(item) : String(item));
+  return [
+    '',
+    `[repos.${name}.kubernetes]`,
+    ...Object.entries(table).map(([key, item]) => `${tomlKey(key)} = ${value(item)}`),
+  ];
+}
+
+/** The repo's backend key and kubernetes table as the text has them; empty when none or the text is not TOML. */
+function kubernetesOfText(text: string, name: string): ReturnType<typeof rawKubernetesOf> {
+  try {
+    const repos = (parse(text) as Record<string, unknown>).repos;
+    const repo = isTable(repos) ? repos[name] : undefined;
+    return isTable(repo) ? rawKubernetesOf(repo) : {};
+  } catch {
+    return {};
+  }
 }
 
 function rank(key: string): number {
@@ -176,7 +205,13 @@ export function upsertRepo(text: string, entry: RegistryRepoInput): string {
     );
   }
   const broker = entry.broker ?? brokerTableOf(text, entry.name);
-  const section = renderRepoSection({ ...entry, ...portsFor(text, entry), ...(broker ? { broker } : {}) });
+  const kept = kubernetesOfText(text, entry.name);
+  const section = renderRepoSection({
+    ...kept,
+    ...entry,
+    ...portsFor(text, entry),
+    ...(broker ? { broker } : {}),
+  });
   const lines = text.split('\n');
   const range = sectionRange(lines, entry.name);
   if (!range) {

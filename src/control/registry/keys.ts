@@ -17,6 +17,7 @@ import { readBrokerTable, type BrokerFields } from './broker.js';
 import { readNotifyList } from './notify.js';
 import type { NotifyHook } from '../../types.js';
 import { readWebhookPort, readWebhookSecretFile } from './webhook.js';
+import { readKubernetesTable, type Backend, type KubernetesFields } from './kubernetes.js';
 
 /**
  * How often an idle watcher asks origin whether its base branch moved (one ls-remote, as the repo user, through its
@@ -77,6 +78,8 @@ export type Fields = {
   notify?: NotifyHook[];
   webhookPort?: number;
   webhookSecretFile?: string;
+  backend?: Backend;
+  kubernetes?: KubernetesFields;
 };
 
 export type Scope = 'repo' | 'defaults';
@@ -438,6 +441,30 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
     scopes: DEFAULTS,
     describe: "root-owned file (mode 0600) holding the push webhook's secret; never the secret itself",
     read: (value, at) => readWebhookSecretFile(value, at.bad, (file) => (at.fields.webhookSecretFile = file)),
+  },
+  backend: {
+    scopes: BOTH,
+    describe: 'where task workers run: "host" (default) or "kubernetes" (a Job per task attempt)',
+    read(value, at) {
+      if (value !== 'host' && value !== 'kubernetes')
+        at.bad(
+          `must be "host" or "kubernetes", got ${JSON.stringify(value)}`,
+          'write backend = "host" (task workers on this host, the default) or backend = "kubernetes" (with a [repos.NAME.kubernetes] table)',
+        );
+      else at.fields.backend = value;
+    },
+  },
+  kubernetes: {
+    scopes: BOTH,
+    describe: 'with backend = "kubernetes": the cluster, namespace, image by digest, the endpoints the pods use',
+    read(value, at) {
+      const fields = readKubernetesTable(value, {
+        table: at.table,
+        bad: at.bad,
+        badKey: (key, problem, fix) => at.badEntry(key, problem, fix),
+      });
+      if (fields !== undefined) at.fields.kubernetes = fields;
+    },
   },
   ...Object.fromEntries(
     (Object.entries(RUN_LIMIT_KEYS) as [RunLimitKey, string][]).map(([key, describe]) => [

@@ -4,7 +4,7 @@
 // rules.ts.
 import { parse, TomlError } from 'smol-toml';
 import type { FsPort, ScheduleCheck } from '../../ports.js';
-import type { ConfigProblem, Registry, RegistryRepo } from '../../types.js';
+import type { ConfigProblem, Registry, RegistryRepo, RepoKubernetes } from '../../types.js';
 import { configValueError, formatProblems, UsageError } from '../../errors.js';
 import { loopbackPortClashes } from './rules.js';
 import { resolveRunLimits } from './limits.js';
@@ -34,6 +34,7 @@ import { MAX_PROXY_PORTS_BELOW, PRIVILEGED_PORT_LIMIT, PROXY_PORTS_BELOW_KEY } f
 import { USER_PATH } from '../../system-path.js';
 import { resolveNotify } from './notify.js';
 import { resolveWebhook, webhookPortClash } from './webhook.js';
+import { namespaceClashes, resolveKubernetes } from './kubernetes.js';
 
 /** Repo names become user names, unit instance names and directory names. */
 export const REPO_NAME_PATTERN = /^[a-z][a-z0-9-]{0,23}$/;
@@ -250,6 +251,25 @@ function reportClashes(c: Collected, repos: readonly RegistryRepo[]): void {
   clash('path', (repo) => repo.path, 'path', 'register each checkout once');
   for (const found of loopbackPortClashes(repos))
     report(c, `repos.${found.repo}`, 'loopback_ports', found.problem, found.fix);
+  for (const found of namespaceClashes(repos))
+    report(c, `repos.${found.repo}`, 'kubernetes.namespace', found.problem, found.fix);
+}
+
+/**
+ * A repo's Kubernetes settings when its backend (or [defaults]') is "kubernetes"; undefined for the host backend;
+ * null when a key it needs is missing (reported).
+ */
+function kubernetesOf(c: Collected, name: string, fields: Fields, defaults: Fields): RepoKubernetes | undefined | null {
+  if ((fields.backend ?? defaults.backend ?? 'host') === 'host') return undefined;
+  const resolved = resolveKubernetes(name, fields.kubernetes, defaults.kubernetes);
+  if ('kubernetes' in resolved) return resolved.kubernetes;
+  const table = `repos.${name}`;
+  for (const found of resolved.problems) {
+    // At the kubernetes section's header when the repo has one, else at its backend line.
+    const at = fields.kubernetes === undefined ? 'backend' : `kubernetes.${found.key}`;
+    report(c, table, at, found.problem, found.fix, `${table}.kubernetes.${found.key}`);
+  }
+  return null;
 }
 
 /**
@@ -353,9 +373,11 @@ export function parseRegistry(text: string, file: string, schedules: ScheduleChe
     }
     const { path, proxyPort } = fields;
     if (problems.length > before || path === undefined || proxyPort === undefined) continue;
+    const kubernetes = kubernetesOf(c, name, fields, defaults);
+    if (kubernetes === null) continue;
     const repo = resolveRepo(name, { ...fields, path, proxyPort }, defaults);
     reportBrokerRules(c, repo, fields);
-    repos.push(repo);
+    repos.push(kubernetes === undefined ? repo : { ...repo, kubernetes });
   }
   reportClashes(c, repos);
   // A bad value of either key is reported already: the pair is judged from the values given.
