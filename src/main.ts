@@ -7,6 +7,7 @@ import { realControlPorts } from './io/wire.js';
 import { SIGNAL_EXIT } from './errors.js';
 import { lazyConnector } from './github/lazy.js';
 import { openChannelOnFd } from './io/line-channel.js';
+import { lazyKubeConnector } from '../backends/kubernetes/client/lazy.js';
 
 const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/agent-runner');
 
@@ -48,6 +49,7 @@ const exitCode = await runCli(process.argv.slice(2), {
   openLauncherChannel: openChannelOnFd,
   serveBroker: async (options) => (await import('./io/broker/serve.js')).serveBroker(options),
   brokerKeys: { read: async (file) => (await import('./io/broker/key-file.js')).readKeyFile(file) },
+  kubernetes: lazyKubeConnector(async () => (await import('../backends/kubernetes/client/real-jobs.js')).kubeConnector),
 });
 process.exitCode = exitCode;
 // Signal listeners must not keep a finished command alive.

@@ -6,6 +6,7 @@ import type { GitHubConnector } from '../github/api.js';
 import type { StartDemoGitHub } from '../demo/github-server.js';
 import type { KeySource } from '../broker/types.js';
 import type { StartDemoProvider } from '../demo/model-broker.js';
+import type { KubeConnector } from '../../backends/kubernetes/port.js';
 
 export interface CliContext {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -38,4 +39,6 @@ export interface CliContext {
   }) => Promise<number>;
   /** Root's reader of provider key files (src/io/broker/key-file.ts): doctor judges each with the broker's rule. */
   readonly brokerKeys?: KeySource;
+  /** Opens a repo's cluster namespace (backends/kubernetes/client/real-jobs.ts, wired by src/main.ts). */
+  readonly kubernetes?: KubeConnector;
 }
