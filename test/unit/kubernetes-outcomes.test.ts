@@ -1,4 +1,4 @@
-// The table from a Job's conditions and its pod's status to the attempt's outcome (backends/kubernetes/jobs/verdict.ts):
+// The table from a Job's conditions and its pod's status to the attempt's outcome (jobs/verdict.ts):
 // each row one fact a cluster reports, as the API server writes it.
 import t from 'tap';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
