@@ -1,10 +1,10 @@
 // What a task attempt's Job says about the attempt: its conditions and its pod's status read into the outcomes the
-// drain already knows (docs/kubernetes.md, "Outcomes"). Complete hands the pushed result to the same checks as on
-// one host; the deadline is a stall; an eviction (the pod's DisruptionTarget condition, reason Evicted, or a Job
-// failed by the podFailurePolicy over a disruption) is retried without charging an attempt; any other failure names
-// the container, its exit code and its termination message; a bad image, or a Job left without a running pod past a
-// bound, is a failure with a named reason. Termination messages are the agent's writing: one printable line, bounded.
-// Pure.
+// drain already knows (docs/kubernetes-runtime.md, "Outcomes"). Complete hands the pushed result to the same checks
+// as on one host; the deadline is a stall; an eviction (the pod's DisruptionTarget condition, reason Evicted, or a
+// Job failed by the podFailurePolicy over a disruption) is retried without charging an attempt; any other failure
+// names the container, its exit code and its termination message; a bad image, or a Job left without a running pod
+// past a bound, is a failure with a named reason. Termination messages are the agent's writing: one printable line,
+// bounded. Pure.
 import type { V1Job, V1Pod, V1ContainerStatus } from '@kubernetes/client-node';
 import type { RunOutcome } from '../../../src/types.js';
 import { printableLine } from '../../../src/printable.js';
