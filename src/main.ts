@@ -8,6 +8,7 @@ import { SIGNAL_EXIT } from './errors.js';
 import { lazyConnector } from './github/lazy.js';
 import { openChannelOnFd } from './io/line-channel.js';
 import { askOnTerminal, closableWriter } from './io/stdio/index.js';
+import { lazyKubeConnector } from '../backends/kubernetes/client/lazy.js';
 
 const selfBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/agent-runner');
 
@@ -61,6 +62,7 @@ const exitCode = await runCli(process.argv.slice(2), {
   serveBroker: async (options) => (await import('./io/broker/serve.js')).serveBroker(options),
   listenWebhook: async (handler, options) => (await import('./io/webhook/server.js')).listenWebhook(handler, options),
   brokerKeys: { read: async (file) => (await import('./io/broker/key-file.js')).readKeyFile(file) },
+  kubernetes: lazyKubeConnector(async () => (await import('../backends/kubernetes/client/real-jobs.js')).kubeConnector),
 });
 process.exitCode = exitCode;
 // Signal listeners must not keep a finished command alive.

@@ -75,3 +75,8 @@ export function selectorOf(labels: Readonly<Record<string, string>>): string {
     .map(([key, value]) => `${key}=${value}`)
     .join(',');
 }
+
+/** The selector of every object of a repo, optionally narrowed to one run: what the watch and the sweep list by. */
+export function repoSelector(repo: string, run?: string): string {
+  return selectorOf({ ...repoLabels(repo), ...(run === undefined ? {} : { [RUN_LABEL]: labelValue(run) }) });
+}

@@ -7,6 +7,7 @@ import type { StartDemoGitHub } from '../demo/github-server.js';
 import type { KeySource } from '../broker/types.js';
 import type { StartDemoProvider } from '../demo/model-broker.js';
 import type { WebhookListen } from '../control/pickup/index.js';
+import type { KubeConnector } from '../../backends/kubernetes/port.js';
 
 export interface CliContext {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -46,4 +47,6 @@ export interface CliContext {
   readonly brokerKeys?: KeySource;
   /** The push webhook receiver's socket on 127.0.0.1 (src/io/webhook/server.ts, wired by src/main.ts). */
   readonly listenWebhook?: WebhookListen;
+  /** Opens a repo's cluster namespace (backends/kubernetes/client/real-jobs.ts, wired by src/main.ts). */
+  readonly kubernetes?: KubeConnector;
 }

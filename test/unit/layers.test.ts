@@ -60,6 +60,9 @@ function layerViolation(from: string, to: string): string | undefined {
   // The real GitHub client is an edge too: core code talks to the GitHubApi port.
   if (to === 'src/github/octokit.ts' && source.name !== 'main' && source.name !== 'io')
     return `only src/main.ts may import the real GitHub client (${from} -> ${to})`;
+  // So is the real Kubernetes client: drains talk to the KubeJobs port.
+  if (to === 'backends/kubernetes/client/real-jobs.ts' && source.name !== 'main')
+    return `only src/main.ts may import the real Kubernetes client (${from} -> ${to})`;
   if (target.rank > source.rank) return `${source.name} imports ${target.name} (${from} -> ${to})`;
   return undefined;
 }
