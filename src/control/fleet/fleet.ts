@@ -14,11 +14,19 @@ import { Spool } from '../jobs/index.js';
 import { latestRuns, type RunRecord } from '../runs/index.js';
 import { runningAgentTasks } from './agents.js';
 import { readWatchStatus, type WatchStatus, readPause, type PauseFlag } from '../watch/index.js';
-import { BoardSnapshot, type BoardSummary } from '../repo-view/index.js';
+import {
+  BoardSnapshot,
+  gitViewMatches,
+  gitViewRefs,
+  stagingBetween,
+  validGitView,
+  type BoardSummary,
+  type RefCommits,
+} from '../repo-view/index.js';
 import { pullRequestCell, readPullRequestRecord, type PullRequestRecord } from '../pull-request/index.js';
 import { gatherSpend, type FleetSpend } from './spend.js';
 import { mapBounded } from './bounded.js';
-import { FleetCache, type RefCommits } from './cache.js';
+import { FleetCache } from './cache.js';
 import { readRefOids } from '../../git/ref-files.js';
 
 export interface FleetRepo {
@@ -259,30 +267,6 @@ function snapshotFor(deps: FleetDeps, repo: RegistryRepo): BoardSnapshot {
   return snapshot;
 }
 
-/**
- * Staging against the base from the commits the board snapshot already read:
- * one git call less per repo, none when they are equal. Counted between those
- * commits, not the refs' names, so the counts are exactly those of the commits
- * the fleet cache keeps them under, even when a ref moves meanwhile.
- */
-async function stagingFromCommits(
-  process: ProcessPort,
-  repo: RegistryRepo,
-  commits: NonNullable<BoardSnapshot['commits']>,
-): Promise<FleetRepo['staging']> {
-  if (!commits.staging) return { exists: false, ahead: 0, behind: 0 };
-  const base = commits.originBase ?? commits.localBase;
-  if (base === commits.staging) return { exists: true, ahead: 0, behind: 0 };
-  // No base branch at all: rev-list names the missing ref in its error, as before.
-  const counts = await process.run(
-    revListLeftRightCount(repo.path, base ?? `refs/heads/${repo.baseBranch}`, commits.staging),
-  );
-  if (counts.exitCode !== 0)
-    throw new Error(`cannot compare ${STAGING_BRANCH} with ${repo.baseBranch}: ${counts.stderr.trim()}`);
-  const [behind, ahead] = counts.stdout.trim().split(/\s+/).map(Number);
-  return { exists: true, ahead: ahead ?? 0, behind: behind ?? 0 };
-}
-
 async function stagingCounts(process: ProcessPort, repo: RegistryRepo): Promise<FleetRepo['staging']> {
   const refs = await process.run(
     existingRefs(repo.path, [STAGING_REF, `refs/remotes/origin/${repo.baseBranch}`, `refs/heads/${repo.baseBranch}`]),
@@ -301,33 +285,40 @@ async function stagingCounts(process: ProcessPort, repo: RegistryRepo): Promise<
 }
 
 /**
- * The board's counts and staging against the base: from the cache when the
- * repo's ref files say the three commits are the ones it was read at (no git
- * process), else read from git objects and kept for the next time.
+ * The board's counts and staging against the base, without a git process when
+ * the repo's ref files say the three commits are those a view was read at:
+ * fleet's own cache first, then the view the repo's watcher wrote in
+ * watch.json on its last tick. Else read from git objects; either way kept
+ * in the cache for the next time.
  */
 async function gitView(
   deps: FleetDeps,
   cache: FleetCache,
   repo: RegistryRepo,
+  status: WatchStatus | undefined,
   attempt: <T>(what: string, read: () => Promise<T>) => Promise<T | undefined>,
 ): Promise<{ board: BoardSummary | undefined; staging: FleetRepo['staging'] }> {
-  const refs = [STAGING_REF, `refs/remotes/origin/${repo.baseBranch}`, `refs/heads/${repo.baseBranch}`];
-  const known = await readRefOids(deps.fs, repo.path, '.git', refs);
-  const hit =
-    known &&
-    cache.lookup(repo.name, repo.path, repo.baseBranch, [known[0] ?? null, known[1] ?? null, known[2] ?? null]);
+  const known = await readRefOids(deps.fs, repo.path, '.git', gitViewRefs(repo.baseBranch));
+  const commits: RefCommits | undefined = known && [known[0] ?? null, known[1] ?? null, known[2] ?? null];
+  const hit = commits && cache.lookup(repo.name, repo.path, repo.baseBranch, commits);
   if (hit) return { board: hit.board, staging: hit.staging };
+  const watched = commits && validGitView(status?.view);
+  if (commits && gitViewMatches(watched, repo.path, repo.baseBranch, commits)) {
+    cache.store(repo.name, watched);
+    return { board: watched.board, staging: watched.staging };
+  }
   const snapshot = snapshotFor(deps, repo);
   const board = await attempt('board', () => snapshot.summary());
-  const commits = snapshot.commits;
+  const seen = snapshot.commits;
+  const read: RefCommits | undefined = seen && [seen.staging ?? null, seen.originBase ?? null, seen.localBase ?? null];
   const staging =
     (await attempt('staging', () =>
-      board && commits ? stagingFromCommits(deps.process, repo, commits) : stagingCounts(deps.process, repo),
+      board && read
+        ? stagingBetween(deps.process, repo.path, repo.baseBranch, read)
+        : stagingCounts(deps.process, repo),
     )) ?? null;
-  if (board && commits && staging) {
-    const read: RefCommits = [commits.staging ?? null, commits.originBase ?? null, commits.localBase ?? null];
+  if (board && read && staging)
     cache.store(repo.name, { path: repo.path, baseBranch: repo.baseBranch, commits: read, board, staging });
-  }
   return { board, staging };
 }
 
@@ -364,7 +355,7 @@ async function gatherRepo(
   const runningTasks = account
     ? ((await attempt('agents', () => runningAgentTasks(deps.fs, account.home, repo.path))) ?? [])
     : [];
-  const { board, staging } = await gitView(deps, cache, repo, attempt);
+  const { board, staging } = await gitView(deps, cache, repo, status, attempt);
   const pullRequest =
     repo.promote?.mode === 'pr'
       ? await attempt('pull request', () => readPullRequestRecord(deps.fs, state, repo.name))
