@@ -11,7 +11,7 @@ import { parseRegistry } from '../registry/index.js';
 import { watchLockPath } from '../../paths.js';
 import { isSameProcess } from '../../process-identity.js';
 import { Spool } from '../jobs/index.js';
-import { latestRuns, type RunRecord } from '../runs/index.js';
+import { latestRuns, mergeRunHistory, startedBy, type RunRecord, type RunStartedBy } from '../runs/index.js';
 import { runningAgentTasks } from './agents.js';
 import { readWatchStatus, type WatchStatus, readPause, type PauseFlag } from '../watch/index.js';
 import {
@@ -49,7 +49,8 @@ export interface FleetRepo {
   };
   readonly run: {
     readonly id: string;
-    readonly trigger: string;
+    /** How the run started, in the words `runs` uses (runs/history.ts startedBy). */
+    readonly trigger: RunStartedBy;
     readonly jobId: string | null;
     readonly startedAt: string;
     readonly elapsedSec: number;
@@ -63,8 +64,13 @@ export interface FleetRepo {
     readonly unreadable: number;
     readonly total: number;
   } | null;
+  /** The newest finished run, with the figures `runs` gives the same run (one derivation: mergeRunHistory). */
   readonly lastRun: {
     readonly id: string;
+    readonly trigger: RunStartedBy;
+    /** What its agent sessions cost, as `runs` says it ("$0.42", "unknown"); null when not known. */
+    readonly cost: string | null;
+    readonly tokens: number | null;
     readonly outcome: string;
     readonly exitCode: number | null;
     readonly endedAt: string | null;
@@ -113,7 +119,11 @@ const seconds = (ms: number) => Math.max(0, Math.round(ms / 1000));
 export function fleetEntry(input: FleetInputs): FleetRepo {
   const { repo, status, now } = input;
   const current = input.runs.find((run) => run.status === 'running');
-  const last = input.runs.find((run) => run.status !== 'running');
+  const [last] = mergeRunHistory(
+    input.runs.filter((run) => run.status !== 'running'),
+    [],
+    1,
+  );
   const watcherState: FleetRepo['watcher']['state'] = !status
     ? 'absent'
     : status.state !== 'stopped' && !input.watcherAlive
@@ -140,7 +150,7 @@ export function fleetEntry(input: FleetInputs): FleetRepo {
     run: current
       ? {
           id: current.id,
-          trigger: current.trigger,
+          trigger: startedBy(current.trigger),
           jobId: current.jobId ?? null,
           startedAt: current.startedAt,
           elapsedSec: seconds(now - Date.parse(current.startedAt)),
@@ -160,12 +170,15 @@ export function fleetEntry(input: FleetInputs): FleetRepo {
     lastRun: last
       ? {
           id: last.id,
-          outcome: last.outcome ?? last.status,
-          exitCode: last.exitCode ?? null,
-          endedAt: last.endedAt ?? null,
-          landed: count(last, 'landed'),
-          parked: count(last, 'parked'),
-          failed: count(last, 'failed'),
+          trigger: last.trigger,
+          cost: last.cost,
+          tokens: last.tokens,
+          outcome: last.outcome,
+          exitCode: last.exitCode,
+          endedAt: last.endedAt,
+          landed: last.counts.landed,
+          parked: last.counts.parked,
+          failed: last.counts.failed,
         }
       : null,
     spend: input.spend ?? null,
