@@ -12,6 +12,7 @@ import { mergeRunHistory, type HistoryEntry, type RunHistory } from '../control/
 import { renderTaskTable } from './drain-output.js';
 import { parsePositiveInt } from './options.js';
 import { recordsTarget } from './records-target.js';
+import { readLedger, type LedgerRecord } from '../control/ledger/index.js';
 
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 100_000;
@@ -36,7 +37,15 @@ export async function readRunHistory(
       errors.push(`drain history: ${(error as Error).message}`);
     }
   } else if (target.recordsError) errors.push(`drain history: ${target.recordsError}`);
-  return { target: target.label, runs: mergeRunHistory(records, drains, limit), errors };
+  // Root's ledger prices the runs whose record carries no figures (a drain run by hand that root sealed).
+  let ledger: LedgerRecord[] = [];
+  if (target.registered)
+    try {
+      ledger = await readLedger(context.ports.fs, target.registered.state, target.registered.repo.name);
+    } catch (error) {
+      errors.push(`ledger: ${(error as Error).message}`);
+    }
+  return { target: target.label, runs: mergeRunHistory(records, drains, limit, ledger), errors };
 }
 
 function spend(entry: HistoryEntry): string {

@@ -190,7 +190,18 @@ t.test('a dead watcher, a stale heartbeat, a skipped tick, a failed last run', a
     'a running watcher silent for over a minute',
   );
   const failed = aRepo('web', {
-    lastRun: { id: 'R9', trigger: 'dispatch', cost: null, tokens: null, outcome: 'failed', exitCode: 1, endedAt: null, landed: 0, parked: 0, failed: 2 },
+    lastRun: {
+      id: 'R9',
+      trigger: 'dispatch',
+      cost: null,
+      tokens: null,
+      outcome: 'failed',
+      exitCode: 1,
+      endedAt: null,
+      landed: 0,
+      parked: 0,
+      failed: 2,
+    },
   });
   view = buildView(aFleet([failed]), null, READ_AT, fresh);
   t.same(
