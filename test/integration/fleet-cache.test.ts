@@ -202,7 +202,7 @@ t.test('a repo whose .git went away shows its own error; the other repo is answe
   t.ok(counter.git > 0 && counter.git <= 3, `only the broken repo ran git (${counter.git})`);
 });
 
-/** watch.json as the repo's watcher leaves it after an idle tick: the view its board read made (watcher.ts noteView). */
+/** watch.json as the repo's watcher leaves it after an idle tick: the view its board read made (noteView). */
 async function watcherTicked(state: string, name: string, repo: string, process: ProcessPort) {
   const view = await readGitView(process, new BoardSnapshot(process, repo, 'main'), repo, 'main', undefined);
   const at = '2026-11-30T11:59:00.000Z';

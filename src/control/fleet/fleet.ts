@@ -129,8 +129,6 @@ export function fleetEntry(input: FleetInputs): FleetRepo {
     : status.state !== 'stopped' && !input.watcherAlive
       ? 'dead'
       : status.state;
-  const count = (run: RunRecord, outcome: string) =>
-    (run.tasks ?? []).filter((task) => task.outcome === outcome).length;
   return {
     name: repo.name,
     enabled: repo.enabled,
