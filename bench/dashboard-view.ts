@@ -56,6 +56,9 @@ function repo(i: number): FleetRepo {
     board: { ready: i % 6, parked: i % 4, unreadable: 0, total: 120 },
     lastRun: {
       id: `L${i}`,
+      trigger: 'watch',
+      cost: '$0.42',
+      tokens: 1200,
       outcome: i % 7 === 0 ? 'failed' : 'drained',
       exitCode: 0,
       endedAt: '2026-01-01T00:40:00.000Z',

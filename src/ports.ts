@@ -112,6 +112,11 @@ export interface FsPort {
    * UntrustedPathError, as is a link). undefined when absent.
    */
   readUntrusted(root: string, relative: string, maxBytes: number): Promise<string | undefined>;
+  /**
+   * readUntrusted of several files below one root, each at most maxBytes, in their order: the folders they share
+   * are opened once (three ref files of one repo share .git/refs/). Throws as readUntrusted at the first refused.
+   */
+  readUntrustedFiles(root: string, relatives: readonly string[], maxBytes: number): Promise<(string | undefined)[]>;
   /** What is at root/relative (a link reported as such), by the same walk; undefined when absent. */
   statUntrusted(root: string, relative: string): Promise<UntrustedStat | undefined>;
   /** Entry names of root/relative by the same walk; [] when absent; more than maxEntries is an error. */

@@ -276,9 +276,10 @@ export function detailLines(repo: FleetRepo, drift: number): DetailLine[] {
     const run = repo.lastRun;
     const exit = run.exitCode === null ? '' : `, exit ${run.exitCode}`;
     const ended = run.endedAt ? `, ended ${run.endedAt}` : '';
+    const cost = run.cost === null ? '' : `, cost ${run.cost}`;
     add(
       'last run',
-      `${run.id} ${run.outcome}${exit}${ended}: ${run.landed} landed, ${run.parked} parked, ${run.failed} failed`,
+      `${run.id} ${run.outcome} by ${run.trigger}${exit}${ended}: ${run.landed} landed, ${run.parked} parked, ${run.failed} failed${cost}`,
       outcomeTone(run.outcome),
     );
   } else {

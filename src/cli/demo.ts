@@ -11,6 +11,7 @@ import { USER_PATH } from '../system-path.js';
 import { runGitHubDemo, type GitHubDemoResult } from '../demo/github-demo.js';
 import { ledgerReport, renderLedger } from '../control/ledger/report.js';
 import { installPaths } from './root-support.js';
+import { keptCommands, keptRegistry } from '../demo/kept.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
@@ -60,10 +61,25 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       const untouched = Object.entries(result.expected).filter(
         ([id, expect]) => expect === 'not started' && result.summary.tasks.some((task) => task.id === id),
       );
+      // Kept: the commands that look at it, each with the state it needs (kept.ts).
+      let kept: ReturnType<typeof keptCommands> | undefined;
+      if (options.keep) {
+        const registry = path.join(result.root, 'registry.toml');
+        await context.ports.fs.writeAtomic(registry, keptRegistry(DEMO_REPO, result.clone), 0o600);
+        kept = keptCommands({
+          bin: context.selfBin,
+          clone: result.clone,
+          state: result.state,
+          controlState: result.controlState,
+          registry,
+          task: 'TASK-1',
+          repo: DEMO_REPO,
+        });
+      }
       if (options.json) {
         const { git: _git, ...shown } = result;
         context.out(
-          `${JSON.stringify({ ...shown, ...(github ? { github } : {}), seconds: Number(seconds), mismatches }, null, 2)}\n`,
+          `${JSON.stringify({ ...shown, ...(github ? { github } : {}), ...(kept ? { kept } : {}), seconds: Number(seconds), mismatches }, null, 2)}\n`,
         );
       } else {
         context.out(`\n${renderTaskTable(result.summary.tasks)}`);
@@ -86,6 +102,10 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
           `\nledger (agent-runner ledger --by task):\n${renderLedger(ledgerReport([DEMO_REPO], result.ledger, 'task', undefined))}`,
         );
         context.out(`demo finished in ${seconds}s${options.keep ? `; repos kept in ${result.root}` : ''}\n`);
+        if (kept) {
+          context.out('\nto look at what it kept:\n');
+          for (const { what, line } of kept) context.out(`  ${what}:\n    ${line}\n`);
+        }
       }
       if (!options.keep) await context.ports.fs.remove(result.root);
       if (mismatches.length || untouched.length) {

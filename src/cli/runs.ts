@@ -15,6 +15,7 @@ import { recordsTarget } from './records-target.js';
 import { resolveTarget, targetOptions } from './target.js';
 import { parseSince } from './since.js';
 import { withExamples } from './help.js';
+import { readLedger, type LedgerRecord } from '../control/ledger/index.js';
 
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 100_000;
@@ -41,7 +42,15 @@ export async function readRunHistory(
       errors.push(`drain history: ${(error as Error).message}`);
     }
   } else if (target.recordsError) errors.push(`drain history: ${target.recordsError}`);
-  const runs = mergeRunHistory(records, drains, limit).filter(
+  // Root's ledger prices the runs whose record carries no figures (a drain run by hand that root sealed).
+  let ledger: LedgerRecord[] = [];
+  if (target.registered)
+    try {
+      ledger = await readLedger(context.ports.fs, target.registered.state, target.registered.repo.name);
+    } catch (error) {
+      errors.push(`ledger: ${(error as Error).message}`);
+    }
+  const runs = mergeRunHistory(records, drains, limit, ledger).filter(
     (run) => since === undefined || run.endedAt === null || Date.parse(run.endedAt) >= since,
   );
   return { target: target.label, runs, errors };

@@ -21,7 +21,7 @@ export interface GitOptions {
   /**
    * With these, HEAD is read from the worktree's files when they say it plainly (head-files.ts), not by starting git.
    */
-  readonly files?: Pick<FsPort, 'readUntrusted' | 'statUntrusted'>;
+  readonly files?: Pick<FsPort, 'readUntrusted' | 'readUntrustedFiles' | 'statUntrusted'>;
   /**
    * The agent-runner process these gits belong to (ProcessControl.self()): each carries it in its environment, so a
    * git left running after that process died can be told from a live run's (src/drain/recovery/git-locks.ts).

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import type { FsPort } from '../ports.js';
 import { isPlainRefName, looseRefOid, MAX_LOOSE_REF, readRefOids } from './ref-files.js';
 
-type Files = Pick<FsPort, 'readUntrusted' | 'statUntrusted'>;
+type Files = Pick<FsPort, 'readUntrusted' | 'readUntrustedFiles' | 'statUntrusted'>;
 
 /** Pure: the git dir a worktree's `.git` file names ("gitdir: <path>"), resolved against the worktree. */
 export function gitDirFromFile(worktree: string, text: string): string | undefined {

@@ -1,6 +1,6 @@
 // The commit refs point at, read from git's ref files as data instead of
 // starting git: a loose ref (`<git dir>/refs/...`), else its line in
-// packed-refs, as git itself looks. Read through FsPort.readUntrusted (no
+// packed-refs, as git itself looks. Read through FsPort.readUntrustedFiles (no
 // link followed, regular files only, bounded): fleet reads repos it does not
 // own this way for its cache key, a drain its worktrees' HEAD. Anything not
 // exactly as git writes it (a symbolic ref, a link, a file too big, reftable)
@@ -51,25 +51,35 @@ export function isPlainRefName(ref: string): boolean {
  * must not take "none of them exists" for an answer.
  */
 export async function readRefOids(
-  files: Pick<FsPort, 'readUntrusted'>,
+  files: Pick<FsPort, 'readUntrustedFiles'>,
   root: string,
   gitDir: string,
   refs: readonly string[],
 ): Promise<(string | null)[] | undefined> {
   try {
+    if (!refs.every(isPlainRefName)) return undefined;
+    // The loose files in one walk (they share refs/); packed-refs only when one of them has none.
+    const loose = await files.readUntrustedFiles(
+      root,
+      refs.map((ref) => path.posix.join(gitDir, ref)),
+      MAX_LOOSE_REF,
+    );
     let packed: Map<string, string> | undefined;
     const oids: (string | null)[] = [];
-    for (const ref of refs) {
-      if (!isPlainRefName(ref)) return undefined;
-      const loose = await files.readUntrusted(root, path.posix.join(gitDir, ref), MAX_LOOSE_REF);
-      if (loose !== undefined) {
-        const oid = looseRefOid(loose);
+    for (const [i, ref] of refs.entries()) {
+      const text = loose[i];
+      if (text !== undefined) {
+        const oid = looseRefOid(text);
         if (!oid) return undefined;
         oids.push(oid);
         continue;
       }
       if (!packed) {
-        const packedText = await files.readUntrusted(root, path.posix.join(gitDir, 'packed-refs'), MAX_PACKED_REFS);
+        const [packedText] = await files.readUntrustedFiles(
+          root,
+          [path.posix.join(gitDir, 'packed-refs')],
+          MAX_PACKED_REFS,
+        );
         packed = packedText === undefined ? new Map<string, string>() : parsePackedRefs(packedText);
         if (!packed) return undefined;
       }

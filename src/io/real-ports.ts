@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import type { Command } from '../types.js';
-import { copyUntrusted, listUntrusted, readUntrusted, statUntrusted } from './untrusted-fs.js';
+import { copyUntrusted, listUntrusted, readUntrusted, readUntrustedFiles, statUntrusted } from './untrusted-fs.js';
 import { readToBound } from './read-to-bound.js';
 import { socketChannel } from './line-channel.js';
 import { PathError, UnreadableFileError } from '../errors.js';
@@ -314,6 +314,7 @@ export const realFs: FsPort = {
   rename: (from, to) => fs.rename(from, to),
   makeTempDir: (prefix) => fs.mkdtemp(path.join(tmpdir(), prefix)),
   readUntrusted,
+  readUntrustedFiles,
   statUntrusted,
   copyUntrusted,
   listUntrusted,

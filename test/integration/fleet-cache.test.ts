@@ -1,7 +1,8 @@
 // fleet's cache of what it read from git, with real repos: a repo whose
 // auto/work and base have not moved is answered with no git process and the
 // same row; one that moved is read again; a broken cache or a broken repo
-// costs a read, never a wrong row or another repo's row.
+// costs a read, never a wrong row or another repo's row. A watcher's view
+// in watch.json answers as the cache does, only while the ref files agree.
 import t, { type Test } from 'tap';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,8 @@ import { gatherFleet, type Fleet, type FleetDeps } from '../../src/control/fleet
 import { readRefOids } from '../../src/git/ref-files.js';
 import { fleetCacheFile } from '../../src/paths.js';
 import type { ProcessPort } from '../../src/ports.js';
+import { BoardSnapshot, readGitView } from '../../src/control/repo-view/index.js';
+import { writeWatchStatus } from '../../src/control/watch/index.js';
 
 const BOARD = {
   'backlog/tasks/task-1 - One.md': '---\nid: TASK-1\ntitle: One\nstatus: To Do\n---\n',
@@ -197,4 +200,79 @@ t.test('a repo whose .git went away shows its own error; the other repo is answe
     errors: [],
   });
   t.ok(counter.git > 0 && counter.git <= 3, `only the broken repo ran git (${counter.git})`);
+});
+
+/** watch.json as the repo's watcher leaves it after an idle tick: the view its board read made (noteView). */
+async function watcherTicked(state: string, name: string, repo: string, process: ProcessPort) {
+  const view = await readGitView(process, new BoardSnapshot(process, repo, 'main'), repo, 'main', undefined);
+  const at = '2026-11-30T11:59:00.000Z';
+  await writeWatchStatus(realPorts().fs, state, {
+    repo: name,
+    state: 'idle',
+    pid: 1,
+    heartbeat: at,
+    lastTick: at,
+    view,
+  });
+  return view;
+}
+
+t.test("a watcher's view answers a cold fleet with no git process, while the ref files name its commits", async (t) => {
+  const one = checkout(t);
+  const two = checkout(t);
+  git(two, 'pack-refs', '--all');
+  const fromGit = fleetReader(t, { one, two });
+  const expected = rows(await fromGit.read());
+  const { read, counter, state } = fleetReader(t, { one, two });
+  const process = realControlPorts().process;
+  await watcherTicked(state, 'one', one, process);
+  await watcherTicked(state, 'two', two, process);
+  const cold = await read();
+  t.equal(counter.git, 0, 'no git process: both repos answered by their watchers');
+  t.same(rows(cold), expected, 'the same rows as read from git');
+  t.same(rows(await read()), expected, 'and again, from the cache the cold read wrote');
+
+  git(one, 'commit', '-q', '--allow-empty', '-m', 'base moved after the tick');
+  rmSync(fleetCacheFile(state));
+  const moved = await read();
+  t.ok(counter.git > 0 && counter.git <= 3, `the repo whose base moved is read from git (${counter.git})`);
+  t.same(rows(moved)[0]!.staging, { exists: true, ahead: 1, behind: 1 }, 'with the new counts, not the view');
+  t.same(rows(moved)[1], expected[1], 'the other still from its view');
+});
+
+t.test("a watcher's view for another path, or not one this version writes, is not believed", async (t) => {
+  const repo = checkout(t);
+  const other = checkout(t);
+  git(other, 'commit', '-q', '--allow-empty', '-m', 'different');
+  const { read, counter, state } = fleetReader(t, { web: repo });
+  const process = realControlPorts().process;
+  const view = await watcherTicked(state, 'web', repo, process);
+  const status = path.join(state, 'repos', 'web', 'watch.json');
+  const base = JSON.parse(readFileSync(status, 'utf8')) as Record<string, unknown>;
+  const broken: [string, unknown][] = [
+    ['another path', { ...view, path: other }],
+    ['another base branch', { ...view, baseBranch: 'trunk' }],
+    ['counts that are not counts', { ...view, staging: { exists: true, ahead: -1, behind: 'x' } }],
+    ['no commits', { ...view, commits: [null, null, null] }],
+  ];
+  for (const [what, value] of broken) {
+    writeFileSync(status, JSON.stringify({ ...base, view: value }));
+    rmSync(fleetCacheFile(state), { force: true });
+    const fleet = await read();
+    t.ok(counter.git > 0, `${what}: read from git`);
+    t.same(rows(fleet)[0]!.staging, { exists: true, ahead: 1, behind: 0 }, `${what}: the repo's own counts`);
+  }
+});
+
+t.test('a view made again after nothing moved counts staging from the last one: one git process', async (t) => {
+  const repo = checkout(t);
+  const ports = realControlPorts();
+  let calls = 0;
+  const process: ProcessPort = { ...ports.process, run: (command) => ((calls += 1), ports.process.run(command)) };
+  const snapshot = new BoardSnapshot(process, repo, 'main');
+  const first = await readGitView(process, snapshot, repo, 'main', undefined);
+  calls = 0;
+  const second = await readGitView(process, snapshot, repo, 'main', first);
+  t.equal(calls, 1, 'the board check only; no rev-list');
+  t.same(second, first);
 });

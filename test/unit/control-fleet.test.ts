@@ -98,6 +98,9 @@ t.test('a busy repo', async (t) => {
     board: { ready: 1, parked: 1, unreadable: 0, total: 6 },
     lastRun: {
       id: 'R1',
+      trigger: 'watch',
+      cost: null,
+      tokens: null,
       outcome: 'drained',
       exitCode: 0,
       endedAt: '2026-01-01T00:10:00.000Z',

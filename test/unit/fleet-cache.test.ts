@@ -2,13 +2,13 @@
 // checked entry by entry, and when an entry may answer.
 import t from 'tap';
 import { looseRefOid, parsePackedRefs } from '../../src/git/ref-files.js';
+import { parseFleetCache } from '../../src/control/fleet/cache.js';
 import {
-  entryMatches,
-  parseFleetCache,
-  validEntry,
-  type FleetCacheEntry,
+  gitViewMatches as entryMatches,
+  validGitView as validEntry,
+  type GitView as FleetCacheEntry,
   type RefCommits,
-} from '../../src/control/fleet/cache.js';
+} from '../../src/control/repo-view/git-view.js';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);

@@ -64,6 +64,9 @@ const busy = aRepo('web', {
   board: { ready: 1, parked: 1, unreadable: 0, total: 6 },
   lastRun: {
     id: 'R1',
+    trigger: 'watch',
+    cost: '$0.42',
+    tokens: 1200,
     outcome: 'drained',
     exitCode: 0,
     endedAt: '2026-01-01T00:10:00.000Z',
@@ -139,7 +142,7 @@ t.test('details of the selected repo: watcher, run, queue, staging, board, last 
     { label: 'board', text: '1 ready, 1 parked, 6 tasks', tone: 'warn' },
     {
       label: 'last run',
-      text: 'R1 drained, exit 0, ended 2026-01-01T00:10:00.000Z: 2 landed, 1 parked, 0 failed',
+      text: 'R1 drained by watch, exit 0, ended 2026-01-01T00:10:00.000Z: 2 landed, 1 parked, 0 failed, cost $0.42',
       tone: 'ok',
     },
     { label: 'spend', text: 'today $1.25, 5000 tokens, 3 sessions; budgets: daily $10, task $2', tone: 'plain' },
@@ -188,12 +191,23 @@ t.test('a dead watcher, a stale heartbeat, a skipped tick, a failed last run', a
     'a running watcher silent for over a minute',
   );
   const failed = aRepo('web', {
-    lastRun: { id: 'R9', outcome: 'failed', exitCode: 1, endedAt: null, landed: 0, parked: 0, failed: 2 },
+    lastRun: {
+      id: 'R9',
+      trigger: 'dispatch',
+      cost: null,
+      tokens: null,
+      outcome: 'failed',
+      exitCode: 1,
+      endedAt: null,
+      landed: 0,
+      parked: 0,
+      failed: 2,
+    },
   });
   view = buildView(aFleet([failed]), null, READ_AT, fresh);
   t.same(
     view.details.lines.find((line) => line.label === 'last run'),
-    { label: 'last run', text: 'R9 failed, exit 1: 0 landed, 0 parked, 2 failed', tone: 'bad' },
+    { label: 'last run', text: 'R9 failed by dispatch, exit 1: 0 landed, 0 parked, 2 failed', tone: 'bad' },
   );
   t.equal(view.rows[0]!.cells[9]!.tone, 'bad');
 });
@@ -300,7 +314,7 @@ t.test('one frame as text (tui --once)', async (t) => {
       'queue     2 queued, 1 running',
       'staging   auto/work 3 ahead, 1 behind main',
       'board     1 ready, 1 parked, 6 tasks',
-      'last run  R1 drained, exit 0, ended 2026-01-01T00:10:00.000Z: 2 landed, 1 parked, 0 failed',
+      'last run  R1 drained by watch, exit 0, ended 2026-01-01T00:10:00.000Z: 2 landed, 1 parked, 0 failed, cost $0.42',
       'spend     today $1.25, 5000 tokens, 3 sessions; budgets: daily $10, task $2',
       'held      waiting for rate limit until 01:30 UTC',
       '',

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { listUntrusted, readUntrusted, statUntrusted } from '../../src/io/untrusted-fs.js';
+import { listUntrusted, readUntrusted, readUntrustedFiles, statUntrusted } from '../../src/io/untrusted-fs.js';
 import { UntrustedPathError } from '../../src/errors.js';
 
 function tree(t: { teardown(fn: () => void): void }) {
@@ -56,4 +56,27 @@ t.test('a FIFO is refused at once instead of blocking; size is bounded; .. never
   mkdirSync(path.join(root, 'many'));
   for (let i = 0; i < 5; i++) writeFileSync(path.join(root, 'many', String(i)), '');
   await t.rejects(listUntrusted(root, 'many', 3), /more than the 3 allowed/);
+});
+
+t.test('several files in one walk: each as read alone, folders shared, a link anywhere refused', async (t) => {
+  const { root, outside } = tree(t);
+  mkdirSync(path.join(root, 'backlog', 'tasks'));
+  writeFileSync(path.join(root, 'backlog', 'tasks', 'a.md'), 'A\n');
+  t.same(
+    await readUntrustedFiles(root, ['backlog/config.yml', 'backlog/tasks/a.md', 'backlog/none', 'gone/x'], 1024),
+    ['statuses: [To Do]\n', 'A\n', undefined, undefined],
+    'in their order; absent is undefined',
+  );
+  await t.rejects(readUntrustedFiles(root, ['backlog/tasks/a.md', 'backlog'], 1024), /not a regular file/);
+  await t.rejects(readUntrustedFiles(root, [''], 1024), /not a regular file/, 'the root itself is no file');
+  symlinkSync(outside, path.join(root, 'elsewhere'));
+  await t.rejects(
+    readUntrustedFiles(root, ['backlog/config.yml', 'elsewhere/secret'], 1024),
+    UntrustedPathError,
+    'a link as a folder after a shared one',
+  );
+  writeFileSync(path.join(root, 'backlog', 'big'), 'x'.repeat(2000));
+  await t.rejects(readUntrustedFiles(root, ['backlog/big'], 1024), /more than the 1024 allowed/);
+  execFileSync('mkfifo', [path.join(root, 'backlog', 'pipe')]);
+  await t.rejects(readUntrustedFiles(root, ['backlog/pipe'], 1024), /not a regular file/, 'a FIFO at once');
 });

@@ -11,14 +11,22 @@ import { parseRegistry } from '../registry/index.js';
 import { watchLockPath } from '../../paths.js';
 import { isSameProcess } from '../../process-identity.js';
 import { Spool } from '../jobs/index.js';
-import { latestRuns, type RunRecord } from '../runs/index.js';
+import { latestRuns, mergeRunHistory, startedBy, type RunRecord, type RunStartedBy } from '../runs/index.js';
 import { runningAgentTasks } from './agents.js';
 import { readWatchStatus, type WatchStatus, readPause, type PauseFlag } from '../watch/index.js';
-import { BoardSnapshot, type BoardSummary } from '../repo-view/index.js';
+import {
+  BoardSnapshot,
+  gitViewMatches,
+  gitViewRefs,
+  stagingBetween,
+  validGitView,
+  type BoardSummary,
+  type RefCommits,
+} from '../repo-view/index.js';
 import { pullRequestCell, readPullRequestRecord, type PullRequestRecord } from '../pull-request/index.js';
 import { gatherSpend, type FleetSpend } from './spend.js';
 import { mapBounded } from './bounded.js';
-import { FleetCache, type RefCommits } from './cache.js';
+import { FleetCache } from './cache.js';
 import { readRefOids } from '../../git/ref-files.js';
 
 export interface FleetRepo {
@@ -41,7 +49,8 @@ export interface FleetRepo {
   };
   readonly run: {
     readonly id: string;
-    readonly trigger: string;
+    /** How the run started, in the words `runs` uses (runs/history.ts startedBy). */
+    readonly trigger: RunStartedBy;
     readonly jobId: string | null;
     readonly startedAt: string;
     readonly elapsedSec: number;
@@ -55,8 +64,13 @@ export interface FleetRepo {
     readonly unreadable: number;
     readonly total: number;
   } | null;
+  /** The newest finished run, with the figures `runs` gives the same run (one derivation: mergeRunHistory). */
   readonly lastRun: {
     readonly id: string;
+    readonly trigger: RunStartedBy;
+    /** What its agent sessions cost, as `runs` says it ("$0.42", "unknown"); null when not known. */
+    readonly cost: string | null;
+    readonly tokens: number | null;
     readonly outcome: string;
     readonly exitCode: number | null;
     readonly endedAt: string | null;
@@ -105,14 +119,16 @@ const seconds = (ms: number) => Math.max(0, Math.round(ms / 1000));
 export function fleetEntry(input: FleetInputs): FleetRepo {
   const { repo, status, now } = input;
   const current = input.runs.find((run) => run.status === 'running');
-  const last = input.runs.find((run) => run.status !== 'running');
+  const [last] = mergeRunHistory(
+    input.runs.filter((run) => run.status !== 'running'),
+    [],
+    1,
+  );
   const watcherState: FleetRepo['watcher']['state'] = !status
     ? 'absent'
     : status.state !== 'stopped' && !input.watcherAlive
       ? 'dead'
       : status.state;
-  const count = (run: RunRecord, outcome: string) =>
-    (run.tasks ?? []).filter((task) => task.outcome === outcome).length;
   return {
     name: repo.name,
     enabled: repo.enabled,
@@ -132,7 +148,7 @@ export function fleetEntry(input: FleetInputs): FleetRepo {
     run: current
       ? {
           id: current.id,
-          trigger: current.trigger,
+          trigger: startedBy(current.trigger),
           jobId: current.jobId ?? null,
           startedAt: current.startedAt,
           elapsedSec: seconds(now - Date.parse(current.startedAt)),
@@ -152,12 +168,15 @@ export function fleetEntry(input: FleetInputs): FleetRepo {
     lastRun: last
       ? {
           id: last.id,
-          outcome: last.outcome ?? last.status,
-          exitCode: last.exitCode ?? null,
-          endedAt: last.endedAt ?? null,
-          landed: count(last, 'landed'),
-          parked: count(last, 'parked'),
-          failed: count(last, 'failed'),
+          trigger: last.trigger,
+          cost: last.cost,
+          tokens: last.tokens,
+          outcome: last.outcome,
+          exitCode: last.exitCode,
+          endedAt: last.endedAt,
+          landed: last.counts.landed,
+          parked: last.counts.parked,
+          failed: last.counts.failed,
         }
       : null,
     spend: input.spend ?? null,
@@ -259,30 +278,6 @@ function snapshotFor(deps: FleetDeps, repo: RegistryRepo): BoardSnapshot {
   return snapshot;
 }
 
-/**
- * Staging against the base from the commits the board snapshot already read:
- * one git call less per repo, none when they are equal. Counted between those
- * commits, not the refs' names, so the counts are exactly those of the commits
- * the fleet cache keeps them under, even when a ref moves meanwhile.
- */
-async function stagingFromCommits(
-  process: ProcessPort,
-  repo: RegistryRepo,
-  commits: NonNullable<BoardSnapshot['commits']>,
-): Promise<FleetRepo['staging']> {
-  if (!commits.staging) return { exists: false, ahead: 0, behind: 0 };
-  const base = commits.originBase ?? commits.localBase;
-  if (base === commits.staging) return { exists: true, ahead: 0, behind: 0 };
-  // No base branch at all: rev-list names the missing ref in its error, as before.
-  const counts = await process.run(
-    revListLeftRightCount(repo.path, base ?? `refs/heads/${repo.baseBranch}`, commits.staging),
-  );
-  if (counts.exitCode !== 0)
-    throw new Error(`cannot compare ${STAGING_BRANCH} with ${repo.baseBranch}: ${counts.stderr.trim()}`);
-  const [behind, ahead] = counts.stdout.trim().split(/\s+/).map(Number);
-  return { exists: true, ahead: ahead ?? 0, behind: behind ?? 0 };
-}
-
 async function stagingCounts(process: ProcessPort, repo: RegistryRepo): Promise<FleetRepo['staging']> {
   const refs = await process.run(
     existingRefs(repo.path, [STAGING_REF, `refs/remotes/origin/${repo.baseBranch}`, `refs/heads/${repo.baseBranch}`]),
@@ -301,33 +296,40 @@ async function stagingCounts(process: ProcessPort, repo: RegistryRepo): Promise<
 }
 
 /**
- * The board's counts and staging against the base: from the cache when the
- * repo's ref files say the three commits are the ones it was read at (no git
- * process), else read from git objects and kept for the next time.
+ * The board's counts and staging against the base, without a git process when
+ * the repo's ref files say the three commits are those a view was read at:
+ * fleet's own cache first, then the view the repo's watcher wrote in
+ * watch.json on its last tick. Else read from git objects; either way kept
+ * in the cache for the next time.
  */
 async function gitView(
   deps: FleetDeps,
   cache: FleetCache,
   repo: RegistryRepo,
+  status: WatchStatus | undefined,
   attempt: <T>(what: string, read: () => Promise<T>) => Promise<T | undefined>,
 ): Promise<{ board: BoardSummary | undefined; staging: FleetRepo['staging'] }> {
-  const refs = [STAGING_REF, `refs/remotes/origin/${repo.baseBranch}`, `refs/heads/${repo.baseBranch}`];
-  const known = await readRefOids(deps.fs, repo.path, '.git', refs);
-  const hit =
-    known &&
-    cache.lookup(repo.name, repo.path, repo.baseBranch, [known[0] ?? null, known[1] ?? null, known[2] ?? null]);
+  const known = await readRefOids(deps.fs, repo.path, '.git', gitViewRefs(repo.baseBranch));
+  const commits: RefCommits | undefined = known && [known[0] ?? null, known[1] ?? null, known[2] ?? null];
+  const hit = commits && cache.lookup(repo.name, repo.path, repo.baseBranch, commits);
   if (hit) return { board: hit.board, staging: hit.staging };
+  const watched = commits && validGitView(status?.view);
+  if (commits && gitViewMatches(watched, repo.path, repo.baseBranch, commits)) {
+    cache.store(repo.name, watched);
+    return { board: watched.board, staging: watched.staging };
+  }
   const snapshot = snapshotFor(deps, repo);
   const board = await attempt('board', () => snapshot.summary());
-  const commits = snapshot.commits;
+  const seen = snapshot.commits;
+  const read: RefCommits | undefined = seen && [seen.staging ?? null, seen.originBase ?? null, seen.localBase ?? null];
   const staging =
     (await attempt('staging', () =>
-      board && commits ? stagingFromCommits(deps.process, repo, commits) : stagingCounts(deps.process, repo),
+      board && read
+        ? stagingBetween(deps.process, repo.path, repo.baseBranch, read)
+        : stagingCounts(deps.process, repo),
     )) ?? null;
-  if (board && commits && staging) {
-    const read: RefCommits = [commits.staging ?? null, commits.originBase ?? null, commits.localBase ?? null];
+  if (board && read && staging)
     cache.store(repo.name, { path: repo.path, baseBranch: repo.baseBranch, commits: read, board, staging });
-  }
   return { board, staging };
 }
 
@@ -364,7 +366,7 @@ async function gatherRepo(
   const runningTasks = account
     ? ((await attempt('agents', () => runningAgentTasks(deps.fs, account.home, repo.path))) ?? [])
     : [];
-  const { board, staging } = await gitView(deps, cache, repo, attempt);
+  const { board, staging } = await gitView(deps, cache, repo, status, attempt);
   const pullRequest =
     repo.promote?.mode === 'pr'
       ? await attempt('pull request', () => readPullRequestRecord(deps.fs, state, repo.name))

@@ -2,3 +2,4 @@
 export * from './board.js';
 export * from './landings.js';
 export * from './workspace-files.js';
+export * from './git-view.js';

@@ -5,7 +5,7 @@
 // recorded and the tasks of whichever record has them. Pure.
 import type { RunRecord, RunUsage } from './record.js';
 import type { DrainSummary, TaskSummary } from '../../drain/types.js';
-import { describeCost } from '../ledger/index.js';
+import { describeCost, figureTokens, ledgerTotal, type LedgerRecord } from '../ledger/index.js';
 
 export interface HistoryEntry {
   readonly id: string;
@@ -60,26 +60,70 @@ function usageEntry(usage: RunUsage | undefined): Pick<HistoryEntry, 'tokens' | 
 
 const TRIGGER = { manual: 'dispatch', watch: 'watch', job: 'job' } as const;
 
+/**
+ * The one word for how a run started, in runs, fleet and the dashboard alike: dispatch (bin/dispatch by hand),
+ * watch (its watcher), job (a queued job), orchestrate (a drain run by hand in the checkout, without root).
+ */
+export type RunStartedBy = HistoryEntry['trigger'];
+
+/** Pure: a run record's trigger as that word. */
+export function startedBy(trigger: RunRecord['trigger']): RunStartedBy {
+  return TRIGGER[trigger] ?? 'dispatch';
+}
+
+/**
+ * Pure: a run's figures from root's ledger, for a run whose record carries none (a drain run by hand that root
+ * priced, an older record): the same sums `ledger --by run` prints. Undefined when the ledger has nothing of it.
+ */
+function ledgerEntry(
+  records: readonly LedgerRecord[],
+): Pick<HistoryEntry, 'tokens' | 'cost' | 'source' | 'agentReported'> | undefined {
+  if (!records.length) return undefined;
+  const total = ledgerTotal(records);
+  const tokens = figureTokens(total);
+  const reported = total.agentReported;
+  return {
+    tokens: tokens > 0 ? tokens : null,
+    cost: describeCost(total),
+    source: total.metered ? 'broker' : 'agent',
+    agentReported: reported
+      ? { tokens: figureTokens(reported) > 0 ? figureTokens(reported) : null, cost: describeCost(reported) }
+      : null,
+  };
+}
+
+/** Pure: the priced entry: its record's own figures, else the ledger's for its run. */
+function priced(
+  entry: Omit<HistoryEntry, 'tokens' | 'cost' | 'source' | 'agentReported'>,
+  usage: RunUsage | undefined,
+  ledger: ReadonlyMap<string, LedgerRecord[]>,
+): HistoryEntry {
+  return { ...entry, ...((usage ? undefined : ledgerEntry(ledger.get(entry.id) ?? [])) ?? usageEntry(usage)) };
+}
+
 function counts(tasks: readonly TaskSummary[]): HistoryEntry['counts'] {
   const n = (outcome: string) => tasks.filter((task) => task.outcome === outcome).length;
   return { landed: n('landed'), parked: n('parked'), blocked: n('blocked'), failed: n('failed') };
 }
 
-/** Newest first; `limit` entries at most. */
+/** Newest first; `limit` entries at most. `ledger`: root's ledger records of the repo, to price runs by. */
 export function mergeRunHistory(
   records: readonly RunRecord[],
   drains: readonly DrainSummary[],
   limit = Infinity,
+  ledger: readonly LedgerRecord[] = [],
 ): HistoryEntry[] {
   const drainById = new Map(drains.map((drain) => [drain.runId, drain]));
+  const byRun = new Map<string, LedgerRecord[]>();
+  for (const record of ledger) byRun.set(record.run, [...(byRun.get(record.run) ?? []), record]);
   const entries: HistoryEntry[] = [];
   for (const record of records) {
     const drain = drainById.get(record.id);
     drainById.delete(record.id);
     const tasks = record.tasks?.length ? record.tasks : (drain?.tasks ?? []);
-    entries.push({
+    const entry = {
       id: record.id,
-      trigger: TRIGGER[record.trigger] ?? 'dispatch',
+      trigger: startedBy(record.trigger),
       jobId: record.jobId ?? null,
       status: record.status,
       outcome: record.status === 'running' ? 'running' : (record.outcome ?? drain?.outcome ?? record.status),
@@ -88,27 +132,27 @@ export function mergeRunHistory(
       exitCode: record.exitCode ?? null,
       detail: record.detail ?? drain?.failure ?? null,
       counts: counts(tasks),
-      ...usageEntry(record.usage),
       budgetStop: record.budgetStop ?? null,
       tasks,
-    });
+    };
+    entries.push(priced(entry, record.usage, byRun));
   }
   for (const drain of drainById.values()) {
-    entries.push({
+    const entry = {
       id: drain.runId,
-      trigger: 'orchestrate',
+      trigger: 'orchestrate' as const,
       jobId: null,
-      status: drain.outcome === 'interrupted' ? 'interrupted' : 'finished',
+      status: drain.outcome === 'interrupted' ? ('interrupted' as const) : ('finished' as const),
       outcome: drain.outcome,
       startedAt: drain.startedAt,
       endedAt: drain.endedAt,
       exitCode: null,
       detail: drain.failure ?? null,
       counts: counts(drain.tasks),
-      ...usageEntry(undefined),
       budgetStop: null,
       tasks: drain.tasks,
-    });
+    };
+    entries.push(priced(entry, undefined, byRun));
   }
   return entries
     .sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : a.id < b.id ? 1 : -1))

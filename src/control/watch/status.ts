@@ -4,6 +4,7 @@
 import type { FsPort } from '../../ports.js';
 import { watchStatusFile } from '../../paths.js';
 import { ensureRepoStateDir } from '../state-dirs.js';
+import type { GitView } from '../repo-view/index.js';
 
 export interface WatchStatus {
   readonly repo: string;
@@ -27,6 +28,12 @@ export interface WatchStatus {
   readonly rateLimitUntil?: string;
   /** The last problem that made a tick skip the repo (bad config, missing user, unreadable board). */
   readonly lastError?: { readonly at: string; readonly message: string };
+  /**
+   * The board's counts and staging against the base at the commits the last
+   * tick's board read saw: fleet shows them without starting git while the
+   * repo's ref files still name those commits (repo-view/git-view.ts).
+   */
+  readonly view?: GitView;
 }
 
 export async function writeWatchStatus(fs: FsPort, state: string, status: WatchStatus): Promise<void> {

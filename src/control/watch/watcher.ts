@@ -9,7 +9,7 @@ import { CachedRegistry } from '../registry/index.js';
 import { acquireLock, clearDeadLock, type LockDeps } from '../../lock.js';
 import { wakeFile, watchLockPath } from '../../paths.js';
 import { Spool } from '../jobs/index.js';
-import { BoardSnapshot } from '../repo-view/index.js';
+import { BoardSnapshot, readGitView } from '../repo-view/index.js';
 import { decideTick, needsBoard } from './tick.js';
 import { StopRequest } from '../dispatch/index.js';
 import { writeWatchStatus, type WatchStatus } from './status.js';
@@ -144,6 +144,7 @@ export class RepoWatcher implements WatcherContext {
       if (needsBoard({ enabled: repo.enabled, paused, running: false, stopping: false, queued })) {
         try {
           ready = (await this.boardOf(repo).summary()).ready;
+          await this.noteView(repo);
         } catch (error) {
           boardError = (error as Error).message;
         }
@@ -193,6 +194,22 @@ export class RepoWatcher implements WatcherContext {
     if (this.snapshot?.key !== key)
       this.snapshot = { key, board: new BoardSnapshot(this.deps.process, repo.path, repo.baseBranch) };
     return this.snapshot.board;
+  }
+
+  /**
+   * Keeps fleet's view of the repo with the status (written with the tick's
+   * next status): the board just read, and staging counted again only when
+   * the commits moved. A view that cannot be made is dropped, never kept stale.
+   */
+  private async noteView(repo: RegistryRepo): Promise<void> {
+    const view = await readGitView(
+      this.deps.process,
+      this.boardOf(repo),
+      repo.path,
+      repo.baseBranch,
+      this.status.view,
+    ).catch(() => undefined);
+    this.status = { ...this.status, view };
   }
 
   /**
