@@ -368,6 +368,8 @@ export interface RegistryRepo {
    * agents hold their own logins, as before the broker.
    */
   readonly broker?: RepoBroker;
+  /** The loopback port its watcher serves Prometheus metrics on (metrics_port); absent: no metrics. */
+  readonly metricsPort?: number;
 }
 
 /** A repo's broker as the registry names it: where it listens, and per provider the origin and the key file's path. */

@@ -5,7 +5,8 @@ import { realPorts } from './real-ports.js';
 import { realLocks } from './lock.js';
 import { realControl } from './proc.js';
 import { cronScheduler } from './cron.js';
+import { loopbackHttp } from './http/index.js';
 
 export function realControlPorts(): ControlPorts {
-  return { ...realPorts(), locks: realLocks, control: realControl, scheduler: cronScheduler };
+  return { ...realPorts(), locks: realLocks, control: realControl, scheduler: cronScheduler, loopbackHttp };
 }

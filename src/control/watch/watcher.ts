@@ -23,6 +23,7 @@ import { redactSecrets } from '../../agent/secrets.js';
 import type { WatchDeps, WatcherContext } from './deps.js';
 import { recoverRepo } from './recover.js';
 import { runOnce, type RunRequest } from './run.js';
+import { MetricsEndpoint } from '../metrics/index.js';
 
 export class RepoWatcher implements WatcherContext {
   readonly spool: Spool;
@@ -40,6 +41,8 @@ export class RepoWatcher implements WatcherContext {
    * The registry, parsed again only when its text changed, a broken one too (an idle tick should cost next to nothing).
    */
   private cachedRegistry: CachedRegistry | undefined;
+  /** Prometheus metrics on 127.0.0.1:metrics_port, while the registry names one. */
+  private readonly metrics: MetricsEndpoint;
 
   constructor(
     readonly deps: WatchDeps,
@@ -49,6 +52,11 @@ export class RepoWatcher implements WatcherContext {
     this.spool = new Spool(deps.fs, deps.state, name);
     this.lockDeps = { locks: deps.locks, process: deps.process, clock: deps.clock };
     this.status = { repo: name, state: 'starting', pid, heartbeat: this.now() };
+    this.metrics = new MetricsEndpoint(deps, {
+      name,
+      status: () => this.status,
+      log: (event, fields) => this.log(event, fields),
+    });
   }
 
   now(): string {
@@ -83,6 +91,7 @@ export class RepoWatcher implements WatcherContext {
     await this.spool.ensure();
     await recoverRepo(this, repo);
     this.reschedule(repo.schedule);
+    await this.metrics.follow(repo);
     this.poller = this.remotePoller();
     this.poller.start(repo.remotePollSec);
     await this.setStatus({ state: 'idle' });
@@ -103,13 +112,14 @@ export class RepoWatcher implements WatcherContext {
     if (this.isStopping || this.current || this.ticking) return;
     this.ticking = true;
     try {
-      await this.tickOnce();
+      if (await this.tickOnce()) this.metrics.tickSucceeded();
     } finally {
       this.ticking = false;
     }
   }
 
-  private async tickOnce(): Promise<void> {
+  /** True when the tick did its work without an error. */
+  private async tickOnce(): Promise<boolean> {
     const at = this.now();
     let repo: RegistryRepo | undefined;
     try {
@@ -121,6 +131,7 @@ export class RepoWatcher implements WatcherContext {
           2,
         );
       this.reschedule(repo.schedule);
+      await this.metrics.follow(repo);
       const queued = (await this.spool.ids('queue')).length;
       const paused = (await readPause(this.deps.fs, this.deps.state, this.name)) !== undefined;
       let ready: readonly string[] | undefined;
@@ -143,7 +154,7 @@ export class RepoWatcher implements WatcherContext {
       });
       if (action.kind === 'broken') throw new Error(action.reason);
       const starts = action.kind === 'run-job' || action.kind === 'drain';
-      if (starts && (await this.held(repo, at))) return;
+      if (starts && (await this.held(repo, at))) return true;
       // Checked before every start, not once: an egress lock flushed or a proxy that died stops new runs until it is
       // back.
       if (starts) await this.deps.checkIsolation?.(repo);
@@ -157,10 +168,12 @@ export class RepoWatcher implements WatcherContext {
         if (!this.isStopping)
           await applyDailyRetention({ ...this.deps, log: (event, fields) => this.log(event, fields) }, repo);
       }
+      return true;
     } catch (error) {
       const message = await this.redacted(repo, error instanceof Error ? error.message : String(error));
       this.log('repo-skipped', { error: message });
       await this.setStatus({ lastTick: at, lastError: { at, message } });
+      return false;
     }
   }
 
@@ -260,6 +273,7 @@ export class RepoWatcher implements WatcherContext {
       timer.cancel();
     }
     await this.setStatus({ state: 'stopped' });
+    await this.metrics.close();
     await this.watchLock?.release();
     this.log('stopped');
   }
