@@ -65,7 +65,8 @@ export function runFacts(record: RunRecord): RunFacts | undefined {
   const ended = record.endedAt === undefined ? Number.NaN : Date.parse(record.endedAt);
   return {
     outcome: isOneOf(RUN_OUTCOMES, record.outcome) ? record.outcome : record.outcome === undefined ? 'error' : 'other',
-    seconds: Number.isFinite(started) && Number.isFinite(ended) && ended >= started ? (ended - started) / 1000 : undefined,
+    seconds:
+      Number.isFinite(started) && Number.isFinite(ended) && ended >= started ? (ended - started) / 1000 : undefined,
     tasks,
     gates: (Array.isArray(record.gates) ? record.gates : [])
       .filter((gate) => typeof gate.ok === 'boolean' && Number.isFinite(gate.durationMs) && gate.durationMs >= 0)

@@ -145,12 +145,17 @@ function runFamilies(repo: string, runs: readonly RunFacts[]): Family[] {
 function ledgerFamilies(repo: string, ledger: LedgerFacts): Family[] {
   const one = (value: number) => [{ labels: { repo }, value }];
   return [
-    counter('agent_runner_tokens_total', 'Model tokens the repo used, by kind (root ledger).', ['repo', 'kind'], [
-      { labels: { repo, kind: 'input' }, value: ledger.inputTokens },
-      { labels: { repo, kind: 'output' }, value: ledger.outputTokens },
-      { labels: { repo, kind: 'cache_read' }, value: ledger.cacheReadTokens },
-      { labels: { repo, kind: 'cache_write' }, value: ledger.cacheWriteTokens },
-    ]),
+    counter(
+      'agent_runner_tokens_total',
+      'Model tokens the repo used, by kind (root ledger).',
+      ['repo', 'kind'],
+      [
+        { labels: { repo, kind: 'input' }, value: ledger.inputTokens },
+        { labels: { repo, kind: 'output' }, value: ledger.outputTokens },
+        { labels: { repo, kind: 'cache_read' }, value: ledger.cacheReadTokens },
+        { labels: { repo, kind: 'cache_write' }, value: ledger.cacheWriteTokens },
+      ],
+    ),
     counter(
       'agent_runner_cost_usd_total',
       'What the repo spent on models in US dollars (root ledger; records without a price are not in it).',
@@ -185,7 +190,12 @@ function nowFamilies(facts: RepoFacts): Family[] {
   return [
     known('agent_runner_queue_depth', 'Jobs queued for the repo (enqueue), not yet started.', repo, facts.queued),
     known('agent_runner_running_agents', 'Agents of the repo running now.', repo, facts.runningAgents),
-    known('agent_runner_run_in_progress', '1 while a run of the repo is in progress, else 0.', repo, facts.running ? 1 : 0),
+    known(
+      'agent_runner_run_in_progress',
+      '1 while a run of the repo is in progress, else 0.',
+      repo,
+      facts.running ? 1 : 0,
+    ),
     known(
       'agent_runner_held',
       '1 while the watcher holds new runs (a rate limit or a daily budget), else 0.',
