@@ -64,9 +64,14 @@ const session = (runId: string): SessionLedgerRecord => ({
   sealedAt: '2026-12-02T10:06:00.000Z',
 });
 
-function endpointFor(state: string, events: Record<string, unknown>[], status: WatcherView = { state: 'idle' }) {
+function endpointFor(
+  state: string,
+  events: Record<string, unknown>[],
+  status: WatcherView = { state: 'idle' },
+  runningAgents = async () => 0,
+) {
   return new MetricsEndpoint(
-    { ...realControlPorts(), state },
+    { ...realControlPorts(), state, runningAgents },
     { name: REPO, status: () => status, log: (event, fields) => events.push({ event, ...fields }) },
   );
 }
@@ -192,7 +197,12 @@ t.test('a port in use is said once and tried again; no metrics_port closes it', 
 
 t.test('scrapes that arrive together share one reading', async (t) => {
   const state = tempDir(t, 'agent-runner-metrics-');
-  const endpoint = endpointFor(state, [], { state: 'running' });
+  await writeRun(
+    realControlPorts().fs,
+    state,
+    run('20261202T120000000000Z-cccccc', { status: 'running', endedAt: undefined, outcome: undefined, tasks: [] }),
+  );
+  const endpoint = endpointFor(state, [], { state: 'running' }, async () => 3);
   t.teardown(() => endpoint.close());
   const port = await freePort();
   await endpoint.follow(repoWith(port));
@@ -205,6 +215,13 @@ t.test('scrapes that arrive together share one reading', async (t) => {
   t.equal(
     samples(bodies[0]!.body).get('agent_runner_metrics_source_up{repo="web",source="runs"}'),
     1,
-    'an empty state dir reads as no runs',
+    'the records could be read',
+  );
+  t.equal(samples(bodies[0]!.body).get('agent_runner_runs_total{repo="web",outcome="drained"}'), 0, 'none ended yet');
+  t.equal(samples(bodies[0]!.body).get('agent_runner_run_in_progress{repo="web"}'), 1);
+  t.equal(
+    samples(bodies[0]!.body).get('agent_runner_running_agents{repo="web"}'),
+    3,
+    'while a run is in progress, the running agents are counted',
   );
 });

@@ -19,6 +19,11 @@ export interface MetricsDeps {
   readonly clock: Clock;
   readonly loopbackHttp: LoopbackHttp;
   readonly state: string;
+  /**
+   * The agents of the repo running now, as the fleet counts them (control/fleet/agents.ts: the drain's records, read
+   * without following links); passed in, since the fleet reads the watcher's status.
+   */
+  readonly runningAgents: (repo: RegistryRepo) => Promise<number>;
 }
 
 /** What the endpoint asks of its watcher. */
@@ -31,7 +36,7 @@ export interface MetricsWatcher {
 export class MetricsEndpoint {
   private readonly records: RepoRecords;
   private listener: { port: number; server: LoopbackListener } | undefined;
-  private repo: Pick<RegistryRepo, 'user' | 'path'> | undefined;
+  private repo: RegistryRepo | undefined;
   private lastProblem: string | undefined;
   private lastTickMs: number | undefined;
   private reading: Promise<LoopbackAnswer> | undefined;
@@ -114,7 +119,7 @@ export class MetricsEndpoint {
       running,
       ledger: await attempt('ledger', () => this.records.ledger()),
       queued: await attempt('queue', () => this.records.queued()),
-      runningAgents: repo ? await attempt('agents', () => this.records.runningAgents(repo, running)) : undefined,
+      runningAgents: !running ? 0 : repo ? await attempt('agents', () => this.deps.runningAgents(repo)) : undefined,
       watcher: this.watcher.status(),
       lastSuccessfulTickMs: this.lastTickMs,
     };

@@ -6,13 +6,10 @@
 // disk, which Prometheus sees as a counter reset only if retention removed
 // some meanwhile.
 import type { FsPort, ProcessPort } from '../../ports.js';
-import type { RegistryRepo } from '../../types.js';
 import { ledgerFile } from '../../paths.js';
 import { listRunIds, readRun } from '../runs/index.js';
 import { ledgerDays, parseLedger } from '../ledger/index.js';
 import { Spool } from '../jobs/index.js';
-import { lookupUser } from '../repo-user/index.js';
-import { runningAgentTasks } from '../fleet/index.js';
 import { addLedgerFacts, ledgerFacts, NO_LEDGER, runFacts, type LedgerFacts, type RunFacts } from './facts.js';
 
 export interface RecordDeps {
@@ -78,13 +75,5 @@ export class RepoRecords {
 
   async queued(): Promise<number> {
     return (await this.spool.ids('queue')).length;
-  }
-
-  /** The agents the repo's drain says are running (its records, read as the fleet reads them); 0 with no run. */
-  async runningAgents(repo: Pick<RegistryRepo, 'user' | 'path'>, running: boolean): Promise<number> {
-    if (!running) return 0;
-    const account = await lookupUser(this.deps.process, repo.user);
-    if (!account) throw new Error(`user ${repo.user} does not exist`);
-    return (await runningAgentTasks(this.deps.fs, account.home, repo.path)).length;
   }
 }
