@@ -16,8 +16,11 @@ export function loopbackPortClashes(repos: readonly RegistryRepo[]): { repo: str
   const brokerOf = new Map(
     repos.flatMap((repo) => (repo.broker === undefined ? [] : [[repo.broker.port, repo.name] as const])),
   );
+  // The first repo to name a port owns it, as the clash on the port itself says.
   const metricsOf = new Map(
-    repos.flatMap((repo) => (repo.metricsPort === undefined ? [] : [[repo.metricsPort, repo.name] as const])),
+    repos
+      .flatMap((repo) => (repo.metricsPort === undefined ? [] : [[repo.metricsPort, repo.name] as const]))
+      .reverse(),
   );
   const found: { repo: string; problem: string; fix: string }[] = [];
   for (const repo of repos) {
