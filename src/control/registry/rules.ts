@@ -18,9 +18,7 @@ export function loopbackPortClashes(repos: readonly RegistryRepo[]): { repo: str
   );
   // The first repo to name a port owns it, as the clash on the port itself says.
   const metricsOf = new Map(
-    repos
-      .flatMap((repo) => (repo.metricsPort === undefined ? [] : [[repo.metricsPort, repo.name] as const]))
-      .reverse(),
+    repos.flatMap((repo) => (repo.metricsPort === undefined ? [] : [[repo.metricsPort, repo.name] as const])).reverse(),
   );
   const found: { repo: string; problem: string; fix: string }[] = [];
   for (const repo of repos) {
