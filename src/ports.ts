@@ -276,16 +276,41 @@ export interface WebhookPort {
 /** The check the registry makes of a `schedule` value: the scheduler's own. */
 export type ScheduleCheck = Pick<Scheduler, 'isValid'>;
 
+/** A request as a loopback server's handler sees it: no body is read. */
+export interface LoopbackRequest {
+  readonly method: string;
+  /** The path without the query. */
+  readonly path: string;
+}
+
+export interface LoopbackAnswer {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: string;
+}
+
+export interface LoopbackListener {
+  /** Stops listening and ends every open connection. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** An HTTP server on 127.0.0.1 only (src/io/http/): the watcher's metrics. */
+export interface LoopbackHttp {
+  /** Listens on 127.0.0.1:port; rejects naming the port when it cannot (in use, not allowed). */
+  listen(port: number, answer: (request: LoopbackRequest) => Promise<LoopbackAnswer>): Promise<LoopbackListener>;
+}
+
 /**
  * Every port: the shared ones plus the control plane's (crash-proof locks,
- * control over processes it did not start, the cron scheduler). The CLI
- * context carries these; src/main.ts wires the real ones.
+ * control over processes it did not start, the cron scheduler, a loopback
+ * HTTP server). The CLI context carries these; src/main.ts wires the real ones.
  */
 export interface ControlPorts extends Ports {
   readonly locks: LockPort;
   readonly control: ProcessControl;
   readonly scheduler: Scheduler;
   readonly webhooks: WebhookPort;
+  readonly loopbackHttp: LoopbackHttp;
   /** Wake files the watcher listens for (the push webhook); absent: only the poll finds new work. */
   readonly wake?: WakePort;
 }

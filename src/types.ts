@@ -375,6 +375,8 @@ export interface RegistryRepo {
    * ([repos.NAME.kubernetes] over [defaults.kubernetes]); absent, they run on this host.
    */
   readonly kubernetes?: RepoKubernetes;
+  /** The loopback port its watcher serves Prometheus metrics on (metrics_port); absent: no metrics. */
+  readonly metricsPort?: number;
 }
 
 /** How a webhook's body is shaped: agent-runner's JSON, or a Slack-compatible {"text": …}. */

@@ -112,6 +112,7 @@ function rawInput(text: string, name: string): RegistryRepoInput | undefined {
     proxyPort: num('proxy_port'),
     runnerProxyPort: num('runner_proxy_port'),
     brokerPort: num('broker_port'),
+    metricsPort: num('metrics_port'),
     anonymousFetch: typeof raw.anonymous_fetch === 'boolean' ? raw.anonymous_fetch : undefined,
     gateEgress: raw.gate_egress === 'none' || raw.gate_egress === 'agent' ? raw.gate_egress : undefined,
     schedule: str('schedule'),

@@ -12,6 +12,8 @@ import { RepoWatcher } from '../control/watch/watcher.js';
 import type { LogEvent } from '../control/watch/deps.js';
 import { parsePositiveInt } from './options.js';
 import { isolationWanted, requireIsolation } from './isolation-check.js';
+import { runningAgentTasks } from '../control/fleet/agents.js';
+import { lookupUser } from '../control/repo-user/index.js';
 
 interface WatchOptions {
   repo?: string;
@@ -38,6 +40,13 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     });
 }
 
+/** The agents the repo's drain says are running, as the fleet counts them; a user that does not exist is an error. */
+async function runningAgents(context: CliContext, repo: RegistryRepo): Promise<number> {
+  const account = await lookupUser(context.ports.process, repo.user);
+  if (!account) throw new Error(`user ${repo.user} of repo ${repo.name} does not exist`);
+  return (await runningAgentTasks(context.ports.fs, account.home, repo.path)).length;
+}
+
 async function watch(context: CliContext, repoName: string | undefined, options: WatchOptions): Promise<number> {
   requireRoot(context, 'watch', "it takes the repos' locks and drops to their users");
   if (Boolean(repoName) === Boolean(options.all)) throw new UsageError('watch: give --repo NAME or --all, one of them');
@@ -60,6 +69,7 @@ async function watch(context: CliContext, repoName: string | undefined, options:
     stopGraceMs,
     // Above orchestrate's own --grace-sec (30 s), so it can end its agents itself first.
     killAfterMs: 45_000,
+    runningAgents: (repo: RegistryRepo) => runningAgents(context, repo),
     // As dispatch checks before it starts agents, the watcher checks before each run it starts.
     ...(isolationWanted(options.isolation, context.env)
       ? { checkIsolation: (repo: RegistryRepo) => requireIsolation(context.ports, repo) }

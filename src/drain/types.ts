@@ -82,7 +82,7 @@ export interface DrainSummary {
  * and the tasks always, staging and pushed when the runner wrote them.
  */
 export type OrchestrateSummary = Pick<DrainSummary, 'runId' | 'outcome' | 'tasks'> &
-  Partial<Pick<DrainSummary, 'staging' | 'pushed' | 'sessions' | 'budgetStop' | 'failure' | 'note'>>;
+  Partial<Pick<DrainSummary, 'staging' | 'pushed' | 'sessions' | 'budgetStop' | 'failure' | 'note' | 'gates'>>;
 
 /** Something the drain noticed and tidied, or a stop request, or the push: a line of detail. */
 export interface DrainNoteEvent {

@@ -6,6 +6,7 @@ import { realLocks } from './lock.js';
 import { realControl } from './proc.js';
 import { cronScheduler } from './cron.js';
 import { realWake } from './webhook/index.js';
+import { loopbackHttp } from './http/index.js';
 
 /**
  * Webhook POSTs with Node's fetch, from root's side. Node 20's fetch ignores http(s)_proxy, so nothing here goes
@@ -34,5 +35,6 @@ export function realControlPorts(): ControlPorts {
     scheduler: cronScheduler,
     webhooks: fetchWebhooks,
     wake: realWake,
+    loopbackHttp,
   };
 }

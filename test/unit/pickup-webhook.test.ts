@@ -162,6 +162,9 @@ t.test('registry: webhook_port and webhook_secret_file, in [defaults], both or n
   t.same(said('webhook_port = 700\nwebhook_secret_file = "/etc/s"\n'), [
     'reg.toml:2 defaults.webhook_port: port 700 is already repo "web"\'s proxy_port; give the receiver a port of its own, e.g. webhook_port = 690',
   ]);
+  t.same(said('webhook_port = 690\nwebhook_secret_file = "/etc/s"\n', 'metrics_port = 690\n'), [
+    'reg.toml:2 defaults.webhook_port: port 690 is already repo "web"\'s metrics_port; give the receiver a port of its own, e.g. webhook_port = 690',
+  ]);
   t.match(said('', 'webhook_port = 690\n'), [
     /repos\.web\.webhook_port: "webhook_port" belongs in \[defaults\], not in \[repos\.NAME\] \(one for the host\)/,
   ]);

@@ -324,3 +324,62 @@ t.test(
     t.match(again, /^proxy_port = 701\nrunner_proxy_port = 700$/m, 'an upsert without them keeps both ports');
   },
 );
+
+t.test('metrics_port: read, outside the proxy pool, distinct from every other port, off by default', async (t) => {
+  const good = parseRegistry(
+    '[repos.a]\npath = "/a"\nproxy_port = 700\nmetrics_port = 9470\n\n[repos.b]\npath = "/b"\nproxy_port = 701\n',
+    'r.toml',
+    cronScheduler,
+  );
+  t.same(good.problems, []);
+  t.equal(good.registry.repos[0]!.metricsPort, 9470);
+  t.notOk('metricsPort' in good.registry.repos[1]!, 'absent: no metrics');
+
+  const bad = parseRegistry(
+    '[repos.a]\npath = "/a"\nproxy_port = 700\nmetrics_port = 800\n\n[repos.b]\npath = "/b"\nproxy_port = 701\nmetrics_port = "9470"\n\n[repos.c]\npath = "/c"\nproxy_port = 702\nmetrics_port = 70000\n\n[defaults]\nmetrics_port = 9471\n',
+    'r.toml',
+    cronScheduler,
+  ).problems;
+  t.same(
+    bad.map((p) => `${p.file} ${p.key}: ${p.problem}; ${p.fix}`),
+    [
+      'r.toml:17 defaults.metrics_port: "metrics_port" belongs in [repos.NAME], not in [defaults]; remove it; allowed keys here: ' +
+        bad[0]!.fix.split('allowed keys here: ')[1],
+      'r.toml:4 repos.a.metrics_port: must be a TCP port outside 700-1023 (where provision hands out proxy and broker ports), got 800; pick a free port from 1024 up, one per repo, e.g. metrics_port = 9470; Prometheus scrapes 127.0.0.1:PORT',
+      'r.toml:9 repos.b.metrics_port: must be a TCP port outside 700-1023 (where provision hands out proxy and broker ports), got "9470"; pick a free port from 1024 up, one per repo, e.g. metrics_port = 9470; Prometheus scrapes 127.0.0.1:PORT',
+      'r.toml:14 repos.c.metrics_port: must be a TCP port outside 700-1023 (where provision hands out proxy and broker ports), got 70000; pick a free port from 1024 up, one per repo, e.g. metrics_port = 9470; Prometheus scrapes 127.0.0.1:PORT',
+    ],
+  );
+
+  const clashes = parseRegistry(
+    '[repos.a]\npath = "/a"\nproxy_port = 600\nmetrics_port = 9470\n\n[repos.b]\npath = "/b"\nproxy_port = 701\nmetrics_port = 9470\n\n[repos.c]\npath = "/c"\nproxy_port = 702\nmetrics_port = 600\nloopback_ports = [9470]\n',
+    'r.toml',
+    cronScheduler,
+  ).problems;
+  t.same(
+    clashes.map((p) => `${p.file} ${p.key}: ${p.problem}; ${p.fix}`),
+    [
+      'r.toml:9 repos.b.metrics_port: metrics port 9470 is already used by repo "a"; give every repo its own metrics_port, apart from every proxy, runner proxy and broker port',
+      'r.toml:14 repos.c.metrics_port: metrics port 600 is already used by repo "a" as its proxy port; give every repo its own metrics_port, apart from every proxy, runner proxy and broker port',
+      'r.toml:15 repos.c.loopback_ports: port 9470 is the metrics port of repo "a": repo "c"\'s agent would read root\'s metrics; remove 9470 from loopback_ports of repo "c" (or from [defaults])',
+    ],
+  );
+
+  const raised = parseRegistry(
+    'proxy_ports_below = 10000\n\n[repos.a]\npath = "/a"\nproxy_port = 700\nmetrics_port = 9470\n',
+    'r.toml',
+    cronScheduler,
+  ).problems;
+  t.match(
+    raised.map((p) => p.problem),
+    ['must be a TCP port outside 700-9999 (where provision hands out proxy and broker ports), got 9470'],
+    'a raised proxy_ports_below moves the pool up',
+  );
+
+  const kept = upsertRepo('[repos.a]\npath = "/a"\nproxy_port = 700\nmetrics_port = 9470\n', {
+    name: 'a',
+    path: '/a',
+    metricsPort: 9470,
+  });
+  t.match(kept, /\nmetrics_port = 9470\n/, 'an edited section keeps it');
+});

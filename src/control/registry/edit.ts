@@ -26,6 +26,8 @@ export interface RegistryRepoInput {
   readonly runnerProxyPort?: number;
   /** Omitted: kept as the registry has it (provision allocates a missing one for a repo with a broker). */
   readonly brokerPort?: number;
+  /** The watcher's Prometheus port (metrics_port); omitted: none. */
+  readonly metricsPort?: number;
   readonly anonymousFetch?: boolean;
   readonly gateEgress?: GateEgress;
   readonly schedule?: string;
@@ -69,6 +71,7 @@ function renderRepoSection(entry: RegistryRepoInput & { proxyPort: number }): st
   add('proxy_port', String(entry.proxyPort));
   add('runner_proxy_port', entry.runnerProxyPort === undefined ? undefined : String(entry.runnerProxyPort));
   add('broker_port', entry.brokerPort === undefined ? undefined : String(entry.brokerPort));
+  add('metrics_port', entry.metricsPort === undefined ? undefined : String(entry.metricsPort));
   add('anonymous_fetch', entry.anonymousFetch === undefined ? undefined : String(entry.anonymousFetch));
   add('gate_egress', entry.gateEgress === undefined ? undefined : tomlString(entry.gateEgress));
   add('schedule', entry.schedule === undefined ? undefined : tomlString(entry.schedule));

@@ -80,6 +80,7 @@ export type Fields = {
   webhookSecretFile?: string;
   backend?: Backend;
   kubernetes?: KubernetesFields;
+  metricsPort?: number;
 };
 
 export type Scope = 'repo' | 'defaults';
@@ -166,6 +167,21 @@ function readProxyPort(
   } else set(value);
 }
 
+/**
+ * metrics_port: any TCP port but the pool provision hands proxy and broker ports out from, where a repo provisioned
+ * later could be given it.
+ */
+function readMetricsPort(value: unknown, at: KeyContext): void {
+  const below = at.proxyPortsBelow;
+  const pooled = typeof value === 'number' && value >= FIRST_PROXY_PORT && value < below;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 65535 || pooled)
+    at.bad(
+      `must be a TCP port outside ${FIRST_PROXY_PORT}-${below - 1} (where provision hands out proxy and broker ports), got ${JSON.stringify(value)}`,
+      `pick a free port from ${below} up, one per repo, e.g. metrics_port = ${Math.max(below, 9470)}; Prometheus scrapes 127.0.0.1:PORT`,
+    );
+  else at.fields.metricsPort = value;
+}
+
 function runLimitRule(key: RunLimitKey, describe: string): KeyRule {
   return { scopes: BOTH, describe, read: (value, at) => readRunLimit(key, value, (at.fields.limits ??= {}), at.bad) };
 }
@@ -221,6 +237,11 @@ export const KEY_RULES: Readonly<Record<string, KeyRule>> = {
         (port) => (at.fields.brokerPort = port),
         "pose as the repo's broker, collecting its agents' capability tokens",
       ),
+  },
+  metrics_port: {
+    scopes: REPO,
+    describe: "loopback port the repo's watcher serves Prometheus metrics on (docs/operations.md, Metrics)",
+    read: (value, at) => readMetricsPort(value, at),
   },
   broker: {
     scopes: BOTH,

@@ -175,6 +175,7 @@ function resolveRepo(
     spend: resolveSpend(fields.spend ?? {}, defaults.spend ?? {}),
     ...(broker === undefined ? {} : { broker }),
     ...notifyOf(fields, defaults),
+    ...(fields.metricsPort === undefined ? {} : { metricsPort: fields.metricsPort }),
   };
 }
 
@@ -200,6 +201,7 @@ function reportPortClashes(c: Collected, repos: readonly RegistryRepo[]): void {
     { key: 'proxy_port', label: 'proxy port', pick: (repo: RegistryRepo) => repo.proxyPort },
     { key: 'runner_proxy_port', label: 'runner proxy port', pick: (repo: RegistryRepo) => repo.runnerProxyPort },
     { key: 'broker_port', label: 'broker port', pick: (repo: RegistryRepo) => repo.broker?.port },
+    { key: 'metrics_port', label: 'metrics port', pick: (repo: RegistryRepo) => repo.metricsPort },
   ] as const;
   for (const repo of repos) {
     for (const kind of kinds) {
@@ -216,7 +218,9 @@ function reportPortClashes(c: Collected, repos: readonly RegistryRepo[]): void {
           ? 'give every repo its own proxy_port'
           : kind.key === 'runner_proxy_port'
             ? `give every repo its own runner_proxy_port, apart from every proxy_port (or remove repos.${repo.name}.runner_proxy_port: provision allocates a free one)`
-            : `give every repo its own broker_port, apart from every proxy_port and runner_proxy_port (or remove repos.${repo.name}.broker_port: provision allocates a free one)`;
+            : kind.key === 'broker_port'
+              ? `give every repo its own broker_port, apart from every proxy_port and runner_proxy_port (or remove repos.${repo.name}.broker_port: provision allocates a free one)`
+              : `give every repo its own metrics_port, apart from every proxy, runner proxy and broker port`;
       report(
         c,
         `repos.${repo.name}`,

@@ -6,7 +6,7 @@ import type { RegistryRepo } from '../../types.js';
  * repo's (it would use that repo's allowlist), its own (it is already
  * allowed; listing it hides a typo or an intent to reach something else), or
  * any runner's; nor a broker port (its own agent reaches it anyway, and
- * another repo's agent never may).
+ * another repo's agent never may); nor a watcher's metrics port.
  */
 export function loopbackPortClashes(repos: readonly RegistryRepo[]): { repo: string; problem: string; fix: string }[] {
   const proxyOf = new Map(repos.map((repo) => [repo.proxyPort, repo.name]));
@@ -16,9 +16,23 @@ export function loopbackPortClashes(repos: readonly RegistryRepo[]): { repo: str
   const brokerOf = new Map(
     repos.flatMap((repo) => (repo.broker === undefined ? [] : [[repo.broker.port, repo.name] as const])),
   );
+  // The first repo to name a port owns it, as the clash on the port itself says.
+  const metricsOf = new Map(
+    repos.flatMap((repo) => (repo.metricsPort === undefined ? [] : [[repo.metricsPort, repo.name] as const])).reverse(),
+  );
   const found: { repo: string; problem: string; fix: string }[] = [];
   for (const repo of repos) {
     for (const port of repo.loopbackPorts) {
+      // The watcher's metrics are root's view of the repo's runs and spend: no agent reads them.
+      const metrics = metricsOf.get(port);
+      if (metrics !== undefined) {
+        found.push({
+          repo: repo.name,
+          problem: `port ${port} is the metrics port of repo "${metrics}": repo "${repo.name}"'s agent would read root's metrics`,
+          fix: `remove ${port} from loopback_ports of repo "${repo.name}" (or from [defaults])`,
+        });
+        continue;
+      }
       // A broker port is reached by its own repo's agent through the egress rule of its broker, by no other.
       const broker = brokerOf.get(port);
       if (broker !== undefined) {

@@ -74,7 +74,9 @@ export function webhookPortClash(port: number, repos: readonly RegistryRepo[]): 
           ? 'runner_proxy_port'
           : repo.broker?.port === port
             ? 'broker_port'
-            : undefined;
+            : repo.metricsPort === port
+              ? 'metrics_port'
+              : undefined;
     if (kind)
       return {
         key: 'webhook_port',

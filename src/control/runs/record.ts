@@ -4,7 +4,8 @@
 import type { FsPort } from '../../ports.js';
 import { runFile, runsDir } from '../../paths.js';
 import { ensureRepoStateDir, ROOT_ONLY_DIR_MODE } from '../state-dirs.js';
-import type { OrchestrateSummary, TaskSummary } from '../../drain/types.js';
+import type { GateRunSummary, OrchestrateSummary, TaskSummary } from '../../drain/types.js';
+import { isSafeTaskId } from '../../board/parse.js';
 
 export type RunTrigger = 'manual' | 'watch' | 'job';
 
@@ -29,6 +30,8 @@ export interface RunRecord {
   readonly tasks?: readonly TaskSummary[];
   readonly staging?: OrchestrateSummary['staging'];
   readonly pushed?: boolean;
+  /** Every gate run of the drain, in order, as its summary said (checked: gatesOf); the metrics' gate figures. */
+  readonly gates?: readonly GateRunSummary[];
   /** Why the run failed or was interrupted, or what it has to say (a --task already landed), in words. */
   readonly detail?: string;
   /** What the run's agent sessions cost, as sealed into the ledger (dispatch/usage.ts). */
@@ -73,7 +76,7 @@ export async function writeRun(fs: FsPort, state: string, record: RunRecord): Pr
   await fs.writeAtomic(runFile(state, record.repo, record.id), `${JSON.stringify(record, null, 2)}\n`, 0o600);
 }
 
-async function readRun(fs: FsPort, state: string, repo: string, runId: string): Promise<RunRecord | undefined> {
+export async function readRun(fs: FsPort, state: string, repo: string, runId: string): Promise<RunRecord | undefined> {
   const text = await fs.readTextIfExists(runFile(state, repo, runId));
   if (text === undefined) return undefined;
   try {
@@ -84,7 +87,7 @@ async function readRun(fs: FsPort, state: string, repo: string, runId: string): 
 }
 
 /** Run ids, oldest first (ids sort by creation time). */
-async function listRunIds(fs: FsPort, state: string, repo: string): Promise<string[]> {
+export async function listRunIds(fs: FsPort, state: string, repo: string): Promise<string[]> {
   return (await fs.list(runsDir(state, repo)))
     .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
     .map((name) => name.slice(0, -'.json'.length))
@@ -130,6 +133,32 @@ function detailOf(summary: OrchestrateSummary): string | undefined {
   return typeof text === 'string' && text.trim() ? text.replace(/\s+/g, ' ').trim().slice(0, 2000) : undefined;
 }
 
+/** More gate runs than this in one drain is not believable; the rest are left out. */
+const MAX_GATE_RUNS = 1000;
+/** A gate run longer than a week is not one: its duration is not believed. */
+const MAX_GATE_MS = 7 * 24 * 3600 * 1000;
+
+/**
+ * Pure: the summary's gate runs as a record keeps them: each with a boolean verdict and a duration in range (others
+ * are dropped), at most MAX_GATE_RUNS, task ids only when safe. The summary is the repo user's output.
+ */
+export function gatesOf(value: unknown): GateRunSummary[] {
+  if (!Array.isArray(value)) return [];
+  const gates: GateRunSummary[] = [];
+  for (const item of value.slice(0, MAX_GATE_RUNS)) {
+    if (typeof item !== 'object' || item === null) continue;
+    const gate = item as Record<string, unknown>;
+    const ms = gate.durationMs;
+    if (typeof gate.ok !== 'boolean' || typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0 || ms > MAX_GATE_MS)
+      continue;
+    const tasks = Array.isArray(gate.tasks)
+      ? gate.tasks.filter((id): id is string => typeof id === 'string' && isSafeTaskId(id)).slice(0, 64)
+      : [];
+    gates.push({ tasks, ok: gate.ok, durationMs: ms });
+  }
+  return gates;
+}
+
 /** Pure: the finished record from the started one and how orchestrate ended. */
 export function finishRun(
   started: RunRecord,
@@ -153,6 +182,7 @@ export function finishRun(
       tasks: summary.tasks,
       ...(summary.staging ? { staging: summary.staging } : {}),
       ...(summary.pushed === undefined ? {} : { pushed: summary.pushed }),
+      ...(Array.isArray(summary.gates) ? { gates: gatesOf(summary.gates) } : {}),
       ...(detailOf(summary) === undefined ? {} : { detail: detailOf(summary) }),
     };
   }

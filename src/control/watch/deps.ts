@@ -25,6 +25,8 @@ export interface WatchDeps extends ControlPorts {
    * absent with --no-isolation.
    */
   readonly checkIsolation?: (repo: RegistryRepo) => Promise<void>;
+  /** The agents of a repo running now, for its metrics (cli/watch.ts: the fleet's count). */
+  readonly runningAgents: (repo: RegistryRepo) => Promise<number>;
 }
 
 /** One watcher as its parts see it. */

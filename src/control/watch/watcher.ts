@@ -24,6 +24,7 @@ import type { WatchDeps, WatcherContext } from './deps.js';
 import { recoverRepo } from './recover.js';
 import { runOnce, type RunRequest } from './run.js';
 import { RepoNotifier } from '../notify/index.js';
+import { MetricsEndpoint } from '../metrics/index.js';
 
 export class RepoWatcher implements WatcherContext {
   readonly spool: Spool;
@@ -44,6 +45,8 @@ export class RepoWatcher implements WatcherContext {
   private cachedRegistry: CachedRegistry | undefined;
   /** Webhooks: told of every change below, sent from their own loop (control/notify). */
   private readonly notifier: RepoNotifier;
+  /** Prometheus metrics on 127.0.0.1:metrics_port, while the registry names one. */
+  private readonly metrics: MetricsEndpoint;
 
   constructor(
     readonly deps: WatchDeps,
@@ -57,6 +60,11 @@ export class RepoWatcher implements WatcherContext {
       { ...deps, log: (event, fields) => this.log(event, fields), redact: (repo, text) => this.redacted(repo, text) },
       name,
     );
+    this.metrics = new MetricsEndpoint(deps, {
+      name,
+      status: () => this.status,
+      log: (event, fields) => this.log(event, fields),
+    });
   }
 
   now(): string {
@@ -97,6 +105,7 @@ export class RepoWatcher implements WatcherContext {
     await recoverRepo(this, repo);
     await this.notifier.start(repo);
     this.reschedule(repo.schedule);
+    await this.metrics.follow(repo);
     this.poller = this.remotePoller();
     this.poller.start(repo.remotePollSec);
     this.wakes = this.watchWakes();
@@ -118,13 +127,14 @@ export class RepoWatcher implements WatcherContext {
     if (this.isStopping || this.current || this.ticking) return;
     this.ticking = true;
     try {
-      await this.tickOnce();
+      if (await this.tickOnce()) this.metrics.tickSucceeded();
     } finally {
       this.ticking = false;
     }
   }
 
-  private async tickOnce(): Promise<void> {
+  /** True when the tick did its work without an error. */
+  private async tickOnce(): Promise<boolean> {
     const at = this.now();
     let repo: RegistryRepo | undefined;
     let checkingIsolation = false;
@@ -137,6 +147,7 @@ export class RepoWatcher implements WatcherContext {
           2,
         );
       this.reschedule(repo.schedule);
+      await this.metrics.follow(repo);
       const queued = (await this.spool.ids('queue')).length;
       const paused = (await readPause(this.deps.fs, this.deps.state, this.name)) !== undefined;
       let ready: readonly string[] | undefined;
@@ -160,7 +171,7 @@ export class RepoWatcher implements WatcherContext {
       });
       if (action.kind === 'broken') throw new Error(action.reason);
       const starts = action.kind === 'run-job' || action.kind === 'drain';
-      if (starts && (await this.held(repo, at))) return;
+      if (starts && (await this.held(repo, at))) return true;
       // Checked before every start, not once: an egress lock flushed or a proxy that died stops new runs until it is
       // back.
       checkingIsolation = starts;
@@ -177,11 +188,13 @@ export class RepoWatcher implements WatcherContext {
         if (!this.isStopping)
           await applyDailyRetention({ ...this.deps, log: (event, fields) => this.log(event, fields) }, repo);
       }
+      return true;
     } catch (error) {
       const message = await this.redacted(repo, error instanceof Error ? error.message : String(error));
       this.log('repo-skipped', { error: message });
       this.notifier.observe({ ...(repo ? { repo } : {}), skipped: { message, isolation: checkingIsolation } });
       await this.setStatus({ lastTick: at, lastError: { at, message } });
+      return false;
     }
   }
 
@@ -312,6 +325,7 @@ export class RepoWatcher implements WatcherContext {
     }
     await this.setStatus({ state: 'stopped' });
     await this.notifier.stop();
+    await this.metrics.close();
     await this.watchLock?.release();
     this.log('stopped');
   }

@@ -1,0 +1,2 @@
+// The entry of io/http/: the loopback HTTP server.
+export { loopbackHttp } from './loopback.js';
