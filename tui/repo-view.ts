@@ -125,23 +125,25 @@ function runsLines(history: RunHistory): TextLine[] {
       ...history.errors.map((e) => line(`could not read: ${e}`, 'bad')),
     ];
   const out: TextLine[] = [
-    line(
-      `${'RUN'.padEnd(29)} ${'BY'.padEnd(8)} ${'STARTED'.padEnd(11)} ${'TOOK'.padStart(4)} ${'OUTCOME'.padEnd(13)} L/P/F`,
-      'muted',
-    ),
+    line(`${'RUN'.padEnd(29)} ${'STARTED'.padEnd(11)} ${'TOOK'.padStart(4)} ${'OUTCOME'.padEnd(13)} L/P/F`, 'muted'),
   ];
   for (const run of history.runs) {
     const c = run.counts;
     out.push(
       line(
-        `${run.id.padEnd(29)} ${(run.trigger === 'orchestrate' ? 'by hand' : run.trigger).padEnd(8)} ${run.startedAt.slice(5, 16).replace('T', ' ')} ${duration(run).padStart(4)} ${run.outcome.padEnd(13)} ${c.landed}/${c.parked + c.blocked}/${c.failed}`,
+        `${run.id.padEnd(29)} ${run.startedAt.slice(5, 16).replace('T', ' ')} ${duration(run).padStart(4)} ${run.outcome.padEnd(13)} ${c.landed}/${c.parked + c.blocked}/${c.failed}`,
         run.status === 'running' ? 'busy' : outcomeTone(run.outcome),
       ),
     );
-    if (run.cost !== null || run.tokens !== null)
-      out.push(
-        line(`    ${run.tokens === null ? '' : `${run.tokens} tokens, `}cost ${run.cost ?? 'unknown'}`, 'muted'),
-      );
+    // How it started in the words `runs` and fleet use, under the row: "orchestrate" would not fit a column at 80.
+    const who = run.trigger === 'job' && run.jobId ? `job ${run.jobId}` : run.trigger;
+    const spend = run.cost !== null || run.tokens !== null;
+    out.push(
+      line(
+        `    by ${who}${spend ? `, ${run.tokens === null ? '' : `${run.tokens} tokens, `}cost ${run.cost ?? 'unknown'}` : ''}`,
+        'muted',
+      ),
+    );
     for (const task of run.tasks)
       out.push(
         line(

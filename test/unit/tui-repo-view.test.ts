@@ -103,8 +103,9 @@ t.test('the tabs', async (t) => {
     ['cannot read the run history: EACCES'],
   );
   const runs = texts(buildRepoScreen(web, { ...INITIAL_STATE, tab: 'runs' }, withStaging, 0).lines);
-  t.match(runs[0], /^RUN +BY +STARTED +TOOK OUTCOME +L\/P\/F$/);
-  t.equal(runs[1], '20260101T005500Z-aa           watch    01-01 00:55   3m drained       1/1/0');
+  t.match(runs[0], /^RUN +STARTED +TOOK OUTCOME +L\/P\/F$/);
+  t.equal(runs[1], '20260101T005500Z-aa           01-01 00:55   3m drained       1/1/0');
+  t.equal(runs[2], '    by watch', 'how it started, in the words runs and fleet use');
   const longId = texts(
     buildRepoScreen(
       web,
@@ -133,7 +134,7 @@ t.test('the tabs', async (t) => {
     longId.every((text) => text.length <= 76),
     'the longest run id, trigger and outcome fit too',
   );
-  t.match(longId[1], / by hand /, 'a drain run by hand says so');
+  t.equal(longId[2], '    by orchestrate', 'a drain run in the checkout says so, as `runs` does');
   for (const text of runs) t.ok(text.length <= 76, `fits 80 columns with the box and its scrollbar: ${text}`);
   const tokens = texts(
     buildRepoScreen(
@@ -154,9 +155,9 @@ t.test('the tabs', async (t) => {
       0,
     ).lines,
   );
-  t.equal(tokens[2], '    1234 tokens, cost unknown', 'tokens below the run once it has them');
-  t.equal(costed[2], '    1234 tokens, cost $0.42', 'and what they cost');
-  t.same(runs.slice(2), ['    TASK-1 landed', '    TASK-7 parked: gate failed']);
+  t.equal(tokens[2], '    by watch, 1234 tokens, cost unknown', 'tokens below the run once it has them');
+  t.equal(costed[2], '    by watch, 1234 tokens, cost $0.42', 'and what they cost');
+  t.same(runs.slice(3), ['    TASK-1 landed', '    TASK-7 parked: gate failed']);
 
   const tasks = buildRepoScreen(web, { ...INITIAL_STATE, tab: 'tasks', selectedTask: 1 }, withStaging, 0);
   t.same(texts(tasks.lines).slice(0, 3), [
