@@ -167,11 +167,22 @@ function tasksLines(
   rows: readonly TaskRow[],
   selected: number,
   staging: Loaded<StagingFacts> | undefined,
+  parkedCount?: number,
 ): { lines: TextLine[]; focus: number } {
   const lines: TextLine[] = [];
   if (!staging || staging.state === 'loading') lines.push(line('reading parked and blocked tasks...', 'muted'));
-  else if (staging.state === 'error')
+  else if (staging.state === 'error') {
     lines.push(line(`cannot read the board on ${STAGING_BRANCH}: ${staging.message}`, 'bad'));
+    // The fleet row counted them from root's read; here they cannot be listed, and the screen says so.
+    const counted = parkedCount ?? 0;
+    if (counted)
+      lines.push(
+        line(
+          `the fleet row counts ${counted} parked task${counted === 1 ? '' : 's'}: they cannot be listed until the board reads`,
+          'warn',
+        ),
+      );
+  }
   if (!rows.length && staging?.state === 'ok')
     lines.push(line(`no running, parked or blocked tasks on ${STAGING_BRANCH}`, 'muted'));
   const index = Math.min(selected, rows.length - 1);
@@ -272,7 +283,12 @@ export function buildRepoScreen(
     case 'runs':
       return { title, tabs, lines: loadingLines('the run history', details.runs, runsLines), focus: -1 };
     case 'tasks': {
-      const { lines, focus } = tasksLines(taskRows(repo, details.staging), state.selectedTask, details.staging);
+      const { lines, focus } = tasksLines(
+        taskRows(repo, details.staging),
+        state.selectedTask,
+        details.staging,
+        repo.board?.parked,
+      );
       return { title, tabs, lines, focus };
     }
     case 'log':

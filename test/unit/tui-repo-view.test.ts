@@ -178,6 +178,22 @@ t.test('the tabs', async (t) => {
     ),
     ['no running, parked or blocked tasks on auto/work'],
   );
+  const unreadable = { ...aRepo('api'), board: { ready: 0, parked: 2, unreadable: 0, total: 2 } };
+  t.same(
+    texts(
+      buildRepoScreen(
+        unreadable,
+        { ...INITIAL_STATE, tab: 'tasks' },
+        { ...emptyDetails('api'), staging: { state: 'error', message: 'EACCES: permission denied' } },
+        0,
+      ).lines,
+    ),
+    [
+      'cannot read the board on auto/work: EACCES: permission denied',
+      'the fleet row counts 2 parked tasks: they cannot be listed until the board reads',
+    ],
+    'what the fleet row counts and the tab cannot list is said, with why',
+  );
 
   const log = buildRepoScreen(
     web,
