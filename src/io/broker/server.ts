@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { Broker, BrokerAnswer, PeerUid } from '../../broker/broker.js';
 import { errorBody } from '../../broker/providers.js';
 import type { PeerUidLookup } from './peer-uid.js';
+import { readBody } from '../http/index.js';
 
 export interface BrokerListenOptions {
   /** 127.0.0.1 unless a test says otherwise. */
@@ -44,28 +45,6 @@ const rawAnswer = (status: number, message: string) => {
 function refuseSocket(socket: Socket, status: number, message: string): void {
   if (socket.writable) socket.end(rawAnswer(status, message));
   socket.destroySoon();
-}
-
-/** The body, at most `max` bytes; 'too-large' past it (the rest is not read), 'aborted' when the agent went away. */
-function readBody(request: http.IncomingMessage, max: number): Promise<Buffer | 'too-large' | 'aborted'> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > max) {
-        request.off('data', onData);
-        request.pause();
-        resolve('too-large');
-      } else chunks.push(chunk);
-    };
-    request.on('data', onData);
-    request.once('end', () => resolve(size > max ? 'too-large' : Buffer.concat(chunks, size)));
-    request.once('error', () => resolve('aborted'));
-    request.once('close', () => {
-      if (!request.complete) resolve('aborted');
-    });
-  });
 }
 
 /** Resolves when the response can take more, or has closed. */

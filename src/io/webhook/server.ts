@@ -7,6 +7,7 @@
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { DeliveryAnswer, DeliveryHead, WebhookListen } from '../../control/pickup/index.js';
+import { readBody } from '../http/index.js';
 
 const header = (request: http.IncomingMessage, name: string) => {
   const value = request.headers[name];
@@ -32,28 +33,6 @@ function send(response: http.ServerResponse, answer: DeliveryAnswer, close = fal
     ...(close ? { connection: 'close' } : {}),
   });
   response.end(body);
-}
-
-/** The body up to `max` bytes; 'too-large' as soon as it passes them (the rest is never read). */
-function readBody(request: http.IncomingMessage, max: number): Promise<Buffer | 'too-large' | 'aborted'> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > max) {
-        request.off('data', onData);
-        request.pause();
-        resolve('too-large');
-      } else chunks.push(chunk);
-    };
-    request.on('data', onData);
-    request.once('end', () => resolve(size > max ? 'too-large' : Buffer.concat(chunks, size)));
-    request.once('error', () => resolve('aborted'));
-    request.once('close', () => {
-      if (!request.complete) resolve('aborted');
-    });
-  });
 }
 
 export const listenWebhook: WebhookListen = async (handler, options) => {
