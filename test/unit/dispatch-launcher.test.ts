@@ -41,7 +41,7 @@ const handoffFs: typeof realFs = {
   },
 };
 
-async function dispatchOnce(t: Test) {
+async function dispatchOnce(t: Test, of = repo) {
   const log: string[] = [];
   const events: LaunchEvent[] = [];
   let orchestrate: FakeRunningProcess | undefined;
@@ -86,7 +86,7 @@ async function dispatchOnce(t: Test) {
       control: { processesOfUser: async () => [] },
     },
     {
-      repo,
+      repo: of,
       state: tempDir(t),
       install: { node: '/usr/bin/node', main: '/opt/ar/dist/src/main.js' },
       orchestrateArgs: ['--drain'],
@@ -114,4 +114,25 @@ t.test('a socket, --launcher-fd 3, launches served as the agent, the leftover ki
   const killedAt = log.indexOf('exited 600');
   const sweepAt = log.findIndex((entry) => / kill -STOP -- -1$/.test(entry));
   t.ok(killedAt >= 0 && sweepAt > killedAt, `killed, and gone, before the sweep: ${log.join(' | ')}`);
+});
+
+t.test('a repo whose registry says backend = "kubernetes" is refused before anything runs, saying why', async (t) => {
+  const kube = {
+    ...repo,
+    kubernetes: {
+      cluster: { kind: 'in-cluster' as const },
+      namespace: 'agent-runner-web',
+      image: `worker@sha256:${'a'.repeat(64)}`,
+      proxy: { ip: '10.0.0.5', port: 3128 },
+      gitFetchUrl: 'git://10.0.0.5/web.git',
+      gitPushUrl: 'https://10.0.0.5/web.git',
+      workspaceBytes: 1 << 30,
+      tmpBytes: 1 << 28,
+      ttlSec: 3600,
+    },
+  };
+  await t.rejects(dispatchOnce(t, kube), {
+    message:
+      'repo "web": backend = "kubernetes" is accepted in the registry, but the drain does not start task workers as Jobs yet (docs/operations.md, "Task workers on Kubernetes"); set repos.web.backend = "host" to run its tasks on this host',
+  });
 });

@@ -233,6 +233,12 @@ export async function dispatchRun(
   hooks: DispatchHooks,
   stop: StopRequest,
 ): Promise<RunRecord> {
+  // The registry takes the Kubernetes settings, and the Jobs can be built, watched and ended, but the drain does not
+  // start them yet: running such a repo's tasks here instead would break the operator's stated placement.
+  if (input.repo.kubernetes)
+    throw new UsageError(
+      `repo "${input.repo.name}": backend = "kubernetes" is accepted in the registry, but the drain does not start task workers as Jobs yet (docs/operations.md, "Task workers on Kubernetes"); set repos.${input.repo.name}.backend = "host" to run its tasks on this host`,
+    );
   const run: RunIdentities = await runIdentities(deps, input);
   const user = run.accounts.runner;
   await prepareUser(deps, input, run.accounts);
