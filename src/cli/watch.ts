@@ -75,36 +75,41 @@ async function watch(context: CliContext, repoName: string | undefined, options:
       ? { checkIsolation: (repo: RegistryRepo) => requireIsolation(context.ports, repo) }
       : {}),
   };
-  const watchers: RepoWatcher[] = [];
-  for (const repo of repos) {
-    const watcher = new RepoWatcher(deps, repo.name, self.pid);
-    try {
-      await watcher.start(repo);
-      watchers.push(watcher);
-    } catch (error) {
-      // With one repo the operator must hear it (exit 75 when another watcher runs); with --all the others go on.
-      if (repoName) throw error;
-      log({ event: 'repo-not-watched', repo: repo.name, error: (error as Error).message });
-    }
-  }
-  if (!watchers.length) return EXIT.failed;
-  let stopped!: () => void;
-  const done = new Promise<void>((resolve) => {
-    stopped = resolve;
+  // The stop is wired before any watcher starts: a SIGTERM while one starts (recovery, the first listen) must stop it
+  // too, and one that came while the command loaded has already aborted the context's signal (src/main.ts).
+  let stopping = false;
+  let requestStop!: () => void;
+  const stopRequested = new Promise<void>((resolve) => {
+    requestStop = resolve;
   });
   const stopAll = () => {
+    if (stopping) return;
+    stopping = true;
     log({ event: 'stop-requested', repo: '*' });
-    void Promise.all(watchers.map((watcher) => watcher.stop())).then(() => stopped());
+    requestStop();
   };
   const unsubscribe = [control.onSignal('SIGTERM', stopAll), control.onSignal('SIGINT', stopAll)];
+  if (context.terminate.aborted) stopAll();
+  const watchers: RepoWatcher[] = [];
   try {
-    await Promise.all(watchers.map((watcher) => watcher.tick()));
-    if (options.once) {
-      await Promise.all(watchers.map((watcher) => watcher.idle()));
-      await Promise.all(watchers.map((watcher) => watcher.stop()));
-      return EXIT.ok;
+    for (const repo of repos) {
+      if (stopping) break;
+      const watcher = new RepoWatcher(deps, repo.name, self.pid);
+      try {
+        await watcher.start(repo);
+        watchers.push(watcher);
+      } catch (error) {
+        // With one repo the operator must hear it (exit 75 when another watcher runs); with --all the others go on.
+        if (repoName) throw error;
+        log({ event: 'repo-not-watched', repo: repo.name, error: (error as Error).message });
+      }
     }
-    await done;
+    if (!watchers.length) return stopping ? EXIT.ok : EXIT.failed;
+    // The first ticks, then (--once) until idle or (else) until told to stop; a stop cuts either short.
+    await Promise.race([Promise.all(watchers.map((watcher) => watcher.tick())), stopRequested]);
+    if (options.once) await Promise.race([Promise.all(watchers.map((watcher) => watcher.idle())), stopRequested]);
+    else await stopRequested;
+    await Promise.all(watchers.map((watcher) => watcher.stop()));
     return EXIT.ok;
   } finally {
     for (const off of unsubscribe) off();
