@@ -13,6 +13,7 @@ import { squidInstanceInNetns } from '../../backends/host/squid-config.js';
 import { defaultUserFor } from '../../src/control/registry/parse.js';
 import { FIRST_PROXY_PORT } from '../../src/control/registry/proxy-ports.js';
 import { useBrokerAccount } from '../helpers/broker-account.js';
+import { removeRepoAccounts } from '../helpers/provision-fixture.js';
 
 const UPSTREAM = '203.0.113.2';
 
@@ -67,7 +68,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'cur
   const clone = `/home/${user}/${name}`;
   t.teardown(() => {
     killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'), squidInstanceInNetns(ns.name));
-    spawnSync('userdel', ['--force', '--remove', user]);
+    removeRepoAccounts(user);
   });
   ns.start(['node', '-e', `require('http').createServer((q, s) => s.end('ok')).listen(80, '${UPSTREAM}')`]);
 

@@ -35,6 +35,7 @@ for port in range(int(sys.argv[1]), int(sys.argv[2])):
 print("ready", flush=True)
 time.sleep(3600)
 `;
+import { removeRepoAccounts } from '../helpers/provision-fixture.js';
 
 if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'sysctl', 'python3'])) {
   // provision host makes the broker's account: it is shared with the other system tests that need it.
@@ -57,7 +58,7 @@ if (systemTestMayRun(t, ['ip', 'nft', 'squid', 'setpriv', 'useradd', 'git', 'sys
   const refused = uniqueName('r');
   t.teardown(() => {
     killSquidByPidFile(path.join(root, 'state', 'squid', 'squid.pid'), squidInstanceInNetns(ns.name));
-    for (const name of [last, refused]) spawnSync('userdel', ['--force', '--remove', defaultUserFor(name)]);
+    for (const name of [last, refused]) removeRepoAccounts(defaultUserFor(name));
   });
   const provision = (name: string, json = false) =>
     cli(env, ['provision', 'repo', name, '--url', url, '--netns', ns.name, ...(json ? ['--json'] : [])]);
