@@ -16,7 +16,7 @@ function testFiles(dir) {
 
 // tap skips dist/ when it searches by itself, so the files are named here.
 const files = process.argv.slice(2).length ? process.argv.slice(2) : testFiles('dist/test');
-const args = ['tap', '--reporter=terse', '--disable-coverage', '--allow-empty-coverage', ...files];
+const args = ['tap', '--reporter=tap', '--disable-coverage', '--allow-empty-coverage', ...files];
 // Tests that skip write why here (test/helpers/system.ts skipWithReason); the summary lists it.
 const skipDir = mkdtempSync(path.join(tmpdir(), 'agent-runner-skips-'));
 const skipLog = path.join(skipDir, 'skips.jsonl');
@@ -52,8 +52,9 @@ child.stdout.on('data', (chunk) => {
   buffered = (buffered + chunk.toString('utf8')).slice(-65536);
 });
 child.on('close', (code) => {
-  // tap's reporters end with "# { total: N, pass: N, fail: N, skip: N }".
-  const match = buffered.match(/#\s*\{\s*total:\s*(\d+)([^}]*)\}/);
+  // tap's reporters end with "# { total: N, pass: N, fail: N, skip: N }" on a line of its own; the last one is tap's
+  // (a test's own output may quote such a line inside its TAP stream).
+  const match = [...buffered.matchAll(/^#\s*\{\s*total:\s*(\d+)([^}]*)\}/gm)].at(-1);
   if (!match) {
     console.log(`\ntests: no summary from tap (exit ${code}); treating as failure`);
     console.log('0 passed, 1 failed');
