@@ -28,6 +28,7 @@ import { realControlPorts } from '../src/io/wire.js';
 import { gatherFleet } from '../src/control/fleet/fleet.js';
 import { BoardSnapshot, readGitView } from '../src/control/repo-view/index.js';
 import { writeWatchStatus } from '../src/control/watch/index.js';
+import { defaultUserFor } from '../src/control/registry/parse.js';
 import type { ProcessPort } from '../src/ports.js';
 import { median, runsWanted } from './lib/stats.js';
 import { isQuick, sized } from './lib/quick.js';
@@ -121,6 +122,8 @@ async function writeWatcherViews(root: string, checkouts: readonly string[], cou
       heartbeat,
       lastTick: heartbeat,
       view,
+      // As a watcher writes it: the repo user's home, where fleet reads the drains run by hand (none here).
+      runner: { user: defaultUserFor(`r${r}`), home: path.join(root, 'homes', `r${r}`) },
     });
   }
 }

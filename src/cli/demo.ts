@@ -70,7 +70,6 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
           bin: context.selfBin,
           clone: result.clone,
           state: result.state,
-          controlState: result.controlState,
           registry,
           task: 'TASK-1',
           repo: DEMO_REPO,

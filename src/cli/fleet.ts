@@ -6,6 +6,7 @@ import type { CliContext } from './context.js';
 import { registryFile, stateDir } from '../paths.js';
 import { gatherFleet, renderFleetHuman } from '../control/fleet/fleet.js';
 import { EXIT } from '../errors.js';
+import { fleetRecords } from './records-target.js';
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
   command
@@ -13,7 +14,7 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .action(async (options: { json?: boolean }) => {
       const { fs, process, clock, locks, scheduler } = context.ports;
       const fleet = await gatherFleet(
-        { fs, process, locks, scheduler },
+        { fs, process, locks, scheduler, records: fleetRecords(context) },
         registryFile(context.env),
         stateDir(context.env),
         clock.now(),

@@ -10,8 +10,15 @@ import { readRepoConfig } from '../repo/read-config.js';
 import { sameTaskId } from '../board/task-id.js';
 import { findRepo } from '../control/registry/parse.js';
 import { loadRegistry, requireRoot } from './root-support.js';
-import { recordsOfRepo, recordsOfWorkspace, type WorkspaceFiles } from '../control/repo-view/workspace-files.js';
+import {
+  recordsAtHome,
+  recordsOfRepo,
+  recordsOfWorkspace,
+  type WorkspaceFiles,
+} from '../control/repo-view/workspace-files.js';
+import type { WatchStatus } from '../control/watch/index.js';
 import { stateDir } from '../paths.js';
+import { lookupUser } from '../control/repo-user/index.js';
 
 export interface RecordsTarget {
   /** The checkout whose board names the tasks. */
@@ -50,11 +57,12 @@ export async function recordsTarget(
   }
   if (repoName === undefined)
     throw new UsageError(`${command}: give a repo name from the registry (as root) or --workspace DIR`);
-  requireRoot(
-    context,
-    `${command} REPO`,
-    "the repo's records are in root's state dir and its user's home; use --workspace DIR for your own checkout",
-  );
+  if (ownStateDir(context) === undefined)
+    requireRoot(
+      context,
+      `${command} REPO`,
+      "the repo's records are in root's state dir and its user's home; use --workspace DIR for your own checkout, or set AGENT_RUNNER_STATE to the state dir you keep both sides in",
+    );
   const { registry, registryFile, state } = await loadRegistry(context);
   const repo = findRepo(registry, repoName, registryFile);
   try {
@@ -63,7 +71,7 @@ export async function recordsTarget(
       workspace: repo.path,
       baseBranch: repo.baseBranch,
       registered: { repo, state },
-      records: await recordsOfRepo(context.ports, repo),
+      records: await registeredRecords(context, repo, undefined),
       recordsError: undefined,
     };
   } catch (error) {
@@ -108,4 +116,43 @@ export async function missingTranscriptError(
       `no such task ${task} in ${target.label}: the board (${view!.refs.join(' + ') || 'no branch yet'}) has no task with that id; \`agent-runner next\` lists them`,
     );
   return new FailedError(error.message);
+}
+
+/**
+ * A caller that names its own state dir (AGENT_RUNNER_STATE) and drains a repo itself keeps both sides there, as the
+ * demo does: its drains' records and root's (run records, ledger). That is every repo of a caller other than root,
+ * and, for root, a repo whose user does not exist on this host (the demo's, drained by root itself). Undefined
+ * without AGENT_RUNNER_STATE: root's state dir, which a user cannot read.
+ */
+function ownStateDir(context: CliContext): string | undefined {
+  return context.env.AGENT_RUNNER_STATE ? stateDir(context.env) : undefined;
+}
+
+/**
+ * Where a registered repo's own records are (transcripts, drains run by hand): in the repo user's home, found in the
+ * watcher's status while it names the same user (no account lookup per repo), else looked up; or the caller's own
+ * state dir (ownStateDir).
+ */
+async function registeredRecords(
+  context: CliContext,
+  repo: RegistryRepo,
+  status: WatchStatus | undefined,
+): Promise<WorkspaceFiles> {
+  const own = ownStateDir(context);
+  if (context.uid !== 0) {
+    if (own !== undefined) return recordsOfWorkspace(own, repo.path);
+    throw new UsageError(`the records of repo "${repo.name}" are in its user's home: read them as root`);
+  }
+  if (status?.runner?.user === repo.user) return recordsAtHome(status.runner.home, repo);
+  if (own !== undefined && !(await lookupUser(context.ports.process, repo.user)))
+    return recordsOfWorkspace(own, repo.path);
+  return recordsOfRepo(context.ports, repo);
+}
+
+/** Where fleet reads each repo's own records, as `runs` and `logs` do; undefined when the caller cannot read them. */
+export function fleetRecords(
+  context: CliContext,
+): ((repo: RegistryRepo, status: WatchStatus | undefined) => Promise<WorkspaceFiles>) | undefined {
+  if (context.uid !== 0 && ownStateDir(context) === undefined) return undefined;
+  return (repo, status) => registeredRecords(context, repo, status);
 }

@@ -8,6 +8,7 @@ import { registryFile, stateDir } from '../paths.js';
 import { gatherFleet, type Fleet } from '../control/fleet/fleet.js';
 import type { BoardSnapshot } from '../control/repo-view/board.js';
 import { installPaths } from './root-support.js';
+import { fleetRecords } from './records-target.js';
 
 const DEFAULT_INTERVAL_SEC = 2;
 const MIN_INTERVAL_SEC = 0.5;
@@ -32,9 +33,10 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
       const intervalSec = parseInterval(options.interval);
       const { fs, process, clock, locks, scheduler } = context.ports;
       const snapshots = new Map<string, BoardSnapshot>();
+      const records = fleetRecords(context);
       const loadFleet = (): Promise<Fleet> =>
         gatherFleet(
-          { fs, process, locks, scheduler, snapshots },
+          { fs, process, locks, scheduler, snapshots, records },
           registryFile(context.env),
           stateDir(context.env),
           clock.now(),

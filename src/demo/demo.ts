@@ -63,8 +63,6 @@ export interface DemoResult {
   readonly git: Git;
   /** The drain's sessions as root would seal them. */
   readonly ledger: readonly LedgerRecord[];
-  /** The demo's own control-plane state dir (its ledger is there). */
-  readonly controlState: string;
   /** Every model response the broker metered during the drain. */
   readonly metered: readonly UsageRecord[];
   /** Every provider 429 the broker saw during the drain. */
@@ -185,19 +183,20 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
     });
   });
   // What dispatch does as root: each metered response into the ledger (it does so as they come), then the sessions.
-  const control = path.join(root, 'control-state');
+  // The demo keeps root's side in the drain's own state dir, as a user's own control plane does (AGENT_RUNNER_STATE):
+  // so `runs`, `fleet` and the dashboard read one place and agree.
   const sealedAt = new Date(clock.now()).toISOString();
   for (const record of model.metered) {
-    const sealed = await appendBrokerUsage(fs, control, DEMO_REPO, record, sealedAt);
+    const sealed = await appendBrokerUsage(fs, state, DEMO_REPO, record, sealedAt);
     if (!sealed.ok) input.onStep(`broker: ${sealed.reason}`);
   }
   await appendLedger(
     fs,
-    control,
+    state,
     DEMO_REPO,
     sealRun({ repo: DEMO_REPO, runId, startedAt: runStarted, endedAt: sealedAt, summary, sealedAt }),
   );
-  const ledger = await readLedger(fs, control, DEMO_REPO);
+  const ledger = await readLedger(fs, state, DEMO_REPO);
   const lifecycle = { ports, git, workspace: clone, baseBranch: 'main', stateDir: state, fetch: true };
   const status = await stagingStatus(lifecycle);
   const promotion = input.promoteByPush === false ? undefined : await promote(lifecycle);
@@ -213,7 +212,6 @@ export async function runDemo(ports: Ports, input: DemoInput): Promise<DemoResul
     state,
     git,
     ledger,
-    controlState: control,
     metered: model.metered,
     rateLimits: model.rateLimits,
     providerTotals: { ...model.provider.totals },

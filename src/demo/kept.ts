@@ -1,17 +1,15 @@
 // What `demo --keep` prints last: the commands that look at what it kept,
-// each with the environment it needs. The demo's drain kept its records in
-// its own state dir and root's side (the ledger) in another, so a plain
-// `agent-runner logs --workspace ...` afterwards would look in the caller's
-// default state dir and find nothing: every command names its state. Pure.
+// each with the environment it needs. The demo keeps its drain's records and
+// root's side (the ledger) in its own state dir, so a plain `agent-runner
+// logs --workspace ...` afterwards would look in the caller's default state
+// dir and find nothing: every command names its state. Pure.
 
 export interface KeptDemo {
   /** The agent-runner program to print (this one's path). */
   readonly bin: string;
   readonly clone: string;
-  /** The drain's AGENT_RUNNER_STATE (transcripts, drain history, the last drain). */
+  /** The demo's AGENT_RUNNER_STATE: the drain's records (transcripts, drain history) and root's side (the ledger). */
   readonly state: string;
-  /** Root's side: the ledger, as dispatch would keep it. */
-  readonly controlState: string;
   /** A registry naming the kept repo, for the dashboard. */
   readonly registry: string;
   /** A task whose transcript is there to read. */
@@ -34,12 +32,15 @@ export function keptCommands(kept: KeptDemo): { readonly what: string; readonly 
   const drain = { AGENT_RUNNER_STATE: kept.state };
   return [
     { what: `${kept.task}'s transcript`, line: line(drain, 'logs', '--workspace', kept.clone, kept.task) },
-    { what: 'the run history', line: line(drain, 'runs', '--workspace', kept.clone) },
+    {
+      what: 'the run history',
+      line: line({ AGENT_RUNNER_CONFIG: kept.registry, ...drain }, 'runs', '--repo', kept.repo),
+    },
     { what: 'the staging branch', line: line(drain, 'status', '--workspace', kept.clone) },
-    { what: 'the ledger', line: line({ AGENT_RUNNER_STATE: kept.controlState }, 'ledger', kept.repo, '--by', 'task') },
+    { what: 'the ledger', line: line(drain, 'ledger', kept.repo, '--by', 'task') },
     {
       what: 'the dashboard',
-      line: line({ AGENT_RUNNER_CONFIG: kept.registry, AGENT_RUNNER_STATE: kept.controlState }, 'tui'),
+      line: line({ AGENT_RUNNER_CONFIG: kept.registry, ...drain }, 'tui'),
     },
   ];
 }

@@ -47,6 +47,48 @@ t.test('the commands demo --keep prints work as printed', async (t) => {
     t.notMatch(run.stdout + run.stderr, /no agent has run|no runs recorded/, `${what}: finds the records`);
   }
 
+  // fleet, runs and the dashboard say the same of the demo's drain (run by hand: no root record), cost included.
+  const dashboardEnv = /^((?:\S+=\S+ )+)/.exec(commands.get('the dashboard') ?? '')?.[1] ?? '';
+  const fleet = sh(`${dashboardEnv}${process.execPath} ${AGENT_RUNNER} fleet --json`);
+  const runs = sh(`${dashboardEnv}${process.execPath} ${AGENT_RUNNER} runs --repo demo --json`);
+  t.equal(fleet.status, 0, `fleet --json exit 0 (${fleet.stderr.trim()})`);
+  t.equal(runs.status, 0, `runs --json exit 0 (${runs.stderr.trim()})`);
+  const lastRun = (JSON.parse(fleet.stdout) as { repos: { lastRun: Record<string, unknown> | null }[] }).repos[0]
+    ?.lastRun;
+  const newest = (JSON.parse(runs.stdout) as { runs: Record<string, unknown>[] }).runs[0];
+  t.ok(lastRun, 'fleet has a last run');
+  t.ok(newest, 'runs lists the drain');
+  const counts = newest?.counts as Record<string, number> | undefined;
+  t.same(
+    lastRun && {
+      id: lastRun.id,
+      trigger: lastRun.trigger,
+      outcome: lastRun.outcome,
+      cost: lastRun.cost,
+      endedAt: lastRun.endedAt,
+      landed: lastRun.landed,
+      parked: lastRun.parked,
+    },
+    newest && {
+      id: newest.id,
+      trigger: newest.trigger,
+      outcome: newest.outcome,
+      cost: newest.cost,
+      endedAt: newest.endedAt,
+      landed: counts?.landed,
+      parked: counts?.parked,
+    },
+    'fleet and runs agree on the last run',
+  );
+  t.equal(newest?.trigger, 'orchestrate', 'started by orchestrate');
+  t.match(String(newest?.cost), /^\$\d/, 'priced from the ledger');
+  const frame = sh(`${dashboardEnv}${process.execPath} ${AGENT_RUNNER} tui --once`);
+  t.match(
+    frame.stdout,
+    new RegExp(`${String(newest?.outcome)} ${String(counts?.landed)} landed`),
+    'the dashboard row shows the same run',
+  );
+
   // The dashboard needs a terminal: a tmux server of its own, ended afterwards.
   const socket = `agent-runner-demo-keep-${process.pid}`;
   const tmux = (...args: string[]) => spawnSync('tmux', ['-L', socket, ...args], { env, encoding: 'utf8' });

@@ -147,6 +147,7 @@ t.test('kill -9 of watch mid-run, then restart', async (t) => {
     readFileSync(path.join(fixture.state, 'repos', fixture.name, 'watch.json'), 'utf8'),
   ) as Record<string, unknown>;
   t.match(status, { repo: fixture.name, state: 'stopped', lastResult: { outcome: 'drained', exitCode: 0 } });
+  t.match(status.runner, { user: fixture.user, home: /^\/.+\/home$/ }, 'it names the repo user and its home');
   t.notOk(existsSync(path.join(fixture.state, 'repos', fixture.name, 'watch.lock')), 'the watch lock is released');
 });
 

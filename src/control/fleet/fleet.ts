@@ -17,14 +17,19 @@ import { readWatchStatus, type WatchStatus, readPause, type PauseFlag } from '..
 import {
   BoardSnapshot,
   gitViewMatches,
+  readDrainHistory,
   gitViewRefs,
   stagingBetween,
   validGitView,
   type BoardSummary,
   type RefCommits,
+  type WorkspaceFiles,
 } from '../repo-view/index.js';
 import { pullRequestCell, readPullRequestRecord, type PullRequestRecord } from '../pull-request/index.js';
-import { gatherSpend, type FleetSpend } from './spend.js';
+import { fleetSpend, type FleetSpend } from './spend.js';
+import { readLedger, type LedgerRecord } from '../ledger/index.js';
+import { utcDay } from '../../spend/verdict.js';
+import type { DrainSummary } from '../../drain/types.js';
 import { mapBounded } from './bounded.js';
 import { FleetCache } from './cache.js';
 import { readRefOids } from '../../git/ref-files.js';
@@ -103,6 +108,10 @@ export interface FleetInputs {
   /** Whether the watch lock is held by a live process. */
   readonly watcherAlive: boolean;
   readonly runs: readonly RunRecord[];
+  /** The newest drain run by hand in the checkout (`orchestrate`, no root record), as `runs` lists it. */
+  readonly drains?: readonly DrainSummary[];
+  /** Root's ledger records that price the last run, as `runs` prices it. */
+  readonly ledger?: readonly LedgerRecord[];
   readonly runningTasks: readonly string[];
   readonly queued: number;
   readonly runningJobs: number;
@@ -115,15 +124,17 @@ export interface FleetInputs {
 
 const seconds = (ms: number) => Math.max(0, Math.round(ms / 1000));
 
+/** Pure: the newest finished run, by the derivation `runs` uses (so both say the same of it). */
+function lastRunOf(input: Pick<FleetInputs, 'runs' | 'drains' | 'ledger'>) {
+  const finished = input.runs.filter((run) => run.status !== 'running');
+  return mergeRunHistory(finished, input.drains ?? [], 1, input.ledger ?? []);
+}
+
 /** Pure: one repo's fleet entry from what was read. */
 export function fleetEntry(input: FleetInputs): FleetRepo {
   const { repo, status, now } = input;
   const current = input.runs.find((run) => run.status === 'running');
-  const [last] = mergeRunHistory(
-    input.runs.filter((run) => run.status !== 'running'),
-    [],
-    1,
-  );
+  const [last] = lastRunOf(input);
   const watcherState: FleetRepo['watcher']['state'] = !status
     ? 'absent'
     : status.state !== 'stopped' && !input.watcherAlive
@@ -266,6 +277,8 @@ export interface FleetDeps {
   readonly scheduler: ScheduleCheck;
   /** Board snapshots kept between gathers (the dashboard's refresh), so an unchanged board is not read again. */
   readonly snapshots?: Map<string, BoardSnapshot>;
+  /** Where a repo's own records are (the drains run by hand); absent: only root's run records are listed. */
+  readonly records?: (repo: RegistryRepo, status: WatchStatus | undefined) => Promise<WorkspaceFiles>;
 }
 
 function snapshotFor(deps: FleetDeps, repo: RegistryRepo): BoardSnapshot {
@@ -371,16 +384,23 @@ async function gatherRepo(
     repo.promote?.mode === 'pr'
       ? await attempt('pull request', () => readPullRequestRecord(deps.fs, state, repo.name))
       : undefined;
-  const spend = await attempt('ledger', () => gatherSpend(deps.fs, state, repo, now, status));
+  const records = deps.records;
+  const drains = records
+    ? ((await attempt('drain history', async () => readDrainHistory(deps.fs, await records(repo, status), 1))) ?? [])
+    : [];
+  const today = await attempt('ledger', () => readLedger(deps.fs, state, repo.name, utcDay(now)));
+  const ledger = await ledgerPricing(deps, state, repo, { runs, drains }, today, now);
   return fleetEntry({
     pullRequest,
-    spend,
+    spend: today && fleetSpend(repo, today, now, status),
     repo,
     now,
     status,
     paused,
     watcherAlive,
     runs,
+    drains,
+    ledger,
     runningTasks,
     queued,
     runningJobs,
@@ -388,6 +408,25 @@ async function gatherRepo(
     board,
     errors,
   });
+}
+
+/**
+ * The ledger records that price the last run: today's (read for the spend anyway), or from the day it started when
+ * that was before today and its record carries no figures of its own.
+ */
+async function ledgerPricing(
+  deps: FleetDeps,
+  state: string,
+  repo: RegistryRepo,
+  history: Pick<FleetInputs, 'runs' | 'drains'>,
+  today: readonly LedgerRecord[] | undefined,
+  now: number,
+): Promise<readonly LedgerRecord[]> {
+  const [last] = lastRunOf(history);
+  if (!last || last.cost !== null) return today ?? [];
+  const day = utcDay(Date.parse(last.startedAt));
+  if (today && day >= utcDay(now)) return today;
+  return (await readLedger(deps.fs, state, repo.name, day).catch(() => undefined)) ?? today ?? [];
 }
 
 /**

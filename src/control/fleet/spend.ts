@@ -1,10 +1,9 @@
 // A repo's spending for fleet and the dashboard: today's total from the
 // ledger (one small day file), its budgets, and what holds new runs (a rate
 // limit, a daily budget) while that still holds.
-import type { FsPort } from '../../ports.js';
 import type { RegistryRepo } from '../../types.js';
 import { SPEND_DEFAULTS, utcDay } from '../../spend/verdict.js';
-import { readLedger, type LedgerRecord, describeCost, ledgerTotal, spentOn, holdFor } from '../ledger/index.js';
+import { type LedgerRecord, describeCost, ledgerTotal, spentOn, holdFor } from '../ledger/index.js';
 import type { WatchStatus } from '../watch/index.js';
 
 export interface FleetSpend {
@@ -46,14 +45,4 @@ export function fleetSpend(
     taskUsd: limits.taskUsd ?? null,
     hold: hold?.reason ?? null,
   };
-}
-
-export async function gatherSpend(
-  fs: FsPort,
-  state: string,
-  repo: RegistryRepo,
-  now: number,
-  status: WatchStatus | undefined,
-): Promise<FleetSpend> {
-  return fleetSpend(repo, await readLedger(fs, state, repo.name, utcDay(now)), now, status);
 }

@@ -38,10 +38,14 @@ export function recordsOfWorkspace(state: string, workspace: string): WorkspaceF
   return { root: workspaceStateDir(state, workspace), base: '' };
 }
 
+/** Pure: a registered repo's records in its user's home, given that home. */
+export function recordsAtHome(home: string, repo: Pick<RegistryRepo, 'path'>): WorkspaceFiles {
+  return { root: home, base: path.relative(home, workspaceStateDir(repoUserStateDir(home), repo.path)) };
+}
+
 /** A registered repo's records, in its user's home (root's view). */
 export async function recordsOfRepo(ports: Pick<Ports, 'process' | 'fs'>, repo: RegistryRepo): Promise<WorkspaceFiles> {
-  const user = await repoUser(ports, repo);
-  return { root: user.home, base: path.relative(user.home, workspaceStateDir(repoUserStateDir(user.home), repo.path)) };
+  return recordsAtHome((await repoUser(ports, repo)).home, repo);
 }
 
 const under = (where: WorkspaceFiles, dir: (workspaceState: string) => string) =>

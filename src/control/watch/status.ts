@@ -34,6 +34,11 @@ export interface WatchStatus {
    * repo's ref files still name those commits (repo-view/git-view.ts).
    */
   readonly view?: GitView;
+  /**
+   * The repo user and its home as the watcher found them at its start: where fleet reads the drains run by hand
+   * (their history is in that home), without asking the account database for every repo.
+   */
+  readonly runner?: { readonly user: string; readonly home: string };
 }
 
 export async function writeWatchStatus(fs: FsPort, state: string, status: WatchStatus): Promise<void> {

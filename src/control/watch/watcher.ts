@@ -109,7 +109,8 @@ export class RepoWatcher implements WatcherContext {
     this.poller = this.remotePoller();
     this.poller.start(repo.remotePollSec);
     this.wakes = this.watchWakes();
-    await this.setStatus({ state: 'idle' });
+    const runner = await repoUser(this.deps, repo).catch(() => undefined);
+    await this.setStatus({ state: 'idle', ...(runner ? { runner: { user: runner.name, home: runner.home } } : {}) });
     this.log('watching', { schedule: repo.schedule, remotePollSec: repo.remotePollSec });
   }
 
