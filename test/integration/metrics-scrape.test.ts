@@ -15,17 +15,9 @@ import { Spool } from '../../src/control/jobs/spool.js';
 import type { RegistryRepo } from '../../src/types.js';
 import { tempDir } from '../helpers/temp.js';
 import { promtoolCheck, samples, scrape } from '../helpers/promtool.js';
+import { freePort } from '../helpers/free-port.js';
 
 const REPO = 'web';
-
-/** A port nothing listens on now (the kernel's pick, released). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const run = (id: string, fields: Partial<RunRecord> = {}): RunRecord => ({
   id,

@@ -21,6 +21,7 @@ import { writeRun, type RunRecord } from '../../src/control/runs/index.js';
 import type { NotifyHook, RegistryRepo } from '../../src/types.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/drain-fixture.js';
+import { freePort } from '../helpers/free-port.js';
 
 const TOKEN = 'hook-token-5f3a9c1e';
 const FAST: SendPolicy = { timeoutMs: 1_000, firstRetryMs: 50, maxRetryMs: 200, maxAttempts: 4 };
@@ -63,15 +64,6 @@ async function receiver(t: Test, answers: Answer[], port = 0) {
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook/${TOKEN}`;
   return { url, bodies, paths, release: () => released?.(), holding: () => holding };
-}
-
-/** A port nothing listens on (now). */
-async function freePort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 function anEvent(key: string): NotifyEvent {

@@ -4,20 +4,11 @@
 // body passes the real promtool. After SIGTERM nothing listens; a watcher
 // started again counts the same landing from the records on disk.
 import t from 'tap';
-import * as net from 'node:net';
 import { systemTestMayRun } from '../helpers/system.js';
 import { controlFixture, startBin } from '../helpers/control-fixture.js';
 import { waitFor } from '../helpers/drain-fixture.js';
 import { PROMTOOL, promtoolCheck, samples, scrape } from '../helpers/promtool.js';
-
-/** A port from 1024 up that nothing listens on now (the kernel's pick, released). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { freePort } from '../helpers/free-port.js';
 
 /** Polls an async condition every 200 ms until it holds. */
 async function eventually(condition: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {

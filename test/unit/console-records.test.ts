@@ -3,12 +3,8 @@
 // summaries read back as hostile input, what retention removes, the
 // retention_days key, and a paused repo's tick.
 import t from 'tap';
-import {
-  completeLines,
-  describeTranscriptLine,
-  pickTranscript,
-  tailTranscript,
-} from '../../src/control/transcripts/view.js';
+import { completeLines, pickTranscript } from '../../src/control/transcripts/view.js';
+import { renderTranscript } from '../../src/control/transcripts/render.js';
 import { mergeRunHistory } from '../../src/control/runs/history.js';
 import { parseDrainSummary } from '../../src/drain/history.js';
 import {
@@ -66,16 +62,17 @@ t.test('transcript lines for people', async (t) => {
     ],
     [
       '{"time":"2026-01-01T10:00:05.000Z","event":"session-end","iteration":1,"exitCode":0,"signal":null,"endedBy":"exit"}',
-      '10:00:05 session 1 ended: exit 0 (exit)',
+      '10:00:05 session 1 ended: exit 0 (exit), ok; tokens ? in, ? out; cost unknown',
     ],
     ['{"time":"2026-01-01T10:00:06.000Z","event":"run-end","outcome":"done"}', '10:00:06 run ended: done'],
     ['not json \u001b[31mred', 'not json red'],
     ['{"event":"odd"}', '--:--:-- odd {"event":"odd"}'],
   ];
-  for (const [raw, expected] of rows) t.equal(describeTranscriptLine(raw), expected, expected);
+  const shown = (text: string) => renderTranscript(text).map((line) => line.text);
+  for (const [raw, expected] of rows) t.same(shown(`${raw}\n`), [expected], expected);
   t.same(completeLines('a\nb\npartial'), ['a', 'b'], 'an unfinished last line waits');
   t.same(completeLines(''), []);
-  t.same(tailTranscript('{"event":"run-end","outcome":"x","time":"2026-01-01T00:00:00.000Z"}\nx\ny\n', 2), ['x', 'y']);
+  t.same(shown('{"event":"run-end","outcome":"x","time":"2026-01-01T00:00:00.000Z"}\nx\ny\n').slice(-2), ['x', 'y']);
 });
 
 const record = (id: string, change: Partial<RunRecord> = {}): RunRecord => ({
