@@ -30,7 +30,7 @@ import {
   resolveBroker,
   resolvedBrokerProblems,
 } from './broker.js';
-import { MAX_PROXY_PORTS_BELOW, PRIVILEGED_PORT_LIMIT, PROXY_PORTS_BELOW_KEY } from './proxy-ports.js';
+import { MAX_PROXY_PORTS_BELOW, PRIVILEGED_PORT_LIMIT, PROXY_PORTS_BELOW_KEY, REPO_PORT_KINDS } from './proxy-ports.js';
 import { USER_PATH } from '../../system-path.js';
 import { resolveNotify } from './notify.js';
 import { resolveWebhook, webhookPortClash } from './webhook.js';
@@ -197,14 +197,8 @@ function retentionOf(fields: Fields, defaults: Fields): { retentionDays?: number
  */
 function reportPortClashes(c: Collected, repos: readonly RegistryRepo[]): void {
   const seen = new Map<number, { repo: string; label: string }>();
-  const kinds = [
-    { key: 'proxy_port', label: 'proxy port', pick: (repo: RegistryRepo) => repo.proxyPort },
-    { key: 'runner_proxy_port', label: 'runner proxy port', pick: (repo: RegistryRepo) => repo.runnerProxyPort },
-    { key: 'broker_port', label: 'broker port', pick: (repo: RegistryRepo) => repo.broker?.port },
-    { key: 'metrics_port', label: 'metrics port', pick: (repo: RegistryRepo) => repo.metricsPort },
-  ] as const;
   for (const repo of repos) {
-    for (const kind of kinds) {
+    for (const kind of REPO_PORT_KINDS) {
       const port = kind.pick(repo);
       if (port === undefined) continue;
       const other = seen.get(port);

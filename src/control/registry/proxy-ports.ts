@@ -8,12 +8,24 @@
 // runner_proxy_port): about 160 repos once the host's own services (a few of
 // them listen up there) are skipped. An operator who accepts that more ports need root to
 // bind raises the sysctl and tells the registry (proxy_ports_below). Pure.
+import type { RegistryRepo } from '../../types.js';
 
 /**
  * The kernel's default net.ipv4.ip_unprivileged_port_start: the registry accepts only ports below it, unless its
  * top-level `proxy_ports_below` says the operator raised the sysctl.
  */
 export const PRIVILEGED_PORT_LIMIT = 1024;
+
+/**
+ * Every port a repo's table names, each of which must be the only user of its number in the whole registry (and not
+ * the push webhook receiver's): the key, how messages name it, and where a resolved repo keeps it.
+ */
+export const REPO_PORT_KINDS = [
+  { key: 'proxy_port', label: 'proxy port', pick: (repo: RegistryRepo) => repo.proxyPort },
+  { key: 'runner_proxy_port', label: 'runner proxy port', pick: (repo: RegistryRepo) => repo.runnerProxyPort },
+  { key: 'broker_port', label: 'broker port', pick: (repo: RegistryRepo) => repo.broker?.port },
+  { key: 'metrics_port', label: 'metrics port', pick: (repo: RegistryRepo) => repo.metricsPort },
+] as const;
 
 /** The registry's top-level key that moves the limit up, where the operator raised the sysctl to match. */
 export const PROXY_PORTS_BELOW_KEY = 'proxy_ports_below';

@@ -5,7 +5,7 @@
 // root command and printed in problems. Pure.
 import * as path from 'node:path';
 import type { RegistryRepo, RegistryWebhook } from '../../types.js';
-import { PRIVILEGED_PORT_LIMIT, PROXY_PORTS_BELOW_KEY } from './proxy-ports.js';
+import { PRIVILEGED_PORT_LIMIT, PROXY_PORTS_BELOW_KEY, REPO_PORT_KINDS } from './proxy-ports.js';
 
 /** A port below the provision pool (700 up): provision never hands it to a repo. */
 export const SUGGESTED_WEBHOOK_PORT = 690;
@@ -67,20 +67,11 @@ export function resolveWebhook(
 /** The webhook port is none of the repos' proxy, runner proxy or broker ports. */
 export function webhookPortClash(port: number, repos: readonly RegistryRepo[]): WebhookProblem | undefined {
   for (const repo of repos) {
-    const kind =
-      repo.proxyPort === port
-        ? 'proxy_port'
-        : repo.runnerProxyPort === port
-          ? 'runner_proxy_port'
-          : repo.broker?.port === port
-            ? 'broker_port'
-            : repo.metricsPort === port
-              ? 'metrics_port'
-              : undefined;
+    const kind = REPO_PORT_KINDS.find((candidate) => candidate.pick(repo) === port);
     if (kind)
       return {
         key: 'webhook_port',
-        problem: `port ${port} is already repo "${repo.name}"'s ${kind}`,
+        problem: `port ${port} is already repo "${repo.name}"'s ${kind.key}`,
         fix: `give the receiver a port of its own, e.g. webhook_port = ${SUGGESTED_WEBHOOK_PORT}`,
       };
   }
