@@ -265,7 +265,7 @@ export interface Scheduler {
 /**
  * HTTP POSTs to the operator's webhooks, from root's side: direct, never through a repo's proxy (src/io/webhook.ts).
  */
-export interface WebhookPort {
+export interface NotifyPostPort {
   /**
    * POSTs `body` (JSON) to `url`; resolves to the response's status (redirects are not followed), or throws when no
    * answer came within timeoutMs (refused, reset, too slow).
@@ -309,7 +309,7 @@ export interface ControlPorts extends Ports {
   readonly locks: LockPort;
   readonly control: ProcessControl;
   readonly scheduler: Scheduler;
-  readonly webhooks: WebhookPort;
+  readonly notifyPosts: NotifyPostPort;
   readonly loopbackHttp: LoopbackHttp;
   /** Wake files the watcher listens for (the push webhook); absent: only the poll finds new work. */
   readonly wake?: WakePort;

@@ -79,7 +79,7 @@ async function sendTest(context: CliContext, target: Target, json: boolean): Pro
       webhook: redactUrl(hook.url),
       format: hook.format,
       events: hook.events,
-      ...(await sendOnce(context.ports.webhooks, hook, event, SEND_POLICY.timeoutMs)),
+      ...(await sendOnce(context.ports.notifyPosts, hook, event, SEND_POLICY.timeoutMs)),
     })),
   );
   if (json) context.out(`${JSON.stringify({ repo: repo.name, webhooks: results })}\n`);

@@ -1,6 +1,6 @@
 // Every real port in one object: what src/main.ts hands the CLI (and what
 // system tests and the bench use to run it in-process).
-import type { ControlPorts, WebhookPort } from '../ports.js';
+import type { ControlPorts, NotifyPostPort } from '../ports.js';
 import { realPorts } from './real-ports.js';
 import { realLocks } from './lock.js';
 import { realControl } from './proc.js';
@@ -13,7 +13,7 @@ import { loopbackHttp } from './http/index.js';
  * through a repo's Squid: the operator's endpoint is reached directly. Redirects are not followed (a 3xx is a failed
  * delivery); only the answer's status is read, never its body.
  */
-export const fetchWebhooks: WebhookPort = {
+export const fetchNotifyPosts: NotifyPostPort = {
   async post(url, body, timeoutMs) {
     const response = await fetch(url, {
       method: 'POST',
@@ -33,7 +33,7 @@ export function realControlPorts(): ControlPorts {
     locks: realLocks,
     control: realControl,
     scheduler: cronScheduler,
-    webhooks: fetchWebhooks,
+    notifyPosts: fetchNotifyPosts,
     wake: realWake,
     loopbackHttp,
   };

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { realPorts } from '../../src/io/real-ports.js';
-import { fetchWebhooks } from '../../src/io/wire.js';
+import { fetchNotifyPosts } from '../../src/io/wire.js';
 import {
   NotifySender,
   Outbox,
@@ -84,7 +84,7 @@ function setUp(t: Test) {
   const outbox = new Outbox(ports.fs, state, 'web');
   const logged: { event: string; fields: Record<string, unknown> }[] = [];
   const deps = {
-    webhooks: fetchWebhooks,
+    notifyPosts: fetchNotifyPosts,
     clock: ports.clock,
     log: (event: string, fields: Record<string, unknown>) => logged.push({ event, fields }),
   };
@@ -239,7 +239,7 @@ t.test('the notifier: a new run record is told, redacted; a first start tells no
   const notifier = new RepoNotifier(
     {
       ...ports,
-      webhooks: fetchWebhooks,
+      notifyPosts: fetchNotifyPosts,
       state,
       log: (event, fields) => logged.push({ event, fields }),
       redact: async (_repo, text) => text.split('ghp_sekrit').join('[redacted]'),

@@ -19,7 +19,7 @@ const RUNS_LOOKED_AT = 20;
 const KEEP_SETTLED_MS = 30 * 86_400_000;
 const COMMIT = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
-export interface NotifierDeps extends Pick<ControlPorts, 'fs' | 'process' | 'clock' | 'webhooks'> {
+export interface NotifierDeps extends Pick<ControlPorts, 'fs' | 'process' | 'clock' | 'notifyPosts'> {
   readonly state: string;
   log(event: string, fields: Record<string, unknown>): void;
   /** The watcher's redaction (the repo user's credentials out), applied to every string of an event. */

@@ -4,7 +4,7 @@
 // failed try is retried with a doubling delay up to a cap, and given up
 // after maxAttempts tries (moved to failed/, said in the log). A 4xx other
 // than 408 and 429 is given up at once: a wrong URL does not heal.
-import type { Clock, WebhookPort } from '../../ports.js';
+import type { Clock, NotifyPostPort } from '../../ports.js';
 import type { NotifyHook } from '../../types.js';
 import { notifyBody } from './body.js';
 import type { NotifyEvent } from './kinds.js';
@@ -58,13 +58,13 @@ function describeFailure(error: unknown): string {
 
 /** One POST of one event to one webhook; never throws, and no result carries the URL's path or query. */
 export async function sendOnce(
-  webhooks: WebhookPort,
+  posts: NotifyPostPort,
   hook: Pick<NotifyHook, 'url' | 'format'>,
   event: NotifyEvent,
   timeoutMs: number,
 ): Promise<SendResult> {
   try {
-    const { status } = await webhooks.post(hook.url, notifyBody(event, hook.format), timeoutMs);
+    const { status } = await posts.post(hook.url, notifyBody(event, hook.format), timeoutMs);
     return judgeStatus(status);
   } catch (error) {
     return { ok: false, error: withoutUrl(describeFailure(error), hook.url), permanent: false };
@@ -72,7 +72,7 @@ export async function sendOnce(
 }
 
 export interface SenderDeps {
-  readonly webhooks: WebhookPort;
+  readonly notifyPosts: NotifyPostPort;
   readonly clock: Clock;
   log(event: string, fields: Record<string, unknown>): void;
 }
@@ -153,7 +153,7 @@ export class NotifySender {
 
   /** One try; the delay until its retry, or undefined when it is settled. */
   private async deliver(delivery: Delivery): Promise<number | undefined> {
-    const result = await sendOnce(this.deps.webhooks, delivery.hook, delivery.event, this.policy.timeoutMs);
+    const result = await sendOnce(this.deps.notifyPosts, delivery.hook, delivery.event, this.policy.timeoutMs);
     const now = this.deps.clock.now();
     const at = new Date(now).toISOString();
     const fields = {
