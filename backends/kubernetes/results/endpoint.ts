@@ -134,15 +134,24 @@ export function resultsHandler(options: {
       if (!bearer)
         return refuse(401, 'a push needs its attempt\'s token as "Authorization: Bearer TOKEN" (http.extraHeader)');
       const attempt = await attemptOfToken(options.fs, options.tokens, bearer[1]!);
-      if (!attempt) return refuse(401, 'the push token was refused: it is not one this runner issued, or it was revoked');
+      if (!attempt)
+        return refuse(401, 'the push token was refused: it is not one this runner issued, or it was revoked');
       if (head.contentLength !== undefined && head.contentLength > options.maxBodyBytes)
-        return refuse(413, `the push is ${head.contentLength} bytes; the results endpoint takes at most ${options.maxBodyBytes}`);
+        return refuse(
+          413,
+          `the push is ${head.contentLength} bytes; the results endpoint takes at most ${options.maxBodyBytes}`,
+        );
       const query = head.url.includes('?') ? head.url.slice(head.url.indexOf('?') + 1) : '';
       if (request.kind === 'advertise')
         return {
           kind: 'advertise',
           attempt,
-          backend: backendCommand(options.repository, { method: 'GET', pathInfo: '/info/refs', query }, attempt, options.path),
+          backend: backendCommand(
+            options.repository,
+            { method: 'GET', pathInfo: '/info/refs', query },
+            attempt,
+            options.path,
+          ),
         };
       if (head.contentEncoding !== undefined && head.contentEncoding !== 'identity')
         return refuse(415, `a push body is sent plain, not ${head.contentEncoding}`);

@@ -53,7 +53,7 @@ export function readPushCommands(
   bytes: Buffer,
 ): 'incomplete' | { readonly commands: readonly PushCommand[] } | { readonly problem: string } {
   const commands: PushCommand[] = [];
-  for (let at = 0; ; ) {
+  for (let at = 0; ;) {
     if (bytes.length < at + 4) return 'incomplete';
     const head = bytes.subarray(at, at + 4).toString('latin1');
     if (!/^[0-9a-f]{4}$/.test(head)) return { problem: 'the push does not start with git pkt-lines' };

@@ -153,13 +153,11 @@ async function runBackend(
 
 async function answer(handler: ResultsHandler, request: http.IncomingMessage, response: http.ServerResponse) {
   const head = headOf(request);
-  const admission = await handler.admit(head).catch(
-    (error: unknown): ResultsAdmission => ({
-      kind: 'refuse',
-      status: 500,
-      message: error instanceof Error ? error.message : String(error),
-    }),
-  );
+  const admission = await handler.admit(head).catch((error: unknown): ResultsAdmission => ({
+    kind: 'refuse',
+    status: 500,
+    message: error instanceof Error ? error.message : String(error),
+  }));
   if (admission.kind === 'refuse') {
     handler.log('results-refused', { status: admission.status, message: admission.message, url: head.url });
     refuse(response, admission.status, admission.message, true);
