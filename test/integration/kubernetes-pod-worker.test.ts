@@ -90,6 +90,7 @@ async function pod(t: Test, description: string) {
     ...podWorkerEnv(config, SCRIPTED_AGENT),
   };
   mkdirSync(env.TMPDIR!);
+  writeFileSync(terminationLog, ''); // the kubelet makes it before the container starts
   const lines: string[] = [];
   const run = (overrides: Record<string, string> = {}) =>
     runPodWorker({ ports, cwd: clone, out: (line) => lines.push(line) }, { ...env, ...overrides });

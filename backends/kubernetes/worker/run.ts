@@ -75,9 +75,12 @@ function describe(outcome: RunOutcome): string {
   return 'reason' in outcome ? `${outcome.kind}: ${outcome.reason}` : outcome.kind;
 }
 
-/** The one line kept in the termination log; a missing path (no kubelet) is not an error. */
+/**
+ * The one line kept in the termination log, which the kubelet creates before the container starts: a missing file
+ * (run outside a pod) is not an error, and is not made.
+ */
 async function writeTerminationLog(fs: FsPort, file: string, line: string): Promise<string | undefined> {
-  if (!(await fs.stat(path.dirname(file)))) return undefined;
+  if (!(await fs.stat(file).catch(() => undefined))) return undefined;
   try {
     await fs.appendLine(file, line);
     return undefined;
