@@ -62,6 +62,7 @@ const exitCode = await runCli(process.argv.slice(2), {
   serveBroker: async (options) => (await import('./io/broker/serve.js')).serveBroker(options),
   listenWebhook: async (handler, options) => (await import('./io/webhook/server.js')).listenWebhook(handler, options),
   brokerKeys: { read: async (file) => (await import('./io/broker/key-file.js')).readKeyFile(file) },
+  listenResults: async (handler, options) => (await import('./io/results/server.js')).listenResults(handler, options),
   kubernetes: lazyKubeConnector(async () => (await import('../backends/kubernetes/client/real-jobs.js')).kubeConnector),
 });
 process.exitCode = exitCode;

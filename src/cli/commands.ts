@@ -80,6 +80,16 @@ const COMMANDS: readonly { name: string; summary: string; load: () => Promise<Co
     load: () => import('./notify.js'),
   },
   {
+    name: 'pod-worker',
+    summary: "internal: a Kubernetes task Job's worker, run in its clone",
+    load: () => import('./pod-worker.js'),
+  },
+  {
+    name: 'results',
+    summary: "as a repo's runner: serve the results endpoint task pods push to",
+    load: () => import('./results.js'),
+  },
+  {
     name: 'unpark',
     summary: `take the parked label off a task on ${STAGING_BRANCH}`,
     load: () => import('./unpark.js'),

@@ -8,6 +8,7 @@ import type { KeySource } from '../broker/types.js';
 import type { StartDemoProvider } from '../demo/model-broker.js';
 import type { WebhookListen } from '../control/pickup/index.js';
 import type { KubeConnector } from '../../backends/kubernetes/port.js';
+import type { ResultsListen } from '../../backends/kubernetes/results/index.js';
 
 export interface CliContext {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -49,4 +50,6 @@ export interface CliContext {
   readonly listenWebhook?: WebhookListen;
   /** Opens a repo's cluster namespace (backends/kubernetes/client/real-jobs.ts, wired by src/main.ts). */
   readonly kubernetes?: KubeConnector;
+  /** The results endpoint's socket and CGI (src/io/results/server.ts, wired by src/main.ts). */
+  readonly listenResults?: ResultsListen;
 }

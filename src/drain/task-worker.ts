@@ -14,7 +14,7 @@ import {
   reportingProcess,
   runTask,
 } from '../agent/run-task.js';
-import { superviseAgent } from '../agent/supervise.js';
+import { runSetupCommand } from '../agent/setup.js';
 import { transcriptFile } from '../paths.js';
 import type { Mutex } from './mutex.js';
 import type { WorkOutcome } from './verdict/index.js';
@@ -55,29 +55,11 @@ export interface WorkerResult {
   readonly base: string;
 }
 
-async function runSetup(context: WorkerContext, task: Task, dir: string): Promise<string | undefined> {
-  const setup = context.config.setup;
-  if (!setup) return undefined;
-  const argv = typeof setup === 'string' ? [`${dir}/${setup}`] : [...setup];
-  const lines: string[] = [];
-  const run = await superviseAgent(
-    {
-      process: reportingProcess(context.sides.processOf('agent'), (event) => context.onProcess(task, event, 'setup')),
-      clock: context.ports.clock,
-    },
-    { program: argv[0]!, args: argv.slice(1), env: context.env, cwd: dir },
-    {
-      idleTimeoutMs: context.config.agentIdleTimeoutSec * 1000,
-      wallClockMs: context.config.agentWallClockSec * 1000,
-      killGraceMs: 5000,
-    },
-    (_stream, line) => {
-      lines.push(line);
-      if (lines.length > 20) lines.shift();
-    },
+function runSetup(context: WorkerContext, task: Task, dir: string): Promise<string | undefined> {
+  const process = reportingProcess(context.sides.processOf('agent'), (event) =>
+    context.onProcess(task, event, 'setup'),
   );
-  if (run.endedBy === 'exit' && run.exitCode === 0) return undefined;
-  return `setup ${argv.join(' ')} failed (${run.endedBy === 'exit' ? `exit ${run.exitCode ?? run.signal}` : run.endedBy}): ${lines.slice(-3).join(' | ')}`;
+  return runSetupCommand({ process, clock: context.ports.clock }, context.config, context.env, dir);
 }
 
 /** The base prompt as auto/work holds it at the task's start (the runner's side: trusted, and the same tree). */
