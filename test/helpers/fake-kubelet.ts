@@ -77,6 +77,11 @@ export interface FakeKubeletOptions {
   readonly root: string;
   /** The image's own environment (its PATH): local binaries stand in for the image's. */
   readonly imageEnv?: Readonly<Record<string, string>>;
+  /**
+   * The image's own programs: a container command naming one runs the local file given (the pod's paths would map a
+   * host path under /tmp, so a test's script is named here, not in the manifest).
+   */
+  readonly imageBinaries?: Readonly<Record<string, string>>;
   /** Whether an image can be pulled (default: every one). */
   readonly pullable?: (image: string) => boolean;
   /** The pods' grace period when a DELETE gives none (the pod spec's default is 30 s; tests want less). */
@@ -236,6 +241,8 @@ export function startFakeKubelet(t: Test, api: FakeKubeApi, options: FakeKubelet
     const env = environment(pod, container);
     if (typeof env === 'string') return env;
     const argv = [...(container.command ?? []), ...(container.args ?? [])].map((arg) => mapped(pod, arg));
+    const program = argv[0] === undefined ? undefined : options.imageBinaries?.[argv[0]];
+    if (program !== undefined) argv[0] = program;
     const cwd = container.workingDir ? mapped(pod, container.workingDir) : pod.root;
     // The container runtime makes a workingDir that does not exist.
     mkdirSync(cwd, { recursive: true });
