@@ -190,7 +190,7 @@ async function workInAgentRepository(
   return { outcome: report.outcome, failure, base };
 }
 
-/** The attempt as a Job (or wherever `remote` runs it): its lines in the task's transcript, its outcome as on a host. */
+/** The attempt as a Job (or wherever `remote` runs it): its lines in the task's transcript, its outcome as here. */
 async function workRemotely(
   context: WorkerContext,
   remote: RemoteAttempts,
