@@ -39,6 +39,7 @@ const WORKER = `#!/bin/sh
 echo '{"event":"session-start","iteration":1,"program":"scripted","time":"1999-01-01T00:00:00Z"}'
 echo '{"event":"output","stream":"stdout","line":"working on '"$AGENT_RUNNER_TASK"' attempt '"$AGENT_RUNNER_ATTEMPT"'"}'
 echo "cloned at $(git rev-parse HEAD) for base $AGENT_RUNNER_BASE_COMMIT"
+echo "pushing with $AGENT_RUNNER_PUSH_TOKEN"
 mark="$(dirname "$0")/first-pod"
 if [ -n "$EVICT_ONCE" ] && [ ! -e "$mark" ]; then touch "$mark"; while :; do sleep 0.05; done; fi
 if [ -n "$WORKER_SLEEP" ]; then sleep "$WORKER_SLEEP"; fi
@@ -250,7 +251,9 @@ t.test('a task done in a pod: transcript streamed, result taken, task landed, Jo
     { event: 'session-start', iteration: 1, program: 'scripted' },
     { event: 'output', stream: 'stdout', line: `working on ${TASK.id} attempt 1` },
     { event: 'output', stream: 'pod', line: `cloned at ${base} for base ${base}` },
+    { event: 'output', stream: 'pod', line: 'pushing with [redacted]' },
   ]);
+  t.notOk(JSON.stringify(lines).includes(h.tokens[0]!), 'the push token is redacted from the transcript');
   t.not(fromPod[0]!.time, '1999-01-01T00:00:00Z', "the runtime's time, not the worker's");
   t.ok(
     lines.some(

@@ -8,6 +8,7 @@
 import type { Task } from '../../../src/types.js';
 import type { RemoteAttempts, RemoteWork } from '../../../src/drain/remote.js';
 import type { WorkOutcome } from '../../../src/drain/verdict/index.js';
+import { redactDeep } from '../../../src/agent/secrets.js';
 import { KubeRequestError } from '../port.js';
 import { startAttempt, type RunningAttempt } from '../jobs/attempt.js';
 import { removeDeadRuns } from '../jobs/cleanup.js';
@@ -67,7 +68,8 @@ export function kubeAttempts(deps: KubeTaskDeps): RemoteAttempts {
           podlessBoundMs: deps.podlessBoundMs ?? PODLESS_BOUND_MS,
           ...(deps.pollMs !== undefined ? { pollMs: deps.pollMs } : {}),
           ...(deps.retryMs !== undefined ? { retryMs: deps.retryMs } : {}),
-          onLine: (line, at) => work.transcript.write(podLineEvent(line, at, name)),
+          // The push token is this attempt's own secret: the drain's list does not know it.
+          onLine: (line, at) => work.transcript.write(redactDeep(podLineEvent(line, at, name), [token])),
           onTrouble: (error) => work.transcript.write(runnerNote(`Job ${name}: ${error.message}`)),
         });
       } catch (error) {
