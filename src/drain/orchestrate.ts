@@ -53,6 +53,7 @@ import { sameTaskId } from '../board/task-id.js';
 import { labelCheckFor } from '../repo/escalation.js';
 import { effectiveReview, type RegistryReview } from '../repo/review-config.js';
 import { findReviewer, ReviewRecords } from './review/index.js';
+import type { RemoteAttempts } from './remote.js';
 
 export interface OrchestrateInput {
   readonly workspace: string;
@@ -92,6 +93,8 @@ export interface OrchestrateInput {
    * in place of a login; root's launcher gives each its capability. None: the agents use their own logins.
    */
   readonly brokerUrl?: string;
+  /** Where task attempts run when not on this host (a repo with backend = "kubernetes": a Job each). */
+  readonly remote?: RemoteAttempts;
 }
 
 /** The identities' places, made where one user plays every part (a host's are provision's). */
@@ -224,6 +227,7 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       onProcess: (task, event, kind) => agents.update(task.id, event, kind),
       sessions,
       ...(input.brokerUrl !== undefined ? { brokerUrl: input.brokerUrl } : {}),
+      ...(input.remote ? { remote: input.remote } : {}),
     };
     const integratorDeps: IntegratorDeps = {
       process,
@@ -263,6 +267,8 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       approvals,
     };
 
+    // What dead runs left where attempts run elsewhere (a cluster's Jobs and Secrets), before anything new starts.
+    for (const note of (await input.remote?.prepare()) ?? []) emit({ event: 'recovered', detail: note });
     const pending = await recoverTaskBranches({
       ports,
       git,
@@ -282,7 +288,17 @@ export async function orchestrate(ports: Ports, git: Git, input: OrchestrateInpu
       });
       stopTimer = clock.setTimer(input.graceMs, () => {
         agents.signalAll('SIGTERM');
-        clock.setTimer(5000, () => agents.signalAll('SIGKILL'));
+        const remoteStop = (how: 'stop' | 'kill') =>
+          void input.remote
+            ?.stopAll(how)
+            .catch((error: unknown) =>
+              emit({ event: 'stopping', detail: `could not ${how} a running attempt: ${String(error)}` }),
+            );
+        remoteStop('stop');
+        clock.setTimer(5000, () => {
+          agents.signalAll('SIGKILL');
+          remoteStop('kill');
+        });
       });
     };
     if (input.stop.aborted) onStop();

@@ -174,7 +174,7 @@ export async function runTaskFlow(
     ...(retryReason ? { retry: retryReason } : {}),
   });
   try {
-    const work = await workOnTask(flow.worker, task, retryReason);
+    const work = await workOnTask(flow.worker, task, retryReason, flow.book.attemptsOf(task.id)?.failures ?? 0);
     // Without review the agent is done: its slot goes to the next task while this one waits for the integrator.
     if (!flow.review) releaseSlot();
     const verdict = afterAgent({

@@ -4,6 +4,7 @@
 // task's branch comes back as a bundle the runner checks before it exists in
 // the runner's repository. Integration is not done here: the worker hands a
 // Done task to the integrator.
+import * as path from 'node:path';
 import type { Ports } from '../ports.js';
 import type { AgentAdapter, AgentFailure, RepoConfig, Task } from '../types.js';
 import type { Git } from '../git/git.js';
@@ -21,6 +22,8 @@ import type { WorkOutcome } from './verdict/index.js';
 import type { SessionGuard } from './session-guard.js';
 import type { Sides } from './sides.js';
 import { SideStepError } from '../handoff/side.js';
+import { Transcript } from '../agent/transcript.js';
+import type { RemoteAttempts } from './remote.js';
 
 export interface WorkerContext {
   readonly ports: Ports;
@@ -45,6 +48,8 @@ export interface WorkerContext {
   readonly sessions?: SessionGuard;
   /** The run's provider broker (http://127.0.0.1:PORT), where it has one: every model session is pointed at it. */
   readonly brokerUrl?: string;
+  /** Where the repo's attempts run when not in the agent's repository on this host (a Kubernetes Job each). */
+  readonly remote?: RemoteAttempts;
 }
 
 export interface WorkerResult {
@@ -123,7 +128,9 @@ export async function workOnTask(
   context: WorkerContext,
   task: Task,
   retryReason: string | undefined,
+  failuresBefore = 0,
 ): Promise<WorkerResult> {
+  if (context.remote) return workRemotely(context, context.remote, task, retryReason, failuresBefore);
   try {
     return await workInAgentRepository(context, task, retryReason);
   } catch (error) {
@@ -163,4 +170,30 @@ async function workInAgentRepository(
   if (!accepted.accepted)
     return { outcome: { kind: 'handoff-refused', reason: accepted.reason }, failure: undefined, base };
   return { outcome: report.outcome, failure, base };
+}
+
+/** The attempt as a Job (or wherever `remote` runs it): its lines in the task's transcript, its outcome as here. */
+async function workRemotely(
+  context: WorkerContext,
+  remote: RemoteAttempts,
+  task: Task,
+  retryReason: string | undefined,
+  failuresBefore: number,
+): Promise<WorkerResult> {
+  const base = context.startCommit();
+  const { fs, clock } = context.ports;
+  const file = transcriptFile(context.stateDir, context.workspace, context.runId, task.id);
+  await fs.mkdirp(path.dirname(file), 0o700);
+  const transcript = new Transcript(fs, clock, file, context.secrets);
+  try {
+    const outcome = await remote.work(task, {
+      base,
+      failuresBefore,
+      ...(retryReason ? { retryReason } : {}),
+      transcript,
+    });
+    return { outcome, failure: undefined, base };
+  } finally {
+    await transcript.flush();
+  }
 }

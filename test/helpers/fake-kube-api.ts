@@ -41,7 +41,7 @@ export interface RecordedRequest {
   readonly status: number;
 }
 
-type Resource = 'jobs' | 'pods' | 'secrets';
+export type Resource = 'jobs' | 'pods' | 'secrets';
 
 interface StoredEvent {
   readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -79,6 +79,16 @@ export interface Refusal {
   times?: number;
 }
 
+/** A change to a stored object, as a fake kubelet or Job controller sees it (DELETED carries the asked grace). */
+export interface StoreChange {
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  readonly resource: Resource;
+  readonly namespace: string;
+  readonly object: KubeObject;
+  /** A DELETE's gracePeriodSeconds, when it gave one. */
+  readonly gracePeriodSeconds?: number;
+}
+
 export interface FakeKubeApi {
   readonly url: string;
   readonly token: string;
@@ -110,6 +120,8 @@ export interface FakeKubeApi {
   /** A BOOKMARK at the current resourceVersion to every watch that asked for them. */
   bookmark(): void;
   refuse(refusal: Refusal): void;
+  /** Calls `listener` after each change to the store; returns its removal. */
+  observe(listener: (change: StoreChange) => void): () => void;
   openWatches(): number;
   openLogs(): number;
   close(): Promise<void>;
@@ -208,6 +220,9 @@ export async function startFakeKubeApi(t: Test, dir: string): Promise<FakeKubeAp
   const refusals: Refusal[] = [];
   const requests: RecordedRequest[] = [];
   const problems: string[] = [];
+  const observers = new Set<(change: StoreChange) => void>();
+  /** The grace of the DELETE being served, told to observers with its DELETED events. */
+  let deleting: number | undefined;
   const key = (resource: Resource, namespace: string, name: string) => `${resource}/${namespace}/${name}`;
   const list = (resource: Resource, namespace: string) =>
     [...store.entries()].filter(([k]) => k.startsWith(`${resource}/${namespace}/`)).map(([, object]) => object);
@@ -226,6 +241,17 @@ export async function startFakeKubeApi(t: Test, dir: string): Promise<FakeKubeAp
         matchesSelector(object.metadata.labels, watch.selector)
       )
         sendEvent(watch, type, event.object);
+    const change: StoreChange = {
+      type,
+      resource,
+      namespace,
+      object: structuredClone(object),
+      ...(type === 'DELETED' && deleting !== undefined ? { gracePeriodSeconds: deleting } : {}),
+    };
+    // After the reply is on its way: an observer's own changes come after the one it reacts to.
+    queueMicrotask(() => {
+      for (const observer of observers) observer(change);
+    });
   }
 
   function save(resource: Resource, namespace: string, object: KubeObject, type: 'ADDED' | 'MODIFIED'): KubeObject {
@@ -450,6 +476,9 @@ export async function startFakeKubeApi(t: Test, dir: string): Promise<FakeKubeAp
           return;
         }
         if (method === 'DELETE' && name) {
+          const grace =
+            query.gracePeriodSeconds ?? (body as { gracePeriodSeconds?: unknown } | undefined)?.gracePeriodSeconds;
+          deleting = grace === undefined ? undefined : Number(grace);
           const removed = remove(resource, namespace, name);
           if (!removed) {
             reply(404, refusalStatus(404, 'delete', resource, namespace, name));
@@ -459,6 +488,7 @@ export async function startFakeKubeApi(t: Test, dir: string): Promise<FakeKubeAp
           if (resource === 'jobs')
             for (const pod of list('pods', namespace))
               if (pod.metadata.labels?.['job-name'] === name) remove('pods', namespace, pod.metadata.name);
+          deleting = undefined;
           reply(
             200,
             resource === 'jobs' ? removed : { kind: 'Status', apiVersion: 'v1', status: 'Success', code: 200 },
@@ -568,6 +598,10 @@ export async function startFakeKubeApi(t: Test, dir: string): Promise<FakeKubeAp
     },
     refuse(refusal) {
       refusals.push(refusal);
+    },
+    observe(listener) {
+      observers.add(listener);
+      return () => observers.delete(listener);
     },
     openWatches: () => watches.size,
     openLogs: () => openLogs.size,

@@ -149,3 +149,32 @@ t.test('a stop deletes the Job gracefully and its Secret; the outcome says stopp
   );
   await until(() => api.openLogs() === 0, 'the log closed');
 });
+
+t.test('a pod deleted past the deadline (as the Job controller does) still ends the attempt, stalled', async (t) => {
+  const { api, jobs, clock } = await setUp(t);
+  const lines: string[] = [];
+  const attempt = await startAttempt({
+    jobs,
+    job: aTaskJob(of),
+    clock,
+    podlessBoundMs: 60_000,
+    pollMs: 20,
+    retryMs: 10,
+    onLine: (line) => lines.push(line),
+  });
+  api.setPod(NAMESPACE, JOB, POD, { phase: 'Running', containerStatuses: [running] });
+  api.writeLog(NAMESPACE, POD, 'agent', '2026-12-06T04:00:00.1Z', 'working');
+  await until(() => lines.length === 1, 'the first line');
+  // The stream drops, and the pod is gone before it is asked for again: the next request is a 404.
+  api.dropLogStreams();
+  const deleted = await fetch(`${api.url}/api/v1/namespaces/${NAMESPACE}/pods/${POD}`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${api.token}` },
+  });
+  t.equal(deleted.status, 200);
+  api.setJobStatus(NAMESPACE, JOB, {
+    conditions: [{ type: 'Failed', status: 'True', reason: 'DeadlineExceeded' }],
+  });
+  t.match(await attempt.outcome, { kind: 'stalled', reason: /ran past its deadline/ });
+  t.same(lines, ['working']);
+});

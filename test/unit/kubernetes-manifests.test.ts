@@ -151,7 +151,7 @@ t.test('the pod is restricted, and only the agent container gets the Secret', as
   t.equal(job.spec!.activeDeadlineSeconds, 3 * 3600);
   t.equal(job.spec!.ttlSecondsAfterFinished, 3600);
   t.same(job.spec!.podFailurePolicy!.rules[0], {
-    action: 'Ignore',
+    action: 'FailJob',
     onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }],
   });
   t.equal(pod.automountServiceAccountToken, false);

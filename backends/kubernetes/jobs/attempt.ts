@@ -25,7 +25,7 @@ export interface AttemptOptions {
   readonly pollMs?: number;
   readonly retryMs?: number;
   /** Each line of the agent container's log. */
-  readonly onLine: (text: string) => void;
+  readonly onLine: (text: string, at: bigint) => void;
   readonly onTrouble?: (error: Error) => void;
 }
 

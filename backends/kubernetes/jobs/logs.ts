@@ -4,7 +4,7 @@
 // and how many lines carried exactly that time) skips them. The stream ending is not the log ending: only the
 // caller knows the container is done (the Job's outcome), and then one last request takes what is left.
 import type { Clock } from '../../../src/ports.js';
-import type { KubeJobs } from '../port.js';
+import { KubeRequestError, type KubeJobs } from '../port.js';
 
 /** Where the log stands: the last line's time (nanoseconds since the epoch) and the lines written at that time. */
 export interface LogCursor {
@@ -117,6 +117,9 @@ export function followLog(options: LogFollowOptions): LogFollower {
       try {
         clean = await streamOnce();
       } catch (error) {
+        // The pod is gone (the Job controller deletes a Job's pods past its deadline; a delete takes them): once the
+        // container has ended, nothing more can be read, and asking again would never end.
+        if (finishing && error instanceof KubeRequestError && error.status === 404) break;
         options.onTrouble?.(error instanceof Error ? error : new Error(String(error)));
       }
       // Read once more after the container ended: a clean end seen before then may have been a drop.

@@ -1,12 +1,16 @@
-// The Job of one task attempt: a clone step, then the task worker, in a pod
-// that can do nothing else. backoffLimit 0 (the drain owns retries), a
+// The Job of one task attempt: a clone step, then the task worker, in a
+// pod that can do nothing else. backoffLimit 0 (the drain owns retries), a
 // deadline from the attempt's wall-clock bound, a TTL, and a pod failure
-// policy: an evicted or preempted pod (condition DisruptionTarget) is
-// replaced without counting against the backoff, so the attempt is not
-// charged; any other exit of the agent fails the Job at once, with the
-// container and its exit code in the Job's condition. The rules are tried in
-// order, so an eviction (which ends the agent with SIGTERM, exit 143) is
-// caught by the first before the second sees its exit code. Pure.
+// policy that fails the Job at once on any end of its pod other than
+// success: an evicted or preempted pod (condition DisruptionTarget) fails it
+// as a disruption, which the drain reads as an eviction (jobs/verdict.ts)
+// and runs again as a new Job without charging an attempt; any other exit
+// of the agent fails it with the container and its exit code. The drain,
+// not the Job controller, replaces an evicted pod: a new Job gets a fresh
+// deadline, a fresh push token and its own log from the first line. The
+// rules are tried in order, so an eviction (which ends the agent with
+// SIGTERM, exit 143) is caught by the first before the second sees its exit
+// code. Pure.
 import type { V1Container, V1EnvVar, V1Job, V1SecurityContext } from '@kubernetes/client-node';
 import { taskLabels } from '../labels.js';
 import { bytesQuantity, cpuRequest } from './quantity.js';
@@ -177,7 +181,7 @@ export function taskJobManifest(spec: TaskJobSpec): V1Job {
       podReplacementPolicy: 'Failed',
       podFailurePolicy: {
         rules: [
-          { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] },
+          { action: 'FailJob', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] },
           { action: 'FailJob', onExitCodes: { containerName: AGENT_CONTAINER, operator: 'NotIn', values: [0] } },
         ],
       },

@@ -12,7 +12,12 @@ export type WorkOutcome =
   /** The agent said Done, but its branch's bundle failed the runner's checks (handoff/accept.ts). */
   | { readonly kind: 'handoff-refused'; readonly reason: string }
   /** A step in the agent's own repository failed (what the agent did to it, or its disk): a failed attempt. */
-  | { readonly kind: 'side-failed'; readonly reason: string };
+  | { readonly kind: 'side-failed'; readonly reason: string }
+  /**
+   * The cluster refused to run the attempt at all (401, 403, 409, 422, no answer): nothing of the task's own, and every
+   * other task would meet the same, so the drain stops without charging an attempt.
+   */
+  | { readonly kind: 'cluster-refused'; readonly reason: string };
 
 /** Failures that say nothing about the task: the drain stops instead of counting attempts. */
 export const SYSTEMIC_FAILURES: ReadonlySet<AgentFailure> = new Set<AgentFailure>(['not-logged-in', 'rate-limited']);
@@ -52,6 +57,7 @@ export function afterAgent(facts: AgentFacts): AgentVerdict {
   if (outcome.kind === 'agent-failed' && facts.failure === 'over-budget')
     return { kind: 'park', reason: `over its budget (${outcome.reason})` };
   if (isSystemic(outcome, facts.failure)) return { kind: 'systemic', reason: outcome.reason };
+  if (outcome.kind === 'cluster-refused') return { kind: 'systemic', reason: outcome.reason };
   const failures = (facts.attempts?.failures ?? 0) + 1;
   if (failures >= facts.maxAttempts)
     return {
