@@ -143,9 +143,21 @@ t.test('a clone not at the base commit is refused before anything runs', async (
   const code = await p.run({ AGENT_RUNNER_BASE_COMMIT: other });
   t.equal(code, POD_WORKER_EXIT.baseMismatch);
   const reason = readFileSync(p.terminationLog, 'utf8');
-  t.match(reason, new RegExp(`is at ${p.base}, not AGENT_RUNNER_BASE_COMMIT ${other}`));
+  t.match(reason, new RegExp(`is at ${p.base}, and AGENT_RUNNER_BASE_COMMIT ${other} is not in its history`));
   t.equal(git(p.clone, 'rev-parse', 'HEAD'), p.base, 'the agent never ran');
   t.equal(resultIn(p.results), undefined);
+});
+
+t.test('a clone ahead of the base (another task landed meanwhile): the task works from its base', async (t) => {
+  const p = await pod(t, 'agent: write greeting.txt "hello"');
+  writeFileSync(path.join(p.clone, 'landed.txt'), 'another task\n');
+  git(p.clone, 'add', 'landed.txt');
+  git(p.clone, 'commit', '-q', '-m', 'another task landed');
+  const code = await p.run();
+  t.equal(code, POD_WORKER_EXIT.done, p.lines.join('\n'));
+  const result = git(p.results, 'rev-parse', resultRef('TASK-1', 1));
+  t.equal(git(p.results, 'rev-parse', `${result}^`), p.base, "the result's parent is the task's base");
+  t.equal(git(p.results, 'ls-tree', '--name-only', result, 'landed.txt'), '', "the other task's file is not in it");
 });
 
 t.test('a refused push is its own exit code, the token redacted', async (t) => {

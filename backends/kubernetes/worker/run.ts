@@ -145,11 +145,14 @@ async function work(
   const gitEnv = agentBaseEnv(plainEnv);
   const git = new Git(process, { env: gitEnv });
   const head = await git.resolve(deps.cwd, 'HEAD');
-  if (head !== base)
+  // Other tasks land on the base branch while this one starts: the clone is then ahead of the task's base, which is in
+  // its history, and the task works from the base it was given. Anything else is not the branch the drain meant.
+  if (head !== base && (head === undefined || !(await isAncestor(git, deps.cwd, base, head))))
     throw new Ending(
       'baseMismatch',
-      `the clone in ${deps.cwd} is at ${head ?? 'no commit'}, not AGENT_RUNNER_BASE_COMMIT ${base}: the base branch moved after the Job was made; run the attempt again`,
+      `the clone in ${deps.cwd} is at ${head ?? 'no commit'}, and AGENT_RUNNER_BASE_COMMIT ${base} is not in its history: the base branch was reset after the Job was made; run the attempt again`,
     );
+  if (head !== base) await git.run(deps.cwd, ['checkout', '--quiet', '--detach', base]);
   const board = await readBoard(fs, deps.cwd);
   const task = findTask(board, taskId);
   if (!task) throw new Ending('agentFailed', `unreadable: task ${taskId} is not on the board of the clone at ${base}`);
@@ -221,4 +224,9 @@ async function work(
       `the push of ${commit ?? 'HEAD'} to ${ref} at ${get('AGENT_RUNNER_PUSH_URL')} was refused: ${gitsLastWords(`${pushed.stderr}\n${pushed.stdout}`)}`,
     );
   return finish('done', `pushed ${commit ?? 'HEAD'} to ${ref}`);
+}
+
+/** Whether `ancestor` is in the history of `commit` (both full ids). */
+async function isAncestor(git: Git, cwd: string, ancestor: string, commit: string): Promise<boolean> {
+  return (await git.try(cwd, ['merge-base', '--is-ancestor', ancestor, commit])).exitCode === 0;
 }
