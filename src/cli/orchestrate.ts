@@ -25,6 +25,9 @@ import { handoffDirs, type IdentityLayout } from '../identities.js';
 import { DEFAULT_BUNDLE_MAX_BYTES } from '../handoff/heads.js';
 import { localLauncher, remoteLauncher, type Launcher } from '../launch/index.js';
 import type { LineChannel } from '../ports.js';
+import { runnerKubeAttempts } from '../../backends/kubernetes/drain/index.js';
+import { readKubernetesRun } from '../control/dispatch/kubernetes-arg.js';
+import type { KubeConnector } from '../../backends/kubernetes/port.js';
 
 interface OrchestrateOptions {
   workspace?: string;
@@ -49,6 +52,7 @@ interface OrchestrateOptions {
   launcherFd?: string;
   review?: string;
   brokerUrl?: string;
+  kubernetes?: string;
 }
 
 export function define(command: Command, context: CliContext, setExit: (code: number) => void): void {
@@ -88,6 +92,10 @@ export function define(command: Command, context: CliContext, setExit: (code: nu
     .option(
       '--broker-url <url>',
       "the run's provider broker, http://127.0.0.1:PORT: agents reach their model through it, with no login (dispatch)",
+    )
+    .option(
+      '--kubernetes <json>',
+      "run each task attempt as a Job in the repo's cluster: the repo's name, its [repos.NAME.kubernetes] settings and run limits as JSON (dispatch passes them)",
     )
     .action(async (options: OrchestrateOptions) => {
       setExit(await run(context, options));
@@ -150,6 +158,11 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
   const bundleMaxMb = parsePositiveInt('--bundle-max-mb', options.bundleMaxMb ?? '256', 64 * 1024);
   const layout = layoutFrom(options);
   const brokerUrl = options.brokerUrl === undefined ? undefined : parseBrokerUrl('--broker-url', options.brokerUrl);
+  const kubernetes = options.kubernetes === undefined ? undefined : readKubernetesRun(options.kubernetes);
+  if (kubernetes && brokerUrl !== undefined)
+    throw new UsageError(
+      `--kubernetes and --broker-url: the run's broker listens on this host's loopback, where no pod reaches it; a repo with backend = "kubernetes" has no [repos.${kubernetes.repo}.broker] yet`,
+    );
   if (options.review !== undefined && options.review !== 'required' && options.review !== 'optional')
     throw new UsageError(`--review must be required or optional, not "${options.review}"`);
   const { config: repoConfig, warnings } = await readRepoConfig(fs, workspace);
@@ -201,10 +214,37 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
     ...(layout ? { layout } : {}),
     ...(identity ? { author: identity } : {}),
     ...(brokerUrl !== undefined ? { brokerUrl } : {}),
+    ...(kubernetes
+      ? {
+          remote: runnerKubeAttempts({
+            run: kubernetes,
+            connector: kubeConnector(context),
+            fs,
+            clock: context.ports.clock,
+            git,
+            runId,
+            workspace,
+            state,
+            runnerHome: context.env.HOME ?? '',
+            config,
+            adapter,
+            binary,
+            passEnv,
+            bundleMaxBytes: bundleMaxMb * 2 ** 20,
+            stop: context.terminate,
+          }),
+        }
+      : {}),
     launcher,
   }).finally(() => channel?.close());
   context.out(options.json ? `${JSON.stringify(summary)}\n` : renderSummary(summary));
   return summary.outcome === 'failed' ? EXIT.failed : EXIT.ok;
+}
+
+/** The cluster client of this process (src/main.ts wires it; a process without one cannot run Jobs). */
+function kubeConnector(context: CliContext): KubeConnector {
+  if (!context.kubernetes) throw new UsageError('--kubernetes: this process has no cluster client');
+  return context.kubernetes;
 }
 
 /** Root's launch socket when dispatch gave one (--launcher-fd), else undefined: commands run here, as this user. */

@@ -9,6 +9,7 @@ import { fakeClock, fakeProcess, type FakeRunningProcess } from '../helpers/fake
 import { aRepo, anAccount } from '../helpers/host-fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 import type { LaunchEvent } from '../../src/launch/index.js';
+import { readKubernetesRun } from '../../src/control/dispatch/kubernetes-arg.js';
 
 const repo = aRepo('web');
 
@@ -116,23 +117,30 @@ t.test('a socket, --launcher-fd 3, launches served as the agent, the leftover ki
   t.ok(killedAt >= 0 && sweepAt > killedAt, `killed, and gone, before the sweep: ${log.join(' | ')}`);
 });
 
-t.test('a repo whose registry says backend = "kubernetes" is refused before anything runs, saying why', async (t) => {
-  const kube = {
-    ...repo,
-    kubernetes: {
-      cluster: { kind: 'in-cluster' as const },
-      namespace: 'agent-runner-web',
-      image: `worker@sha256:${'a'.repeat(64)}`,
-      proxy: { ip: '10.0.0.5', port: 3128 },
-      gitFetchUrl: 'git://10.0.0.5/web.git',
-      gitPushUrl: 'https://10.0.0.5/web.git',
-      workspaceBytes: 1 << 30,
-      tmpBytes: 1 << 28,
-      ttlSec: 3600,
-    },
-  };
-  await t.rejects(dispatchOnce(t, kube), {
+const kubernetesSettings = {
+  cluster: { kind: 'in-cluster' as const },
+  namespace: 'agent-runner-web',
+  image: `worker@sha256:${'a'.repeat(64)}`,
+  proxy: { ip: '10.0.0.5', port: 3128 },
+  gitFetchUrl: 'git://10.0.0.5/web.git',
+  gitPushUrl: 'https://10.0.0.5/web.git',
+  workspaceBytes: 1 << 30,
+  tmpBytes: 1 << 28,
+  ttlSec: 3600,
+};
+
+t.test('a repo whose registry says backend = "kubernetes": orchestrate is told its cluster settings', async (t) => {
+  const { orchestrate } = await dispatchOnce(t, { ...repo, kubernetes: kubernetesSettings });
+  const args = orchestrate.command.args;
+  const at = args.indexOf('--kubernetes');
+  t.ok(at > 0, 'orchestrate gets --kubernetes');
+  t.same(readKubernetesRun(args[at + 1]!), { repo: 'web', settings: kubernetesSettings, limits: repo.limits });
+});
+
+t.test('a kubernetes repo with a broker is refused before anything runs, saying why', async (t) => {
+  const broker = { port: 905, providers: {} } as unknown as NonNullable<typeof repo.broker>;
+  await t.rejects(dispatchOnce(t, { ...repo, kubernetes: kubernetesSettings, broker }), {
     message:
-      'repo "web": backend = "kubernetes" is accepted in the registry, but the drain does not start task workers as Jobs yet (docs/operations.md, "Task workers on Kubernetes"); set repos.web.backend = "host" to run its tasks on this host',
+      'repo "web": backend = "kubernetes" with a broker: the broker listens on this host\'s loopback, where no pod reaches it (docs/operations.md, "Task workers on Kubernetes"); remove [repos.web.broker] or set repos.web.backend = "host"',
   });
 });

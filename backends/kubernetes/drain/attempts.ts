@@ -33,15 +33,15 @@ export function kubeAttempts(deps: KubeTaskDeps): RemoteAttempts {
     return number;
   }
 
-  function jobSpec(ref: AttemptRef, base: string): TaskJobSpec {
+  function jobSpec(ref: AttemptRef, work: RemoteWork): TaskJobSpec {
     return {
       ...ref,
       kubernetes: deps.kubernetes,
       limits: deps.limits,
       deadlineSec: deps.deadlineSec,
-      base: { branch: deps.baseBranch, commit: base },
+      base: { branch: deps.baseBranch, commit: work.base },
       worker: deps.worker ?? POD_WORKER_ARGV,
-      env: deps.workerEnv(ref),
+      env: deps.workerEnv(ref, work),
       secretKeys: [PUSH_TOKEN_KEY],
     };
   }
@@ -53,7 +53,7 @@ export function kubeAttempts(deps: KubeTaskDeps): RemoteAttempts {
     let attempt: RunningAttempt | undefined;
     let end: JobEnd | undefined;
     try {
-      const job = taskJobManifest(jobSpec(ref, work.base));
+      const job = taskJobManifest(jobSpec(ref, work));
       const secret = taskSecretManifest({
         ...ref,
         namespace: deps.kubernetes.namespace,

@@ -5,6 +5,7 @@ import type { Acceptance } from '../../../src/handoff/accept.js';
 import type { Clock } from '../../../src/ports.js';
 import type { RepoKubernetes, RunLimits } from '../../../src/types.js';
 import type { KubeJobs } from '../port.js';
+import type { RemoteWork } from '../../../src/drain/remote.js';
 
 /**
  * The task worker's argv in the image: the image's `agent-runner` (on its PATH) run as `pod-worker`. A constant, not a
@@ -41,8 +42,8 @@ export interface KubeTaskDeps {
   readonly baseBranch: string;
   /** Default POD_WORKER_ARGV. */
   readonly worker?: readonly string[];
-  /** The worker's environment in the Job's spec (non-secret). */
-  readonly workerEnv: (ref: AttemptRef) => Readonly<Record<string, string>>;
+  /** The worker's environment in the Job's spec (non-secret), for this attempt (its retry reason). */
+  readonly workerEnv: (ref: AttemptRef, work: RemoteWork) => Readonly<Record<string, string>>;
   /** A token that may push this attempt's result ref and nothing else; it goes into the attempt's Secret. */
   readonly issueToken: (ref: AttemptRef) => Promise<string>;
   /** The token is no longer good: called once the attempt ended, however it ended. */

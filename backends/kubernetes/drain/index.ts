@@ -3,3 +3,4 @@
 export { kubeAttempts } from './attempts.js';
 export { MAX_EVICTIONS, PODLESS_BOUND_MS, POD_WORKER_ARGV, type AttemptRef, type KubeTaskDeps } from './deps.js';
 export { afterJob, podLineEvent, type AfterJob, type JobEnd } from './verdict.js';
+export { kubeTargetOf, runnerKubeAttempts, type RunnerKubeInput } from './runner.js';

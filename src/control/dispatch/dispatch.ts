@@ -36,6 +36,7 @@ import { redactDeep, redactSecrets } from '../../agent/secrets.js';
 import { serveLaunches } from './launcher.js';
 import { brokerUrl, type RunBrokerHandle } from '../broker/index.js';
 import { brokerAccount, startRunBrokerOrFail } from './run-broker.js';
+import { kubernetesRunArg } from './kubernetes-arg.js';
 
 export interface DispatchInput {
   readonly repo: RegistryRepo;
@@ -142,6 +143,13 @@ export function orchestrateCommand(input: DispatchInput, user: UserAccount, acco
     ...(input.repo.review === 'required' ? ['--review', 'required'] : []),
     // Where the agents' model sessions reach their model: the codex adapter names it in its provider settings.
     ...(input.repo.broker ? ['--broker-url', brokerUrl(input.repo.broker.port)] : []),
+    // Task attempts as Jobs in the repo's cluster (backends/kubernetes/drain/runner.ts).
+    ...(input.repo.kubernetes
+      ? [
+          '--kubernetes',
+          kubernetesRunArg({ repo: input.repo.name, settings: input.repo.kubernetes, limits: input.repo.limits }),
+        ]
+      : []),
   ]);
 }
 
@@ -233,11 +241,10 @@ export async function dispatchRun(
   hooks: DispatchHooks,
   stop: StopRequest,
 ): Promise<RunRecord> {
-  // The registry takes the Kubernetes settings, and the Jobs can be built, watched and ended, but the drain does not
-  // start them yet: running such a repo's tasks here instead would break the operator's stated placement.
-  if (input.repo.kubernetes)
+  // The run's broker listens on this host's loopback: no pod reaches it, and the pods' sessions would go unmetered.
+  if (input.repo.kubernetes && input.repo.broker)
     throw new UsageError(
-      `repo "${input.repo.name}": backend = "kubernetes" is accepted in the registry, but the drain does not start task workers as Jobs yet (docs/operations.md, "Task workers on Kubernetes"); set repos.${input.repo.name}.backend = "host" to run its tasks on this host`,
+      `repo "${input.repo.name}": backend = "kubernetes" with a broker: the broker listens on this host's loopback, where no pod reaches it (docs/operations.md, "Task workers on Kubernetes"); remove [repos.${input.repo.name}.broker] or set repos.${input.repo.name}.backend = "host"`,
     );
   const run: RunIdentities = await runIdentities(deps, input);
   const user = run.accounts.runner;
