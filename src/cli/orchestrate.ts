@@ -230,6 +230,7 @@ async function run(context: CliContext, options: OrchestrateOptions): Promise<nu
             adapter,
             binary,
             passEnv,
+            author: identity,
             bundleMaxBytes: bundleMaxMb * 2 ** 20,
             stop: context.terminate,
           }),

@@ -87,7 +87,7 @@ async function pod(t: Test, description: string) {
     AGENT_RUNNER_RESULT_REF: resultRef('TASK-1', 1),
     AGENT_RUNNER_TERMINATION_LOG: terminationLog,
     [PUSH_TOKEN_KEY]: token,
-    ...podWorkerEnv(config, SCRIPTED_AGENT),
+    ...podWorkerEnv(config, SCRIPTED_AGENT, { author: { name: 'Repo Author', email: 'author@example.invalid' } }),
   };
   mkdirSync(env.TMPDIR!);
   writeFileSync(terminationLog, ''); // the kubelet makes it before the container starts
@@ -108,6 +108,11 @@ t.test('done: the task branch is pushed to the result ref, the transcript is the
   t.equal(code, POD_WORKER_EXIT.done, p.lines.join('\n'));
   const head = git(p.clone, 'rev-parse', 'HEAD');
   t.not(head, p.base, 'the agent committed');
+  t.equal(
+    git(p.clone, 'log', '-1', '--format=%an <%ae>', head),
+    'Repo Author <author@example.invalid>',
+    "the commit is by the repo's author, not the image's git identity",
+  );
   t.equal(git(p.results, 'rev-parse', resultRef('TASK-1', 1)), head, 'the result ref is the clone HEAD');
   const events = p.lines.map((line) => JSON.parse(line) as { event: string; ending?: string });
   t.same(
@@ -186,4 +191,8 @@ t.test('settings: a bad value names the variable and the fix; a missing terminat
   const good = readPodWorkerSettings(podWorkerEnv(DEFAULT_CONFIG, 'claude', { retryReason: 'again' }));
   t.equal(good.config.assistant, 'claude');
   t.equal(good.retryReason, 'again');
+  t.throws(
+    () => podWorkerEnv(DEFAULT_CONFIG, 'claude', { author: { name: 'A <b>', email: 'nope' } }),
+    /author: must be \{"name": a name without <, > or newlines/,
+  );
 });

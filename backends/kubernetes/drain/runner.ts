@@ -5,7 +5,7 @@
 // pod worker told the repo's agent settings.
 import * as path from 'node:path';
 import type { Clock, FsPort } from '../../../src/ports.js';
-import type { Git } from '../../../src/git/git.js';
+import type { Git, GitIdentity } from '../../../src/git/git.js';
 import type { AgentAdapter, RepoConfig, RepoKubernetes } from '../../../src/types.js';
 import type { KubernetesRun } from '../../../src/control/dispatch/kubernetes-arg.js';
 import type { RemoteAttempts } from '../../../src/drain/remote.js';
@@ -40,6 +40,8 @@ export interface RunnerKubeInput {
   /** The agent's binary as found on this host: the pod runs the one of that name on the image's PATH. */
   readonly binary: string;
   readonly passEnv: readonly string[];
+  /** Who the agent's commits are by (the registry's author, or the checkout's configured identity). */
+  readonly author: GitIdentity | undefined;
   readonly bundleMaxBytes: number;
   readonly stop: AbortSignal;
 }
@@ -62,6 +64,7 @@ export function runnerKubeAttempts(input: RunnerKubeInput): RemoteAttempts {
       podWorkerEnv(config, binary, {
         passEnv: input.passEnv,
         ...(work.retryReason === undefined ? {} : { retryReason: work.retryReason }),
+        ...(input.author === undefined ? {} : { author: input.author }),
       }),
     issueToken: (ref) => issuePushToken(fs, tokens, ref),
     revokeToken: (ref) => revokePushToken(fs, tokens, ref),

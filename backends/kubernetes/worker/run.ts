@@ -153,6 +153,11 @@ async function work(
       `the clone in ${deps.cwd} is at ${head ?? 'no commit'}, and AGENT_RUNNER_BASE_COMMIT ${base} is not in its history: the base branch was reset after the Job was made; run the attempt again`,
     );
   if (head !== base) await git.run(deps.cwd, ['checkout', '--quiet', '--detach', base]);
+  // The agent's commits are by the repo's author, as in the host's agent repository (not whoever the image names).
+  if (settings.author) {
+    await git.run(deps.cwd, ['config', 'user.name', settings.author.name]);
+    await git.run(deps.cwd, ['config', 'user.email', settings.author.email]);
+  }
   const board = await readBoard(fs, deps.cwd);
   const task = findTask(board, taskId);
   if (!task) throw new Ending('agentFailed', `unreadable: task ${taskId} is not on the board of the clone at ${base}`);

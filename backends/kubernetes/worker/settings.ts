@@ -35,6 +35,8 @@ export interface PodWorkerSettings {
   readonly brokerUrl: string | undefined;
   /** Why the task runs again (the drain's retry reason), told to the agent in its prompt. */
   readonly retryReason: string | undefined;
+  /** Who the agent's commits are by (the registry's author, as the host's agent repository is given). */
+  readonly author: { readonly name: string; readonly email: string } | undefined;
 }
 
 export interface PodWorkerExtra {
@@ -42,6 +44,7 @@ export interface PodWorkerExtra {
   readonly passEnv?: readonly string[];
   readonly brokerUrl?: string;
   readonly retryReason?: string;
+  readonly author?: { readonly name: string; readonly email: string };
 }
 
 /** Pure: the Job's env entry that carries the settings (put it in TaskJobSpec.env). */
@@ -56,6 +59,7 @@ export function podWorkerEnv(config: RepoConfig, binary: string, extra: PodWorke
     passEnv: [...(extra.passEnv ?? [])],
     ...(extra.brokerUrl === undefined ? {} : { brokerUrl: extra.brokerUrl }),
     ...(extra.retryReason === undefined ? {} : { retryReason: extra.retryReason }),
+    ...(extra.author === undefined ? {} : { author: { name: extra.author.name, email: extra.author.email } }),
   };
   // The settings are checked as the pod will read them: a drain never starts a Job whose worker would refuse them.
   readPodWorkerSettings({ [POD_WORKER_VARIABLE]: JSON.stringify(value) });
@@ -64,7 +68,7 @@ export function podWorkerEnv(config: RepoConfig, binary: string, extra: PodWorke
 
 const FIX = `the drain builds it with podWorkerEnv (backends/kubernetes/worker/settings.ts); see docs/kubernetes-runtime.md, "The pod's side"`;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const KNOWN = new Set(['version', 'config', 'binary', 'iterations', 'passEnv', 'brokerUrl', 'retryReason']);
+const KNOWN = new Set(['version', 'config', 'binary', 'iterations', 'passEnv', 'brokerUrl', 'retryReason', 'author']);
 
 /** The settings of the pod worker from its environment; a UsageError naming the variable, each problem and the fix. */
 export function readPodWorkerSettings(env: Readonly<Record<string, string | undefined>>): PodWorkerSettings {
@@ -110,6 +114,19 @@ export function readPodWorkerSettings(env: Readonly<Record<string, string | unde
   const retryReason = input.retryReason;
   if (retryReason !== undefined && (typeof retryReason !== 'string' || retryReason.length > 4000))
     problems.push('retryReason: must be a string of at most 4000 characters');
+  const author = input.author as Record<string, unknown> | undefined;
+  if (
+    author !== undefined &&
+    (typeof author !== 'object' ||
+      author === null ||
+      typeof author.name !== 'string' ||
+      !/^[^<>\n]{1,200}$/.test(author.name) ||
+      typeof author.email !== 'string' ||
+      !/^[^\s<>@]+@[^\s<>@]+$/.test(author.email))
+  )
+    problems.push(
+      'author: must be {"name": a name without <, > or newlines, "email": an address like bot@example.com}',
+    );
   if (problems.length || !config) return fail(problems);
   return {
     config,
@@ -118,5 +135,6 @@ export function readPodWorkerSettings(env: Readonly<Record<string, string | unde
     passEnv: passEnv as string[],
     brokerUrl: brokerUrl as string | undefined,
     retryReason: retryReason as string | undefined,
+    author: author === undefined ? undefined : { name: author.name as string, email: author.email as string },
   };
 }
