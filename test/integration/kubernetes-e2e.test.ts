@@ -1,0 +1,120 @@
+// A repo with backend = "kubernetes" drained end to end with nothing played
+// by the test but the cluster: the real `agent-runner orchestrate` CLI, given
+// the repo's settings as dispatch gives them (--kubernetes), drives the real
+// @kubernetes/client-node against the loopback fake API server; the fake
+// kubelet runs the Job's clone step (git clone from `git daemon` serving the
+// runner's checkout) and the real `agent-runner pod-worker` with the scripted
+// agent; the worker pushes its result through the runner's results endpoint
+// (`git http-backend`) with its attempt's token; the drain takes the result
+// through the hand-off's checks, the integrator and the gate land it.
+import t from 'tap';
+import { chmodSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import type { V1Job } from '@kubernetes/client-node';
+import { realPorts } from '../../src/io/real-ports.js';
+import { listenResults } from '../../src/io/results/server.js';
+import { Git } from '../../src/git/git.js';
+import { STAGING_BRANCH } from '../../src/staging/names.js';
+import { transcriptFile } from '../../src/paths.js';
+import { kubernetesRunArg } from '../../src/control/dispatch/kubernetes-arg.js';
+import { pushTokensDir, resultsRepository, serveResults } from '../../backends/kubernetes/results/index.js';
+import { startFakeKubeApi } from '../helpers/fake-kube-api.js';
+import { startFakeKubelet } from '../helpers/fake-kubelet.js';
+import { aKubernetesRepo, LIMITS } from '../helpers/fake-kube-specs.js';
+import { NAMESPACE } from '../helpers/fake-kube-jobs.js';
+import { AGENT_RUNNER, drainFixture, landedOn, runOrchestrate } from '../helpers/drain-fixture.js';
+import { gitDaemon } from '../helpers/git-daemon.js';
+import { git, GIT_TEST_ENV, tempDir } from '../helpers/temp.js';
+
+const REPO = 'widgets';
+
+t.test('a task done in a pod lands on auto/work through the pushed result', async (t) => {
+  const fixture = drainFixture(
+    t,
+    [{ id: 'TASK-1', title: 'Greet', status: 'To Do', description: 'agent: write greeting.txt "hello from a pod"' }],
+    { config: { agentWallClockSec: 600 } },
+  );
+  const dir = tempDir(t, 'agent-runner-kube-e2e-');
+  const api = await startFakeKubeApi(t, dir);
+  // The image's agent-runner: this checkout's, run by this node.
+  const image = path.join(dir, 'agent-runner');
+  writeFileSync(image, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(AGENT_RUNNER)} "$@"\n`);
+  chmodSync(image, 0o755);
+  const kubelet = startFakeKubelet(t, api, {
+    namespace: NAMESPACE,
+    root: path.join(dir, 'pods'),
+    graceMs: 2000,
+    imageEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_GLOBAL: '/dev/null', LANG: 'C.UTF-8' },
+    imageBinaries: { 'agent-runner': image },
+  });
+  // The runner's read-only git endpoint (its checkout, where auto/work is) and its results endpoint.
+  const daemon = gitDaemon(t, path.dirname(fixture.clone));
+  await daemon.ready();
+  const ports = realPorts();
+  const results = await serveResults({
+    git: new Git(ports.process, { env: GIT_TEST_ENV }),
+    fs: ports.fs,
+    listen: listenResults,
+    state: fixture.state,
+    repo: REPO,
+    port: 0,
+    path: GIT_TEST_ENV.PATH!,
+    log: () => undefined,
+  });
+  t.teardown(() => results.close());
+
+  const settings = aKubernetesRepo({
+    cluster: { kind: 'context', context: 'fake', kubeconfig: api.kubeconfig },
+    namespace: NAMESPACE,
+    gitFetchUrl: daemon.url(path.basename(fixture.clone)),
+    gitPushUrl: `http://127.0.0.1:${results.port}/${REPO}.git`,
+    proxy: { ip: '127.0.0.1', port: 9 },
+  });
+  const run = await runOrchestrate(fixture, [
+    '--drain',
+    '--run-id',
+    'run-e2e-1',
+    '--kubernetes',
+    kubernetesRunArg({ repo: REPO, settings, limits: LIMITS }),
+  ]);
+  t.equal(run.code, 0, run.stderr.slice(-3000));
+  const summary = JSON.parse(run.stdout) as { outcome: string; tasks: { id: string; outcome: string }[] };
+  t.equal(summary.outcome, 'drained');
+  t.match(summary.tasks, [{ id: 'TASK-1', outcome: 'landed' }]);
+  t.same(landedOn(fixture.clone, STAGING_BRANCH), ['TASK-1'], 'landed on auto/work by the integrator');
+  t.equal(git(fixture.clone, 'show', `${STAGING_BRANCH}:greeting.txt`), 'hello from a pod', "the pod's work");
+
+  // One Job, as built, and its two containers run by the kubelet: the clone step, then the worker.
+  const jobs = api.requests
+    .filter((r) => r.method === 'POST' && r.path.endsWith('/jobs') && r.status === 201)
+    .map((r) => r.body as V1Job);
+  t.equal(jobs.length, 1, 'one Job');
+  t.match(jobs[0]?.metadata?.labels, { 'agent-runner/repo': REPO, 'agent-runner/task': 'TASK-1' });
+  t.same(
+    kubelet.started.map((started) => started.container),
+    ['clone', 'agent'],
+    'the clone step, then the worker',
+  );
+  t.ok(kubelet.started[0]?.argv.includes(daemon.url(path.basename(fixture.clone))), 'cloned from the git endpoint');
+  t.same(kubelet.started[1]?.argv.slice(-1), ['pod-worker'], 'the worker is agent-runner pod-worker');
+
+  // The pod's log is the task's transcript: the worker's own events, the agent's session.
+  const transcript = readFileSync(transcriptFile(fixture.state, fixture.clone, 'run-e2e-1', 'TASK-1'), 'utf8');
+  const events = transcript
+    .trim()
+    .split('\n')
+    .map((line) => (JSON.parse(line) as { event: string }).event);
+  t.ok(events.includes('session-start') && events.includes('session-end'), `the session is there: ${events.join(' ')}`);
+  const agentSide = kubelet.started.find((started) => started.container === 'agent');
+  const token = agentSide?.env.AGENT_RUNNER_PUSH_TOKEN ?? '';
+  t.match(token, /^ar1\.TASK-1\.1\./, 'the worker got its attempt token from the Secret');
+  t.notOk(transcript.includes(token), 'the token is in no transcript line');
+
+  // Taken once, then gone: no result ref left, the token revoked.
+  t.equal(
+    git(resultsRepository(fixture.state, REPO), 'for-each-ref', 'refs/agent-runner/results/'),
+    '',
+    'the result ref is deleted once taken',
+  );
+  t.same(readdirSync(pushTokensDir(fixture.state, REPO)), [], 'the push token is revoked');
+});
