@@ -11,7 +11,7 @@
 // processes: SIGTERM, then SIGKILL after the grace (the DELETE's gracePeriodSeconds, else the kubelet's default).
 // Every process group it started is killed when the test ends.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import * as path from 'node:path';
 import type { Test } from 'tap';
@@ -100,6 +100,10 @@ export interface FakeKubelet {
 }
 
 const SIGNALS = constants.signals as Record<string, number>;
+
+/** Where one container's termination message is written, in its pod's folder. */
+const terminationLogOf = (pod: { readonly root: string }, container: string) =>
+  path.join(pod.root, `termination-log-${container}`);
 
 /** A log line's time: RFC 3339 with nanoseconds, strictly increasing, as the container runtime writes it. */
 function stamper(): () => string {
@@ -243,6 +247,11 @@ export function startFakeKubelet(t: Test, api: FakeKubeApi, options: FakeKubelet
     const argv = [...(container.command ?? []), ...(container.args ?? [])].map((arg) => mapped(pod, arg));
     const program = argv[0] === undefined ? undefined : options.imageBinaries?.[argv[0]];
     if (program !== undefined) argv[0] = program;
+    // The kubelet mounts an empty file at the container's terminationMessagePath (/dev/termination-log) and reads it
+    // back as the terminated state's message; here the file is the pod's own, named to the worker by its override.
+    const terminationLog = terminationLogOf(pod, container.name);
+    writeFileSync(terminationLog, '');
+    env.AGENT_RUNNER_TERMINATION_LOG ??= terminationLog;
     const cwd = container.workingDir ? mapped(pod, container.workingDir) : pod.root;
     // The container runtime makes a workingDir that does not exist.
     mkdirSync(cwd, { recursive: true });
@@ -288,11 +297,18 @@ export function startFakeKubelet(t: Test, api: FakeKubeApi, options: FakeKubelet
 
   function terminated(pod: PodRun, init: boolean, name: string, exitCode: number): void {
     const status = statusOf(pod, init, name);
+    let message = '';
+    try {
+      message = readFileSync(terminationLogOf(pod, name), 'utf8').slice(0, 4096);
+    } catch {
+      // The container never started: no message.
+    }
     status.state = {
       terminated: {
         exitCode,
         reason: exitCode === 0 ? 'Completed' : 'Error',
         finishedAt: new Date().toISOString(),
+        ...(message ? { message } : {}),
       },
     };
     status.ready = false;

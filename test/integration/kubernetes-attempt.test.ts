@@ -83,6 +83,7 @@ t.test('a failed agent: its exit code and message', async (t) => {
     kind: 'failed',
     jobActive: false,
     reason: `Job ${JOB} failed: the agent container exited 3: no result`,
+    agentExit: { code: 3, message: 'no result' },
   });
 });
 

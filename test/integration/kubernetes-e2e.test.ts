@@ -28,10 +28,13 @@ import { git, GIT_TEST_ENV, tempDir } from '../helpers/temp.js';
 
 const REPO = 'widgets';
 
-t.test('a task done in a pod lands on auto/work through the pushed result', async (t) => {
+t.test('a task done in a pod lands on auto/work through the pushed result; a blocked one says why', async (t) => {
   const fixture = drainFixture(
     t,
-    [{ id: 'TASK-1', title: 'Greet', status: 'To Do', description: 'agent: write greeting.txt "hello from a pod"' }],
+    [
+      { id: 'TASK-1', title: 'Greet', status: 'To Do', description: 'agent: write greeting.txt "hello from a pod"' },
+      { id: 'TASK-2', title: 'Migrate', status: 'To Do', description: 'agent: block "needs a database"' },
+    ],
     { config: { agentWallClockSec: 600 } },
   );
   const dir = tempDir(t, 'agent-runner-kube-e2e-');
@@ -78,9 +81,12 @@ t.test('a task done in a pod lands on auto/work through the pushed result', asyn
     kubernetesRunArg({ repo: REPO, settings, limits: LIMITS }),
   ]);
   t.equal(run.code, 0, run.stderr.slice(-3000));
-  const summary = JSON.parse(run.stdout) as { outcome: string; tasks: { id: string; outcome: string }[] };
+  const summary = JSON.parse(run.stdout) as { outcome: string; tasks: { id: string; outcome: string; reason?: string }[] };
   t.equal(summary.outcome, 'drained');
-  t.match(summary.tasks, [{ id: 'TASK-1', outcome: 'landed' }]);
+  const byId = Object.fromEntries(summary.tasks.map((task) => [task.id, task]));
+  t.match(byId['TASK-1'], { outcome: 'landed' });
+  t.match(byId['TASK-2'], { outcome: 'blocked', reason: /needs a database/ }, "the agent's reason, from the pod");
+  t.notMatch(String(byId['TASK-2']?.reason), /^Job /, "the worker's own words (its termination message), not the Job's");
   t.same(landedOn(fixture.clone, STAGING_BRANCH), ['TASK-1'], 'landed on auto/work by the integrator');
   t.equal(git(fixture.clone, 'show', `${STAGING_BRANCH}:greeting.txt`), 'hello from a pod', "the pod's work");
 
@@ -88,15 +94,17 @@ t.test('a task done in a pod lands on auto/work through the pushed result', asyn
   const jobs = api.requests
     .filter((r) => r.method === 'POST' && r.path.endsWith('/jobs') && r.status === 201)
     .map((r) => r.body as V1Job);
-  t.equal(jobs.length, 1, 'one Job');
-  t.match(jobs[0]?.metadata?.labels, { 'agent-runner/repo': REPO, 'agent-runner/task': 'TASK-1' });
+  t.same(jobs.map((job) => job.metadata?.labels?.['agent-runner/task']).sort(), ['TASK-1', 'TASK-2'], 'a Job a task');
+  t.match(jobs[0]?.metadata?.labels, { 'agent-runner/repo': REPO, 'agent-runner/run': 'run-e2e-1' });
+  const clones = kubelet.started.filter((started) => started.container === 'clone');
+  const workers = kubelet.started.filter((started) => started.container === 'agent');
+  t.equal(clones.length, 2, 'a clone step a pod');
+  t.ok(clones[0]?.argv.includes(daemon.url(path.basename(fixture.clone))), 'cloned from the git endpoint');
   t.same(
-    kubelet.started.map((started) => started.container),
-    ['clone', 'agent'],
-    'the clone step, then the worker',
+    workers.map((worker) => worker.argv.slice(-1)[0]),
+    ['pod-worker', 'pod-worker'],
+    'the worker is agent-runner pod-worker',
   );
-  t.ok(kubelet.started[0]?.argv.includes(daemon.url(path.basename(fixture.clone))), 'cloned from the git endpoint');
-  t.same(kubelet.started[1]?.argv.slice(-1), ['pod-worker'], 'the worker is agent-runner pod-worker');
 
   // The pod's log is the task's transcript: the worker's own events, the agent's session.
   const transcript = readFileSync(transcriptFile(fixture.state, fixture.clone, 'run-e2e-1', 'TASK-1'), 'utf8');
@@ -105,7 +113,7 @@ t.test('a task done in a pod lands on auto/work through the pushed result', asyn
     .split('\n')
     .map((line) => (JSON.parse(line) as { event: string }).event);
   t.ok(events.includes('session-start') && events.includes('session-end'), `the session is there: ${events.join(' ')}`);
-  const agentSide = kubelet.started.find((started) => started.container === 'agent');
+  const agentSide = workers.find((worker) => worker.env.AGENT_RUNNER_TASK === 'TASK-1');
   const token = agentSide?.env.AGENT_RUNNER_PUSH_TOKEN ?? '';
   t.match(token, /^ar1\.TASK-1\.1\./, 'the worker got its attempt token from the Secret');
   t.notOk(transcript.includes(token), 'the token is in no transcript line');

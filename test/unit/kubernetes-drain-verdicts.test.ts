@@ -18,6 +18,42 @@ t.test('a Job end: complete takes the result; stall, failure, stop end; eviction
       { kind: 'ended', outcome: { kind: 'agent-failed', reason: 'Job j failed: the agent container exited 3' } },
     ],
     [
+      {
+        kind: 'failed',
+        reason: 'Job j failed: the agent container exited 6: Error: blocked: needs a database',
+        jobActive: false,
+        agentExit: { code: 6, message: 'blocked: needs a database' },
+      },
+      0,
+      { kind: 'ended', outcome: { kind: 'blocked', reason: 'needs a database' } },
+    ],
+    [
+      {
+        kind: 'failed',
+        reason: 'Job j failed: the agent container exited 4: Error: setupFailed: setup make failed (exit 2)',
+        jobActive: false,
+        agentExit: { code: 4, message: 'setupFailed: setup make failed (exit 2)' },
+      },
+      0,
+      { kind: 'ended', outcome: { kind: 'setup-failed', reason: 'setup make failed (exit 2)' } },
+    ],
+    [
+      {
+        kind: 'failed',
+        reason: 'Job j failed: the agent container exited 5: Error: agentFailed: exit 3',
+        jobActive: false,
+        agentExit: { code: 5, message: 'agentFailed: exit 3' },
+      },
+      0,
+      {
+        kind: 'ended',
+        outcome: {
+          kind: 'agent-failed',
+          reason: 'Job j failed: the agent container exited 5: Error: agentFailed: exit 3',
+        },
+      },
+    ],
+    [
       { kind: 'evicted', reason: 'Job j: its pod was evicted' },
       0,
       { kind: 'again', reason: 'Job j: its pod was evicted' },

@@ -158,6 +158,7 @@ const rows: [string, V1Job, V1Pod[], number, JobOutcome][] = [
       kind: 'failed',
       jobActive: false,
       reason: 'Job ar-task-7-1 failed: the agent container exited 3: Error: task worker: no result red',
+      agentExit: { code: 3, message: 'task worker: no result red' },
     },
   ],
   [

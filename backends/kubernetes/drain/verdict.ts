@@ -4,6 +4,7 @@
 // worker printed as a transcript event is written as that event, anything else as an `output` line. Pure.
 import type { WorkOutcome } from '../../../src/drain/verdict/index.js';
 import type { JobOutcome } from '../jobs/verdict.js';
+import { podWorkerEnding } from '../worker/exit-codes.js';
 
 /** A Job's end as the attempt runtime reports it (jobs/attempt.ts FinalOutcome). */
 export type JobEnd =
@@ -16,6 +17,22 @@ export type AfterJob =
   | { readonly kind: 'again'; readonly reason: string }
   | { readonly kind: 'ended'; readonly outcome: WorkOutcome };
 
+/**
+ * Pure: a failed Job as the host's worker would have ended the task: the pod worker's exit code says a Blocked task
+ * (the agent's reason, from the termination message the worker wrote as "blocked: REASON") or a failed setup step;
+ * anything else is a failed attempt with the Job's words.
+ */
+function failedOutcome(end: Extract<JobEnd, { kind: 'failed' }>): WorkOutcome {
+  const ending = end.agentExit === undefined ? undefined : podWorkerEnding(end.agentExit.code);
+  const told = (prefix: string) => {
+    const message = end.agentExit?.message ?? '';
+    return message.startsWith(`${prefix}: `) ? message.slice(prefix.length + 2) : end.reason;
+  };
+  if (ending === 'blocked') return { kind: 'blocked', reason: told('blocked') };
+  if (ending === 'setupFailed') return { kind: 'setup-failed', reason: told('setupFailed') };
+  return { kind: 'agent-failed', reason: end.reason };
+}
+
 /** Pure: what follows a Job's end, given the evictions this attempt already met. */
 export function afterJob(end: JobEnd, evictions: number, maxEvictions: number): AfterJob {
   switch (end.kind) {
@@ -24,7 +41,7 @@ export function afterJob(end: JobEnd, evictions: number, maxEvictions: number): 
     case 'stalled':
       return { kind: 'ended', outcome: { kind: 'stalled', reason: end.reason } };
     case 'failed':
-      return { kind: 'ended', outcome: { kind: 'agent-failed', reason: end.reason } };
+      return { kind: 'ended', outcome: failedOutcome(end) };
     case 'evicted':
       return evictions < maxEvictions
         ? { kind: 'again', reason: end.reason }

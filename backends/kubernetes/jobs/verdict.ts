@@ -21,8 +21,16 @@ export type JobOutcome =
   | { readonly kind: 'stalled'; readonly reason: string }
   /** The cluster took the pod away (eviction, preemption, node drain): run again, no attempt charged. */
   | { readonly kind: 'evicted'; readonly reason: string }
-  /** A failed attempt. `jobActive`: the Job has not ended by itself, so the runner deletes it. */
-  | { readonly kind: 'failed'; readonly reason: string; readonly jobActive: boolean };
+  /**
+   * A failed attempt. `jobActive`: the Job has not ended by itself, so the runner deletes it. `agentExit`: how the
+   * agent container (the task worker) ended, when it is the one that failed: its code says why (worker/exit-codes.ts).
+   */
+  | {
+      readonly kind: 'failed';
+      readonly reason: string;
+      readonly jobActive: boolean;
+      readonly agentExit?: { readonly code: number; readonly message: string };
+    };
 
 export interface JobFacts {
   readonly job: V1Job;
@@ -77,16 +85,22 @@ function statuses(pod: V1Pod): { readonly init: boolean; readonly status: V1Cont
   ];
 }
 
-/** The first container that ended badly: the clone step before the agent. */
-function failedContainer(pods: readonly V1Pod[]): string | undefined {
+/** The first container that ended badly (the clone step before the agent): in words, and the agent's own exit. */
+function failedContainer(
+  pods: readonly V1Pod[],
+): { readonly text: string; readonly agentExit?: { code: number; message: string } } | undefined {
   for (const pod of pods)
     for (const { init, status } of statuses(pod)) {
       const ended = status.state?.terminated ?? status.lastState?.terminated;
       if (!ended || ended.exitCode === 0) continue;
       const step = init ? `the ${status.name} step` : `the ${status.name} container`;
       const signal = ended.signal ? ` (signal ${ended.signal})` : '';
-      const why = [ended.reason, said(ended.message)].filter(Boolean).join(': ');
-      return `${step} exited ${ended.exitCode}${signal}${why ? `: ${why}` : ''}`;
+      const message = said(ended.message);
+      const why = [ended.reason, message].filter(Boolean).join(': ');
+      const text = `${step} exited ${ended.exitCode}${signal}${why ? `: ${why}` : ''}`;
+      return !init && status.name === AGENT_CONTAINER && !ended.signal
+        ? { text, agentExit: { code: ended.exitCode, message } }
+        : { text };
     }
   return undefined;
 }
@@ -130,8 +144,14 @@ export function jobOutcome(facts: JobFacts): JobOutcome {
       };
     if (evicted) return { kind: 'evicted', reason: `Job ${name}: its pod was evicted (${evicted})` };
     const container = failedContainer(pods);
-    const detail = container ?? `${failed.reason ?? 'Failed'}${failed.message ? `: ${said(failed.message)}` : ''}`;
-    return { kind: 'failed', reason: `Job ${name} failed: ${detail}`, jobActive: false };
+    const detail =
+      container?.text ?? `${failed.reason ?? 'Failed'}${failed.message ? `: ${said(failed.message)}` : ''}`;
+    return {
+      kind: 'failed',
+      reason: `Job ${name} failed: ${detail}`,
+      jobActive: false,
+      ...(container?.agentExit ? { agentExit: container.agentExit } : {}),
+    };
   }
   const hopeless = hopelessWait(pods);
   if (hopeless)
