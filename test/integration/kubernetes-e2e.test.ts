@@ -81,12 +81,19 @@ t.test('a task done in a pod lands on auto/work through the pushed result; a blo
     kubernetesRunArg({ repo: REPO, settings, limits: LIMITS }),
   ]);
   t.equal(run.code, 0, run.stderr.slice(-3000));
-  const summary = JSON.parse(run.stdout) as { outcome: string; tasks: { id: string; outcome: string; reason?: string }[] };
+  const summary = JSON.parse(run.stdout) as {
+    outcome: string;
+    tasks: { id: string; outcome: string; reason?: string }[];
+  };
   t.equal(summary.outcome, 'drained');
   const byId = Object.fromEntries(summary.tasks.map((task) => [task.id, task]));
   t.match(byId['TASK-1'], { outcome: 'landed' });
   t.match(byId['TASK-2'], { outcome: 'blocked', reason: /needs a database/ }, "the agent's reason, from the pod");
-  t.notMatch(String(byId['TASK-2']?.reason), /^Job /, "the worker's own words (its termination message), not the Job's");
+  t.notMatch(
+    String(byId['TASK-2']?.reason),
+    /^Job /,
+    "the worker's own words (its termination message), not the Job's",
+  );
   t.same(landedOn(fixture.clone, STAGING_BRANCH), ['TASK-1'], 'landed on auto/work by the integrator');
   t.equal(git(fixture.clone, 'show', `${STAGING_BRANCH}:greeting.txt`), 'hello from a pod', "the pod's work");
 
