@@ -415,6 +415,11 @@ export interface RepoKubernetes {
   readonly cpuMax?: string;
   /** The pods' service account; absent: the namespace's default (its token is never mounted). */
   readonly serviceAccount?: string;
+  /**
+   * The agent's credential: keys of a Secret the operator keeps in the namespace, each given to the agent container
+   * alone as the variable of that name (the runner never reads it).
+   */
+  readonly agentSecret?: { readonly name: string; readonly keys: readonly string[] };
 }
 
 /** A repo's broker as the registry names it: where it listens, and per provider the origin and the key file's path. */

@@ -17,6 +17,7 @@ import { Git } from '../../src/git/git.js';
 import { STAGING_BRANCH } from '../../src/staging/names.js';
 import { transcriptFile } from '../../src/paths.js';
 import { kubernetesRunArg } from '../../src/control/dispatch/kubernetes-arg.js';
+import { loadKubeConfig, realKubeJobs } from '../../backends/kubernetes/client/real-jobs.js';
 import { pushTokensDir, resultsRepository, serveResults } from '../../backends/kubernetes/results/index.js';
 import { startFakeKubeApi } from '../helpers/fake-kube-api.js';
 import { startFakeKubelet } from '../helpers/fake-kubelet.js';
@@ -66,7 +67,19 @@ t.test('a task done in a pod lands on auto/work through the pushed result; a blo
   });
   t.teardown(() => results.close());
 
+  // The operator's Secret with the agent's credential, in the namespace: the kubelet reads it, the runner never does.
+  const login = 'login-token-of-the-agent';
+  await realKubeJobs(
+    loadKubeConfig({ source: 'kubeconfig', file: api.kubeconfig, context: 'fake', namespace: NAMESPACE }),
+    NAMESPACE,
+  ).createSecret({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'agent-login' },
+    data: { AGENT_LOGIN_TOKEN: Buffer.from(login).toString('base64') },
+  });
   const settings = aKubernetesRepo({
+    agentSecret: { name: 'agent-login', keys: ['AGENT_LOGIN_TOKEN'] },
     cluster: { kind: 'context', context: 'fake', kubeconfig: api.kubeconfig },
     namespace: NAMESPACE,
     gitFetchUrl: daemon.url(path.basename(fixture.clone)),
@@ -124,6 +137,17 @@ t.test('a task done in a pod lands on auto/work through the pushed result; a blo
   const token = agentSide?.env.AGENT_RUNNER_PUSH_TOKEN ?? '';
   t.match(token, /^ar1\.TASK-1\.1\./, 'the worker got its attempt token from the Secret');
   t.notOk(transcript.includes(token), 'the token is in no transcript line');
+  t.equal(agentSide?.env.AGENT_LOGIN_TOKEN, login, "the agent container got the credential from the operator's Secret");
+  t.notOk(
+    clones.some((clone) => 'AGENT_LOGIN_TOKEN' in clone.env),
+    'the clone step did not',
+  );
+  t.match(
+    JSON.parse(agentSide?.env.AGENT_RUNNER_POD_WORKER ?? '{}'),
+    { secretEnv: ['AGENT_LOGIN_TOKEN'] },
+    'the worker passes it to the agent, redacted',
+  );
+  t.notOk(transcript.includes(login), 'the credential is in no transcript line');
 
   // Taken once, then gone: no result ref left, the token revoked.
   t.equal(

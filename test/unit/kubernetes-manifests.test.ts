@@ -195,6 +195,27 @@ t.test('the pod is restricted, and only the agent container gets the Secret', as
   t.same(limited.spec!.template.spec!.containers[0]!.resources!.limits, { memory: '8Gi', cpu: '1500m' });
   t.equal(limited.spec!.template.spec!.serviceAccountName, 'worker');
   t.same(validateManifest(limited), []);
+  const credentialed = taskJobManifest(
+    aJobSpec({ kubernetes: aKubernetesRepo({ agentSecret: { name: 'claude-login', keys: ['ANTHROPIC_API_KEY'] } }) }),
+  );
+  const agentEnv = credentialed.spec!.template.spec!.containers[0]!.env!;
+  t.same(
+    agentEnv.find((e) => e.name === 'ANTHROPIC_API_KEY'),
+    {
+      name: 'ANTHROPIC_API_KEY',
+      valueFrom: { secretKeyRef: { name: 'claude-login', key: 'ANTHROPIC_API_KEY', optional: false } },
+    },
+    "the agent's credential from the operator's Secret, by reference",
+  );
+  t.same(fromSecret(credentialed.spec!.template.spec!.initContainers![0]!), [], 'clone: still no secret');
+  t.same(validateManifest(credentialed), []);
+  t.throws(
+    () =>
+      taskJobManifest(
+        aJobSpec({ kubernetes: aKubernetesRepo({ agentSecret: { name: 'x', keys: ['AGENT_RUNNER_CAPABILITY'] } }) }),
+      ),
+    /kubernetes\.agentSecret\.keys\.AGENT_RUNNER_CAPABILITY: is a variable the Job sets already/,
+  );
 });
 
 t.test('names: a DNS label of at most 63, distinct per run, task and attempt', async (t) => {

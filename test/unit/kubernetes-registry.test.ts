@@ -157,6 +157,36 @@ t.test('what backend = "kubernetes" needs, and the values that are not right any
   t.match(proxy('10.0.0.300:3128')[0], /is not IP:port/);
 });
 
+t.test("the agent's credential: a Secret of the operator's and its keys, both or neither", async (t) => {
+  const table = (keys: string) =>
+    `${WEB}\n[repos.ops]\npath = "/ops"\nproxy_port = 702\nbackend = "kubernetes"\n[repos.ops.kubernetes]\nnamespace = "ops"\n${keys}`;
+  const ok = parse(table('agent_secret = "claude-login"\nagent_secret_keys = ["ANTHROPIC_API_KEY"]\n'));
+  t.same(ok.problems, []);
+  t.same(ok.registry.repos.find((repo) => repo.name === 'ops')!.kubernetes!.agentSecret, {
+    name: 'claude-login',
+    keys: ['ANTHROPIC_API_KEY'],
+  });
+  t.match(lines(table('agent_secret = "claude-login"\n')), [
+    /repos\.ops\.kubernetes\.agent_secret: agent_secret needs agent_secret_keys in \[repos\.ops\.kubernetes\]; add agent_secret_keys = \["KEY", \.\.\.\]/,
+  ]);
+  t.match(lines(table('agent_secret_keys = ["A"]\n')), [/agent_secret_keys: agent_secret_keys needs agent_secret/]);
+  t.match(
+    lines(table('agent_secret = "Claude Login"\nagent_secret_keys = ["A"]\n'))[0],
+    /agent_secret: "Claude Login" is not a Secret name/,
+  );
+  for (const [keys, problem] of [
+    ['[]', /must be a list of variable names, got \[\]/],
+    ['["A-B"]', /"A-B" is not a variable name/],
+    ['["AGENT_RUNNER_PUSH_TOKEN"]', /"AGENT_RUNNER_PUSH_TOKEN" is a variable the Job sets itself/],
+    ['["HOME"]', /"HOME" is a variable the Job sets itself/],
+  ] as const)
+    t.match(
+      lines(table(`agent_secret = "claude-login"\nagent_secret_keys = ${keys}\n`))[0],
+      problem,
+      `agent_secret_keys = ${keys}`,
+    );
+});
+
 t.test('one namespace per repo', async (t) => {
   const text = `${WEB}\n[repos.ops]\npath = "/ops"\nproxy_port = 702\nbackend = "kubernetes"\n\n[repos.ops.kubernetes]\nnamespace = "agent-runner-web"\n`;
   const found = lines(text);

@@ -63,6 +63,7 @@ export function runnerKubeAttempts(input: RunnerKubeInput): RemoteAttempts {
     workerEnv: (_ref, work) =>
       podWorkerEnv(config, binary, {
         passEnv: input.passEnv,
+        secretEnv: run.settings.agentSecret?.keys ?? [],
         ...(work.retryReason === undefined ? {} : { retryReason: work.retryReason }),
         ...(input.author === undefined ? {} : { author: input.author }),
       }),

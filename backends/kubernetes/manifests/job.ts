@@ -90,11 +90,25 @@ function agentEnv(spec: TaskJobSpec, secretName: string): V1EnvVar[] {
         'is not a variable name of its own',
         'name each secret a variable no other entry sets',
       );
+  const operators = spec.kubernetes.agentSecret;
+  for (const key of operators?.keys ?? [])
+    if (Object.hasOwn(builtIn, key) || Object.hasOwn(spec.env, key) || spec.secretKeys.includes(key))
+      throw new ManifestSpecError(
+        spec,
+        `kubernetes.agentSecret.keys.${key}`,
+        'is a variable the Job sets already',
+        'give the agent credential a variable of its own',
+      );
   return [
     ...Object.entries({ ...builtIn, ...spec.env }).map(([name, value]) => ({ name, value })),
     ...spec.secretKeys.map((key) => ({
       name: key,
       valueFrom: { secretKeyRef: { name: secretName, key, optional: false } },
+    })),
+    // The agent's credential, from the operator's own Secret: the kubelet reads it, the runner never does.
+    ...(operators?.keys ?? []).map((key) => ({
+      name: key,
+      valueFrom: { secretKeyRef: { name: operators!.name, key, optional: false } },
     })),
   ];
 }

@@ -125,7 +125,7 @@ async function work(
   deps: PodWorkerDeps,
   env: Readonly<Record<string, string | undefined>>,
   plainEnv: Readonly<Record<string, string>>,
-  secrets: readonly string[],
+  secrets: string[],
   emit: (event: Record<string, unknown>) => void,
   finish: (ending: PodWorkerEnding, reason: string) => Promise<number>,
 ): Promise<number> {
@@ -138,6 +138,11 @@ async function work(
     );
   const get = (name: (typeof REQUIRED)[number]) => env[name]!;
   const settings = readPodWorkerSettings(env);
+  // The agent's credential (the operator's Secret) is redacted from every line from here on, as the push token is.
+  for (const name of settings.secretEnv) {
+    const value = env[name];
+    if (value && !secrets.includes(value)) secrets.push(value);
+  }
   const taskId = get('AGENT_RUNNER_TASK');
   const base = get('AGENT_RUNNER_BASE_COMMIT');
   emit({ event: 'pod-worker-start', task: taskId, attempt: Number(get('AGENT_RUNNER_ATTEMPT')), base });
@@ -162,7 +167,7 @@ async function work(
   const task = findTask(board, taskId);
   if (!task) throw new Ending('agentFailed', `unreadable: task ${taskId} is not on the board of the clone at ${base}`);
 
-  let agentEnv: Record<string, string> = agentBaseEnv(plainEnv, settings.passEnv);
+  let agentEnv: Record<string, string> = agentBaseEnv(plainEnv, [...settings.passEnv, ...settings.secretEnv]);
   if (settings.brokerUrl !== undefined) {
     const capability = env[BROKER_TOKEN_VARIABLE];
     if (!capability)

@@ -37,6 +37,8 @@ export interface PodWorkerSettings {
   readonly retryReason: string | undefined;
   /** Who the agent's commits are by (the registry's author, as the host's agent repository is given). */
   readonly author: { readonly name: string; readonly email: string } | undefined;
+  /** Variables of the pod holding the agent's credential (agent_secret): given to the agent, redacted everywhere. */
+  readonly secretEnv: readonly string[];
 }
 
 export interface PodWorkerExtra {
@@ -45,6 +47,7 @@ export interface PodWorkerExtra {
   readonly brokerUrl?: string;
   readonly retryReason?: string;
   readonly author?: { readonly name: string; readonly email: string };
+  readonly secretEnv?: readonly string[];
 }
 
 /** Pure: the Job's env entry that carries the settings (put it in TaskJobSpec.env). */
@@ -60,6 +63,7 @@ export function podWorkerEnv(config: RepoConfig, binary: string, extra: PodWorke
     ...(extra.brokerUrl === undefined ? {} : { brokerUrl: extra.brokerUrl }),
     ...(extra.retryReason === undefined ? {} : { retryReason: extra.retryReason }),
     ...(extra.author === undefined ? {} : { author: { name: extra.author.name, email: extra.author.email } }),
+    ...(extra.secretEnv?.length ? { secretEnv: [...extra.secretEnv] } : {}),
   };
   // The settings are checked as the pod will read them: a drain never starts a Job whose worker would refuse them.
   readPodWorkerSettings({ [POD_WORKER_VARIABLE]: JSON.stringify(value) });
@@ -68,7 +72,17 @@ export function podWorkerEnv(config: RepoConfig, binary: string, extra: PodWorke
 
 const FIX = `the drain builds it with podWorkerEnv (backends/kubernetes/worker/settings.ts); see docs/kubernetes-runtime.md, "The pod's side"`;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const KNOWN = new Set(['version', 'config', 'binary', 'iterations', 'passEnv', 'brokerUrl', 'retryReason', 'author']);
+const KNOWN = new Set([
+  'version',
+  'config',
+  'binary',
+  'iterations',
+  'passEnv',
+  'brokerUrl',
+  'retryReason',
+  'author',
+  'secretEnv',
+]);
 
 /** The settings of the pod worker from its environment; a UsageError naming the variable, each problem and the fix. */
 export function readPodWorkerSettings(env: Readonly<Record<string, string | undefined>>): PodWorkerSettings {
@@ -127,6 +141,9 @@ export function readPodWorkerSettings(env: Readonly<Record<string, string | unde
     problems.push(
       'author: must be {"name": a name without <, > or newlines, "email": an address like bot@example.com}',
     );
+  const secretEnv = input.secretEnv ?? [];
+  if (!Array.isArray(secretEnv) || !secretEnv.every((name) => typeof name === 'string' && ENV_NAME.test(name)))
+    problems.push('secretEnv: must be a list of variable names');
   if (problems.length || !config) return fail(problems);
   return {
     config,
@@ -136,5 +153,6 @@ export function readPodWorkerSettings(env: Readonly<Record<string, string | unde
     brokerUrl: brokerUrl as string | undefined,
     retryReason: retryReason as string | undefined,
     author: author === undefined ? undefined : { name: author.name as string, email: author.email as string },
+    secretEnv: secretEnv as string[],
   };
 }

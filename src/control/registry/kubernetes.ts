@@ -25,6 +25,8 @@ export type KubernetesFields = {
   ttlSec?: number;
   cpuMax?: string;
   serviceAccount?: string;
+  agentSecret?: string;
+  agentSecretKeys?: string[];
 };
 
 /** What a kubernetes table reads into and reports through. */
@@ -226,7 +228,49 @@ const KUBERNETES_KEYS: Readonly<Record<string, KeyRead>> = {
     "write the name of a service account in the repo's namespace, or remove the key (its token is never mounted)",
     (value, fields) => (fields.serviceAccount = value as string),
   ),
+  agent_secret: stringKey(
+    'agent_secret',
+    (value) => (DNS_SUBDOMAIN.test(value) ? undefined : 'is not a Secret name (a DNS-1123 subdomain)'),
+    'write the name of a Secret in the repo\'s namespace that holds the agent\'s credential, e.g. agent_secret = "claude-login"',
+    (value, fields) => (fields.agentSecret = value as string),
+  ),
+  agent_secret_keys(value, fields, at) {
+    const bad = Array.isArray(value)
+      ? value.find((key) => typeof key !== 'string' || agentSecretKeyProblem(key) !== undefined)
+      : value;
+    if (Array.isArray(value) && value.length > 0 && bad === undefined)
+      fields.agentSecretKeys = [...(value as string[])];
+    else
+      at.badKey(
+        'agent_secret_keys',
+        Array.isArray(value) && value.length > 0
+          ? `${JSON.stringify(bad)} ${typeof bad === 'string' ? agentSecretKeyProblem(bad) : 'is not a string'}`
+          : `must be a list of variable names, got ${JSON.stringify(value)}`,
+        'list the keys of agent_secret the agent needs, each a variable name, e.g. agent_secret_keys = ["ANTHROPIC_API_KEY"]',
+      );
+  },
 };
+
+/** Variables the Job sets itself (manifests/job.ts): an agent secret's key may not take their place. */
+const JOB_SET_VARIABLES = new Set([
+  'HOME',
+  'TMPDIR',
+  'PATH',
+  'http_proxy',
+  'https_proxy',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'no_proxy',
+  'NO_PROXY',
+  'GIT_TERMINAL_PROMPT',
+]);
+
+/** Why a key of agent_secret cannot be a variable of the agent's, or undefined. */
+function agentSecretKeyProblem(key: string): string | undefined {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) return 'is not a variable name';
+  if (key.startsWith('AGENT_RUNNER_') || JOB_SET_VARIABLES.has(key)) return 'is a variable the Job sets itself';
+  return undefined;
+}
 
 /** Keys that belong to one repo: a namespace shared through [defaults] would put two repos' Jobs and Secrets in one. */
 const REPO_ONLY_KEYS: ReadonlySet<string> = new Set(['namespace']);
@@ -312,6 +356,20 @@ export function resolveKubernetes(
   need('proxy', merged.proxy !== undefined, 'add proxy = "IP:PORT", the agent proxy as the pods reach it');
   need('git_fetch_url', merged.gitFetchUrl !== undefined, 'add git_fetch_url = "git://IP:PORT/PATH"');
   need('git_push_url', merged.gitPushUrl !== undefined, 'add git_push_url = "https://IP:PORT/PATH"');
+  if ((merged.agentSecret === undefined) !== (merged.agentSecretKeys === undefined))
+    problems.push(
+      merged.agentSecret === undefined
+        ? {
+            key: 'agent_secret_keys',
+            problem: `agent_secret_keys needs agent_secret in ${table}`,
+            fix: 'add agent_secret = "NAME", the Secret in the namespace the keys are read from',
+          }
+        : {
+            key: 'agent_secret',
+            problem: `agent_secret needs agent_secret_keys in ${table}`,
+            fix: 'add agent_secret_keys = ["KEY", ...], the keys the agent gets as variables of those names',
+          },
+    );
   if (problems.length) return { problems };
   return {
     kubernetes: {
@@ -326,6 +384,9 @@ export function resolveKubernetes(
       ttlSec: merged.ttlSec ?? KUBERNETES_DEFAULTS.ttlSec,
       ...(merged.cpuMax === undefined ? {} : { cpuMax: merged.cpuMax }),
       ...(merged.serviceAccount === undefined ? {} : { serviceAccount: merged.serviceAccount }),
+      ...(merged.agentSecret === undefined || merged.agentSecretKeys === undefined
+        ? {}
+        : { agentSecret: { name: merged.agentSecret, keys: merged.agentSecretKeys } }),
     },
   };
 }
