@@ -12,10 +12,28 @@ const of = { repo: 'widgets', run: '20261206T040000000001Z-abc123', task: 'TASK-
 const JOB = 'ar-task-7-1';
 const POD = 'ar-task-7-1-x1';
 
+/**
+ * The fake API server, and `start`: one attempt of TASK-7's Job through the real client, with short pauses; the
+ * Secret, the pod bound and where the log lines go as each case wants them.
+ */
 async function setUp(t: Test) {
   const api = await startFakeKubeApi(t, tempDir(t));
   const config = loadKubeConfig({ source: 'kubeconfig', file: api.kubeconfig, context: 'fake', namespace: NAMESPACE });
-  return { api, jobs: realKubeJobs(config, NAMESPACE), clock: realPorts().clock };
+  const jobs = realKubeJobs(config, NAMESPACE);
+  const start = (
+    options: { secret?: boolean; podlessBoundMs?: number; onLine?: (line: string) => void } = {},
+  ): ReturnType<typeof startAttempt> =>
+    startAttempt({
+      jobs,
+      job: aTaskJob(of),
+      ...(options.secret ? { secret: aTaskSecret(of) } : {}),
+      clock: realPorts().clock,
+      podlessBoundMs: options.podlessBoundMs ?? 60_000,
+      pollMs: 20,
+      retryMs: 10,
+      onLine: options.onLine ?? (() => undefined),
+    });
+  return { api, start };
 }
 
 async function until(check: () => boolean, what: string): Promise<void> {
@@ -34,18 +52,9 @@ const exited = (exitCode: number, message?: string) => ({
 });
 
 t.test('a completed attempt: log read whole, outcome complete, the Job left to its TTL', async (t) => {
-  const { api, jobs, clock } = await setUp(t);
+  const { api, start } = await setUp(t);
   const lines: string[] = [];
-  const attempt = await startAttempt({
-    jobs,
-    job: aTaskJob(of),
-    secret: aTaskSecret(of),
-    clock,
-    podlessBoundMs: 60_000,
-    pollMs: 20,
-    retryMs: 10,
-    onLine: (line) => lines.push(line),
-  });
+  const attempt = await start({ secret: true, onLine: (line) => lines.push(line) });
   t.equal(api.secrets(NAMESPACE).length, 1);
   api.setPod(NAMESPACE, JOB, POD, { phase: 'Running', containerStatuses: [running] });
   api.writeLog(NAMESPACE, POD, 'agent', '2026-12-06T04:00:00.1Z', 'working');
@@ -64,16 +73,8 @@ t.test('a completed attempt: log read whole, outcome complete, the Job left to i
 });
 
 t.test('a failed agent: its exit code and message', async (t) => {
-  const { api, jobs, clock } = await setUp(t);
-  const attempt = await startAttempt({
-    jobs,
-    job: aTaskJob(of),
-    clock,
-    podlessBoundMs: 60_000,
-    pollMs: 20,
-    retryMs: 10,
-    onLine: () => undefined,
-  });
+  const { api, start } = await setUp(t);
+  const attempt = await start();
   api.setPod(NAMESPACE, JOB, POD, { phase: 'Failed', containerStatuses: [exited(3, 'no result')] });
   api.endLog(NAMESPACE, POD, 'agent');
   api.setJobStatus(NAMESPACE, JOB, {
@@ -88,17 +89,8 @@ t.test('a failed agent: its exit code and message', async (t) => {
 });
 
 t.test('a bad image fails the attempt and deletes its Job and Secret', async (t) => {
-  const { api, jobs, clock } = await setUp(t);
-  const attempt = await startAttempt({
-    jobs,
-    job: aTaskJob(of),
-    secret: aTaskSecret(of),
-    clock,
-    podlessBoundMs: 60_000,
-    pollMs: 20,
-    retryMs: 10,
-    onLine: () => undefined,
-  });
+  const { api, start } = await setUp(t);
+  const attempt = await start({ secret: true });
   api.setPod(NAMESPACE, JOB, POD, {
     phase: 'Pending',
     containerStatuses: [{ ...running, ready: false, state: { waiting: { reason: 'ErrImagePull' } } }],
@@ -110,33 +102,16 @@ t.test('a bad image fails the attempt and deletes its Job and Secret', async (t)
 });
 
 t.test('a Job without a pod past the bound fails on the timer, with no event', async (t) => {
-  const { api, jobs, clock } = await setUp(t);
-  const attempt = await startAttempt({
-    jobs,
-    job: aTaskJob(of),
-    clock,
-    podlessBoundMs: 0,
-    pollMs: 20,
-    retryMs: 10,
-    onLine: () => undefined,
-  });
+  const { api, start } = await setUp(t);
+  const attempt = await start({ podlessBoundMs: 0 });
   // The fake stamps creation in whole seconds: the bound is passed within a second.
   t.match(await attempt.outcome, { kind: 'failed', jobActive: true, reason: /no pod was created within 0 s/ });
   t.same(api.jobs(NAMESPACE), []);
 });
 
 t.test('a stop deletes the Job gracefully and its Secret; the outcome says stopped', async (t) => {
-  const { api, jobs, clock } = await setUp(t);
-  const attempt = await startAttempt({
-    jobs,
-    job: aTaskJob(of),
-    secret: aTaskSecret(of),
-    clock,
-    podlessBoundMs: 60_000,
-    pollMs: 20,
-    retryMs: 10,
-    onLine: () => undefined,
-  });
+  const { api, start } = await setUp(t);
+  const attempt = await start({ secret: true });
   api.setPod(NAMESPACE, JOB, POD, { phase: 'Running', containerStatuses: [running] });
   await until(() => api.openLogs() === 1, 'the log followed');
   await attempt.stop('stop');
@@ -152,17 +127,9 @@ t.test('a stop deletes the Job gracefully and its Secret; the outcome says stopp
 });
 
 t.test('a pod deleted past the deadline (as the Job controller does) still ends the attempt, stalled', async (t) => {
-  const { api, jobs, clock } = await setUp(t);
+  const { api, start } = await setUp(t);
   const lines: string[] = [];
-  const attempt = await startAttempt({
-    jobs,
-    job: aTaskJob(of),
-    clock,
-    podlessBoundMs: 60_000,
-    pollMs: 20,
-    retryMs: 10,
-    onLine: (line) => lines.push(line),
-  });
+  const attempt = await start({ onLine: (line) => lines.push(line) });
   api.setPod(NAMESPACE, JOB, POD, { phase: 'Running', containerStatuses: [running] });
   api.writeLog(NAMESPACE, POD, 'agent', '2026-12-06T04:00:00.1Z', 'working');
   await until(() => lines.length === 1, 'the first line');
