@@ -17,20 +17,15 @@ import type {
   ResultsRequestHead,
 } from '../../../backends/kubernetes/results/endpoint.js';
 import { MAX_COMMAND_BYTES, readPushCommands } from '../../../backends/kubernetes/results/protocol.js';
-
-const header = (request: http.IncomingMessage, name: string) => {
-  const value = request.headers[name];
-  return typeof value === 'string' ? value : undefined;
-};
+import { contentLengthOf, singleHeader } from '../http/index.js';
 
 function headOf(request: http.IncomingMessage): ResultsRequestHead {
-  const length = header(request, 'content-length');
   return {
     method: request.method ?? '',
     url: request.url ?? '/',
-    authorization: header(request, 'authorization'),
-    contentLength: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined,
-    contentEncoding: header(request, 'content-encoding'),
+    authorization: singleHeader(request, 'authorization'),
+    contentLength: contentLengthOf(request),
+    contentEncoding: singleHeader(request, 'content-encoding'),
     remoteAddress: request.socket.remoteAddress ?? '',
   };
 }
@@ -91,7 +86,7 @@ async function runBackend(
     cwd: backend.cwd,
     env: {
       ...backend.env,
-      CONTENT_TYPE: header(request, 'content-type') ?? '',
+      CONTENT_TYPE: singleHeader(request, 'content-type') ?? '',
       REMOTE_ADDR: request.socket.remoteAddress ?? '',
     },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -7,21 +7,15 @@
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { DeliveryAnswer, DeliveryHead, WebhookListen } from '../../control/pickup/index.js';
-import { readBody } from '../http/index.js';
-
-const header = (request: http.IncomingMessage, name: string) => {
-  const value = request.headers[name];
-  return typeof value === 'string' ? value : undefined;
-};
+import { contentLengthOf, readBody, singleHeader } from '../http/index.js';
 
 function headOf(request: http.IncomingMessage): DeliveryHead {
-  const length = header(request, 'content-length');
   return {
     method: request.method ?? '',
-    event: header(request, 'x-github-event'),
-    delivery: header(request, 'x-github-delivery'),
-    signature: header(request, 'x-hub-signature-256'),
-    contentLength: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined,
+    event: singleHeader(request, 'x-github-event'),
+    delivery: singleHeader(request, 'x-github-delivery'),
+    signature: singleHeader(request, 'x-hub-signature-256'),
+    contentLength: contentLengthOf(request),
   };
 }
 
